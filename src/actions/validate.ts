@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import { hookdError } from '../errors.js';
+import type { ModelCatalog } from './models.js';
+import {
+  type AgentAction,
+  CHANNELS,
+  type Channel,
+  type ContentSource,
+  THINKING_LEVELS,
+  type ThinkingLevel,
+  WAKE_MODES,
+  type WakeAction,
+  type WakeMode,
+} from './types.js';
+
+/** What validation needs besides the body. */
+export interface ActionOptions {
+  readonly models: ModelCatalog;
+  readonly chatnetConfigured: boolean;
+  /** Set by a mapping; the built-in endpoints always wrap. */
+  readonly allowUnsafeExternalContent?: boolean;
+  readonly contentSource?: ContentSource;
+}
+
+/** The longest run a request may ask for (setTimeout's range is ~24 days; a day is plenty). */
+export const MAX_TIMEOUT_SECONDS = 86_400;
+const MAX_SESSION_KEY = 256;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+type Body = Readonly<Record<string, unknown>>;
+
+/** Validates a `/hooks/wake` body (seed §2.2); throws a 400 HookdError naming the field. */
+export function parseWakeBody(
+  body: unknown,
+  options: Pick<ActionOptions, 'allowUnsafeExternalContent' | 'contentSource'> = {},
+): WakeAction {
+  const b = asObject(body);
+  const text = requiredText(b, 'text');
+  return {
+    kind: 'wake',
+    text,
+    mode: optionalEnum(b, 'mode', WAKE_MODES) ?? 'now',
+    allowUnsafeExternalContent: options.allowUnsafeExternalContent ?? false,
+    contentSource: options.contentSource ?? 'webhook',
+  };
+}
+
+/** Validates a `/hooks/agent` body (seed §2.3); throws a 400 HookdError naming the field. */
+export function parseAgentBody(body: unknown, options: ActionOptions): AgentAction {
+  const b = asObject(body);
+  const message = requiredText(b, 'message');
+  const name = optionalString(b, 'name');
+  const sessionKey = optionalString(b, 'sessionKey');
+  if (
+    sessionKey !== undefined &&
+    (sessionKey.length > MAX_SESSION_KEY || sessionKey.length === 0 || CONTROL.test(sessionKey))
+  ) {
+    throw invalid('sessionKey', `a string of 1 to ${MAX_SESSION_KEY} characters without control characters`);
+  }
+  const wakeMode: WakeMode = optionalEnum(b, 'wakeMode', WAKE_MODES) ?? 'now';
+  const deliver = optionalBoolean(b, 'deliver') ?? true;
+  const channel: Channel = optionalEnum(b, 'channel', CHANNELS) ?? 'last';
+  if (channel === 'chatnet' && !options.chatnetConfigured) throw hookdError('CHANNEL_NOT_CONFIGURED', 'chatnet');
+  const to = optionalString(b, 'to');
+  if (to !== undefined && to.trim() === '') throw invalid('to', 'a non-empty recipient');
+  const modelInput = optionalString(b, 'model');
+  if (modelInput !== undefined && modelInput.trim() === '') throw invalid('model', 'provider/model or an alias');
+  const thinking: ThinkingLevel | undefined = optionalEnum(b, 'thinking', THINKING_LEVELS);
+  const timeoutSeconds = optionalTimeout(b);
+  return {
+    kind: 'agent',
+    message,
+    ...(name === undefined ? {} : { name }),
+    sessionKey: sessionKey ?? `hook:${randomUUID()}`,
+    wakeMode,
+    deliver,
+    channel,
+    ...(to === undefined ? {} : { to }),
+    model: modelInput === undefined ? options.models.defaultModel : options.models.resolve(modelInput),
+    ...(thinking === undefined ? {} : { thinking }),
+    ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
+    allowUnsafeExternalContent: options.allowUnsafeExternalContent ?? false,
+    contentSource: options.contentSource ?? 'webhook',
+  };
+}
+
+function asObject(body: unknown): Body {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw hookdError('INVALID_BODY', 'body must be a JSON object');
+  }
+  return body as Body;
+}
+
+function invalid(field: string, expected: string) {
+  return hookdError('INVALID_FIELD', `${field}: expected ${expected}`);
+}
+
+function requiredText(b: Body, field: 'text' | 'message'): string {
+  const value = b[field];
+  if (value !== undefined && value !== null && typeof value !== 'string') throw invalid(field, 'a string');
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw hookdError(field === 'text' ? 'TEXT_REQUIRED' : 'MESSAGE_REQUIRED');
+  }
+  return value;
+}
+
+function optionalString(b: Body, field: string): string | undefined {
+  const value = b[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw invalid(field, 'a string');
+  return value;
+}
+
+function optionalBoolean(b: Body, field: string): boolean | undefined {
+  const value = b[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'boolean') throw invalid(field, 'true or false');
+  return value;
+}
+
+function optionalEnum<T extends string>(b: Body, field: string, allowed: readonly T[]): T | undefined {
+  const value = b[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+    throw invalid(field, `one of ${allowed.join(', ')}`);
+  }
+  return value as T;
+}
+
+function optionalTimeout(b: Body): number | undefined {
+  const value = b.timeoutSeconds;
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_TIMEOUT_SECONDS) {
+    throw invalid('timeoutSeconds', `a number of seconds greater than 0 and at most ${MAX_TIMEOUT_SECONDS}`);
+  }
+  return Math.ceil(value);
+}

@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { ActionOptions, ActionSink } from './actions/index.js';
+import type { Config } from './config/index.js';
+import { errorBody, hookdError } from './errors.js';
+import { healthRoutes, hookRoutes, installErrorHandlers } from './http/index.js';
+import type { Logger } from './log.js';
+
+export interface AppDeps {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly sink: ActionSink;
+  readonly actionOptions: ActionOptions;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the HTTP app; never listens (tests inject, `main` listens). */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, log } = deps;
+  const app = Fastify({
+    loggerInstance: log.child({ component: 'http' }) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    trustProxy: config.server.trustProxy,
+    bodyLimit: config.hooks.maxBodyBytes,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket: Socket) => {
+      if (err.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
+      const body = JSON.stringify(errorBody(hookdError('INVALID_BODY', 'malformed HTTP request')));
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+    },
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        reqId: request.id,
+        method: request.method,
+        path: request.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'request completed',
+    );
+  });
+  installErrorHandlers(app, log);
+  await app.register(healthRoutes);
+  if (config.hooks.enabled && config.hooks.token) {
+    await app.register(hookRoutes, {
+      hooks: { ...config.hooks, token: config.hooks.token },
+      sink: deps.sink,
+      actionOptions: deps.actionOptions,
+      log,
+    });
+  }
+  return app;
+}

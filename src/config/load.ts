@@ -1,0 +1,180 @@
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { Ajv, type ErrorObject } from 'ajv';
+import JSON5 from 'json5';
+import { ConfigError } from '../errors.js';
+import { parseDurationMs } from './duration.js';
+import { expandEnv, joinPath } from './env.js';
+import { configSchema } from './schema.js';
+import type { Config, RawConfig } from './types.js';
+
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, verbose: true });
+const validate = ajv.compile<RawConfig>(configSchema);
+
+export interface LoadConfigOptions {
+  /** The config file; without one, `data` (or `{}`) is the config. */
+  file?: string;
+  /** A config object to use instead of reading a file (the embedded default, tests). */
+  data?: unknown;
+  /** The folder relative paths resolve against when there is no file (default: cwd). */
+  baseDir?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Reads, expands, validates and freezes a configuration; throws ConfigError naming every problem. */
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const file = options.file === undefined ? undefined : resolve(options.file);
+  const raw = file === undefined ? (options.data ?? {}) : readConfigFile(file);
+  const baseDir = file === undefined ? resolve(options.baseDir ?? process.cwd()) : dirname(file);
+
+  const problems: string[] = [];
+  const expanded = expandEnv(raw, env, '', problems);
+  if (problems.length > 0) throw new ConfigError(problems, file);
+  if (!validate(expanded)) throw new ConfigError(formatSchemaErrors(validate.errors ?? []), file);
+
+  const config = expanded as RawConfig;
+  checkSemantics(config, problems);
+  if (problems.length > 0) throw new ConfigError(problems, file);
+
+  config.hooks.path = normalizeHooksPath(config.hooks.path);
+  config.storage.path = resolveFrom(baseDir, config.storage.path);
+  config.hooks.transformsDir = resolveFrom(baseDir, config.hooks.transformsDir);
+  return deepFreeze({ ...config, baseDir, ...(file === undefined ? {} : { file }) }) as Config;
+}
+
+function readConfigFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError([`cannot read the config file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`], file);
+  }
+  try {
+    return JSON5.parse(text);
+  } catch (err) {
+    const e = err as { lineNumber?: number; columnNumber?: number; message: string };
+    const where = e.lineNumber === undefined ? '' : `${e.lineNumber}:${e.columnNumber ?? 0}: `;
+    throw new ConfigError([`${where}syntax error: ${e.message.replace(/^JSON5: /, '')}`], file);
+  }
+}
+
+function checkSemantics(config: RawConfig, problems: string[]): void {
+  const { hooks, gateway } = config;
+  if (hooks.enabled && !hooks.token) problems.push('hooks.token: required when hooks.enabled is true');
+  if (hooks.token !== undefined && hooks.token === gateway.auth.token) {
+    problems.push('hooks.token: must differ from gateway.auth.token (use a dedicated hook token)');
+  }
+  if (normalizeHooksPath(hooks.path) === '/') problems.push('hooks.path: expected a path such as /hooks, not /');
+  if (/[?#\s*:]/.test(hooks.path)) problems.push('hooks.path: expected a plain URL path without ?, #, *, : or spaces');
+  const every = config.agents.defaults.heartbeat.every;
+  if (every !== 0 && every !== '0' && parseDurationMs(every) < 1000) {
+    problems.push('agents.defaults.heartbeat.every: expected at least 1s');
+  }
+  checkModels(config, problems);
+  hooks.mappings.forEach((mapping, i) => {
+    if (mapping.match?.path !== undefined && /^\/*(wake|agent)\/*$/.test(mapping.match.path)) {
+      problems.push(`hooks.mappings[${i}].match.path: wake and agent are built-in endpoints and cannot be mapped`);
+    }
+  });
+}
+
+function checkModels(config: RawConfig, problems: string[]): void {
+  const providers = new Set(['builtin', ...Object.keys(config.models.providers)]);
+  const checkRef = (ref: string, path: string) => {
+    const provider = ref.slice(0, ref.indexOf('/'));
+    if (!providers.has(provider)) problems.push(`${path}: unknown model provider ${JSON.stringify(provider)}`);
+  };
+  checkRef(config.agents.defaults.model, 'agents.defaults.model');
+  const models = config.agents.defaults.models;
+  const refs = Array.isArray(models)
+    ? models.map((ref, i) => [ref, `agents.defaults.models[${i}]`] as const)
+    : Object.keys(models ?? {}).map((ref) => [ref, joinPath('agents.defaults.models', ref)] as const);
+  for (const [ref, path] of refs) checkRef(ref, path);
+  if (config.hooks.mail?.model) checkRef(config.hooks.mail.model, 'hooks.mail.model');
+}
+
+/** `hooks` → `/hooks`, `/hooks/` → `/hooks`, repeated slashes folded. */
+export function normalizeHooksPath(path: string): string {
+  const trimmed = path.trim().replace(/\/+/g, '/').replace(/\/+$/, '');
+  return trimmed.startsWith('/') ? trimmed || '/' : `/${trimmed}`;
+}
+
+function resolveFrom(baseDir: string, path: string): string {
+  return isAbsolute(path) ? path : resolve(baseDir, path);
+}
+
+function pointerToPath(pointer: string): string {
+  if (!pointer) return '';
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((path, key) => joinPath(path, key), '');
+}
+
+/** Turns ajv errors into `path: expected …` lines, one per problem. */
+export function formatSchemaErrors(errors: readonly ErrorObject[]): string[] {
+  const anyOfPaths = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
+  const lines = new Set<string>();
+  for (const e of errors) {
+    if (e.keyword !== 'anyOf' && e.schemaPath.includes('/anyOf/') && anyOfPaths.has(anyOfOwner(e, anyOfPaths))) {
+      continue;
+    }
+    if (e.keyword === 'if' || e.keyword === 'propertyNames') continue;
+    const path = pointerToPath(e.instancePath);
+    const at = (suffix: string) => `${path ? `${path}: ` : ''}${suffix}`;
+    const described = (e.parentSchema as { description?: string } | undefined)?.description;
+    const params = e.params as Record<string, unknown>;
+    switch (e.keyword) {
+      case 'additionalProperties':
+        lines.add(`${joinPath(path, String(params.additionalProperty))}: unknown key`);
+        break;
+      case 'required':
+        lines.add(`${joinPath(path, String(params.missingProperty))}: required`);
+        break;
+      case 'type':
+        lines.add(at(`expected ${described ?? String(params.type)}, got ${typeName(e.data)}`));
+        break;
+      case 'enum':
+        lines.add(
+          at(`expected one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`),
+        );
+        break;
+      case 'pattern':
+      case 'anyOf':
+      case 'const':
+        lines.add(at(`expected ${described ?? `a value matching ${e.message ?? ''}`}, got ${JSON.stringify(e.data)}`));
+        break;
+      default:
+        lines.add(
+          at(
+            described && e.keyword === 'minLength'
+              ? `expected ${described}`
+              : `expected a value that ${e.message ?? 'is valid'}`,
+          ),
+        );
+    }
+  }
+  return [...lines];
+}
+
+function anyOfOwner(e: ErrorObject, anyOfPaths: Set<string>): string {
+  let path = e.instancePath;
+  while (!anyOfPaths.has(path) && path) path = path.slice(0, path.lastIndexOf('/'));
+  return path;
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const item of Object.values(value)) deepFreeze(item);
+  }
+  return value;
+}

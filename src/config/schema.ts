@@ -1,0 +1,276 @@
+/**
+ * The one JSON Schema of hookd's configuration (DESIGN §2). Types are derived from it
+ * (types.ts); defaults live here so that validation fills them in.
+ * A `description` on a constrained string is what error messages say was expected.
+ */
+
+const duration = {
+  description: 'a duration such as 45s, 10m, 1h, or 0 to turn it off',
+  anyOf: [
+    { type: 'string', pattern: '^(0|[1-9][0-9]*(ms|s|m|h|d))$' },
+    { type: 'integer', const: 0 },
+  ],
+} as const;
+
+const modelRef = {
+  type: 'string',
+  pattern: '^[A-Za-z0-9_.-]+/[^\\s/][^\\s]*$',
+  description: 'a model reference of the form provider/model',
+} as const;
+
+const thinking = { type: 'string', enum: ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] } as const;
+const wakeMode = { type: 'string', enum: ['now', 'next-heartbeat'] } as const;
+
+const mappingSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', minLength: 1 },
+    match: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { path: { type: 'string' }, source: { type: 'string' } },
+    },
+    action: { type: 'string', enum: ['wake', 'agent'] },
+    wakeMode,
+    name: { type: 'string' },
+    sessionKey: { type: 'string' },
+    messageTemplate: { type: 'string' },
+    textTemplate: { type: 'string' },
+    deliver: { type: 'boolean' },
+    channel: { type: 'string' },
+    to: { type: 'string' },
+    model: { type: 'string', minLength: 1 },
+    thinking: { type: 'string' },
+    timeoutSeconds: { type: 'number', exclusiveMinimum: 0 },
+    allowUnsafeExternalContent: { type: 'boolean' },
+    transform: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['module'],
+      properties: { module: { type: 'string', minLength: 1 }, export: { type: 'string', minLength: 1 } },
+    },
+    forEach: { type: 'string', minLength: 1 },
+    verify: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['scheme', 'secret'],
+      properties: {
+        scheme: { type: 'string', enum: ['github', 'stripe', 'slack', 'standard-webhooks', 'hmac'] },
+        secret: { type: 'string', minLength: 1 },
+        toleranceSeconds: { type: 'integer', minimum: 0 },
+        header: { type: 'string', minLength: 1 },
+        algorithm: { type: 'string', enum: ['sha1', 'sha256', 'sha512'] },
+        encoding: { type: 'string', enum: ['hex', 'base64'] },
+        prefix: { type: 'string' },
+      },
+    },
+    maxBodyBytes: { type: 'integer', minimum: 1 },
+    maxConcurrent: { type: 'integer', minimum: 1 },
+    contentSource: { type: 'string', enum: ['webhook', 'email'] },
+  },
+} as const;
+
+const mailSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    account: { type: 'string', minLength: 1 },
+    model: modelRef,
+    thinking,
+    allowUnsafeExternalContent: { type: 'boolean' },
+    watch: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['imap'],
+      properties: {
+        imap: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['host', 'user', 'password'],
+          properties: {
+            host: { type: 'string', minLength: 1 },
+            port: { type: 'integer', minimum: 1, maximum: 65535 },
+            secure: { type: 'boolean' },
+            user: { type: 'string', minLength: 1 },
+            password: { type: 'string' },
+          },
+        },
+        mailbox: { type: 'string', minLength: 1, default: 'INBOX' },
+        includeBody: { type: 'boolean', default: true },
+        maxBodyBytes: { type: 'integer', minimum: 1, default: 20000 },
+        batchSize: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
+        hookUrl: { type: 'string', minLength: 1 },
+        pollIntervalSeconds: { type: 'integer', minimum: 1, default: 60 },
+      },
+    },
+  },
+} as const;
+
+export const configSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    server: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        host: { type: 'string', minLength: 1, default: '127.0.0.1' },
+        port: { type: 'integer', minimum: 0, maximum: 65535, default: 8787 },
+        trustProxy: { type: 'boolean', default: false },
+      },
+    },
+    gateway: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        auth: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: { token: { type: 'string', minLength: 16, description: 'a token of at least 16 characters' } },
+        },
+      },
+    },
+    hooks: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        enabled: { type: 'boolean', default: false },
+        token: { type: 'string', minLength: 16, description: 'a token of at least 16 characters' },
+        path: { type: 'string', default: '/hooks' },
+        maxBodyBytes: { type: 'integer', minimum: 1, default: 262144 },
+        allowQueryToken: { type: 'boolean', default: true },
+        presets: { type: 'array', items: { type: 'string', enum: ['mail'] }, uniqueItems: true, default: [] },
+        mappings: { type: 'array', items: mappingSchema, default: [] },
+        transformsDir: { type: 'string', minLength: 1, default: 'transforms' },
+        transforms: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            timeoutMs: { type: 'integer', minimum: 1, default: 1000 },
+            memoryLimitMb: { type: 'integer', minimum: 8, default: 128 },
+            maxInFlight: { type: 'integer', minimum: 1, default: 8 },
+          },
+        },
+        idempotency: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: { ttlSeconds: { type: 'integer', minimum: 1, default: 86400 } },
+        },
+        mail: mailSchema,
+      },
+    },
+    agents: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        defaults: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            model: { ...modelRef, default: 'builtin/echo' },
+            models: {
+              description: 'a list of model references, or a map of model reference to { alias }',
+              anyOf: [
+                { type: 'array', items: modelRef },
+                {
+                  type: 'object',
+                  propertyNames: modelRef,
+                  additionalProperties: {
+                    type: 'object',
+                    additionalProperties: false,
+                    properties: { alias: { type: 'string', minLength: 1 } },
+                  },
+                },
+              ],
+            },
+            thinking,
+            timeoutSeconds: { type: 'number', exclusiveMinimum: 0, default: 600 },
+            maxConcurrentRuns: { type: 'integer', minimum: 1, default: 4 },
+            maxQueuedRuns: { type: 'integer', minimum: 1, default: 10000 },
+            heartbeat: {
+              type: 'object',
+              additionalProperties: false,
+              default: {},
+              properties: {
+                every: { ...duration, default: '30m' },
+                ackMaxChars: { type: 'integer', minimum: 0, default: 300 },
+                prompt: { type: 'string', minLength: 1 },
+              },
+            },
+          },
+        },
+      },
+    },
+    models: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        providers: {
+          type: 'object',
+          default: {},
+          propertyNames: { pattern: '^[A-Za-z0-9_.-]+$' },
+          additionalProperties: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['baseUrl', 'api'],
+            properties: {
+              baseUrl: { type: 'string', pattern: '^https?://', description: 'an http(s) URL' },
+              apiKey: { type: 'string' },
+              api: { type: 'string', enum: ['openai-chat'] },
+            },
+          },
+        },
+      },
+    },
+    channels: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        chatnet: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['apiBase', 'botToken'],
+          properties: {
+            apiBase: { type: 'string', pattern: '^https?://', description: 'an http(s) URL' },
+            botToken: { type: 'string', minLength: 1 },
+            defaultTo: { type: 'string', minLength: 1 },
+          },
+        },
+      },
+    },
+    storage: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        path: { type: 'string', minLength: 1, default: 'data/hookd.db' },
+        synchronous: { type: 'string', enum: ['normal', 'full'], default: 'normal' },
+      },
+    },
+    log: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        level: {
+          type: 'string',
+          enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+          default: 'info',
+        },
+      },
+    },
+  },
+} as const;
+
+export { mappingSchema };

@@ -1,0 +1,35 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+
+/** Where a presented token came from (DESIGN §5, in order of precedence). */
+export type TokenSource = 'bearer' | 'header' | 'query';
+
+export interface PresentedToken {
+  readonly token: string;
+  readonly source: TokenSource;
+}
+
+const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
+
+/** Finds the token: `Authorization: Bearer`, else `x-service-token`, else `?token=`. */
+export function findToken(headers: IncomingHttpHeaders, query: unknown): PresentedToken | undefined {
+  const authorization = headers.authorization;
+  if (typeof authorization === 'string') {
+    const match = BEARER.exec(authorization);
+    if (match) return { token: match[1] as string, source: 'bearer' };
+  }
+  const header = headers['x-service-token'];
+  if (typeof header === 'string' && header !== '') return { token: header, source: 'header' };
+  const fromQuery = (query as Record<string, unknown> | undefined)?.token;
+  const token = Array.isArray(fromQuery) ? fromQuery[0] : fromQuery;
+  if (typeof token === 'string' && token !== '') return { token, source: 'query' };
+  return undefined;
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/** Compares two secrets in constant time (hashing first, so lengths do not leak either). */
+export function createTokenMatcher(expected: string): (presented: string) => boolean {
+  const expectedDigest = digest(expected);
+  return (presented) => timingSafeEqual(digest(presented), expectedDigest);
+}

@@ -1,0 +1,135 @@
+import type { IncomingMessage } from 'node:http';
+import sjson from 'secure-json-parse';
+import { type HookdError, hookdError } from '../errors.js';
+
+/** A parsed hook body: the value, and the raw bytes (for signatures and transforms). */
+export interface ParsedBody {
+  readonly value: unknown;
+  readonly raw: Buffer;
+}
+
+/** The body parser's outcome: a body, or the 4xx to answer (decided without throwing). */
+export type BodyOutcome =
+  | { readonly ok: true; readonly body: ParsedBody }
+  | { readonly ok: false; readonly error: HookdError };
+
+type BodyKind = 'json' | 'form';
+
+/** After a 413/415 the rest of the body is read and dropped (so the client sees the answer, not a reset) up to this much. */
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+const DRAIN_LIMIT_MS = 30_000;
+
+/** `application/json`, `*\/*+json`, `text/plain` and none are JSON; form-urlencoded is form; else unsupported. */
+export function classifyContentType(header: string | undefined): BodyKind | undefined {
+  if (header === undefined) return 'json';
+  const type = (header.split(';')[0] ?? '').trim().toLowerCase();
+  if (
+    type === '' ||
+    type === 'application/json' ||
+    type === 'text/plain' ||
+    /^[a-z0-9.+-]+\/[a-z0-9.+-]*\+json$/.test(type)
+  ) {
+    return 'json';
+  }
+  if (type === 'application/x-www-form-urlencoded') return 'form';
+  return undefined;
+}
+
+/**
+ * Reads a request body within `limitBytes`: decided from Content-Length before reading,
+ * and while streaming (chunked bodies, lying lengths). Never rejects for a client's
+ * mistake; the outcome says which 4xx to answer.
+ */
+export function readBody(
+  req: IncomingMessage,
+  payload: NodeJS.ReadableStream,
+  limitBytes: number,
+): Promise<BodyOutcome> {
+  const kind = classifyContentType(req.headers['content-type']);
+  if (kind === undefined) {
+    drain(req, payload);
+    return Promise.resolve(
+      failure(hookdError('UNSUPPORTED_MEDIA_TYPE', String(req.headers['content-type']).slice(0, 100))),
+    );
+  }
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limitBytes) {
+    drain(req, payload);
+    return Promise.resolve(failure(hookdError('PAYLOAD_TOO_LARGE', String(limitBytes))));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limitBytes) {
+        cleanup();
+        drain(req, payload);
+        resolve(failure(hookdError('PAYLOAD_TOO_LARGE', String(limitBytes))));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(parse(kind, Buffer.concat(chunks, received)));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    const cleanup = () => {
+      payload.removeListener('data', onData);
+      payload.removeListener('end', onEnd);
+      payload.removeListener('error', onError);
+    };
+    payload.on('data', onData);
+    payload.on('end', onEnd);
+    payload.on('error', onError);
+  });
+}
+
+/** Parses a complete body of the given kind. An empty body is `{}`. */
+export function parse(kind: BodyKind, raw: Buffer): BodyOutcome {
+  let text = raw.toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (kind === 'form') return { ok: true, body: { value: parseForm(text), raw } };
+  if (text.trim() === '') return { ok: true, body: { value: {}, raw } };
+  try {
+    const value: unknown = sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' });
+    return { ok: true, body: { value, raw } };
+  } catch (err) {
+    return failure(hookdError('INVALID_JSON', (err as Error).message.slice(0, 200)));
+  }
+}
+
+function parseForm(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of new URLSearchParams(text)) {
+    if (key === '__proto__' || key === 'constructor' || key === 'prototype') continue;
+    out[key] = value;
+  }
+  return out;
+}
+
+function failure(error: HookdError): BodyOutcome {
+  return { ok: false, error };
+}
+
+/**
+ * Reads and drops what is left of a refused body so that the answer reaches the client
+ * instead of a TCP reset; a body that keeps coming past the drain limit loses its socket.
+ */
+function drain(req: IncomingMessage, payload: NodeJS.ReadableStream): void {
+  let dropped = 0;
+  const timer = setTimeout(() => req.socket.destroy(), DRAIN_LIMIT_MS);
+  timer.unref();
+  payload.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DRAIN_LIMIT_BYTES) req.socket.destroy();
+  });
+  payload.on('end', () => clearTimeout(timer));
+  payload.on('error', () => clearTimeout(timer));
+  payload.on('close', () => clearTimeout(timer));
+  payload.resume();
+}

@@ -1,0 +1,104 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type Accepted, type ActionOptions, type ActionSink, parseAgentBody, parseWakeBody } from '../actions/index.js';
+import type { HooksConfig } from '../config/index.js';
+import { hookdError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { createTokenMatcher, findToken } from './auth.js';
+import { type BodyOutcome, type ParsedBody, readBody } from './body.js';
+
+/** What the hook routes need; the HTTP layer sees the runtime only through `sink`. */
+export interface HookRoutesOptions {
+  readonly hooks: HooksConfig & { readonly token: string };
+  readonly sink: ActionSink;
+  readonly actionOptions: ActionOptions;
+  readonly log: Logger;
+}
+
+interface HookState {
+  subPath: string;
+  maxBodyBytes: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    hook: HookState | null;
+  }
+}
+
+const HTTP_METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
+
+/** Registers `POST {hooks.path}/*`: checks in the order of DESIGN §3. */
+export async function hookRoutes(app: FastifyInstance, options: HookRoutesOptions): Promise<void> {
+  const { hooks, sink, actionOptions } = options;
+  const log = options.log.child({ component: 'hooks' });
+  const tokenMatches = createTokenMatcher(hooks.token);
+  const base = hooks.path;
+
+  app.decorateRequest('hook', null);
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (request, payload, done) => {
+    const limit = request.hook?.maxBodyBytes ?? hooks.maxBodyBytes;
+    readBody(request.raw, payload, limit).then(
+      (outcome) => done(null, outcome),
+      (err: Error) => done(err, undefined),
+    );
+  });
+
+  const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.method !== 'POST') throw hookdError('METHOD_NOT_ALLOWED', '', { headers: { allow: 'POST' } });
+    const presented = findToken(request.headers, request.query);
+    if (presented?.source === 'query') {
+      if (!hooks.allowQueryToken) throw hookdError('QUERY_TOKEN_DISABLED');
+      reply.header('deprecation', 'true');
+      log.warn({ reqId: request.id }, 'the ?token= query parameter is deprecated; send Authorization: Bearer instead');
+    }
+    if (presented === undefined || !tokenMatches(presented.token)) {
+      log.warn({ reqId: request.id, ip: request.ip }, 'hook request refused: missing or invalid token');
+      throw hookdError('UNAUTHORIZED');
+    }
+    const subPath = subPathOf(request);
+    if (subPath === '') throw hookdError('NOT_FOUND', 'a hook name is required, e.g. /wake');
+    request.hook = { subPath, maxBodyBytes: hooks.maxBodyBytes };
+  };
+
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const state = request.hook as HookState;
+    const body = bodyOf(request.body as BodyOutcome | undefined);
+    const context = { requestId: request.id };
+    switch (state.subPath) {
+      case 'wake': {
+        const [accepted] = sink.accept([parseWakeBody(body.value)], context);
+        return reply.code(200).send(responseFor(accepted as Accepted));
+      }
+      case 'agent': {
+        const [accepted] = sink.accept([parseAgentBody(body.value, actionOptions)], context);
+        return reply.code(202).send(responseFor(accepted as Accepted));
+      }
+      default:
+        throw hookdError('NO_MAPPING', state.subPath);
+    }
+  };
+
+  for (const url of [base, `${base}/*`]) {
+    app.route({ method: HTTP_METHODS, url, onRequest, handler });
+  }
+}
+
+/** The part of the path after `hooks.path`, slashes trimmed (`/hooks/github/` → `github`). */
+function subPathOf(request: FastifyRequest): string {
+  const wildcard = (request.params as Record<string, string | undefined>)['*'] ?? '';
+  return wildcard.replace(/^\/+|\/+$/g, '');
+}
+
+function bodyOf(outcome: BodyOutcome | undefined): ParsedBody {
+  if (outcome === undefined) return { value: {}, raw: Buffer.alloc(0) };
+  if (!outcome.ok) throw outcome.error;
+  return outcome.body;
+}
+
+/** The success body of one accepted action (DESIGN §3). */
+export function responseFor(accepted: Accepted): Record<string, unknown> {
+  return accepted.kind === 'wake'
+    ? { ok: true, mode: accepted.mode, eventId: accepted.eventId }
+    : { ok: true, runId: accepted.runId, sessionKey: accepted.sessionKey };
+}

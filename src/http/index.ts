@@ -1,0 +1,5 @@
+export { createTokenMatcher, findToken } from './auth.js';
+export { classifyContentType, type ParsedBody } from './body.js';
+export { installErrorHandlers, toHookdError } from './errors.js';
+export { healthRoutes } from './health.js';
+export { type HookRoutesOptions, hookRoutes, responseFor } from './hooks.js';

@@ -1,0 +1,44 @@
+import { type DestinationStream, type LevelWithSilent, type Logger, pino } from 'pino';
+import pretty from 'pino-pretty';
+
+export type { Logger } from 'pino';
+
+/** Paths pino censors wherever they appear in a log line (security rule 3, DESIGN §9). */
+export const REDACT_PATHS = [
+  'token',
+  '*.token',
+  '*.secret',
+  '*.apiKey',
+  '*.botToken',
+  '*.password',
+  'authorization',
+  'headers.authorization',
+  'headers["x-service-token"]',
+  'headers["x-hub-signature"]',
+  'headers["x-hub-signature-256"]',
+  'headers["stripe-signature"]',
+  'headers["x-slack-signature"]',
+  'headers["webhook-signature"]',
+  'req.headers.authorization',
+  'req.headers["x-service-token"]',
+  'query.token',
+  'req.query.token',
+];
+
+export interface LoggerOptions {
+  level: LevelWithSilent;
+  /** Where lines go; default stdout, pretty-printed when it is a TTY. */
+  destination?: DestinationStream;
+}
+
+/** Creates the one root logger; modules call `log.child({ component })`. */
+export function createLogger(options: LoggerOptions): Logger {
+  const base = {
+    level: options.level,
+    base: { pid: process.pid },
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+  };
+  if (options.destination) return pino(base, options.destination);
+  if (process.stdout.isTTY) return pino(base, pretty({ colorize: true, sync: true }));
+  return pino(base, pino.destination({ fd: 1, sync: false }));
+}

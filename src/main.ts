@@ -1,0 +1,69 @@
+import { dirname, join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { createModelCatalog } from './actions/index.js';
+import { buildApp } from './app.js';
+import type { Config } from './config/index.js';
+import { ConfigError } from './errors.js';
+import type { Logger } from './log.js';
+import { createStoreSink } from './runtime/sink.js';
+import { createStore, readOrCreateSecret, type Store } from './store/index.js';
+
+export interface Gateway {
+  readonly app: FastifyInstance;
+  readonly store: Store;
+  /** `http://host:port` as bound. */
+  readonly url: string;
+  readonly gatewayToken: string;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+/** Composition root: store → runtime → app → listen. The caller owns signals. */
+export async function startGateway(config: Config, log: Logger): Promise<Gateway> {
+  const gatewayToken =
+    config.gateway.auth.token ?? readOrCreateSecret(join(dirname(config.storage.path), 'gateway-token')).value;
+  if (config.hooks.token !== undefined && config.hooks.token === gatewayToken) {
+    throw new ConfigError(
+      ['hooks.token: must differ from gateway.auth.token (use a dedicated hook token)'],
+      config.file,
+    );
+  }
+  const store = createStore({ path: config.storage.path, synchronous: config.storage.synchronous });
+  try {
+    const sink = createStoreSink(store);
+    const actionOptions = {
+      models: createModelCatalog(config),
+      chatnetConfigured: config.channels.chatnet !== undefined,
+    };
+    const app = await buildApp({ config, log, sink, actionOptions });
+    if (!LOOPBACK.test(config.server.host)) {
+      log.warn(
+        { host: config.server.host },
+        'listening beyond loopback: keep hook endpoints behind a private network or a trusted reverse proxy',
+      );
+    }
+    await app.listen({ host: config.server.host, port: config.server.port });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.server.port;
+    const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+    const url = `http://${host}:${port}`;
+    log.info({ url, hooksPath: config.hooks.enabled ? config.hooks.path : null }, 'hookd listening');
+    let closed = false;
+    return {
+      app,
+      store,
+      url,
+      gatewayToken,
+      async close() {
+        if (closed) return;
+        closed = true;
+        await app.close();
+        store.close();
+      },
+    };
+  } catch (err) {
+    store.close();
+    throw err;
+  }
+}

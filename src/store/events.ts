@@ -1,0 +1,78 @@
+import type { ContentSource } from '../actions/index.js';
+import type { Db } from './db.js';
+
+/** Where a system event came from: a hook request, a run's summary, or hookd itself. */
+export type EventOrigin = 'hook' | 'run-summary' | 'system';
+
+export interface EventRecord {
+  readonly id: string;
+  readonly sessionKey: string;
+  readonly text: string;
+  readonly origin: EventOrigin;
+  /** True when the event's mapping allows unsafe external content (no wrapper). */
+  readonly trusted: boolean;
+  readonly contentSource: ContentSource;
+  readonly createdAt: number;
+  readonly consumedAt: number | null;
+}
+
+export type NewEvent = Omit<EventRecord, 'consumedAt'> & { readonly requestId?: string };
+
+interface EventRow {
+  id: string;
+  session_key: string;
+  text: string;
+  origin: EventOrigin;
+  trusted: number;
+  content_source: ContentSource;
+  created_at: number;
+  consumed_at: number | null;
+}
+
+const toRecord = (row: EventRow): EventRecord => ({
+  id: row.id,
+  sessionKey: row.session_key,
+  text: row.text,
+  origin: row.origin,
+  trusted: row.trusted === 1,
+  contentSource: row.content_source,
+  createdAt: row.created_at,
+  consumedAt: row.consumed_at,
+});
+
+/** System events of sessions (the main session's queue). */
+export function createEventRepository(db: Db) {
+  const insert = db.prepare(
+    `INSERT INTO events (id, session_key, text, origin, trusted, content_source, request_id, created_at)
+     VALUES (@id, @sessionKey, @text, @origin, @trusted, @contentSource, @requestId, @createdAt)`,
+  );
+  const pending = db.prepare('SELECT * FROM events WHERE session_key = ? AND consumed_at IS NULL ORDER BY seq');
+  const list = db.prepare('SELECT * FROM events WHERE session_key = ? ORDER BY seq');
+  const consume = db.prepare('UPDATE events SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL');
+  const countPending = db.prepare('SELECT COUNT(*) AS n FROM events WHERE session_key = ? AND consumed_at IS NULL');
+  const get = db.prepare('SELECT * FROM events WHERE id = ?');
+
+  return {
+    insert(event: NewEvent): void {
+      insert.run({ ...event, trusted: event.trusted ? 1 : 0, requestId: event.requestId ?? null });
+    },
+    get(id: string): EventRecord | undefined {
+      const row = get.get(id) as EventRow | undefined;
+      return row && toRecord(row);
+    },
+    pending(sessionKey: string): EventRecord[] {
+      return (pending.all(sessionKey) as EventRow[]).map(toRecord);
+    },
+    countPending(sessionKey: string): number {
+      return (countPending.get(sessionKey) as { n: number }).n;
+    },
+    list(sessionKey: string): EventRecord[] {
+      return (list.all(sessionKey) as EventRow[]).map(toRecord);
+    },
+    markConsumed: db.transaction((ids: readonly string[], at: number) => {
+      for (const id of ids) consume.run(at, id);
+    }),
+  };
+}
+
+export type EventRepository = ReturnType<typeof createEventRepository>;

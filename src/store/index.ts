@@ -1,0 +1,36 @@
+import { type Db, type OpenDbOptions, openDb } from './db.js';
+import { createEventRepository } from './events.js';
+import { createMessageRepository } from './messages.js';
+import { createRunRepository } from './runs.js';
+
+export type { Db } from './db.js';
+export type { EventOrigin, EventRecord, EventRepository, NewEvent } from './events.js';
+export type { MessageRepository, Role, SessionMessage } from './messages.js';
+export type { DeliveryOutcome, RunRecord, RunRepository, RunStatus } from './runs.js';
+
+/** The embedded SQLite store and its repositories. */
+export interface Store {
+  readonly db: Db;
+  readonly events: ReturnType<typeof createEventRepository>;
+  readonly runs: ReturnType<typeof createRunRepository>;
+  readonly messages: ReturnType<typeof createMessageRepository>;
+  /** Runs `fn` in one transaction (nested calls join the outer one). */
+  transaction<T>(fn: () => T): T;
+  close(): void;
+}
+
+/** Opens the store at `options.path` (`:memory:` for tests). */
+export function createStore(options: OpenDbOptions): Store {
+  const db = openDb(options);
+  return {
+    db,
+    events: createEventRepository(db),
+    runs: createRunRepository(db),
+    messages: createMessageRepository(db),
+    transaction: (fn) => db.transaction(fn)(),
+    close: () => {
+      if (db.open) db.close();
+    },
+  };
+}
+export { generateToken, readOrCreateSecret } from './secrets.js';

@@ -1,0 +1,38 @@
+import type { Db } from './db.js';
+
+export type Role = 'system' | 'user' | 'assistant';
+
+export interface SessionMessage {
+  readonly role: Role;
+  readonly content: string;
+}
+
+/** Session transcripts: every turn's user and assistant messages, in order. */
+export function createMessageRepository(db: Db) {
+  const insert = db.prepare(
+    'INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?)',
+  );
+  const list = db.prepare('SELECT role, content FROM messages WHERE session_key = ? ORDER BY seq');
+  const recent = db.prepare(
+    'SELECT role, content FROM (SELECT seq, role, content FROM messages WHERE session_key = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq',
+  );
+  const exists = db.prepare('SELECT 1 FROM messages WHERE session_key = ? LIMIT 1');
+
+  return {
+    append(sessionKey: string, messages: readonly SessionMessage[], runId: string | null, at: number): void {
+      for (const m of messages) insert.run(sessionKey, m.role, m.content, runId, at);
+    },
+    list(sessionKey: string): SessionMessage[] {
+      return list.all(sessionKey) as SessionMessage[];
+    },
+    /** The last `limit` messages of a session, oldest first. */
+    recent(sessionKey: string, limit: number): SessionMessage[] {
+      return recent.all(sessionKey, limit) as SessionMessage[];
+    },
+    has(sessionKey: string): boolean {
+      return exists.get(sessionKey) !== undefined;
+    },
+  };
+}
+
+export type MessageRepository = ReturnType<typeof createMessageRepository>;

@@ -1,0 +1,62 @@
+/**
+ * Schema migrations, applied in order inside one transaction each; `PRAGMA user_version`
+ * records how many have run. Append only: never edit a migration that has shipped.
+ */
+export const migrations: readonly string[] = [
+  `
+  CREATE TABLE events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    session_key TEXT NOT NULL,
+    text TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    trusted INTEGER NOT NULL DEFAULT 0,
+    content_source TEXT NOT NULL DEFAULT 'webhook',
+    request_id TEXT,
+    created_at INTEGER NOT NULL,
+    consumed_at INTEGER
+  );
+  CREATE INDEX events_pending ON events (session_key, consumed_at, seq);
+
+  CREATE TABLE runs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    session_key TEXT NOT NULL,
+    name TEXT,
+    message TEXT NOT NULL,
+    model TEXT NOT NULL,
+    thinking TEXT,
+    timeout_seconds INTEGER,
+    wake_mode TEXT NOT NULL,
+    deliver INTEGER NOT NULL,
+    channel TEXT NOT NULL,
+    recipient TEXT,
+    allow_unsafe INTEGER NOT NULL DEFAULT 0,
+    content_source TEXT NOT NULL DEFAULT 'webhook',
+    status TEXT NOT NULL,
+    output TEXT,
+    error TEXT,
+    delivery TEXT,
+    request_id TEXT,
+    created_at INTEGER NOT NULL,
+    started_at INTEGER,
+    finished_at INTEGER
+  );
+  CREATE INDEX runs_status ON runs (status, seq);
+
+  CREATE TABLE messages (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_key TEXT NOT NULL,
+    role TEXT NOT NULL,
+    content TEXT NOT NULL,
+    run_id TEXT,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX messages_session ON messages (session_key, seq);
+
+  CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+  `,
+];

@@ -1,0 +1,141 @@
+import type { AgentAction } from '../actions/index.js';
+import type { Db } from './db.js';
+
+export type RunStatus = 'queued' | 'running' | 'ok' | 'error' | 'timeout';
+
+export interface DeliveryOutcome {
+  readonly status: 'sent' | 'skipped' | 'failed';
+  readonly channel?: string;
+  readonly to?: string;
+  readonly reason?: string;
+}
+
+export interface RunRecord extends Omit<AgentAction, 'kind'> {
+  readonly id: string;
+  readonly status: RunStatus;
+  readonly output?: string;
+  readonly error?: string;
+  readonly delivery?: DeliveryOutcome;
+  readonly createdAt: number;
+  readonly startedAt?: number;
+  readonly finishedAt?: number;
+}
+
+interface RunRow {
+  id: string;
+  session_key: string;
+  name: string | null;
+  message: string;
+  model: string;
+  thinking: string | null;
+  timeout_seconds: number | null;
+  wake_mode: string;
+  deliver: number;
+  channel: string;
+  recipient: string | null;
+  allow_unsafe: number;
+  content_source: string;
+  status: RunStatus;
+  output: string | null;
+  error: string | null;
+  delivery: string | null;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+}
+
+const optional = <K extends string, V>(key: K, value: V | null): { [P in K]?: V } =>
+  (value === null ? {} : { [key]: value }) as { [P in K]?: V };
+
+function toRecord(row: RunRow): RunRecord {
+  return {
+    id: row.id,
+    sessionKey: row.session_key,
+    ...optional('name', row.name),
+    message: row.message,
+    model: row.model,
+    ...optional('thinking', row.thinking as AgentAction['thinking'] | null),
+    ...optional('timeoutSeconds', row.timeout_seconds),
+    wakeMode: row.wake_mode as AgentAction['wakeMode'],
+    deliver: row.deliver === 1,
+    channel: row.channel as AgentAction['channel'],
+    ...optional('to', row.recipient),
+    allowUnsafeExternalContent: row.allow_unsafe === 1,
+    contentSource: row.content_source as AgentAction['contentSource'],
+    status: row.status,
+    ...optional('output', row.output),
+    ...optional('error', row.error),
+    ...optional('delivery', row.delivery === null ? null : (JSON.parse(row.delivery) as DeliveryOutcome)),
+    createdAt: row.created_at,
+    ...optional('startedAt', row.started_at),
+    ...optional('finishedAt', row.finished_at),
+  };
+}
+
+/** Agent runs, from `queued` to a final status. */
+export function createRunRepository(db: Db) {
+  const insert = db.prepare(
+    `INSERT INTO runs (id, session_key, name, message, model, thinking, timeout_seconds, wake_mode, deliver,
+       channel, recipient, allow_unsafe, content_source, status, request_id, created_at)
+     VALUES (@id, @sessionKey, @name, @message, @model, @thinking, @timeoutSeconds, @wakeMode, @deliver,
+       @channel, @to, @allowUnsafe, @contentSource, 'queued', @requestId, @createdAt)`,
+  );
+  const get = db.prepare('SELECT * FROM runs WHERE id = ?');
+  const unfinished = db.prepare("SELECT * FROM runs WHERE status IN ('queued', 'running') ORDER BY seq");
+  const countUnfinished = db.prepare("SELECT COUNT(*) AS n FROM runs WHERE status IN ('queued', 'running')");
+  const start = db.prepare("UPDATE runs SET status = 'running', started_at = ? WHERE id = ?");
+  const finish = db.prepare('UPDATE runs SET status = ?, output = ?, error = ?, finished_at = ? WHERE id = ?');
+  const deliver = db.prepare('UPDATE runs SET delivery = ? WHERE id = ?');
+  const countByStatus = db.prepare('SELECT status, COUNT(*) AS n FROM runs GROUP BY status');
+
+  return {
+    insert(run: { id: string; requestId?: string; createdAt: number } & Omit<AgentAction, 'kind'>): void {
+      insert.run({
+        id: run.id,
+        sessionKey: run.sessionKey,
+        name: run.name ?? null,
+        message: run.message,
+        model: run.model,
+        thinking: run.thinking ?? null,
+        timeoutSeconds: run.timeoutSeconds ?? null,
+        wakeMode: run.wakeMode,
+        deliver: run.deliver ? 1 : 0,
+        channel: run.channel,
+        to: run.to ?? null,
+        allowUnsafe: run.allowUnsafeExternalContent ? 1 : 0,
+        contentSource: run.contentSource,
+        requestId: run.requestId ?? null,
+        createdAt: run.createdAt,
+      });
+    },
+    get(id: string): RunRecord | undefined {
+      const row = get.get(id) as RunRow | undefined;
+      return row && toRecord(row);
+    },
+    /** Runs that are queued or were running when the process stopped, oldest first. */
+    unfinished(): RunRecord[] {
+      return (unfinished.all() as RunRow[]).map(toRecord);
+    },
+    countUnfinished(): number {
+      return (countUnfinished.get() as { n: number }).n;
+    },
+    markRunning(id: string, at: number): void {
+      start.run(at, id);
+    },
+    finish(
+      id: string,
+      outcome: { status: Exclude<RunStatus, 'queued' | 'running'>; output?: string; error?: string },
+      at: number,
+    ): void {
+      finish.run(outcome.status, outcome.output ?? null, outcome.error ?? null, at, id);
+    },
+    recordDelivery(id: string, delivery: DeliveryOutcome): void {
+      deliver.run(JSON.stringify(delivery), id);
+    },
+    countByStatus(): Record<string, number> {
+      return Object.fromEntries((countByStatus.all() as { status: string; n: number }[]).map((r) => [r.status, r.n]));
+    },
+  };
+}
+
+export type RunRepository = ReturnType<typeof createRunRepository>;

@@ -1,0 +1,31 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/** A new random token: 32 bytes, base64url (43 characters). */
+export function generateToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/**
+ * Reads the secret stored at `file`, creating it (mode 0600) when absent.
+ * `created` tells the caller whether to show it once.
+ */
+export function readOrCreateSecret(file: string): { value: string; created: boolean } {
+  try {
+    const value = readFileSync(file, 'utf8').trim();
+    if (value !== '') return { value, created: false };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  mkdirSync(dirname(file), { recursive: true });
+  const value = generateToken();
+  try {
+    writeFileSync(file, `${value}\n`, { mode: 0o600, flag: 'wx' });
+    return { value, created: true };
+  } catch (err) {
+    // Another process created it first: use theirs.
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return readOrCreateSecret(file);
+    throw err;
+  }
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts', 'transforms/**/*.test.ts'],
+    // isolated-vm needs Node's startup snapshot off; worker threads cannot take the flag.
+    pool: 'forks',
+    execArgv: ['--no-node-snapshot'],
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
+  },
+});
