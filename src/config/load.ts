@@ -55,7 +55,8 @@ function readConfigFile(file: string): unknown {
   } catch (err) {
     const e = err as { lineNumber?: number; columnNumber?: number; message: string };
     const where = e.lineNumber === undefined ? '' : `${e.lineNumber}:${e.columnNumber ?? 0}: `;
-    throw new ConfigError([`${where}syntax error: ${e.message.replace(/^JSON5: /, '')}`], file);
+    const reason = e.message.replace(/^JSON5: /, '').replace(/ at \d+:\d+$/, '');
+    throw new ConfigError([`${where}syntax error: ${reason}`], file);
   }
 }
 
@@ -115,54 +116,65 @@ function pointerToPath(pointer: string): string {
 
 /** Turns ajv errors into `path: expected …` lines, one per problem. */
 export function formatSchemaErrors(errors: readonly ErrorObject[]): string[] {
-  const anyOfPaths = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
-  const lines = new Set<string>();
-  for (const e of errors) {
-    if (e.keyword !== 'anyOf' && e.schemaPath.includes('/anyOf/') && anyOfPaths.has(anyOfOwner(e, anyOfPaths))) {
-      continue;
-    }
-    if (e.keyword === 'if' || e.keyword === 'propertyNames') continue;
-    const path = pointerToPath(e.instancePath);
-    const at = (suffix: string) => `${path ? `${path}: ` : ''}${suffix}`;
-    const described = (e.parentSchema as { description?: string } | undefined)?.description;
-    const params = e.params as Record<string, unknown>;
-    switch (e.keyword) {
-      case 'additionalProperties':
-        lines.add(`${joinPath(path, String(params.additionalProperty))}: unknown key`);
-        break;
-      case 'required':
-        lines.add(`${joinPath(path, String(params.missingProperty))}: required`);
-        break;
-      case 'type':
-        lines.add(at(`expected ${described ?? String(params.type)}, got ${typeName(e.data)}`));
-        break;
-      case 'enum':
-        lines.add(
-          at(`expected one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`),
-        );
-        break;
-      case 'pattern':
-      case 'anyOf':
-      case 'const':
-        lines.add(at(`expected ${described ?? `a value matching ${e.message ?? ''}`}, got ${JSON.stringify(e.data)}`));
-        break;
-      default:
-        lines.add(
-          at(
-            described && e.keyword === 'minLength'
-              ? `expected ${described}`
-              : `expected a value that ${e.message ?? 'is valid'}`,
-          ),
-        );
-    }
-  }
-  return [...lines];
+  return [...new Set(selectErrors(errors).map(describeError))];
 }
 
-function anyOfOwner(e: ErrorObject, anyOfPaths: Set<string>): string {
-  let path = e.instancePath;
-  while (!anyOfPaths.has(path) && path) path = path.slice(0, path.lastIndexOf('/'));
-  return path;
+/** The index of the `anyOf` branch an error belongs to. */
+function branchOf(e: ErrorObject, owner: ErrorObject): number {
+  return Number(e.schemaPath.slice(owner.schemaPath.length + 1).split('/')[0]);
+}
+
+/** The one `anyOf` branch whose type fits the value, when exactly one does. */
+function fittingBranch(owner: ErrorObject, errors: readonly ErrorObject[]): number | undefined {
+  const inside = errors.filter((b) => b !== owner && b.schemaPath.startsWith(`${owner.schemaPath}/`));
+  const misfits = new Set(
+    inside.filter((b) => b.keyword === 'type' && b.instancePath === owner.instancePath).map((b) => branchOf(b, owner)),
+  );
+  const fits = [...new Set(inside.map((b) => branchOf(b, owner)))].filter((i) => !misfits.has(i));
+  return fits.length === 1 ? fits[0] : undefined;
+}
+
+/**
+ * A failed `anyOf` is one summary line, unless exactly one branch has the value's type:
+ * then that branch's own errors are the precise ones.
+ */
+function selectErrors(errors: readonly ErrorObject[]): ErrorObject[] {
+  const anyOf = errors.filter((e) => e.keyword === 'anyOf');
+  const ownerOf = (e: ErrorObject) => anyOf.find((a) => a !== e && e.schemaPath.startsWith(`${a.schemaPath}/`));
+  return errors.filter((e) => {
+    const owner = ownerOf(e);
+    if (owner) return fittingBranch(owner, errors) === branchOf(e, owner);
+    return e.keyword !== 'anyOf' || fittingBranch(e, errors) === undefined;
+  });
+}
+
+function describeError(e: ErrorObject): string {
+  const path = pointerToPath(e.instancePath);
+  const at = (suffix: string) => `${path ? `${path}: ` : ''}${suffix}`;
+  const described = (e.parentSchema as { description?: string } | undefined)?.description;
+  const params = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'additionalProperties':
+      return `${joinPath(path, String(params.additionalProperty))}: unknown key`;
+    case 'required':
+      return `${joinPath(path, String(params.missingProperty))}: required`;
+    case 'type':
+      return at(`expected ${described ?? String(params.type)}, got ${typeName(e.data)}`);
+    case 'enum':
+      return at(`expected one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`);
+    case 'pattern':
+    case 'anyOf':
+    case 'const':
+      return at(`expected ${described ?? `a value that ${e.message ?? 'is valid'}`}, got ${JSON.stringify(e.data)}`);
+    case 'propertyNames':
+      return at(`has an invalid key: expected ${described ?? 'a valid name'}`);
+    default:
+      return at(
+        described && e.keyword === 'minLength'
+          ? `expected ${described}`
+          : `expected a value that ${e.message ?? 'is valid'}`,
+      );
+  }
 }
 
 function typeName(value: unknown): string {

@@ -4,10 +4,11 @@
  * A `description` on a constrained string is what error messages say was expected.
  */
 
+const DURATION = 'a duration such as 45s, 10m, 1h, or 0 to turn it off';
 const duration = {
-  description: 'a duration such as 45s, 10m, 1h, or 0 to turn it off',
+  description: DURATION,
   anyOf: [
-    { type: 'string', pattern: '^(0|[1-9][0-9]*(ms|s|m|h|d))$' },
+    { type: 'string', pattern: '^(0|[1-9][0-9]*(ms|s|m|h|d))$', description: DURATION },
     { type: 'integer', const: 0 },
   ],
 } as const;

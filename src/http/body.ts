@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import sjson from 'secure-json-parse';
 import { type HookdError, hookdError } from '../errors.js';
 
@@ -42,19 +42,20 @@ export function classifyContentType(header: string | undefined): BodyKind | unde
  */
 export function readBody(
   req: IncomingMessage,
+  res: ServerResponse,
   payload: NodeJS.ReadableStream,
   limitBytes: number,
 ): Promise<BodyOutcome> {
   const kind = classifyContentType(req.headers['content-type']);
   if (kind === undefined) {
-    drain(req, payload);
+    drain(req, res, payload);
     return Promise.resolve(
       failure(hookdError('UNSUPPORTED_MEDIA_TYPE', String(req.headers['content-type']).slice(0, 100))),
     );
   }
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limitBytes) {
-    drain(req, payload);
+    drain(req, res, payload);
     return Promise.resolve(failure(hookdError('PAYLOAD_TOO_LARGE', String(limitBytes))));
   }
   return new Promise((resolve, reject) => {
@@ -64,7 +65,7 @@ export function readBody(
       received += chunk.length;
       if (received > limitBytes) {
         cleanup();
-        drain(req, payload);
+        drain(req, res, payload);
         resolve(failure(hookdError('PAYLOAD_TOO_LARGE', String(limitBytes))));
         return;
       }
@@ -117,19 +118,28 @@ function failure(error: HookdError): BodyOutcome {
 }
 
 /**
- * Reads and drops what is left of a refused body so that the answer reaches the client
- * instead of a TCP reset; a body that keeps coming past the drain limit loses its socket.
+ * Lingering close for a refused body: the rest is read and dropped, and the connection
+ * is kept open until the client has sent it all, so that the answer reaches the client
+ * instead of a TCP reset. A body that keeps coming past the drain limits loses its socket.
  */
-function drain(req: IncomingMessage, payload: NodeJS.ReadableStream): void {
+function drain(req: IncomingMessage, res: ServerResponse, payload: NodeJS.ReadableStream): void {
+  const clientAskedToClose = !res.shouldKeepAlive;
+  res.shouldKeepAlive = true;
   let dropped = 0;
   const timer = setTimeout(() => req.socket.destroy(), DRAIN_LIMIT_MS);
   timer.unref();
+  const done = () => clearTimeout(timer);
   payload.on('data', (chunk: Buffer) => {
     dropped += chunk.length;
     if (dropped > DRAIN_LIMIT_BYTES) req.socket.destroy();
   });
-  payload.on('end', () => clearTimeout(timer));
-  payload.on('error', () => clearTimeout(timer));
-  payload.on('close', () => clearTimeout(timer));
+  payload.on('end', () => {
+    done();
+    if (!clientAskedToClose) return;
+    if (res.writableFinished) req.socket.end();
+    else res.once('finish', () => req.socket.end());
+  });
+  payload.on('error', done);
+  payload.on('close', done);
   payload.resume();
 }

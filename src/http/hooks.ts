@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Accepted, type ActionOptions, type ActionSink, parseAgentBody, parseWakeBody } from '../actions/index.js';
 import type { HooksConfig } from '../config/index.js';
@@ -17,6 +18,8 @@ export interface HookRoutesOptions {
 interface HookState {
   subPath: string;
   maxBodyBytes: number;
+  /** The raw response, for the body reader's lingering close. */
+  res: ServerResponse;
 }
 
 declare module 'fastify' {
@@ -37,8 +40,8 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   app.decorateRequest('hook', null);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (request, payload, done) => {
-    const limit = request.hook?.maxBodyBytes ?? hooks.maxBodyBytes;
-    readBody(request.raw, payload, limit).then(
+    const state = request.hook as HookState;
+    readBody(request.raw, state.res, payload, state.maxBodyBytes).then(
       (outcome) => done(null, outcome),
       (err: Error) => done(err, undefined),
     );
@@ -58,7 +61,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     }
     const subPath = subPathOf(request);
     if (subPath === '') throw hookdError('NOT_FOUND', 'a hook name is required, e.g. /wake');
-    request.hook = { subPath, maxBodyBytes: hooks.maxBodyBytes };
+    request.hook = { subPath, maxBodyBytes: hooks.maxBodyBytes, res: reply.raw };
   };
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {

@@ -1,0 +1,267 @@
+import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type HookdProcess, startHookd } from '../helpers/hookd-process.js';
+import { call } from '../helpers/http.js';
+
+const TOKEN = 'e2e-hook-token-0123456789';
+const BEARER = { authorization: `Bearer ${TOKEN}` };
+const LIMIT = 4096;
+
+let hookd: HookdProcess;
+beforeAll(async () => {
+  hookd = await startHookd({ config: { hooks: { enabled: true, token: TOKEN, maxBodyBytes: LIMIT } } });
+});
+afterAll(() => hookd?.stop());
+
+const url = (path: string) => `${hookd.url}${path}`;
+
+/**
+ * Sends a raw HTTP request: `head`, then `chunks` body pieces (each framed as an HTTP/1.1
+ * chunk when `chunked`), and returns the server's answer once it is complete.
+ */
+function raw(head: string, body: string, options: { chunks?: number; chunked?: boolean } = {}): Promise<string> {
+  const { port } = new URL(hookd.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1');
+    let answer = '';
+    socket.on('data', (c) => {
+      answer += c.toString();
+      const [head = '', body = ''] = answer.split('\r\n\r\n');
+      const length = /content-length: (\d+)/i.exec(head);
+      if (length && Buffer.byteLength(body) >= Number(length[1])) {
+        resolve(answer);
+        socket.destroy();
+      }
+    });
+    socket.on('error', (err) => (answer ? resolve(answer) : reject(err)));
+    socket.on('close', () => resolve(answer));
+    socket.write(head + body);
+    let sent = 0;
+    const piece = Buffer.alloc(16384, 'a');
+    const frame = options.chunked ? Buffer.concat([Buffer.from('4000\r\n'), piece, Buffer.from('\r\n')]) : piece;
+    const pump = () => {
+      if (sent >= (options.chunks ?? 0) || socket.destroyed) {
+        if (options.chunked && !socket.destroyed) socket.write('0\r\n\r\n');
+        return;
+      }
+      sent++;
+      socket.write(frame, pump);
+    };
+    pump();
+  });
+}
+
+describe('the HTTP contract over real sockets (DESIGN §3, §5)', () => {
+  it('answers 404 with a coded JSON body outside hooks.path', async () => {
+    const res = await call(url('/elsewhere'), { headers: BEARER, json: {} });
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ ok: false, error: 'not found', code: 'NOT_FOUND' });
+    expect(res.headers['x-request-id']).toBeTruthy();
+  });
+
+  it('answers 405 with Allow: POST before checking the token', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE', 'PATCH']) {
+      const res = await call(url('/hooks/wake'), { method });
+      expect(res.status).toBe(405);
+      expect(res.headers.allow).toBe('POST');
+      expect(res.body.code).toBe('METHOD_NOT_ALLOWED');
+    }
+  });
+
+  it('answers 401 without a token and with a wrong one', async () => {
+    const none = await call(url('/hooks/wake'), { json: { text: 'x' } });
+    expect(none.status).toBe(401);
+    expect(none.body).toMatchObject({ ok: false, code: 'UNAUTHORIZED' });
+    const wrong = await call(url('/hooks/wake'), { headers: { authorization: 'Bearer nope' }, json: { text: 'x' } });
+    expect(wrong.status).toBe(401);
+    const wrongHeader = await call(url('/hooks/wake'), {
+      headers: { 'x-service-token': `${TOKEN}x` },
+      json: { text: 'x' },
+    });
+    expect(wrongHeader.status).toBe(401);
+  });
+
+  it('accepts the Bearer header (any scheme case) and x-service-token', async () => {
+    const bearer = await call(url('/hooks/wake'), {
+      headers: { authorization: `bearer ${TOKEN}` },
+      json: { text: 'a' },
+    });
+    expect(bearer.status).toBe(200);
+    expect(bearer.headers.deprecation).toBeUndefined();
+    const header = await call(url('/hooks/wake'), { headers: { 'x-service-token': TOKEN }, json: { text: 'b' } });
+    expect(header.status).toBe(200);
+  });
+
+  it('accepts ?token= with Deprecation: true and a logged warning that never holds the token', async () => {
+    const res = await call(url(`/hooks/wake?token=${TOKEN}`), { json: { text: 'query token' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.deprecation).toBe('true');
+    await expect.poll(() => hookd.stdout()).toMatch(/query parameter is deprecated/);
+    expect(hookd.stdout()).not.toContain(TOKEN);
+    expect(hookd.stderr()).not.toContain(TOKEN);
+  });
+
+  it('answers 404 for the empty sub-path and for unknown names, after auth', async () => {
+    for (const path of ['/hooks', '/hooks/']) {
+      const res = await call(url(path), { headers: BEARER, json: {} });
+      expect(res.status).toBe(404);
+      expect(res.body.code).toBe('NOT_FOUND');
+    }
+    const unknown = await call(url('/hooks/nothing-here'), { headers: BEARER, json: {} });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ code: 'NO_MAPPING', error: 'no mapping for hook: nothing-here' });
+    const unauthenticated = await call(url('/hooks'), { json: {} });
+    expect(unauthenticated.status).toBe(401);
+  });
+
+  it('answers 415 for an unsupported content type', async () => {
+    const res = await call(url('/hooks/wake'), {
+      headers: { ...BEARER, 'content-type': 'application/xml' },
+      body: '<x/>',
+    });
+    expect(res.status).toBe(415);
+    expect(res.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('answers 413 from Content-Length before reading the body', async () => {
+    const res = await call(url('/hooks/wake'), { headers: BEARER, json: { text: 'x'.repeat(LIMIT * 2) } });
+    expect(res.status).toBe(413);
+    expect(res.body).toMatchObject({ ok: false, code: 'PAYLOAD_TOO_LARGE' });
+  });
+
+  it('answers 413 to a lying Content-Length without waiting for the body', async () => {
+    const answer = await raw(
+      `POST /hooks/wake HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\nConnection: close\r\n\r\n`,
+      '{"text":"tiny"}',
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).toContain('"code":"PAYLOAD_TOO_LARGE"');
+  });
+
+  it('answers 413 to a chunked body while streaming, and the client receives it', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(
+        url('/hooks/wake'),
+        { method: 'POST', headers: { ...BEARER, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      let sent = 0;
+      const write = () => {
+        while (sent < 1024 * 1024) {
+          sent += 8192;
+          if (!req.write(`${'x'.repeat(8192)}`)) return req.once('drain', write);
+        }
+        req.end();
+      };
+      req.write('{"text":"');
+      write();
+    });
+    expect(status).toBe(413);
+  });
+
+  it('answers 413 over a raw socket while the client goes on sending 8 MB of chunks, without a reset', async () => {
+    const answer = await raw(
+      `POST /hooks/wake HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`,
+      '',
+      { chunks: 512, chunked: true },
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).toContain('"code":"PAYLOAD_TOO_LARGE"');
+  });
+
+  it('answers 400 for invalid JSON and for a body that is not an object', async () => {
+    const bad = await call(url('/hooks/wake'), {
+      headers: { ...BEARER, 'content-type': 'application/json' },
+      body: '{"text":',
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe('INVALID_JSON');
+    for (const body of ['[1,2]', '"text"', '42', 'null']) {
+      const res = await call(url('/hooks/wake'), { headers: { ...BEARER, 'content-type': 'application/json' }, body });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'INVALID_BODY', error: 'body must be a JSON object' });
+    }
+  });
+
+  it('parses text/plain, +json and a missing content type as JSON; an empty body is {}', async () => {
+    for (const type of ['text/plain', 'application/vnd.github+json', undefined]) {
+      const headers: Record<string, string> = { ...BEARER, ...(type ? { 'content-type': type } : {}) };
+      const res = await call(url('/hooks/wake'), { headers, body: JSON.stringify({ text: `as ${type}` }) });
+      expect(res.status).toBe(200);
+    }
+    const empty = await call(url('/hooks/wake'), { headers: BEARER });
+    expect(empty.status).toBe(400);
+    expect(empty.body.code).toBe('TEXT_REQUIRED');
+  });
+
+  it('parses form-urlencoded bodies into an object of strings', async () => {
+    const res = await call(url('/hooks/wake'), {
+      headers: { ...BEARER, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'text=from+a+form&mode=next-heartbeat',
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.mode).toBe('next-heartbeat');
+  });
+
+  it('answers 200 for wake and 202 for agent, committed to SQLite before the answer', async () => {
+    const wake = await call(url('/hooks/wake'), { headers: BEARER, json: { text: 'disk full on nas' } });
+    expect(wake.status).toBe(200);
+    expect(wake.body).toEqual({ ok: true, mode: 'now', eventId: expect.any(String) });
+    const agent = await call(url('/hooks/agent'), { headers: BEARER, json: { message: 'triage this', name: 'Ops' } });
+    expect(agent.status).toBe(202);
+    expect(agent.body).toEqual({ ok: true, runId: expect.any(String), sessionKey: expect.stringMatching(/^hook:/) });
+
+    const db = new Database(`${hookd.dir}/data/hookd.db`, { readonly: true });
+    try {
+      expect(db.prepare('SELECT text FROM events WHERE id = ?').get(wake.body.eventId)).toEqual({
+        text: 'disk full on nas',
+      });
+      expect(db.prepare('SELECT name, message FROM runs WHERE id = ?').get(agent.body.runId)).toEqual({
+        name: 'Ops',
+        message: 'triage this',
+      });
+    } finally {
+      db.close();
+    }
+  });
+
+  it('echoes a sane x-request-id and makes one otherwise', async () => {
+    const echoed = await call(url('/hooks/wake'), {
+      headers: { ...BEARER, 'x-request-id': 'abc-123' },
+      json: { text: 'x' },
+    });
+    expect(echoed.headers['x-request-id']).toBe('abc-123');
+    const replaced = await call(url('/hooks/wake'), {
+      headers: { ...BEARER, 'x-request-id': 'bad id\twith tabs' },
+      json: { text: 'x' },
+    });
+    expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers GET /healthz', async () => {
+    const res = await call(url('/healthz'), { method: 'GET' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ ok: true });
+  });
+});
+
+describe('hooks.allowQueryToken: false', () => {
+  it('answers 400 to a ?token= request', async () => {
+    const strict = await startHookd({ config: { hooks: { enabled: true, token: TOKEN, allowQueryToken: false } } });
+    try {
+      const res = await call(`${strict.url}/hooks/wake?token=${TOKEN}`, { json: { text: 'x' } });
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('QUERY_TOKEN_DISABLED');
+      const bearer = await call(`${strict.url}/hooks/wake`, { headers: BEARER, json: { text: 'x' } });
+      expect(bearer.status).toBe(200);
+    } finally {
+      await strict.stop();
+    }
+  });
+});

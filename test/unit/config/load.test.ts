@@ -1,0 +1,88 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig, normalizeHooksPath, parseDurationMs } from '../../../src/config/index.js';
+import { ConfigError } from '../../../src/errors.js';
+
+describe('loadConfig', () => {
+  it('fills every default of DESIGN §2 and freezes the result', () => {
+    const config = loadConfig({ data: {}, baseDir: '/srv/hookd', env: {} });
+    expect(config.server).toEqual({ host: '127.0.0.1', port: 8787, trustProxy: false });
+    expect(config.hooks).toMatchObject({
+      enabled: false,
+      path: '/hooks',
+      maxBodyBytes: 262144,
+      allowQueryToken: true,
+      presets: [],
+      mappings: [],
+      transformsDir: '/srv/hookd/transforms',
+      transforms: { timeoutMs: 1000, memoryLimitMb: 128, maxInFlight: 8 },
+      idempotency: { ttlSeconds: 86400 },
+    });
+    expect(config.agents.defaults).toMatchObject({
+      model: 'builtin/echo',
+      timeoutSeconds: 600,
+      maxConcurrentRuns: 4,
+      heartbeat: { every: '30m', ackMaxChars: 300 },
+    });
+    expect(config.storage).toEqual({ path: '/srv/hookd/data/hookd.db', synchronous: 'normal' });
+    expect(config.log.level).toBe('info');
+    expect(Object.isFrozen(config.hooks.presets)).toBe(true);
+  });
+
+  it('resolves relative paths against the config file folder', () => {
+    const config = loadConfig({
+      data: { storage: { path: '../db/h.db' }, hooks: { transformsDir: 'tx' } },
+      baseDir: '/etc/hookd',
+      env: {},
+    });
+    expect(config.storage.path).toBe('/etc/db/h.db');
+    expect(config.hooks.transformsDir).toBe(join('/etc/hookd', 'tx'));
+  });
+
+  it('expands ${NAME} and keeps $${NAME} literal', () => {
+    const config = loadConfig({
+      data: { hooks: { enabled: true, token: '${T}', mappings: [{ textTemplate: 'cost $${X}' }] } },
+      env: { T: 'token-from-env-0123456789' },
+    });
+    expect(config.hooks.token).toBe('token-from-env-0123456789');
+    expect(config.hooks.mappings[0]?.textTemplate).toBe('cost ${X}');
+  });
+
+  it('accepts both forms of agents.defaults.models', () => {
+    expect(() => loadConfig({ data: { agents: { defaults: { models: ['builtin/echo'] } } }, env: {} })).not.toThrow();
+    expect(() =>
+      loadConfig({ data: { agents: { defaults: { models: { 'builtin/echo': { alias: 'e' } } } } }, env: {} }),
+    ).not.toThrow();
+  });
+
+  it('throws a ConfigError listing problems', () => {
+    try {
+      loadConfig({ data: { hooks: { enabled: true } }, env: {} });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).problems).toEqual(['hooks.token: required when hooks.enabled is true']);
+    }
+  });
+});
+
+describe('normalizeHooksPath', () => {
+  it.each([
+    ['hooks', '/hooks'],
+    ['/hooks/', '/hooks'],
+    ['//in//bound/', '/in/bound'],
+    ['/', '/'],
+    ['', '/'],
+  ])('%j → %j', (input, expected) => expect(normalizeHooksPath(input)).toBe(expected));
+});
+
+describe('parseDurationMs', () => {
+  it.each([
+    ['45s', 45_000],
+    ['10m', 600_000],
+    ['1h', 3_600_000],
+    ['250ms', 250],
+    ['0', 0],
+    [0, 0],
+  ] as const)('%j → %i ms', (input, ms) => expect(parseDurationMs(input)).toBe(ms));
+});

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { classifyContentType, parse } from '../../../src/http/body.js';
+
+describe('classifyContentType', () => {
+  it.each([
+    [undefined, 'json'],
+    ['application/json', 'json'],
+    ['application/json; charset=utf-8', 'json'],
+    ['Application/JSON', 'json'],
+    ['text/plain', 'json'],
+    ['application/vnd.github+json', 'json'],
+    ['application/cloudevents+json; charset=UTF-8', 'json'],
+    ['application/x-www-form-urlencoded', 'form'],
+    ['application/xml', undefined],
+    ['multipart/form-data; boundary=x', undefined],
+    ['text/html', undefined],
+  ])('%j → %j', (header, kind) => expect(classifyContentType(header)).toBe(kind));
+});
+
+describe('parse', () => {
+  it('treats an empty or blank body as {}', () => {
+    expect(parse('json', Buffer.from(''))).toMatchObject({ ok: true, body: { value: {} } });
+    expect(parse('json', Buffer.from('  \n'))).toMatchObject({ ok: true, body: { value: {} } });
+  });
+
+  it('strips a byte-order mark', () => {
+    expect(parse('json', Buffer.from('\ufeff{"a":1}'))).toMatchObject({ ok: true, body: { value: { a: 1 } } });
+  });
+
+  it('removes __proto__ and constructor.prototype keys instead of letting them through', () => {
+    const outcome = parse(
+      'json',
+      Buffer.from('{"a":1,"__proto__":{"polluted":true},"constructor":{"prototype":{"x":1}}}'),
+    );
+    expect(outcome.ok).toBe(true);
+    const value = outcome.ok ? (outcome.body.value as Record<string, unknown>) : {};
+    expect(value.a).toBe(1);
+    expect(Object.hasOwn(value, '__proto__')).toBe(false);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('keeps the raw bytes', () => {
+    const raw = Buffer.from('{"x":"é"}');
+    const outcome = parse('json', raw);
+    expect(outcome.ok && outcome.body.raw).toBe(raw);
+  });
+
+  it('reports invalid JSON as INVALID_JSON', () => {
+    const outcome = parse('json', Buffer.from('{nope'));
+    expect(outcome.ok).toBe(false);
+    expect(!outcome.ok && outcome.error.code).toBe('INVALID_JSON');
+  });
+
+  it('turns form bodies into an object of strings, last value winning, dropping prototype keys', () => {
+    const outcome = parse('form', Buffer.from('a=1&b=two+words&a=3&__proto__=x&constructor=y'));
+    expect(outcome.ok && outcome.body.value).toEqual({ a: '3', b: 'two words' });
+  });
+});
