@@ -6,6 +6,7 @@ import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createTokenMatcher, findToken } from './auth.js';
 import { type BodyOutcome, type ParsedBody, readBody } from './body.js';
+import { type AuthThrottle, createAuthThrottle } from './throttle.js';
 
 /** What the hook routes need; the HTTP layer sees the runtime only through `sink`. */
 export interface HookRoutesOptions {
@@ -13,6 +14,8 @@ export interface HookRoutesOptions {
   readonly sink: ActionSink;
   readonly actionOptions: ActionOptions;
   readonly log: Logger;
+  /** Defaults to 20 failures per 60 s, then a 60 s lock. */
+  readonly throttle?: AuthThrottle;
 }
 
 interface HookState {
@@ -35,6 +38,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   const { hooks, sink, actionOptions } = options;
   const log = options.log.child({ component: 'hooks' });
   const tokenMatches = createTokenMatcher(hooks.token);
+  const throttle = options.throttle ?? createAuthThrottle();
   const base = hooks.path;
 
   app.decorateRequest('hook', null);
@@ -56,9 +60,16 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
       log.warn({ reqId: request.id }, 'the ?token= query parameter is deprecated; send Authorization: Bearer instead');
     }
     if (presented === undefined || !tokenMatches(presented.token)) {
-      log.warn({ reqId: request.id, ip: request.ip }, 'hook request refused: missing or invalid token');
+      const locked = throttle.lockedForSeconds(request.ip);
+      log.warn(
+        { reqId: request.id, ip: request.ip, locked: locked > 0 },
+        'hook request refused: missing or invalid token',
+      );
+      if (locked > 0) throw hookdError('TOO_MANY_AUTH_FAILURES', '', { headers: { 'retry-after': String(locked) } });
+      throttle.fail(request.ip);
       throw hookdError('UNAUTHORIZED');
     }
+    throttle.succeed(request.ip);
     const subPath = subPathOf(request);
     if (subPath === '') throw hookdError('NOT_FOUND', 'a hook name is required, e.g. /wake');
     request.hook = { subPath, maxBodyBytes: hooks.maxBodyBytes, res: reply.raw };

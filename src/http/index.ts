@@ -3,3 +3,4 @@ export { classifyContentType, type ParsedBody } from './body.js';
 export { installErrorHandlers, toHookdError } from './errors.js';
 export { healthRoutes } from './health.js';
 export { type HookRoutesOptions, hookRoutes, responseFor } from './hooks.js';
+export { type AuthThrottle, type AuthThrottleOptions, createAuthThrottle } from './throttle.js';

@@ -244,6 +244,30 @@ describe('the HTTP contract over real sockets (DESIGN §3, §5)', () => {
     expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('answers 429 with Retry-After after 20 failures from one address, but never to the right token', async () => {
+    // A separate client address (127.0.0.2) keeps this test's lock away from the other tests.
+    const from = (headers: Record<string, string>) =>
+      new Promise<{ status: number; retryAfter?: string }>((resolve, reject) => {
+        const req = httpRequest(
+          url('/hooks/wake'),
+          { method: 'POST', localAddress: '127.0.0.2', headers: { 'content-type': 'application/json', ...headers } },
+          (res) => {
+            res.resume();
+            resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] as string | undefined });
+          },
+        );
+        req.on('error', reject);
+        req.end('{"text":"x"}');
+      });
+    for (let i = 0; i < 20; i++) expect((await from({ authorization: 'Bearer wrong' })).status).toBe(401);
+    const locked = await from({ authorization: 'Bearer wrong' });
+    expect(locked.status).toBe(429);
+    expect(Number(locked.retryAfter)).toBeGreaterThan(0);
+    expect((await from({})).status).toBe(429);
+    expect((await from(BEARER)).status).toBe(200);
+    expect((await from({ authorization: 'Bearer wrong' })).status).toBe(401);
+  });
+
   it('answers GET /healthz', async () => {
     const res = await call(url('/healthz'), { method: 'GET' });
     expect(res.status).toBe(200);
