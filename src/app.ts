@@ -4,7 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { ActionOptions, ActionSink } from './actions/index.js';
 import type { Config } from './config/index.js';
 import { errorBody, hookdError } from './errors.js';
-import { healthRoutes, hookRoutes, installErrorHandlers } from './http/index.js';
+import { type AdminQueries, adminRoutes, healthRoutes, hookRoutes, installErrorHandlers } from './http/index.js';
 import type { Logger } from './log.js';
 
 export interface AppDeps {
@@ -12,6 +12,9 @@ export interface AppDeps {
   readonly log: Logger;
   readonly sink: ActionSink;
   readonly actionOptions: ActionOptions;
+  /** The admin API is mounted when both are given. */
+  readonly gatewayToken?: string;
+  readonly queries?: AdminQueries;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -55,6 +58,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   installErrorHandlers(app, log);
   await app.register(healthRoutes);
+  if (deps.gatewayToken && deps.queries) {
+    await app.register(adminRoutes, { gatewayToken: deps.gatewayToken, queries: deps.queries });
+  }
   if (config.hooks.enabled && config.hooks.token) {
     await app.register(hookRoutes, {
       hooks: { ...config.hooks, token: config.hooks.token },

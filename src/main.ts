@@ -5,12 +5,14 @@ import { buildApp } from './app.js';
 import type { Config } from './config/index.js';
 import { ConfigError } from './errors.js';
 import type { Logger } from './log.js';
-import { createStoreSink } from './runtime/sink.js';
+import type { ModelRouter } from './providers/index.js';
+import { createRuntime, type Runtime } from './runtime/index.js';
 import { createStore, readOrCreateSecret, type Store } from './store/index.js';
 
 export interface Gateway {
   readonly app: FastifyInstance;
   readonly store: Store;
+  readonly runtime: Runtime;
   /** `http://host:port` as bound. */
   readonly url: string;
   readonly gatewayToken: string;
@@ -20,7 +22,11 @@ export interface Gateway {
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
 /** Composition root: store → runtime → app → listen. The caller owns signals. */
-export async function startGateway(config: Config, log: Logger): Promise<Gateway> {
+export async function startGateway(
+  config: Config,
+  log: Logger,
+  options: { models?: ModelRouter } = {},
+): Promise<Gateway> {
   const gatewayToken =
     config.gateway.auth.token ?? readOrCreateSecret(join(dirname(config.storage.path), 'gateway-token')).value;
   if (config.hooks.token !== undefined && config.hooks.token === gatewayToken) {
@@ -31,12 +37,19 @@ export async function startGateway(config: Config, log: Logger): Promise<Gateway
   }
   const store = createStore({ path: config.storage.path, synchronous: config.storage.synchronous });
   try {
-    const sink = createStoreSink(store);
+    const runtime = createRuntime({ config, store, log, ...options });
     const actionOptions = {
       models: createModelCatalog(config),
       chatnetConfigured: config.channels.chatnet !== undefined,
     };
-    const app = await buildApp({ config, log, sink, actionOptions });
+    const app = await buildApp({
+      config,
+      log,
+      sink: runtime.sink,
+      actionOptions,
+      gatewayToken,
+      queries: runtime.queries,
+    });
     if (!LOOPBACK.test(config.server.host)) {
       log.warn(
         { host: config.server.host },
@@ -44,6 +57,7 @@ export async function startGateway(config: Config, log: Logger): Promise<Gateway
       );
     }
     await app.listen({ host: config.server.host, port: config.server.port });
+    runtime.start();
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.server.port;
     const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
@@ -53,12 +67,14 @@ export async function startGateway(config: Config, log: Logger): Promise<Gateway
     return {
       app,
       store,
+      runtime,
       url,
       gatewayToken,
       async close() {
         if (closed) return;
         closed = true;
         await app.close();
+        await runtime.stop();
         store.close();
       },
     };

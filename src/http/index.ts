@@ -1,3 +1,4 @@
+export { type AdminQueries, type AdminRoutesOptions, adminRoutes } from './admin.js';
 export { createTokenMatcher, findToken } from './auth.js';
 export { classifyContentType, type ParsedBody } from './body.js';
 export { installErrorHandlers, toHookdError } from './errors.js';

@@ -1,11 +1,13 @@
 import { type Db, type OpenDbOptions, openDb } from './db.js';
 import { createEventRepository } from './events.js';
 import { createMessageRepository } from './messages.js';
+import { createMetaRepository } from './meta.js';
 import { createRunRepository } from './runs.js';
 
 export type { Db } from './db.js';
 export type { EventOrigin, EventRecord, EventRepository, NewEvent } from './events.js';
 export type { MessageRepository, Role, SessionMessage } from './messages.js';
+export type { MetaRepository } from './meta.js';
 export type { DeliveryOutcome, RunRecord, RunRepository, RunStatus } from './runs.js';
 
 /** The embedded SQLite store and its repositories. */
@@ -14,6 +16,7 @@ export interface Store {
   readonly events: ReturnType<typeof createEventRepository>;
   readonly runs: ReturnType<typeof createRunRepository>;
   readonly messages: ReturnType<typeof createMessageRepository>;
+  readonly meta: ReturnType<typeof createMetaRepository>;
   /** Runs `fn` in one transaction (nested calls join the outer one). */
   transaction<T>(fn: () => T): T;
   close(): void;
@@ -27,6 +30,7 @@ export function createStore(options: OpenDbOptions): Store {
     events: createEventRepository(db),
     runs: createRunRepository(db),
     messages: createMessageRepository(db),
+    meta: createMetaRepository(db),
     transaction: (fn) => db.transaction(fn)(),
     close: () => {
       if (db.open) db.close();

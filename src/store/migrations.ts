@@ -59,4 +59,10 @@ export const migrations: readonly string[] = [
     value TEXT NOT NULL
   );
   `,
+  `
+  ALTER TABLE runs ADD COLUMN summarized_at INTEGER;
+  UPDATE runs SET summarized_at = finished_at WHERE status NOT IN ('queued', 'running');
+  DROP INDEX runs_status;
+  CREATE INDEX runs_pending ON runs (summarized_at, seq);
+  `,
 ];

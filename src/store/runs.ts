@@ -81,8 +81,9 @@ export function createRunRepository(db: Db) {
        @channel, @to, @allowUnsafe, @contentSource, 'queued', @requestId, @createdAt)`,
   );
   const get = db.prepare('SELECT * FROM runs WHERE id = ?');
-  const unfinished = db.prepare("SELECT * FROM runs WHERE status IN ('queued', 'running') ORDER BY seq");
-  const countUnfinished = db.prepare("SELECT COUNT(*) AS n FROM runs WHERE status IN ('queued', 'running')");
+  const unfinished = db.prepare('SELECT * FROM runs WHERE summarized_at IS NULL ORDER BY seq');
+  const countUnfinished = db.prepare('SELECT COUNT(*) AS n FROM runs WHERE summarized_at IS NULL');
+  const summarize = db.prepare('UPDATE runs SET summarized_at = ? WHERE id = ?');
   const start = db.prepare("UPDATE runs SET status = 'running', started_at = ? WHERE id = ?");
   const finish = db.prepare('UPDATE runs SET status = ?, output = ?, error = ?, finished_at = ? WHERE id = ?');
   const deliver = db.prepare('UPDATE runs SET delivery = ? WHERE id = ?');
@@ -112,7 +113,7 @@ export function createRunRepository(db: Db) {
       const row = get.get(id) as RunRow | undefined;
       return row && toRecord(row);
     },
-    /** Runs that are queued or were running when the process stopped, oldest first. */
+    /** Runs not yet summarized in the main session (queued, running, or stopped before their summary), oldest first. */
     unfinished(): RunRecord[] {
       return (unfinished.all() as RunRow[]).map(toRecord);
     },
@@ -128,6 +129,9 @@ export function createRunRepository(db: Db) {
       at: number,
     ): void {
       finish.run(outcome.status, outcome.output ?? null, outcome.error ?? null, at, id);
+    },
+    markSummarized(id: string, at: number): void {
+      summarize.run(at, id);
     },
     recordDelivery(id: string, delivery: DeliveryOutcome): void {
       deliver.run(JSON.stringify(delivery), id);

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { createModelCatalog } from '../../src/actions/index.js';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/index.js';
-import { createStoreSink } from '../../src/runtime/sink.js';
+import { createStoreSink } from '../../src/runtime/index.js';
 import { createStore, type Store } from '../../src/store/index.js';
 
 export const HOOK_TOKEN = 'hook-token-0123456789abcdef';

@@ -1,0 +1,69 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
+import type { ChatnetConfig } from '../config/index.js';
+import { splitMessage } from './split.js';
+import { ChannelError, type ChatChannel } from './types.js';
+
+export const CHATNET_MAX_CHARS = 4096;
+const ATTEMPTS = 4;
+const MAX_RETRY_AFTER_S = 60;
+const REQUEST_TIMEOUT_MS = 15_000;
+
+interface BotApiAnswer {
+  ok?: boolean;
+  description?: string;
+  parameters?: { retry_after?: number };
+}
+
+/**
+ * The Bot-API-style chat service: `POST {apiBase}/bot{botToken}/sendMessage` with
+ * `{ chat_id, text }`; texts over 4096 characters go as several messages; a 429 waits
+ * `parameters.retry_after` seconds; 5xx and network errors retry with backoff.
+ */
+export function createChatnetChannel(config: ChatnetConfig): ChatChannel {
+  const url = `${config.apiBase.replace(/\/+$/, '')}/bot${config.botToken}/sendMessage`;
+
+  async function sendOne(to: string, text: string): Promise<void> {
+    let lastReason = '';
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      let waitMs = 500 * 2 ** attempt;
+      try {
+        const res = await request(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ chat_id: to, text }),
+          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        });
+        const raw = await res.body.text();
+        let answer: BotApiAnswer = {};
+        try {
+          answer = JSON.parse(raw) as BotApiAnswer;
+        } catch {
+          // Not JSON: judged by status below.
+        }
+        if (res.statusCode >= 200 && res.statusCode < 300 && answer.ok === true) return;
+        lastReason = `chatnet answered ${res.statusCode}${answer.description ? `: ${answer.description}` : ''}`;
+        if (res.statusCode === 429) {
+          const retryAfter = Number(answer.parameters?.retry_after ?? res.headers['retry-after']);
+          if (Number.isFinite(retryAfter) && retryAfter >= 0) waitMs = Math.min(retryAfter, MAX_RETRY_AFTER_S) * 1000;
+        } else if (res.statusCode < 500 && res.statusCode >= 300) {
+          throw new ChannelError(lastReason);
+        } else if (res.statusCode < 300) {
+          throw new ChannelError(`chatnet did not confirm the message (${raw.slice(0, 200)})`);
+        }
+      } catch (err) {
+        if (err instanceof ChannelError) throw err;
+        lastReason = `chatnet unreachable: ${(err as Error).message}`;
+      }
+      if (attempt < ATTEMPTS - 1) await sleep(waitMs);
+    }
+    throw new ChannelError(`${lastReason} (after ${ATTEMPTS} attempts)`);
+  }
+
+  return {
+    id: 'chatnet',
+    async send(to, text) {
+      for (const piece of splitMessage(text, CHATNET_MAX_CHARS)) await sendOne(to, piece);
+    },
+  };
+}

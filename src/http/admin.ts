@@ -1,0 +1,47 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { hookdError } from '../errors.js';
+import { createTokenMatcher, findToken } from './auth.js';
+import { type AuthThrottle, createAuthThrottle } from './throttle.js';
+
+/** The read model the admin API shows; the runtime provides it. */
+export interface AdminQueries {
+  run(runId: string): object | undefined;
+  mainEvents(): object;
+  session(key: string): object | undefined;
+}
+
+export interface AdminRoutesOptions {
+  readonly gatewayToken: string;
+  readonly queries: AdminQueries;
+  /** Admin failures have their own count (DESIGN §3). */
+  readonly throttle?: AuthThrottle;
+}
+
+/** `GET /api/…`, guarded by `Authorization: Bearer <gateway.auth.token>` (DESIGN §8). */
+export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOptions): Promise<void> {
+  const matches = createTokenMatcher(options.gatewayToken);
+  const throttle = options.throttle ?? createAuthThrottle();
+  app.addHook('onRequest', async (request: FastifyRequest) => {
+    const presented = findToken(request.headers, undefined);
+    if (presented?.source === 'bearer' && matches(presented.token)) {
+      throttle.succeed(request.ip);
+      return;
+    }
+    const locked = throttle.lockedForSeconds(request.ip);
+    if (locked > 0) throw hookdError('TOO_MANY_AUTH_FAILURES', '', { headers: { 'retry-after': String(locked) } });
+    throttle.fail(request.ip);
+    throw hookdError('ADMIN_UNAUTHORIZED');
+  });
+  const { queries } = options;
+  app.get<{ Params: { runId: string } }>('/api/runs/:runId', async (request) => {
+    const run = queries.run(request.params.runId);
+    if (!run) throw hookdError('NOT_FOUND', `no run ${request.params.runId}`);
+    return run;
+  });
+  app.get('/api/main/events', async () => queries.mainEvents());
+  app.get<{ Params: { key: string } }>('/api/sessions/:key', async (request) => {
+    const session = queries.session(request.params.key);
+    if (!session) throw hookdError('NOT_FOUND', `no session ${request.params.key}`);
+    return session;
+  });
+}

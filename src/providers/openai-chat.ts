@@ -1,0 +1,60 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
+import type { ProviderConfig } from '../config/index.js';
+import { type CompletionRequest, type ModelProvider, ProviderError } from './types.js';
+
+const MAX_BACKOFF_MS = 5_000;
+
+interface ChatCompletion {
+  choices?: { message?: { content?: unknown } }[];
+}
+
+/** Extracts `choices[0].message.content` (a string, or an array of text parts). */
+function contentOf(body: ChatCompletion): string {
+  const content = body.choices?.[0]?.message?.content;
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content.map((part) => (typeof part?.text === 'string' ? part.text : '')).join('');
+  }
+  throw new ProviderError('the model answered without choices[0].message.content');
+}
+
+/**
+ * `api: "openai-chat"`: `POST {baseUrl}/chat/completions`. 429 and 5xx are retried with
+ * backoff (honouring `Retry-After`) until the request's signal aborts it.
+ */
+export function createOpenAiChatProvider(config: ProviderConfig): ModelProvider {
+  const url = `${config.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (config.apiKey) headers.authorization = `Bearer ${config.apiKey}`;
+
+  return {
+    async complete({ model, messages, thinking, signal }: CompletionRequest) {
+      const body = JSON.stringify({
+        model,
+        messages,
+        ...(thinking && thinking !== 'off' ? { reasoning_effort: thinking } : {}),
+      });
+      for (let attempt = 0; ; attempt++) {
+        let retryAfterMs: number | undefined;
+        try {
+          const res = await request(url, { method: 'POST', headers, body, signal });
+          const text = await res.body.text();
+          if (res.statusCode >= 200 && res.statusCode < 300) return contentOf(JSON.parse(text) as ChatCompletion);
+          if (res.statusCode !== 429 && res.statusCode < 500) {
+            throw new ProviderError(`the model server answered ${res.statusCode}: ${text.slice(0, 300)}`);
+          }
+          const header = Number(res.headers['retry-after']);
+          if (Number.isFinite(header) && header >= 0) retryAfterMs = header * 1000;
+        } catch (err) {
+          if (signal.aborted) throw signal.reason;
+          if (err instanceof ProviderError) throw err;
+          if (err instanceof SyntaxError) throw new ProviderError('the model server answered with invalid JSON');
+          // Network errors are retried like a 5xx.
+        }
+        const backoffMs = retryAfterMs ?? Math.min(MAX_BACKOFF_MS, 250 * 2 ** attempt);
+        await sleep(backoffMs, undefined, { signal });
+      }
+    },
+  };
+}

@@ -1,0 +1,91 @@
+import type { Channel } from '../actions/index.js';
+import type { ChatChannel } from '../channels/index.js';
+import type { Logger } from '../log.js';
+import type { DeliveryOutcome, MetaRepository } from '../store/index.js';
+
+export const HEARTBEAT_OK = 'HEARTBEAT_OK';
+export const NO_REPLY = 'NO_REPLY';
+
+/** True when `HEARTBEAT_OK` stands at the reply's start or end and what remains is at most `ackMaxChars`. */
+export function isAckOnly(reply: string, ackMaxChars: number): boolean {
+  const text = reply.trim();
+  let rest: string;
+  if (text.startsWith(HEARTBEAT_OK)) rest = text.slice(HEARTBEAT_OK.length);
+  else if (text.endsWith(HEARTBEAT_OK)) rest = text.slice(0, -HEARTBEAT_OK.length);
+  else return false;
+  return rest.trim().length <= ackMaxChars;
+}
+
+/** Where a main-session reply last went (DESIGN §6.4). */
+export interface Route {
+  readonly channel: string;
+  readonly to: string;
+}
+
+const LAST_ROUTE_KEY = 'lastRoute:main';
+
+export interface DeliveryOptions {
+  readonly channels: ReadonlyMap<string, ChatChannel>;
+  readonly chatnetDefaultTo?: string;
+  readonly ackMaxChars: number;
+  readonly meta: MetaRepository;
+  readonly log: Logger;
+}
+
+export interface DeliveryTarget {
+  readonly channel: Channel;
+  readonly to?: string;
+}
+
+/** Delivers replies: resolves `last`, skips acknowledgements, records the outcome, never throws. */
+export function createDelivery(options: DeliveryOptions) {
+  const log = options.log.child({ component: 'delivery' });
+
+  function lastRoute(): Route | undefined {
+    const stored = options.meta.get<Route>(LAST_ROUTE_KEY);
+    if (stored) return stored;
+    if (options.channels.has('chatnet') && options.chatnetDefaultTo)
+      return { channel: 'chatnet', to: options.chatnetDefaultTo };
+    return undefined;
+  }
+
+  function resolve(target: DeliveryTarget): Route | { reason: string } {
+    const last = lastRoute();
+    const channel = target.channel === 'last' ? last?.channel : target.channel;
+    if (!channel) return { reason: 'no route: nothing has been delivered yet and no channel has a defaultTo' };
+    const to =
+      target.to ??
+      (last?.channel === channel ? last.to : undefined) ??
+      (channel === 'chatnet' ? options.chatnetDefaultTo : undefined);
+    if (!to) return { reason: `no recipient for ${channel}: pass "to" or set channels.${channel}.defaultTo` };
+    return { channel, to };
+  }
+
+  return {
+    resolve,
+    async deliver(target: DeliveryTarget, reply: string): Promise<DeliveryOutcome> {
+      if (reply.trim() === NO_REPLY) return { status: 'skipped', reason: 'NO_REPLY' };
+      if (isAckOnly(reply, options.ackMaxChars)) return { status: 'skipped', reason: 'heartbeat acknowledgement' };
+      const route = resolve(target);
+      if ('reason' in route) return { status: 'failed', reason: route.reason };
+      const channel = options.channels.get(route.channel);
+      if (!channel)
+        return {
+          status: 'failed',
+          channel: route.channel,
+          to: route.to,
+          reason: `channel ${route.channel} is not configured`,
+        };
+      try {
+        await channel.send(route.to, reply);
+        options.meta.set(LAST_ROUTE_KEY, route);
+        return { status: 'sent', channel: route.channel, to: route.to };
+      } catch (err) {
+        log.warn({ channel: route.channel, err: (err as Error).message }, 'delivery failed');
+        return { status: 'failed', channel: route.channel, to: route.to, reason: (err as Error).message };
+      }
+    },
+  };
+}
+
+export type Delivery = ReturnType<typeof createDelivery>;

@@ -1,0 +1,179 @@
+import type { ThinkingLevel } from '../actions/index.js';
+import type { Logger } from '../log.js';
+import type { ModelRouter } from '../providers/index.js';
+import type { DeliveryOutcome, RunRecord, Store } from '../store/index.js';
+import type { Delivery } from './delivery.js';
+import type { Heartbeat } from './heartbeat.js';
+import { findInjectionPhrases, wrapExternalContent } from './safety.js';
+import { MAIN_SESSION } from './sink.js';
+
+export const SUMMARY_MAX_CHARS = 2000;
+
+export interface RunQueueOptions {
+  readonly store: Store;
+  readonly models: ModelRouter;
+  readonly delivery: Delivery;
+  readonly heartbeat: Heartbeat;
+  readonly maxConcurrent: number;
+  readonly defaultTimeoutSeconds: number;
+  readonly defaultThinking?: ThinkingLevel;
+  readonly log: Logger;
+  /** Transcript messages sent as history (the newest ones). */
+  readonly historyLimit?: number;
+  readonly now?: () => number;
+}
+
+/** `Hook <name>: <reply>` / `Hook <name> (error): <reason>` (DESIGN §6.2). */
+export function summaryText(run: RunRecord): string {
+  const label = run.name ? `Hook ${run.name}` : 'Hook';
+  if (run.status === 'ok') return `${label}: ${trimTo(run.output ?? '', SUMMARY_MAX_CHARS)}`;
+  return `${label} (error): ${trimTo(run.error ?? run.status, SUMMARY_MAX_CHARS)}`;
+}
+
+function trimTo(text: string, max: number): string {
+  const trimmed = text.trim();
+  return trimmed.length > max ? `${trimmed.slice(0, max - 1)}…` : trimmed;
+}
+
+/**
+ * Agent runs: executed in arrival order with at most `maxConcurrent` at once, runs of
+ * one session key strictly one after another. Each run ends with its delivery outcome
+ * recorded, then its summary on the main session, then (wakeMode now) a heartbeat.
+ */
+export function createRunQueue(options: RunQueueOptions) {
+  const { store, models, delivery, heartbeat } = options;
+  const log = options.log.child({ component: 'runs' });
+  const now = options.now ?? Date.now;
+  const historyLimit = options.historyLimit ?? 100;
+  const pending: { id: string; sessionKey: string }[] = [];
+  const busySessions = new Set<string>();
+  const inFlight = new Set<Promise<void>>();
+  const shutdown = new AbortController();
+  let stopped = false;
+
+  function pump(): void {
+    for (let i = 0; i < pending.length && inFlight.size < options.maxConcurrent && !stopped; ) {
+      const next = pending[i] as { id: string; sessionKey: string };
+      if (busySessions.has(next.sessionKey)) {
+        i++;
+        continue;
+      }
+      pending.splice(i, 1);
+      const run = store.runs.get(next.id);
+      if (!run) continue;
+      busySessions.add(run.sessionKey);
+      const task = execute(run)
+        .catch((err: unknown) => log.error({ err, runId: run.id }, 'run crashed'))
+        .finally(() => {
+          busySessions.delete(run.sessionKey);
+          inFlight.delete(task);
+          pump();
+        });
+      inFlight.add(task);
+    }
+  }
+
+  async function execute(queued: RunRecord): Promise<void> {
+    let run = queued;
+    if (run.status === 'queued' || run.status === 'running') {
+      const finished = await callModel(run);
+      if (!finished) return;
+      run = finished;
+    }
+    let outcome = run.delivery;
+    if (!outcome) {
+      outcome = await deliveryOf(run);
+      store.runs.recordDelivery(run.id, outcome);
+    }
+    const text = summaryText(run);
+    store.transaction(() => {
+      store.events.insert({
+        id: `${run.id}:summary`,
+        sessionKey: MAIN_SESSION,
+        text,
+        origin: 'run-summary',
+        trusted: run.allowUnsafeExternalContent,
+        contentSource: run.contentSource,
+        createdAt: now(),
+      });
+      store.runs.markSummarized(run.id, now());
+    });
+    log.info({ runId: run.id, status: run.status, delivery: outcome.status, why: outcome.reason }, 'run done');
+    if (run.wakeMode === 'now') heartbeat.request();
+  }
+
+  /** Runs the model turn; returns the finished record, or undefined when shut down mid-call. */
+  async function callModel(run: RunRecord): Promise<RunRecord | undefined> {
+    store.runs.markRunning(run.id, now());
+    const content = run.allowUnsafeExternalContent ? run.message : wrapExternalContent(run.message, run.contentSource);
+    const phrases = findInjectionPhrases(run.message);
+    if (phrases.length > 0) log.warn({ runId: run.id, phrases }, 'possible prompt injection in hook content');
+    const history = store.messages.recent(run.sessionKey, historyLimit);
+    const timeoutSeconds = run.timeoutSeconds ?? options.defaultTimeoutSeconds;
+    const timeout = AbortSignal.timeout(timeoutSeconds * 1000);
+    const thinking = run.thinking ?? options.defaultThinking;
+    try {
+      const reply = await models.complete(run.model, {
+        messages: [...history, { role: 'user', content }],
+        ...(thinking ? { thinking } : {}),
+        signal: AbortSignal.any([timeout, shutdown.signal]),
+      });
+      const at = now();
+      store.transaction(() => {
+        store.messages.append(
+          run.sessionKey,
+          [
+            { role: 'user', content },
+            { role: 'assistant', content: reply },
+          ],
+          run.id,
+          at,
+        );
+        store.runs.finish(run.id, { status: 'ok', output: reply }, at);
+      });
+    } catch (err) {
+      if (shutdown.signal.aborted && !timeout.aborted) return undefined;
+      const status = timeout.aborted ? 'timeout' : 'error';
+      const error = timeout.aborted ? `timed out after ${timeoutSeconds}s` : (err as Error).message;
+      store.runs.finish(run.id, { status, error }, now());
+      log.warn({ runId: run.id, status, error }, 'run failed');
+    }
+    return store.runs.get(run.id);
+  }
+
+  async function deliveryOf(run: RunRecord): Promise<DeliveryOutcome> {
+    if (!run.deliver) return { status: 'skipped', reason: 'deliver is false' };
+    if (run.status !== 'ok') return { status: 'skipped', reason: `the run ended with ${run.status}` };
+    return delivery.deliver(
+      { channel: run.channel, ...(run.to === undefined ? {} : { to: run.to }) },
+      run.output ?? '',
+    );
+  }
+
+  return {
+    /** Schedules a committed run. */
+    enqueue(runId: string, sessionKey: string): void {
+      if (stopped) return;
+      pending.push({ id: runId, sessionKey });
+      pump();
+    },
+    /** Picks up every run a previous process left unfinished, oldest first. */
+    resume(): number {
+      const unfinished = store.runs.unfinished();
+      for (const run of unfinished) pending.push({ id: run.id, sessionKey: run.sessionKey });
+      pump();
+      return unfinished.length;
+    },
+    get depth(): number {
+      return pending.length + inFlight.size;
+    },
+    /** Stops taking runs; aborts model calls in flight (they stay `running` and resume at the next start). */
+    async stop(): Promise<void> {
+      stopped = true;
+      shutdown.abort(new Error('shutting down'));
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}
+
+export type RunQueue = ReturnType<typeof createRunQueue>;
