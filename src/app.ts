@@ -6,12 +6,14 @@ import type { Config } from './config/index.js';
 import { errorBody, hookdError } from './errors.js';
 import { type AdminQueries, adminRoutes, healthRoutes, hookRoutes, installErrorHandlers } from './http/index.js';
 import type { Logger } from './log.js';
+import type { MappingEngine } from './mapping/index.js';
 
 export interface AppDeps {
   readonly config: Config;
   readonly log: Logger;
   readonly sink: ActionSink;
   readonly actionOptions: ActionOptions;
+  readonly mappings?: MappingEngine;
   /** The admin API is mounted when both are given. */
   readonly gatewayToken?: string;
   readonly queries?: AdminQueries;
@@ -67,6 +69,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       sink: deps.sink,
       actionOptions: deps.actionOptions,
       log,
+      ...(deps.mappings ? { mappings: deps.mappings } : {}),
     });
   }
   return app;

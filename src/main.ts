@@ -1,10 +1,11 @@
 import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { createModelCatalog } from './actions/index.js';
+import { type ActionOptions, createModelCatalog } from './actions/index.js';
 import { buildApp } from './app.js';
 import type { Config } from './config/index.js';
 import { ConfigError } from './errors.js';
 import type { Logger } from './log.js';
+import { createMappingEngine, type MappingEngine } from './mapping/index.js';
 import type { ModelRouter } from './providers/index.js';
 import { createRuntime, type Runtime } from './runtime/index.js';
 import { createStore, readOrCreateSecret, type Store } from './store/index.js';
@@ -21,6 +22,15 @@ export interface Gateway {
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
+/** Validates what requests are checked against and compiles every mapping (throws ConfigError). */
+export function compileRoutes(config: Config): { actionOptions: ActionOptions; mappings: MappingEngine } {
+  const actionOptions = {
+    models: createModelCatalog(config),
+    chatnetConfigured: config.channels.chatnet !== undefined,
+  };
+  return { actionOptions, mappings: createMappingEngine({ config, actionOptions }) };
+}
+
 /** Composition root: store → runtime → app → listen. The caller owns signals. */
 export async function startGateway(
   config: Config,
@@ -35,14 +45,12 @@ export async function startGateway(
       config.file,
     );
   }
+  const { actionOptions, mappings } = compileRoutes(config);
   const store = createStore({ path: config.storage.path, synchronous: config.storage.synchronous });
   try {
     const runtime = createRuntime({ config, store, log, ...options });
-    const actionOptions = {
-      models: createModelCatalog(config),
-      chatnetConfigured: config.channels.chatnet !== undefined,
-    };
     const app = await buildApp({
+      mappings,
       config,
       log,
       sink: runtime.sink,

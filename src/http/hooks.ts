@@ -4,6 +4,7 @@ import { type Accepted, type ActionOptions, type ActionSink, parseAgentBody, par
 import type { HooksConfig } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { MappingEngine } from '../mapping/index.js';
 import { createTokenMatcher, findToken } from './auth.js';
 import { type BodyOutcome, type ParsedBody, readBody } from './body.js';
 import { type AuthThrottle, createAuthThrottle } from './throttle.js';
@@ -14,6 +15,8 @@ export interface HookRoutesOptions {
   readonly sink: ActionSink;
   readonly actionOptions: ActionOptions;
   readonly log: Logger;
+  /** Routes `/hooks/<name>`; without it every name but wake and agent is 404. */
+  readonly mappings?: MappingEngine;
   /** Defaults to 20 failures per 60 s, then a 60 s lock. */
   readonly throttle?: AuthThrottle;
 }
@@ -72,7 +75,9 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     throttle.succeed(request.ip);
     const subPath = subPathOf(request);
     if (subPath === '') throw hookdError('NOT_FOUND', 'a hook name is required, e.g. /wake');
-    request.hook = { subPath, maxBodyBytes: hooks.maxBodyBytes, res: reply.raw };
+    const builtIn = subPath === 'wake' || subPath === 'agent';
+    const maxBodyBytes = builtIn || !options.mappings ? hooks.maxBodyBytes : options.mappings.maxBodyBytesFor(subPath);
+    request.hook = { subPath, maxBodyBytes, res: reply.raw };
   };
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -89,8 +94,29 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
         return reply.code(202).send(responseFor(accepted as Accepted));
       }
       default:
-        throw hookdError('NO_MAPPING', state.subPath);
+        return mapped(request, reply, state.subPath, body);
     }
+  };
+
+  const mapped = async (request: FastifyRequest, reply: FastifyReply, subPath: string, body: ParsedBody) => {
+    const outcome = options.mappings
+      ? await options.mappings.route({
+          subPath,
+          payload: body.value,
+          headers: request.headers,
+          query: request.query as Record<string, unknown>,
+          url: request.url,
+          rawBody: body.raw,
+        })
+      : ({ kind: 'none' } as const);
+    if (outcome.kind === 'none') throw hookdError('NO_MAPPING', subPath);
+    if (outcome.actions.length === 0) return reply.code(204).send();
+    const accepted = sink.accept(outcome.actions, { requestId: request.id });
+    const anyAgent = accepted.some((a) => a.kind === 'agent');
+    if (!outcome.fanOut && accepted.length === 1) {
+      return reply.code(anyAgent ? 202 : 200).send(responseFor(accepted[0] as Accepted));
+    }
+    return reply.code(anyAgent ? 202 : 200).send(fanOutResponse(accepted));
   };
 
   for (const url of [base, `${base}/*`]) {
@@ -108,6 +134,25 @@ function bodyOf(outcome: BodyOutcome | undefined): ParsedBody {
   if (outcome === undefined) return { value: {}, raw: Buffer.alloc(0) };
   if (!outcome.ok) throw outcome.error;
   return outcome.body;
+}
+
+/** A fan-out's body: arrays of event ids and/or run ids (with their session keys). */
+export function fanOutResponse(accepted: readonly Accepted[]): Record<string, unknown> {
+  const eventIds: string[] = [];
+  const runIds: string[] = [];
+  const sessionKeys: string[] = [];
+  for (const a of accepted) {
+    if (a.kind === 'wake') eventIds.push(a.eventId);
+    else {
+      runIds.push(a.runId);
+      sessionKeys.push(a.sessionKey);
+    }
+  }
+  return {
+    ok: true,
+    ...(eventIds.length > 0 ? { eventIds } : {}),
+    ...(runIds.length > 0 ? { runIds, sessionKeys } : {}),
+  };
 }
 
 /** The success body of one accepted action (DESIGN §3). */

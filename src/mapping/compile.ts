@@ -1,0 +1,98 @@
+import type { ModelCatalog } from '../actions/index.js';
+import type { MappingConfig } from '../config/index.js';
+import { isHookdError } from '../errors.js';
+import { compileTemplate, type Template, type TemplateView } from './templates.js';
+import type { Draft, MappingPolicy } from './types.js';
+
+const TEMPLATED = [
+  'textTemplate',
+  'messageTemplate',
+  'name',
+  'sessionKey',
+  'channel',
+  'to',
+  'model',
+  'thinking',
+] as const;
+type TemplatedField = (typeof TEMPLATED)[number];
+
+/** A mapping ready to serve: templates compiled, match normalised. */
+export interface CompiledMapping {
+  /** `id`, else the config path (`hooks.mappings[2]`). */
+  readonly id: string;
+  /** Where it came from, for error messages. */
+  readonly configPath: string;
+  readonly matchPath?: string;
+  readonly matchSource?: string;
+  readonly forEach?: string;
+  readonly maxBodyBytes?: number;
+  readonly transform?: { readonly module: string; readonly export?: string };
+  readonly policy: MappingPolicy;
+  /** Renders the templated draft for one view. */
+  draft(view: TemplateView): Draft;
+}
+
+/** Compiles one mapping; throws `path: problem` lines for a config error. */
+export function compileMapping(mapping: MappingConfig, configPath: string, models: ModelCatalog): CompiledMapping {
+  const problems: string[] = [];
+  const templates: Partial<Record<TemplatedField, Template>> = {};
+  for (const field of TEMPLATED) {
+    const source = mapping[field];
+    if (source === undefined) continue;
+    try {
+      templates[field] = compileTemplate(source);
+    } catch (err) {
+      problems.push(`${configPath}.${field}: template error: ${(err as Error).message}`);
+    }
+  }
+  if (mapping.model !== undefined && !mapping.model.includes('{{')) {
+    try {
+      models.resolve(mapping.model);
+    } catch (err) {
+      problems.push(`${configPath}.model: ${isHookdError(err) ? err.message : String(err)}`);
+    }
+  }
+  if (!mapping.transform && !mapping.textTemplate && !mapping.messageTemplate) {
+    problems.push(`${configPath}: expected messageTemplate, textTemplate or a transform`);
+  }
+  if (problems.length > 0) throw problems;
+
+  const action = mapping.action ?? 'agent';
+  const render = (field: TemplatedField, view: TemplateView): string | undefined => {
+    const rendered = templates[field]?.(view);
+    return rendered === undefined || rendered.trim() === '' ? undefined : rendered;
+  };
+  const trimmedPath = mapping.match?.path?.replace(/^\/+|\/+$/g, '');
+
+  return {
+    id: mapping.id ?? configPath,
+    configPath,
+    ...(trimmedPath === undefined ? {} : { matchPath: trimmedPath }),
+    ...(mapping.match?.source === undefined ? {} : { matchSource: mapping.match.source }),
+    ...(mapping.forEach === undefined ? {} : { forEach: mapping.forEach }),
+    ...(mapping.maxBodyBytes === undefined ? {} : { maxBodyBytes: mapping.maxBodyBytes }),
+    ...(mapping.transform ? { transform: mapping.transform } : {}),
+    policy: {
+      ...(mapping.wakeMode ? { wakeMode: mapping.wakeMode } : {}),
+      allowUnsafeExternalContent: mapping.allowUnsafeExternalContent ?? false,
+      contentSource: mapping.contentSource ?? 'webhook',
+    },
+    draft(view) {
+      const draft: Draft = { kind: action };
+      const set = <K extends keyof Draft>(key: K, value: Draft[K] | undefined) => {
+        if (value !== undefined) draft[key] = value;
+      };
+      set('text', render('textTemplate', view));
+      set('message', render('messageTemplate', view));
+      set('name', render('name', view));
+      set('sessionKey', render('sessionKey', view));
+      set('channel', render('channel', view));
+      set('to', render('to', view));
+      set('model', render('model', view));
+      set('thinking', render('thinking', view));
+      set('deliver', mapping.deliver);
+      set('timeoutSeconds', mapping.timeoutSeconds);
+      return draft;
+    },
+  };
+}

@@ -1,0 +1,158 @@
+import { type Action, type ActionOptions, parseAgentBody, parseWakeBody } from '../actions/index.js';
+import type { Config } from '../config/index.js';
+import { ConfigError, hookdError } from '../errors.js';
+import { type CompiledMapping, compileMapping } from './compile.js';
+import { MAX_ACTIONS, mergeTransformResult } from './merge.js';
+import { presetMappings } from './presets.js';
+import { buildView, isPlainObject } from './templates.js';
+import type { Draft, HookRequest, MappingOutcome, TransformContext, TransformRunner } from './types.js';
+
+/** Headers a transform never sees. */
+const HIDDEN_HEADERS = new Set(['authorization', 'x-service-token', 'cookie', 'proxy-authorization']);
+
+export interface MappingEngineOptions {
+  readonly config: Pick<Config, 'hooks' | 'file'>;
+  readonly actionOptions: ActionOptions;
+  /** Needed when any mapping has a transform. */
+  readonly transforms?: TransformRunner;
+  readonly now?: () => Date;
+}
+
+/** Routes `/hooks/<name>` requests through mappings, then presets (DESIGN §4). */
+export interface MappingEngine {
+  readonly mappings: readonly CompiledMapping[];
+  /** The body limit for a sub-path: the largest of `hooks.maxBodyBytes` and its mappings'. */
+  maxBodyBytesFor(subPath: string): number;
+  /** The first mapping whose predicates all hold. */
+  resolve(subPath: string, payload: unknown): CompiledMapping | undefined;
+  /** Turns a request into validated actions; throws 400s and TRANSFORM_FAILED. */
+  route(request: HookRequest): Promise<MappingOutcome>;
+}
+
+/** Compiles every mapping and preset; throws a ConfigError naming each broken one. */
+export function createMappingEngine(options: MappingEngineOptions): MappingEngine {
+  const { config, actionOptions } = options;
+  const now = options.now ?? (() => new Date());
+  const problems: string[] = [];
+  const sources = [
+    ...config.hooks.mappings.map((m, i) => ({ mapping: m, path: `hooks.mappings[${i}]` })),
+    ...presetMappings(config).map((m, i) => ({ mapping: m, path: `hooks.presets[${i}] (${m.id ?? 'preset'})` })),
+  ];
+  const mappings: CompiledMapping[] = [];
+  for (const { mapping, path } of sources) {
+    try {
+      mappings.push(compileMapping(mapping, path, actionOptions.models));
+    } catch (err) {
+      if (Array.isArray(err)) problems.push(...(err as string[]));
+      else throw err;
+    }
+    if (mapping.transform && !options.transforms) problems.push(`${path}.transform: transforms are not available here`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems, config.file);
+
+  function resolve(subPath: string, payload: unknown): CompiledMapping | undefined {
+    const source = isPlainObject(payload) && typeof payload.source === 'string' ? payload.source : undefined;
+    return mappings.find(
+      (m) =>
+        (m.matchPath === undefined || m.matchPath === subPath) &&
+        (m.matchSource === undefined || m.matchSource === source),
+    );
+  }
+
+  function toAction(draft: Draft, mapping: CompiledMapping): Action {
+    const { policy } = mapping;
+    const settings = {
+      allowUnsafeExternalContent: policy.allowUnsafeExternalContent,
+      contentSource: policy.contentSource,
+    };
+    if (draft.kind === 'wake') {
+      return parseWakeBody(
+        { text: draft.text ?? draft.message, mode: draft.mode ?? draft.wakeMode ?? policy.wakeMode },
+        settings,
+      );
+    }
+    const { kind: _kind, text, mode, ...agent } = draft;
+    return parseAgentBody(
+      { ...agent, message: draft.message ?? text, wakeMode: draft.wakeMode ?? mode ?? policy.wakeMode },
+      { ...actionOptions, ...settings },
+    );
+  }
+
+  function itemPayloads(mapping: CompiledMapping, payload: unknown): unknown[] {
+    if (mapping.forEach === undefined) return [payload];
+    const path = mapping.forEach;
+    const list = path
+      .split('.')
+      .reduce<unknown>((value, key) => (isPlainObject(value) ? value[key] : undefined), payload);
+    if (list === undefined) return [];
+    if (!Array.isArray(list)) throw hookdError('INVALID_FIELD', `${path}: expected an array`);
+    if (list.length > MAX_ACTIONS) throw hookdError('TOO_MANY_ACTIONS', String(list.length));
+    // The item replaces the array with a one-element array, so `messages.0` templates keep working.
+    return list.map((item) => setPath(payload, path.split('.'), [item]));
+  }
+
+  return {
+    mappings,
+    maxBodyBytesFor(subPath) {
+      let limit = config.hooks.maxBodyBytes;
+      for (const m of mappings) {
+        if (m.maxBodyBytes !== undefined && (m.matchPath === undefined || m.matchPath === subPath)) {
+          limit = Math.max(limit, m.maxBodyBytes);
+        }
+      }
+      return limit;
+    },
+    resolve,
+    async route(request) {
+      const mapping = resolve(request.subPath, request.payload);
+      if (!mapping) return { kind: 'none' };
+      const drafts: Draft[] = [];
+      let fanOut = mapping.forEach !== undefined;
+      for (const payload of itemPayloads(mapping, request.payload)) {
+        const view = buildView({
+          payload,
+          headers: request.headers,
+          query: request.query,
+          path: request.subPath,
+          now: now(),
+        });
+        const draft = mapping.draft(view);
+        if (!mapping.transform || !options.transforms) {
+          drafts.push(draft);
+          continue;
+        }
+        const result = await options.transforms.run(mapping.id, transformContext(request, payload));
+        const merged = mergeTransformResult(draft, result);
+        fanOut ||= merged.fanOut;
+        drafts.push(...merged.drafts);
+      }
+      if (drafts.length > MAX_ACTIONS) throw hookdError('TOO_MANY_ACTIONS', String(drafts.length));
+      return { kind: 'actions', mappingId: mapping.id, actions: drafts.map((d) => toAction(d, mapping)), fanOut };
+    },
+  };
+}
+
+function transformContext(request: HookRequest, payload: unknown): TransformContext {
+  const headers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(request.headers)) {
+    const name = key.toLowerCase();
+    if (value === undefined || HIDDEN_HEADERS.has(name)) continue;
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return {
+    payload,
+    headers,
+    query: request.query,
+    path: request.subPath,
+    url: request.url,
+    rawBody: request.rawBody.toString('utf8'),
+  };
+}
+
+/** A copy of `value` with `path` set to `replacement` (objects along the path are copied). */
+function setPath(value: unknown, path: readonly string[], replacement: unknown): unknown {
+  if (path.length === 0) return replacement;
+  const [head, ...rest] = path as [string, ...string[]];
+  const object = isPlainObject(value) ? value : {};
+  return { ...object, [head]: setPath(object[head], rest, replacement) };
+}

@@ -1,0 +1,80 @@
+import Mustache from 'mustache';
+
+/** A compiled template: render(view) → string. */
+export type Template = (view: TemplateView) => string;
+
+/** What templates see (DESIGN §4). */
+export type TemplateView = Readonly<Record<string, unknown>>;
+
+const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
+/** A name no view can hold, so lookups of forbidden names render empty. */
+const NOWHERE = '\u0000';
+
+type Token = [string, string, number, number, Token[]?, number?, boolean?];
+
+/** Objects render as JSON, everything else as its string; nothing is HTML-escaped. */
+function stringify(value: unknown): string {
+  if (typeof value === 'object' && value !== null) return JSON.stringify(value);
+  return String(value);
+}
+
+const writer = new Mustache.Writer();
+writer.escapedValue = (token: string[], context: Mustache.Context) => {
+  const value = context.lookup(token[1] as string);
+  return value == null ? '' : stringify(value);
+};
+writer.unescapedValue = writer.escapedValue;
+
+/** `messages[0].id` → `messages.0.id`; any prototype name → a name that never resolves. */
+function normalizeName(name: string): string {
+  const dotted = name.replace(/\[(\d+)\]/g, '.$1');
+  return dotted.split('.').some((part) => FORBIDDEN.has(part)) ? NOWHERE : dotted;
+}
+
+function rewrite(tokens: Token[]): Token[] {
+  return tokens.map((token) => {
+    const [symbol] = token;
+    const copy = [...token] as Token;
+    if (symbol === 'name' || symbol === '&' || symbol === '#' || symbol === '^') copy[1] = normalizeName(token[1]);
+    if (token[4]) copy[4] = rewrite(token[4]);
+    return copy;
+  });
+}
+
+/**
+ * Compiles a mustache template once (throws on a syntax error). Rendering never escapes
+ * HTML, renders objects as JSON and leaves `__proto__`, `constructor` and `prototype` empty.
+ */
+export function compileTemplate(source: string): Template {
+  const tokens = rewrite(writer.parse(source) as unknown as Token[]);
+  return (view) => writer.renderTokens(tokens as never, new Mustache.Context(view), undefined, source, undefined);
+}
+
+export interface ViewInput {
+  readonly payload: unknown;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly query: Readonly<Record<string, unknown>>;
+  readonly path: string;
+  readonly now?: Date;
+}
+
+/** The view: payload keys at the top level, then `payload`, `headers` (lower-cased), `query`, `path`, `now`. */
+export function buildView(input: ViewInput): TemplateView {
+  const headers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(input.headers)) {
+    if (value !== undefined) headers[key.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  const top = isPlainObject(input.payload) ? input.payload : {};
+  return {
+    ...top,
+    payload: input.payload,
+    headers,
+    query: input.query,
+    path: input.path,
+    now: (input.now ?? new Date()).toISOString(),
+  };
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

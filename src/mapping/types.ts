@@ -1,0 +1,62 @@
+import type { Action, ContentSource, WakeMode } from '../actions/index.js';
+
+/** A hook request as the mapping engine sees it. */
+export interface HookRequest {
+  /** The sub-path after `hooks.path`, slashes trimmed. */
+  readonly subPath: string;
+  readonly payload: unknown;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly query: Readonly<Record<string, unknown>>;
+  /** The request's path and query string. */
+  readonly url: string;
+  readonly rawBody: Buffer;
+}
+
+/** What a transform is called with (DESIGN §4). */
+export interface TransformContext {
+  readonly payload: unknown;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, unknown>>;
+  readonly path: string;
+  readonly url: string;
+  readonly rawBody: string;
+}
+
+/** Runs a mapping's transform in the sandbox; rejects with a TRANSFORM_FAILED HookdError. */
+export interface TransformRunner {
+  run(mappingKey: string, context: TransformContext): Promise<unknown>;
+}
+
+/** The outcome of routing a request: nothing matched, the transform skipped it, or actions. */
+export type MappingOutcome =
+  | { readonly kind: 'none' }
+  | {
+      readonly kind: 'actions';
+      readonly mappingId: string;
+      readonly actions: readonly Action[];
+      readonly fanOut: boolean;
+    };
+
+/** A draft action before validation: template output merged with a transform's result. */
+export interface Draft {
+  kind: 'wake' | 'agent';
+  text?: string;
+  mode?: WakeMode | string;
+  message?: string;
+  name?: string;
+  sessionKey?: string;
+  wakeMode?: WakeMode | string;
+  deliver?: boolean;
+  channel?: string;
+  to?: string;
+  model?: string;
+  thinking?: string;
+  timeoutSeconds?: number;
+}
+
+/** The per-mapping settings that are not part of a draft. */
+export interface MappingPolicy {
+  readonly wakeMode?: WakeMode;
+  readonly allowUnsafeExternalContent: boolean;
+  readonly contentSource: ContentSource;
+}
