@@ -2,8 +2,12 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../errors.js';
 import { checkCommand } from './check.js';
 import { type CliIo, processIo } from './io.js';
+import { type MailSetupOptions, mailSetupCommand } from './mail-setup.js';
 import { serveCommand } from './serve.js';
 import { tokenCommand } from './token.js';
+import { type TryOptions, tryCommand } from './try.js';
+
+const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** Runs the hookd CLI with `argv` (without node and script); resolves to the exit code. */
 export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
@@ -28,6 +32,25 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
     .action((opts: { config?: string }) => run(() => checkCommand(opts, io))());
   program
+    .command('try')
+    .description('dry-run the mapping engine for a hook name and print the resulting actions (nothing is dispatched)')
+    .argument('<name>', 'the hook name, as in /hooks/<name>')
+    .requiredOption('-p, --payload <file>', 'the request body')
+    .option('-H, --header <K:V>', 'a request header (repeatable)', collect, [])
+    .option('-q, --query <K=V>', 'a query parameter (repeatable)', collect, [])
+    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
+    .action((name: string, opts: TryOptions) => run(() => tryCommand(name, opts, io))());
+  program
+    .command('mail')
+    .description('the mail preset and its watch flow')
+    .command('setup')
+    .description("write hooks.mail and enable the mail preset, keeping the file's comments")
+    .requiredOption('--account <address>', 'the mail account')
+    .option('--model <ref>', 'model for mail runs (provider/model)')
+    .option('--thinking <level>', 'thinking level for mail runs')
+    .option('-c, --config <file>', 'config file to edit; default: $HOOKD_CONFIG')
+    .action((opts: MailSetupOptions) => run(() => mailSetupCommand(opts, io))());
+  program
     .command('token')
     .description('print a new random token')
     .action(() => run(() => tokenCommand(io))());
@@ -41,7 +64,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
       io.err(`hookd: ${err.message}`);
       return 1;
     }
-    io.err(`hookd: ${(err as Error).stack ?? String(err)}`);
+    io.err(`hookd: ${io.env.HOOKD_DEBUG ? ((err as Error).stack ?? String(err)) : (err as Error).message}`);
     return 1;
   }
 }

@@ -73,7 +73,7 @@ export function readBody(
     };
     const onEnd = () => {
       cleanup();
-      resolve(parse(kind, Buffer.concat(chunks, received)));
+      resolve(parseBody(kind, Buffer.concat(chunks, received)));
     };
     const onError = (err: Error) => {
       cleanup();
@@ -91,7 +91,7 @@ export function readBody(
 }
 
 /** Parses a complete body of the given kind. An empty body is `{}`. */
-export function parse(kind: BodyKind, raw: Buffer): BodyOutcome {
+export function parseBody(kind: BodyKind, raw: Buffer): BodyOutcome {
   let text = raw.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (kind === 'form') return { ok: true, body: { value: parseForm(text), raw } };

@@ -1,6 +1,6 @@
 export { type AdminQueries, type AdminRoutesOptions, adminRoutes } from './admin.js';
 export { createTokenMatcher, findToken } from './auth.js';
-export { classifyContentType, type ParsedBody } from './body.js';
+export { classifyContentType, type ParsedBody, parseBody } from './body.js';
 export { installErrorHandlers, toHookdError } from './errors.js';
 export { healthRoutes } from './health.js';
 export { type HookRoutesOptions, hookRoutes, responseFor } from './hooks.js';

@@ -1,0 +1,51 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import JSON5 from 'json5';
+import { appendToArray, loadConfig, setValue } from '../config/index.js';
+import type { CliIo } from './io.js';
+
+export interface MailSetupOptions {
+  config?: string;
+  account: string;
+  model?: string;
+  thinking?: string;
+}
+
+/**
+ * `hookd mail setup`: writes `hooks.mail` and adds `mail` to `hooks.presets`, editing the
+ * file as text so its comments and formatting stay; a second identical run writes nothing.
+ */
+export async function mailSetupCommand(options: MailSetupOptions, io: CliIo): Promise<number> {
+  const chosen = options.config ?? io.env.HOOKD_CONFIG;
+  if (!chosen) {
+    io.err('hookd: mail setup needs --config FILE (or HOOKD_CONFIG)');
+    return 1;
+  }
+  const file = resolve(io.cwd, chosen);
+  const original = existsSync(file) ? readFileSync(file, 'utf8') : '{}\n';
+  const current = JSON5.parse(original) as { hooks?: { mail?: Record<string, unknown>; presets?: string[] } };
+  const wanted: Record<string, string> = { account: options.account };
+  if (options.model) wanted.model = options.model;
+  if (options.thinking) wanted.thinking = options.thinking;
+
+  let text = original;
+  for (const [key, value] of Object.entries(wanted)) {
+    if (current.hooks?.mail?.[key] !== value) text = setValue(text, ['hooks', 'mail', key], value);
+  }
+  if (!current.hooks?.presets?.includes('mail')) text = appendToArray(text, ['hooks', 'presets'], 'mail');
+  if (text === original) {
+    io.out(`hookd: ${file} already has this mail setup; nothing changed`);
+    return 0;
+  }
+  // The edited file must still be a valid config (a bad --model is refused here).
+  loadConfig({ data: JSON5.parse(text), baseDir: resolve(file, '..'), env: { ...io.env, ...placeholders(text) } });
+  writeFileSync(file, text);
+  io.out(`hookd: wrote hooks.mail and the mail preset to ${file}`);
+  return 0;
+}
+
+/** `${NAME}` references stay references; validation only needs them to be set. */
+function placeholders(text: string): Record<string, string> {
+  const names = [...text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1] as string);
+  return Object.fromEntries(names.map((name) => [name, 'placeholder-value-0123456789']));
+}

@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseAgentBody, parseWakeBody } from '../actions/index.js';
+import { errorBody, hookdError } from '../errors.js';
+import { classifyContentType, parseBody, toHookdError } from '../http/index.js';
+import { compileRoutes } from '../main.js';
+import { resolveConfig } from './config-source.js';
+import type { CliIo } from './io.js';
+
+export interface TryOptions {
+  config?: string;
+  payload: string;
+  header: string[];
+  query: string[];
+}
+
+/** `hookd try <name>`: dry-runs the mapping engine and prints the resulting actions; dispatches nothing. */
+export async function tryCommand(name: string, options: TryOptions, io: CliIo): Promise<number> {
+  const { config } = resolveConfig(options.config, io, { createSecrets: false });
+  const { actionOptions, mappings } = compileRoutes(config);
+  const headers: Record<string, string> = {};
+  for (const entry of options.header) {
+    const at = entry.indexOf(':');
+    if (at <= 0) throw new Error(`--header expects K:V, got ${JSON.stringify(entry)}`);
+    headers[entry.slice(0, at).trim().toLowerCase()] = entry.slice(at + 1).trim();
+  }
+  const query: Record<string, string> = {};
+  for (const entry of options.query) {
+    const at = entry.indexOf('=');
+    if (at <= 0) throw new Error(`--query expects K=V, got ${JSON.stringify(entry)}`);
+    query[entry.slice(0, at)] = entry.slice(at + 1);
+  }
+  const subPath = name.replace(/^\/+|\/+$/g, '');
+  const raw = readFileSync(resolve(io.cwd, options.payload));
+  try {
+    const kind = classifyContentType(headers['content-type']);
+    if (!kind) throw hookdError('UNSUPPORTED_MEDIA_TYPE', headers['content-type']);
+    const parsed = parseBody(kind, raw);
+    if (!parsed.ok) throw parsed.error;
+    const payload = parsed.body.value;
+    if (subPath === 'wake' || subPath === 'agent') {
+      const action = subPath === 'wake' ? parseWakeBody(payload) : parseAgentBody(payload, actionOptions);
+      io.out(JSON.stringify({ ok: true, mapping: null, actions: [action] }, null, 2));
+      return 0;
+    }
+    const search = new URLSearchParams(query).toString();
+    const outcome = await mappings.route({
+      subPath,
+      payload,
+      headers,
+      query,
+      url: `${config.hooks.path}/${subPath}${search ? `?${search}` : ''}`,
+      rawBody: raw,
+    });
+    if (outcome.kind === 'none') throw hookdError('NO_MAPPING', subPath);
+    io.out(JSON.stringify({ ok: true, mapping: outcome.mappingId, actions: outcome.actions }, null, 2));
+    return 0;
+  } catch (err) {
+    const e = toHookdError(err);
+    io.err(JSON.stringify({ ...errorBody(e), status: e.statusCode }));
+    return 1;
+  }
+}

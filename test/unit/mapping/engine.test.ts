@@ -1,0 +1,228 @@
+import { describe, expect, it } from 'vitest';
+import { createModelCatalog } from '../../../src/actions/index.js';
+import { loadConfig } from '../../../src/config/index.js';
+import { ConfigError } from '../../../src/errors.js';
+import { createMappingEngine, type HookRequest } from '../../../src/mapping/index.js';
+
+function engine(hooks: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+  const config = loadConfig({ data: { hooks: { enabled: true, token: 't'.repeat(20), ...hooks }, ...extra }, env: {} });
+  const actionOptions = { models: createModelCatalog(config), chatnetConfigured: false };
+  return createMappingEngine({ config, actionOptions, now: () => new Date('2026-01-01T00:00:00Z') });
+}
+
+const request = (subPath: string, payload: unknown, extra: Partial<HookRequest> = {}): HookRequest => ({
+  subPath,
+  payload,
+  headers: {},
+  query: {},
+  url: `/hooks/${subPath}`,
+  rawBody: Buffer.from(JSON.stringify(payload)),
+  ...extra,
+});
+
+describe('mapping resolution', () => {
+  const e = engine({
+    mappings: [
+      { id: 'gh', match: { path: 'ingest', source: 'github' }, messageTemplate: 'gh {{ref}}' },
+      { id: 'ingest-any', match: { path: '/ingest/' }, action: 'wake', textTemplate: 'other {{source}}' },
+      { id: 'by-source', match: { source: 'stripe' }, messageTemplate: 'stripe' },
+      { id: 'catch-all', messageTemplate: 'anything' },
+    ],
+    presets: ['mail'],
+  });
+
+  it('takes the first mapping whose predicates all hold', () => {
+    expect(e.resolve('ingest', { source: 'github' })?.id).toBe('gh');
+    expect(e.resolve('ingest', { source: 'gitlab' })?.id).toBe('ingest-any');
+    expect(e.resolve('elsewhere', { source: 'stripe' })?.id).toBe('by-source');
+    expect(e.resolve('elsewhere', {})?.id).toBe('catch-all');
+  });
+
+  it('matches paths with slashes trimmed and case-sensitively', () => {
+    expect(e.resolve('ingest', {})?.id).toBe('ingest-any');
+    expect(e.resolve('Ingest', {})?.id).toBe('catch-all');
+  });
+
+  it('only matches a string source', () => {
+    expect(e.resolve('x', { source: ['stripe'] })?.id).toBe('catch-all');
+  });
+
+  it('tries custom mappings before presets', () => {
+    expect(e.resolve('mail', { messages: [] })?.id).toBe('catch-all');
+    const presetsOnly = engine({ presets: ['mail'] });
+    expect(presetsOnly.resolve('mail', {})?.id).toBe('preset:mail');
+    expect(presetsOnly.resolve('other', {})).toBeUndefined();
+  });
+
+  it('raises the body limit only for the paths of mappings that ask', () => {
+    const limits = engine({
+      presets: ['mail'],
+      mappings: [{ match: { path: 'big' }, messageTemplate: 'x', maxBodyBytes: 1000000 }],
+    });
+    expect(limits.maxBodyBytesFor('mail')).toBe(8 * 1024 * 1024);
+    expect(limits.maxBodyBytesFor('big')).toBe(1000000);
+    expect(limits.maxBodyBytesFor('other')).toBe(262144);
+  });
+});
+
+describe('routing', () => {
+  it('renders every templated field and validates like /hooks/agent', async () => {
+    const e = engine({
+      mappings: [
+        {
+          match: { path: 'gh' },
+          name: 'GitHub {{repository.name}}',
+          sessionKey: 'hook:gh:{{repository.name}}',
+          messageTemplate: '{{headers.x-github-event}} to {{repository.name}} by {{pusher.name}}',
+          to: '{{query.chat}}',
+          deliver: false,
+          wakeMode: 'next-heartbeat',
+          timeoutSeconds: 30,
+        },
+      ],
+    });
+    const outcome = await e.route(
+      request(
+        'gh',
+        { repository: { name: 'site' }, pusher: { name: 'ada' } },
+        { headers: { 'X-GitHub-Event': 'push' }, query: { chat: '7' } },
+      ),
+    );
+    expect(outcome).toEqual({
+      kind: 'actions',
+      mappingId: 'hooks.mappings[0]',
+      fanOut: false,
+      actions: [
+        {
+          kind: 'agent',
+          message: 'push to site by ada',
+          name: 'GitHub site',
+          sessionKey: 'hook:gh:site',
+          wakeMode: 'next-heartbeat',
+          deliver: false,
+          channel: 'last',
+          to: '7',
+          model: 'builtin/echo',
+          timeoutSeconds: 30,
+          allowUnsafeExternalContent: false,
+          contentSource: 'webhook',
+        },
+      ],
+    });
+  });
+
+  it('uses wakeMode as the wake mode of a wake mapping', async () => {
+    const e = engine({ mappings: [{ action: 'wake', textTemplate: 'alert {{name}}', wakeMode: 'next-heartbeat' }] });
+    const outcome = await e.route(request('alerts', { name: 'disk' }));
+    expect(outcome.kind === 'actions' && outcome.actions).toEqual([
+      {
+        kind: 'wake',
+        text: 'alert disk',
+        mode: 'next-heartbeat',
+        allowUnsafeExternalContent: false,
+        contentSource: 'webhook',
+      },
+    ]);
+  });
+
+  it('answers 400 when the message renders empty or a field is invalid', async () => {
+    const e = engine({
+      mappings: [
+        { match: { path: 'empty' }, messageTemplate: '{{missing}}' },
+        { match: { path: 'badthinking' }, messageTemplate: 'x', thinking: '{{level}}' },
+      ],
+    });
+    await expect(e.route(request('empty', {}))).rejects.toMatchObject({ code: 'MESSAGE_REQUIRED', statusCode: 400 });
+    await expect(e.route(request('badthinking', { level: 'extreme' }))).rejects.toMatchObject({
+      code: 'INVALID_FIELD',
+      message: expect.stringMatching(/^thinking: expected one of/),
+    });
+  });
+
+  it('fans out over forEach, one action per item, the item standing at index 0', async () => {
+    const e = engine({
+      mappings: [
+        {
+          forEach: 'data.items',
+          sessionKey: 's:{{data.items.0.id}}',
+          messageTemplate: '{{data.items.0.id}} of {{batch}}',
+        },
+      ],
+    });
+    const outcome = await e.route(
+      request('x', { batch: 'b1', data: { items: [{ id: 'a' }, { id: 'b' }, { id: 'c' }] } }),
+    );
+    expect(outcome.kind === 'actions' && outcome.fanOut).toBe(true);
+    expect(
+      outcome.kind === 'actions' && outcome.actions.map((a) => (a.kind === 'agent' ? [a.sessionKey, a.message] : [])),
+    ).toEqual([
+      ['s:a', 'a of b1'],
+      ['s:b', 'b of b1'],
+      ['s:c', 'c of b1'],
+    ]);
+    const none = await e.route(request('x', { data: { items: [] } }));
+    expect(none).toMatchObject({ kind: 'actions', actions: [], fanOut: true });
+    await expect(
+      e.route(request('x', { data: { items: Array.from({ length: 101 }, (_, i) => ({ id: i })) } })),
+    ).rejects.toMatchObject({
+      code: 'TOO_MANY_ACTIONS',
+    });
+    await expect(e.route(request('x', { data: { items: 'nope' } }))).rejects.toMatchObject({ code: 'INVALID_FIELD' });
+  });
+
+  it('answers none when nothing matches', async () => {
+    expect(await engine({}).route(request('x', {}))).toEqual({ kind: 'none' });
+  });
+});
+
+describe('compiling', () => {
+  it('names the mapping and field of a template syntax error, and every broken mapping at once', () => {
+    try {
+      engine({
+        mappings: [
+          { messageTemplate: 'ok' },
+          { messageTemplate: '{{#a}}' },
+          { name: '{{/b}}', messageTemplate: 'x' },
+          {},
+        ],
+      });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).problems).toEqual([
+        'hooks.mappings[1].messageTemplate: template error: Unclosed section "a" at 6',
+        'hooks.mappings[2].name: template error: Unopened section "b" at 0',
+        'hooks.mappings[3]: expected messageTemplate, textTemplate or a transform',
+      ]);
+    }
+  });
+
+  it('checks a literal model against the allowlist at load', () => {
+    expect(() =>
+      engine(
+        { mappings: [{ messageTemplate: 'x', model: 'builtin/other' }] },
+        { agents: { defaults: { models: ['builtin/echo'] } } },
+      ),
+    ).toThrow(/hooks\.mappings\[0\]\.model: model not allowed: builtin\/other/);
+  });
+
+  it('applies hooks.mail to the mail preset', async () => {
+    const e = engine({
+      presets: ['mail'],
+      mail: { account: 'me@x', model: 'builtin/echo', thinking: 'low', allowUnsafeExternalContent: true },
+    });
+    const outcome = await e.route(
+      request('mail', { source: 'mail', messages: [{ id: 'i1', from: 'f', subject: 's', snippet: 'sn', body: 'b' }] }),
+    );
+    expect(outcome.kind === 'actions' && outcome.actions[0]).toMatchObject({
+      kind: 'agent',
+      name: 'Mail',
+      sessionKey: 'hook:mail:i1',
+      message: 'New email from f\nSubject: s\nsn\nb',
+      model: 'builtin/echo',
+      thinking: 'low',
+      allowUnsafeExternalContent: true,
+      contentSource: 'email',
+    });
+  });
+});

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { buildView, compileTemplate } from '../../../src/mapping/index.js';
+
+const view = buildView({
+  payload: {
+    html: `<b>&"'</b>`,
+    count: 3,
+    ratio: 0.5,
+    draft: false,
+    merged: true,
+    repository: { full_name: 'acme/site', owner: { login: 'acme' } },
+    messages: [{ id: 'm1', from: 'a@x' }, { id: 'm2' }],
+    path: 'payload-path',
+    source: 'github',
+  },
+  headers: { 'X-GitHub-Event': 'push', 'Content-Type': 'application/json' },
+  query: { ref: 'main' },
+  path: 'github',
+  now: new Date('2026-11-22T10:00:00.000Z'),
+});
+
+describe('templates (DESIGN §4)', () => {
+  it.each([
+    ['<>&"\' are not escaped', '{{html}}', `<b>&"'</b>`],
+    ['triple mustache is the same', '{{{html}}}', `<b>&"'</b>`],
+    ['numbers', '{{count}} {{ratio}}', '3 0.5'],
+    ['booleans', '{{draft}} {{merged}}', 'false true'],
+    ['objects render as JSON', '{{repository.owner}}', '{"login":"acme"}'],
+    ['arrays render as JSON', '{{messages.1}}', '{"id":"m2"}'],
+    ['nested paths at the top level', '{{repository.full_name}}', 'acme/site'],
+    ['the same under payload', '{{payload.repository.full_name}}', 'acme/site'],
+    ['missing paths are empty', '[{{nope}}|{{repository.nope.deeper}}]', '[|]'],
+    ['__proto__ is empty', '[{{__proto__}}|{{repository.__proto__}}]', '[|]'],
+    ['constructor is empty', '[{{constructor}}|{{messages.constructor}}|{{repository.constructor.name}}]', '[||]'],
+    ['prototype is empty', '[{{prototype}}|{{payload.prototype}}]', '[|]'],
+    ['index with dots', '{{messages.0.id}}', 'm1'],
+    ['index with brackets', '{{messages[0].id}}/{{messages[1].id}}', 'm1/m2'],
+    ['headers are lower-cased', '{{headers.x-github-event}}|{{headers.X-GitHub-Event}}', 'push|'],
+    ['query', '{{query.ref}}', 'main'],
+    ['path is the sub-path and wins over the payload', '{{path}} {{payload.path}}', 'github payload-path'],
+    ['now is the ISO time', '{{now}}', '2026-11-22T10:00:00.000Z'],
+    ['sections iterate arrays', '{{#messages}}<{{id}}>{{/messages}}', '<m1><m2>'],
+    ['inverted sections', '{{^nope}}none{{/nope}}', 'none'],
+  ])('%s', (_name, template, expected) => {
+    expect(compileTemplate(template)(view)).toBe(expected);
+  });
+
+  it('throws on a syntax error when compiled', () => {
+    expect(() => compileTemplate('{{#open}} never closed')).toThrow(/Unclosed section "open"/);
+  });
+});
