@@ -9,6 +9,7 @@ import { createMappingEngine, type MappingEngine } from './mapping/index.js';
 import type { ModelRouter } from './providers/index.js';
 import { createRuntime, type Runtime } from './runtime/index.js';
 import { createStore, readOrCreateSecret, type Store } from './store/index.js';
+import { createTransformHost, type TransformHost } from './transforms/index.js';
 
 export interface Gateway {
   readonly app: FastifyInstance;
@@ -22,13 +23,25 @@ export interface Gateway {
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
-/** Validates what requests are checked against and compiles every mapping (throws ConfigError). */
-export function compileRoutes(config: Config): { actionOptions: ActionOptions; mappings: MappingEngine } {
+export interface Routes {
+  readonly actionOptions: ActionOptions;
+  readonly mappings: MappingEngine;
+  readonly transforms: TransformHost;
+}
+
+/** Compiles every mapping, template and transform (throws ConfigError with paths and file:line:col). */
+export async function compileRoutes(config: Config, log: Logger, options: { watch?: boolean } = {}): Promise<Routes> {
   const actionOptions = {
     models: createModelCatalog(config),
     chatnetConfigured: config.channels.chatnet !== undefined,
   };
-  return { actionOptions, mappings: createMappingEngine({ config, actionOptions }) };
+  const transforms = await createTransformHost({ config, log, watch: options.watch ?? false });
+  try {
+    return { actionOptions, transforms, mappings: createMappingEngine({ config, actionOptions, transforms }) };
+  } catch (err) {
+    transforms.close();
+    throw err;
+  }
 }
 
 /** Composition root: store → runtime → app → listen. The caller owns signals. */
@@ -45,7 +58,7 @@ export async function startGateway(
       config.file,
     );
   }
-  const { actionOptions, mappings } = compileRoutes(config);
+  const { actionOptions, mappings, transforms } = await compileRoutes(config, log, { watch: true });
   const store = createStore({ path: config.storage.path, synchronous: config.storage.synchronous });
   try {
     const runtime = createRuntime({ config, store, log, ...options });
@@ -83,10 +96,12 @@ export async function startGateway(
         closed = true;
         await app.close();
         await runtime.stop();
+        transforms.close();
         store.close();
       },
     };
   } catch (err) {
+    transforms.close();
     store.close();
     throw err;
   }

@@ -8,6 +8,7 @@ export {
   CHANNELS,
   type Channel,
   type ContentSource,
+  type FailedRequest,
   THINKING_LEVELS,
   type ThinkingLevel,
   WAKE_MODES,

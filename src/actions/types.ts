@@ -58,4 +58,17 @@ export interface AcceptContext {
  */
 export interface ActionSink {
   accept(actions: readonly Action[], context: AcceptContext): readonly Accepted[];
+  /** Keeps a request answered 5xx (a failed transform) so that it can be replayed later. */
+  recordFailure(failure: FailedRequest): void;
+}
+
+/** A hook request that failed on our side, as kept for replay (no credentials). */
+export interface FailedRequest {
+  readonly requestId: string;
+  readonly subPath: string;
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Buffer;
+  readonly code: string;
+  readonly error: string;
 }

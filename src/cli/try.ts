@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseAgentBody, parseWakeBody } from '../actions/index.js';
+import { type ActionOptions, parseAgentBody, parseWakeBody } from '../actions/index.js';
+import type { Config } from '../config/index.js';
 import { errorBody, hookdError } from '../errors.js';
 import { classifyContentType, parseBody, toHookdError } from '../http/index.js';
+import { createLogger } from '../log.js';
 import { compileRoutes } from '../main.js';
+import type { MappingEngine } from '../mapping/index.js';
 import { resolveConfig } from './config-source.js';
 import type { CliIo } from './io.js';
 
@@ -17,7 +20,24 @@ export interface TryOptions {
 /** `hookd try <name>`: dry-runs the mapping engine and prints the resulting actions; dispatches nothing. */
 export async function tryCommand(name: string, options: TryOptions, io: CliIo): Promise<number> {
   const { config } = resolveConfig(options.config, io, { createSecrets: false });
-  const { actionOptions, mappings } = compileRoutes(config);
+  const log = createLogger({
+    level: config.log.level === 'info' ? 'warn' : config.log.level,
+    destination: process.stderr,
+  });
+  const { actionOptions, mappings, transforms } = await compileRoutes(config, log);
+  try {
+    return await dryRun(name, options, io, { config, actionOptions, mappings });
+  } finally {
+    transforms.close();
+  }
+}
+
+async function dryRun(
+  name: string,
+  options: TryOptions,
+  io: CliIo,
+  { config, actionOptions, mappings }: { config: Config; actionOptions: ActionOptions; mappings: MappingEngine },
+): Promise<number> {
   const headers: Record<string, string> = {};
   for (const entry of options.header) {
     const at = entry.indexOf(':');

@@ -73,7 +73,13 @@ function checkSemantics(config: RawConfig, problems: string[]): void {
     problems.push('agents.defaults.heartbeat.every: expected at least 1s');
   }
   checkModels(config, problems);
+  const ids = new Set<string>();
   hooks.mappings.forEach((mapping, i) => {
+    if (mapping.id !== undefined) {
+      if (ids.has(mapping.id))
+        problems.push(`hooks.mappings[${i}].id: expected a unique id; ${JSON.stringify(mapping.id)} is used before`);
+      ids.add(mapping.id);
+    }
     if (mapping.match?.path !== undefined && /^\/*(wake|agent)\/*$/.test(mapping.match.path)) {
       problems.push(`hooks.mappings[${i}].match.path: wake and agent are built-in endpoints and cannot be mapped`);
     }

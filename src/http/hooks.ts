@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Accepted, type ActionOptions, type ActionSink, parseAgentBody, parseWakeBody } from '../actions/index.js';
 import type { HooksConfig } from '../config/index.js';
-import { hookdError } from '../errors.js';
+import { type HookdError, hookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { MappingEngine } from '../mapping/index.js';
 import { createTokenMatcher, findToken } from './auth.js';
@@ -100,14 +100,19 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
 
   const mapped = async (request: FastifyRequest, reply: FastifyReply, subPath: string, body: ParsedBody) => {
     const outcome = options.mappings
-      ? await options.mappings.route({
-          subPath,
-          payload: body.value,
-          headers: request.headers,
-          query: request.query as Record<string, unknown>,
-          url: request.url,
-          rawBody: body.raw,
-        })
+      ? await options.mappings
+          .route({
+            subPath,
+            payload: body.value,
+            headers: request.headers,
+            query: request.query as Record<string, unknown>,
+            url: request.url,
+            rawBody: body.raw,
+          })
+          .catch((err: unknown) => {
+            if (isHookdError(err) && err.code === 'TRANSFORM_FAILED') keepFailure(request, subPath, body, err);
+            throw err;
+          })
       : ({ kind: 'none' } as const);
     if (outcome.kind === 'none') throw hookdError('NO_MAPPING', subPath);
     if (outcome.actions.length === 0) return reply.code(204).send();
@@ -117,6 +122,18 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
       return reply.code(anyAgent ? 202 : 200).send(responseFor(accepted[0] as Accepted));
     }
     return reply.code(anyAgent ? 202 : 200).send(fanOutResponse(accepted));
+  };
+
+  const keepFailure = (request: FastifyRequest, subPath: string, body: ParsedBody, err: HookdError) => {
+    sink.recordFailure({
+      requestId: request.id,
+      subPath,
+      url: withoutToken(request.url),
+      headers: withoutCredentials(request.headers),
+      body: body.raw,
+      code: err.code,
+      error: err.message,
+    });
   };
 
   for (const url of [base, `${base}/*`]) {
@@ -134,6 +151,25 @@ function bodyOf(outcome: BodyOutcome | undefined): ParsedBody {
   if (outcome === undefined) return { value: {}, raw: Buffer.alloc(0) };
   if (!outcome.ok) throw outcome.error;
   return outcome.body;
+}
+
+const CREDENTIAL_HEADERS = new Set(['authorization', 'x-service-token', 'cookie', 'proxy-authorization']);
+
+function withoutCredentials(headers: FastifyRequest['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(headers)) {
+    if (value !== undefined && !CREDENTIAL_HEADERS.has(key)) out[key] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+function withoutToken(url: string): string {
+  const [path, query] = url.split('?', 2) as [string, string | undefined];
+  if (query === undefined) return path;
+  const params = new URLSearchParams(query);
+  params.delete('token');
+  const rest = params.toString();
+  return rest ? `${path}?${rest}` : path;
 }
 
 /** A fan-out's body: arrays of event ids and/or run ids (with their session keys). */

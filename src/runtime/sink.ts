@@ -42,5 +42,8 @@ export function createStoreSink(store: Store, options: StoreSinkOptions = {}): A
       options.onCommitted?.(actions, accepted);
       return accepted;
     },
+    recordFailure(failure) {
+      store.failures.insert({ ...failure, id: randomUUID(), createdAt: now() });
+    },
   };
 }

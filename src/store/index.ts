@@ -1,11 +1,13 @@
 import { type Db, type OpenDbOptions, openDb } from './db.js';
 import { createEventRepository } from './events.js';
+import { createFailureRepository } from './failures.js';
 import { createMessageRepository } from './messages.js';
 import { createMetaRepository } from './meta.js';
 import { createRunRepository } from './runs.js';
 
 export type { Db } from './db.js';
 export type { EventOrigin, EventRecord, EventRepository, NewEvent } from './events.js';
+export type { FailedDelivery, FailureRepository } from './failures.js';
 export type { MessageRepository, Role, SessionMessage } from './messages.js';
 export type { MetaRepository } from './meta.js';
 export type { DeliveryOutcome, RunRecord, RunRepository, RunStatus } from './runs.js';
@@ -17,6 +19,7 @@ export interface Store {
   readonly runs: ReturnType<typeof createRunRepository>;
   readonly messages: ReturnType<typeof createMessageRepository>;
   readonly meta: ReturnType<typeof createMetaRepository>;
+  readonly failures: ReturnType<typeof createFailureRepository>;
   /** Runs `fn` in one transaction (nested calls join the outer one). */
   transaction<T>(fn: () => T): T;
   close(): void;
@@ -31,6 +34,7 @@ export function createStore(options: OpenDbOptions): Store {
     runs: createRunRepository(db),
     messages: createMessageRepository(db),
     meta: createMetaRepository(db),
+    failures: createFailureRepository(db),
     transaction: (fn) => db.transaction(fn)(),
     close: () => {
       if (db.open) db.close();

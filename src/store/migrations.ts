@@ -65,4 +65,19 @@ export const migrations: readonly string[] = [
   DROP INDEX runs_status;
   CREATE INDEX runs_pending ON runs (summarized_at, seq);
   `,
+  `
+  CREATE TABLE failed_deliveries (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    request_id TEXT,
+    sub_path TEXT NOT NULL,
+    url TEXT NOT NULL,
+    headers TEXT NOT NULL,
+    body BLOB NOT NULL,
+    code TEXT NOT NULL,
+    error TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    replayed_at INTEGER
+  );
+  `,
 ];

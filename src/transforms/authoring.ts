@@ -1,0 +1,47 @@
+/**
+ * Types for transform authors. A transform receives a TransformInput and returns a
+ * TransformResult: `null` (skip, 204), `undefined` (use the mapping's templates), a
+ * partial action merged over the templated one, or an array of them (a fan-out).
+ */
+
+export interface TransformInput<Payload = unknown> {
+  /** The parsed body (for a `forEach` mapping, with the current item at index 0). */
+  readonly payload: Payload;
+  /** Request headers, lower-cased; the token headers are never included. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, string | string[]>>;
+  /** The sub-path after hooks.path (`github`). */
+  readonly path: string;
+  /** The request's path and query string. */
+  readonly url: string;
+  /** The body exactly as received. */
+  readonly rawBody: string;
+}
+
+/** Any field of a wake or agent action; `kind` switches between them. */
+export interface PartialAction {
+  kind?: 'wake' | 'agent';
+  text?: string;
+  mode?: 'now' | 'next-heartbeat';
+  message?: string;
+  name?: string;
+  sessionKey?: string;
+  wakeMode?: 'now' | 'next-heartbeat';
+  deliver?: boolean;
+  channel?: 'last' | 'chatnet';
+  to?: string;
+  model?: string;
+  thinking?: 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+  timeoutSeconds?: number;
+}
+
+export type TransformResult = PartialAction | PartialAction[] | null | undefined;
+
+export type Transform<Payload = unknown> = (
+  input: TransformInput<Payload>,
+) => TransformResult | Promise<TransformResult>;
+
+/** Identity helper that gives a transform its types: `export default defineTransform((input) => …)`. */
+export function defineTransform<Payload = unknown>(fn: Transform<Payload>): Transform<Payload> {
+  return fn;
+}

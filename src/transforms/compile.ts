@@ -1,0 +1,97 @@
+import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { build, type Message, type Plugin } from 'esbuild';
+import { isInside } from './resolve.js';
+
+/** The global the bundle assigns its exports to. */
+export const BUNDLE_GLOBAL = '__hookdTransform';
+
+export interface CompiledTransform {
+  /** One script: `var __hookdTransform = (() => { … })();` */
+  readonly code: string;
+  /** Every source file in the bundle (absolute), for watching. */
+  readonly inputs: readonly string[];
+}
+
+/** A compile failure with `file:line:col: message` lines. */
+export class TransformCompileError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(problems.join('\n'));
+    this.name = 'TransformCompileError';
+  }
+}
+
+/**
+ * Static imports may reach only relative files inside the transforms folder; `require()`
+ * and `import()` of anything else are left in the bundle and fail when called, inside the
+ * sandbox, where no module system exists.
+ */
+function containment(realDir: string): Plugin {
+  return {
+    name: 'hookd-containment',
+    setup(b) {
+      b.onResolve({ filter: /.*/ }, async (args) => {
+        if (args.kind === 'entry-point' || args.pluginData === 'inner') return undefined;
+        const isRelative = args.path.startsWith('./') || args.path.startsWith('../');
+        if (!isRelative) {
+          if (args.kind === 'require-call' || args.kind === 'dynamic-import')
+            return { path: args.path, external: true };
+          return {
+            errors: [
+              {
+                text: `cannot import "${args.path}": transforms may import only relative files inside hooks.transformsDir (no Node built-ins, no packages)`,
+              },
+            ],
+          };
+        }
+        const resolved = await b.resolve(args.path, {
+          resolveDir: args.resolveDir,
+          kind: args.kind,
+          pluginData: 'inner',
+        });
+        if (resolved.errors.length > 0) return { errors: resolved.errors };
+        const real = realpathSync(resolved.path);
+        if (!isInside(realDir, real)) {
+          return { errors: [{ text: `cannot import "${args.path}": it is outside hooks.transformsDir` }] };
+        }
+        return { path: real };
+      });
+    },
+  };
+}
+
+function describe(message: Message, cwd: string): string {
+  const at = message.location;
+  if (!at) return message.text;
+  return `${resolve(cwd, at.file)}:${at.line}:${at.column + 1}: ${message.text}`;
+}
+
+/** Bundles one transform module (TypeScript or JavaScript) into a single sandbox script. */
+export async function compileTransform(file: string, transformsDir: string): Promise<CompiledTransform> {
+  const realDir = realpathSync(transformsDir);
+  try {
+    const result = await build({
+      entryPoints: [file],
+      absWorkingDir: realDir,
+      bundle: true,
+      write: false,
+      format: 'iife',
+      globalName: BUNDLE_GLOBAL,
+      platform: 'neutral',
+      target: 'es2022',
+      mainFields: ['module', 'main'],
+      resolveExtensions: ['.ts', '.mts', '.js', '.mjs', '.json'],
+      logLevel: 'silent',
+      metafile: true,
+      sourcemap: false,
+      plugins: [containment(realDir)],
+    });
+    const code = result.outputFiles[0]?.text ?? '';
+    const inputs = Object.keys(result.metafile.inputs).map((input) => resolve(realDir, input));
+    return { code, inputs };
+  } catch (err) {
+    const errors = (err as { errors?: Message[] }).errors;
+    if (!errors) throw err;
+    throw new TransformCompileError(errors.map((m) => describe(m, realDir)));
+  }
+}

@@ -1,0 +1,193 @@
+import { type FSWatcher, watch } from 'node:fs';
+import type { Config, MappingConfig } from '../config/index.js';
+import { ConfigError, hookdError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { TransformContext, TransformRunner } from '../mapping/index.js';
+import { compileTransform, TransformCompileError } from './compile.js';
+import { resolveTransformModule } from './resolve.js';
+import { createSandbox, type Sandbox, SandboxError } from './sandbox.js';
+
+interface Entry {
+  readonly key: string;
+  readonly file: string;
+  readonly exportName: string | undefined;
+  code: string;
+  sandbox?: Sandbox;
+  building?: Promise<Sandbox>;
+  inFlight: number;
+  readonly waiters: (() => void)[];
+}
+
+export interface TransformHostOptions {
+  readonly config: Pick<Config, 'hooks' | 'file'>;
+  readonly log: Logger;
+  /** Recompile changed files while serving (default false; `serve` turns it on). */
+  readonly watch?: boolean;
+  /** Quiet period before a change is recompiled. */
+  readonly debounceMs?: number;
+}
+
+/** The sandbox host: compiles every mapping's transform and runs it in a warm isolate. */
+export interface TransformHost extends TransformRunner {
+  readonly size: number;
+  /** Recompiles every transform; swaps those whose code changed; keeps the last good version on errors. */
+  reload(): Promise<void>;
+  close(): void;
+}
+
+/** The key a mapping's transform is run under (its id, else its config path). */
+export function transformKey(mapping: MappingConfig, index: number): string {
+  return mapping.id ?? `hooks.mappings[${index}]`;
+}
+
+/** Compiles every transform before anything listens; throws a ConfigError with file:line:col. */
+export async function createTransformHost(options: TransformHostOptions): Promise<TransformHost> {
+  const { config } = options;
+  const limits = config.hooks.transforms;
+  const transformsDir = config.hooks.transformsDir;
+  const log = options.log.child({ component: 'transforms' });
+  const problems: string[] = [];
+  const entries = new Map<string, Entry>();
+
+  for (const [index, mapping] of config.hooks.mappings.entries()) {
+    if (!mapping.transform) continue;
+    const where = `hooks.mappings[${index}].transform.module`;
+    const resolved = resolveTransformModule(transformsDir, mapping.transform.module);
+    if ('problem' in resolved) {
+      problems.push(`${where}: ${resolved.problem}`);
+      continue;
+    }
+    try {
+      const compiled = await compileTransform(resolved.file, transformsDir);
+      const key = transformKey(mapping, index);
+      entries.set(key, {
+        key,
+        file: resolved.file,
+        exportName: mapping.transform.export,
+        code: compiled.code,
+        inFlight: 0,
+        waiters: [],
+      });
+    } catch (err) {
+      if (!(err instanceof TransformCompileError)) throw err;
+      problems.push(...err.problems.map((p) => `${where}: ${p}`));
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems, config.file);
+
+  const consoleFor = (key: string) => (level: 'debug' | 'info' | 'warn' | 'error', text: string) =>
+    log[level]({ mapping: key, source: 'console' }, text);
+
+  function build(entry: Entry): Promise<Sandbox> {
+    entry.building ??= createSandbox(entry.code, entry.exportName, limits, consoleFor(entry.key))
+      .then((sandbox) => {
+        entry.sandbox = sandbox;
+        return sandbox;
+      })
+      .finally(() => {
+        entry.building = undefined;
+      });
+    return entry.building;
+  }
+
+  // Load every sandbox now, so a module that throws at load stops start-up and first calls are warm.
+  const loadProblems: string[] = [];
+  for (const entry of entries.values()) {
+    try {
+      await build(entry);
+    } catch (err) {
+      loadProblems.push(`${entry.file}: ${(err as Error).message}`);
+    }
+  }
+  if (loadProblems.length > 0) {
+    for (const entry of entries.values()) entry.sandbox?.dispose();
+    throw new ConfigError(loadProblems, config.file);
+  }
+
+  async function acquire(entry: Entry): Promise<void> {
+    if (entry.inFlight < limits.maxInFlight) {
+      entry.inFlight++;
+      return;
+    }
+    await new Promise<void>((resolve) => entry.waiters.push(resolve));
+  }
+
+  function release(entry: Entry): void {
+    const next = entry.waiters.shift();
+    if (next) next();
+    else entry.inFlight--;
+  }
+
+  async function run(key: string, context: TransformContext): Promise<unknown> {
+    const entry = entries.get(key);
+    if (!entry) throw hookdError('TRANSFORM_FAILED', `no transform is loaded for ${key}`);
+    await acquire(entry);
+    try {
+      const sandbox = entry.sandbox && !entry.sandbox.disposed ? entry.sandbox : await build(entry);
+      const envelope = JSON.parse(await sandbox.call(JSON.stringify(context))) as {
+        ok: boolean;
+        value?: unknown;
+        error?: string;
+      };
+      if (!envelope.ok) throw hookdError('TRANSFORM_FAILED', envelope.error ?? 'the transform threw');
+      return envelope.value;
+    } catch (err) {
+      if (err instanceof SandboxError) {
+        if (entry.sandbox?.disposed) entry.sandbox = undefined;
+        log.warn({ mapping: key, reason: err.message }, 'transform failed');
+        throw hookdError('TRANSFORM_FAILED', err.message);
+      }
+      throw err;
+    } finally {
+      release(entry);
+    }
+  }
+
+  async function reload(): Promise<void> {
+    for (const entry of entries.values()) {
+      try {
+        const compiled = await compileTransform(entry.file, transformsDir);
+        if (compiled.code === entry.code) continue;
+        const sandbox = await createSandbox(compiled.code, entry.exportName, limits, consoleFor(entry.key));
+        const old = entry.sandbox;
+        entry.code = compiled.code;
+        entry.sandbox = sandbox;
+        // Calls already running on the old isolate may finish; then it goes.
+        if (old) setTimeout(() => old.dispose(), limits.timeoutMs + 100).unref();
+        log.info({ mapping: entry.key }, 'transform reloaded');
+      } catch (err) {
+        const detail = err instanceof TransformCompileError ? err.problems : [(err as Error).message];
+        log.error(
+          { mapping: entry.key, problems: detail },
+          'transform recompile failed; keeping the last good version',
+        );
+      }
+    }
+  }
+
+  let watcher: FSWatcher | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let reloading = Promise.resolve();
+  if (options.watch && entries.size > 0) {
+    watcher = watch(transformsDir, { recursive: true }, () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        reloading = reloading.then(reload);
+      }, options.debounceMs ?? 100);
+    });
+    watcher.on('error', (err) => log.warn({ err: err.message }, 'watching transforms failed'));
+  }
+
+  return {
+    run,
+    reload,
+    get size() {
+      return entries.size;
+    },
+    close() {
+      clearTimeout(timer);
+      watcher?.close();
+      for (const entry of entries.values()) entry.sandbox?.dispose();
+    },
+  };
+}
