@@ -1,0 +1,145 @@
+import { cpSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isHeartbeat, lastUser, startFakeModel } from '../helpers/fake-model.js';
+import { makeTempDir, ROOT, runHookd, startHookd, writeConfig } from '../helpers/hookd-process.js';
+import { call } from '../helpers/http.js';
+
+const TOKEN = 'transform-hook-token-0123456789';
+const HOOK = { authorization: `Bearer ${TOKEN}` };
+
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+function transformsCopy() {
+  const temp = makeTempDir();
+  cleanups.push(temp.cleanup);
+  cpSync(join(ROOT, 'test/fixtures/transforms'), join(temp.dir, 'transforms'), { recursive: true });
+  return temp.dir;
+}
+
+const mapping = (path: string, module: string, exportName?: string, extra: object = {}) => ({
+  match: { path },
+  transform: { module, ...(exportName ? { export: exportName } : {}) },
+  ...extra,
+});
+
+describe('transforms end to end', () => {
+  it('runs a TypeScript transform to an agent action; failures are 500 TRANSFORM_FAILED, kept, and harmless to others', async () => {
+    const dir = transformsCopy();
+    const model = await startFakeModel((r) => (isHeartbeat(r) ? 'HEARTBEAT_OK' : 'seen'));
+    cleanups.push(() => model.close());
+    const hookd = await startHookd({
+      dir,
+      config: {
+        hooks: {
+          enabled: true,
+          token: TOKEN,
+          transformsDir: 'transforms',
+          transforms: { timeoutMs: 500 },
+          mappings: [
+            mapping('github', 'typed.ts', undefined, { wakeMode: 'next-heartbeat' }),
+            mapping('loop', 'hostile.ts', 'loop'),
+            mapping('throws', 'hostile.ts', 'throws'),
+            mapping('escape', 'hostile.ts', 'constructorEscape'),
+            mapping('skip', 'hostile.ts', 'skip'),
+            mapping('keep', 'hostile.ts', 'keep', { messageTemplate: 'templated {{n}}', wakeMode: 'next-heartbeat' }),
+            mapping('alerts', 'hostile.ts', 'toWake', { messageTemplate: 'unused' }),
+          ],
+        },
+        agents: { defaults: { model: 'fake/m', heartbeat: { every: '0' } } },
+        models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } },
+      },
+    });
+    cleanups.push(() => hookd.stop());
+    const post = (path: string, json: unknown, headers: Record<string, string> = {}) =>
+      call(`${hookd.url}/hooks/${path}?via=test`, { headers: { ...HOOK, ...headers }, json });
+
+    const push = { repository: { full_name: 'acme/site' }, pusher: { name: 'ada' }, commits: [{ message: 'x' }] };
+    const ok = await post('github', push, { 'x-github-event': 'push' });
+    expect(ok.status).toBe(202);
+    expect(ok.body.sessionKey).toBe('hook:gh:acme/site');
+    await expect.poll(() => model.requests.length).toBe(1);
+    expect(lastUser(model.requests[0])).toContain('push: ada pushed 1 commit to acme/site');
+
+    const started = Date.now();
+    const looping = post('loop', { n: 1 });
+    const meanwhile = await post('github', push, { 'x-github-event': 'push' });
+    expect(meanwhile.status).toBe(202);
+    const loop = await looping;
+    expect(loop.status).toBe(500);
+    expect(loop.body).toEqual({
+      ok: false,
+      code: 'TRANSFORM_FAILED',
+      error: 'transform failed: timed out after 500 ms',
+    });
+    expect(Date.now() - started).toBeLessThan(1500);
+
+    const thrown = await post('throws', { secret: 'x' });
+    expect(thrown.body).toEqual({
+      ok: false,
+      code: 'TRANSFORM_FAILED',
+      error: 'transform failed: cannot handle this payload',
+    });
+    const escaped = await post('escape', {});
+    expect(escaped.status).toBe(500);
+    expect(escaped.body.error).toBe('transform failed: process is not defined');
+
+    expect((await post('skip', {})).status).toBe(204);
+    const keep = await post('keep', { n: 5 });
+    expect(keep.status).toBe(202);
+    const alert = await post('alerts', { alert: 'disk' });
+    expect(alert.status).toBe(200);
+    expect(alert.body).toMatchObject({ ok: true, mode: 'now', eventId: expect.any(String) });
+    await expect.poll(() => model.requests.some((r) => lastUser(r).includes('templated 5'))).toBe(true);
+
+    const db = new Database(join(dir, 'data/hookd.db'), { readonly: true });
+    const failures = db
+      .prepare('SELECT sub_path, url, headers, body, code, error FROM failed_deliveries ORDER BY seq')
+      .all() as {
+      sub_path: string;
+      url: string;
+      headers: string;
+      body: Buffer;
+      code: string;
+      error: string;
+    }[];
+    db.close();
+    expect(failures.map((f) => f.sub_path)).toEqual(['loop', 'throws', 'escape']);
+    expect(failures[1]).toMatchObject({
+      code: 'TRANSFORM_FAILED',
+      error: 'transform failed: cannot handle this payload',
+      url: '/hooks/throws?via=test',
+    });
+    expect(failures[1]?.body.toString()).toBe('{"secret":"x"}');
+    expect(failures[1]?.headers).not.toContain(TOKEN);
+  });
+
+  it('refuses to serve and fails hookd check on a compile error, with file:line:col', async () => {
+    const dir = transformsCopy();
+    const file = writeConfig(dir, { hooks: { enabled: true, token: TOKEN, mappings: [mapping('b', 'broken.ts')] } });
+    const check = await runHookd(['check', '--config', file]);
+    expect(check.code).toBe(1);
+    expect(check.stderr).toContain(
+      `hooks.mappings[0].transform.module: ${join(dir, 'transforms/broken.ts')}:2:37: Expected "}" but found ";"`,
+    );
+    const serve = await runHookd(['serve', '--config', file]);
+    expect(serve.code).toBe(1);
+    expect(serve.stderr).toContain('broken.ts:2:37');
+  });
+
+  it('hookd try runs transforms too', async () => {
+    const dir = transformsCopy();
+    const file = writeConfig(dir, {
+      hooks: { enabled: true, token: TOKEN, mappings: [mapping('alerts', 'hostile.ts', 'toWake')] },
+    });
+    const payload = join(dir, 'p.json');
+    cpSync(join(ROOT, 'test/fixtures/github-push.json'), payload);
+    const result = await runHookd(['try', 'alerts', '--payload', payload, '--config', file]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ actions: [{ kind: 'wake', text: 'alert: undefined' }] });
+  });
+});
