@@ -54,10 +54,10 @@ export interface AcceptContext {
 
 /**
  * The port between HTTP and the runtime: `accept` commits every action durably (all or
- * none) before it returns, so that a 2xx is only ever sent for what is stored.
+ * none) before it resolves, so that a 2xx is only ever sent for what is stored.
  */
 export interface ActionSink {
-  accept(actions: readonly Action[], context: AcceptContext): readonly Accepted[];
+  accept(actions: readonly Action[], context: AcceptContext): Promise<readonly Accepted[]>;
   /** Keeps a request answered 5xx (a failed transform) so that it can be replayed later. */
   recordFailure(failure: FailedRequest): void;
 }

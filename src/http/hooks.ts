@@ -86,11 +86,11 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     const context = { requestId: request.id };
     switch (state.subPath) {
       case 'wake': {
-        const [accepted] = sink.accept([parseWakeBody(body.value)], context);
+        const [accepted] = await sink.accept([parseWakeBody(body.value)], context);
         return reply.code(200).send(responseFor(accepted as Accepted));
       }
       case 'agent': {
-        const [accepted] = sink.accept([parseAgentBody(body.value, actionOptions)], context);
+        const [accepted] = await sink.accept([parseAgentBody(body.value, actionOptions)], context);
         return reply.code(202).send(responseFor(accepted as Accepted));
       }
       default:
@@ -116,7 +116,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
       : ({ kind: 'none' } as const);
     if (outcome.kind === 'none') throw hookdError('NO_MAPPING', subPath);
     if (outcome.actions.length === 0) return reply.code(204).send();
-    const accepted = sink.accept(outcome.actions, { requestId: request.id });
+    const accepted = await sink.accept(outcome.actions, { requestId: request.id });
     const anyAgent = accepted.some((a) => a.kind === 'agent');
     if (!outcome.fanOut && accepted.length === 1) {
       return reply.code(anyAgent ? 202 : 200).send(responseFor(accepted[0] as Accepted));

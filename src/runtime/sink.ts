@@ -8,39 +8,73 @@ export const MAIN_SESSION = 'main';
 export interface StoreSinkOptions {
   /** Called after the actions are committed (the runtime schedules work here). */
   onCommitted?: (actions: readonly Action[], accepted: readonly Accepted[]) => void;
+  /** Refuses a request before anything is written (a full queue); throws a HookdError. */
+  admit?: (actions: readonly Action[]) => void;
   now?: () => number;
 }
 
-/** An ActionSink that commits every action of a request in one SQLite transaction. */
+interface Pending {
+  readonly actions: readonly Action[];
+  readonly context: AcceptContext;
+  resolve(accepted: readonly Accepted[]): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * An ActionSink over SQLite with group commit: the requests that arrive within one turn of
+ * the event loop share one transaction, and each is answered only after that commit (the
+ * durability promise of DESIGN §10 holds; a commit is paid once per batch, not per request).
+ */
 export function createStoreSink(store: Store, options: StoreSinkOptions = {}): ActionSink {
   const now = options.now ?? Date.now;
+  let batch: Pending[] = [];
+
+  function insert(action: Action, context: AcceptContext, createdAt: number): Accepted {
+    if (action.kind === 'wake') {
+      const eventId = randomUUID();
+      store.events.insert({
+        id: eventId,
+        sessionKey: MAIN_SESSION,
+        text: action.text,
+        origin: 'hook',
+        trusted: action.allowUnsafeExternalContent,
+        contentSource: action.contentSource,
+        requestId: context.requestId,
+        createdAt,
+      });
+      return { kind: 'wake', eventId, mode: action.mode };
+    }
+    const { kind: _kind, ...run } = action;
+    const runId = randomUUID();
+    store.runs.insert({ ...run, id: runId, requestId: context.requestId, createdAt });
+    return { kind: 'agent', runId, sessionKey: action.sessionKey };
+  }
+
+  function flush(): void {
+    const pending = batch;
+    batch = [];
+    const createdAt = now();
+    let results: (readonly Accepted[])[];
+    try {
+      results = store.transaction(() => pending.map((p) => p.actions.map((a) => insert(a, p.context, createdAt))));
+    } catch (err) {
+      for (const p of pending) p.reject(err);
+      return;
+    }
+    pending.forEach((p, i) => {
+      const accepted = results[i] as readonly Accepted[];
+      options.onCommitted?.(p.actions, accepted);
+      p.resolve(accepted);
+    });
+  }
+
   return {
-    accept(actions: readonly Action[], context: AcceptContext): readonly Accepted[] {
-      const createdAt = now();
-      const accepted = store.transaction(() =>
-        actions.map((action): Accepted => {
-          if (action.kind === 'wake') {
-            const eventId = randomUUID();
-            store.events.insert({
-              id: eventId,
-              sessionKey: MAIN_SESSION,
-              text: action.text,
-              origin: 'hook',
-              trusted: action.allowUnsafeExternalContent,
-              contentSource: action.contentSource,
-              requestId: context.requestId,
-              createdAt,
-            });
-            return { kind: 'wake', eventId, mode: action.mode };
-          }
-          const { kind: _kind, ...run } = action;
-          const runId = randomUUID();
-          store.runs.insert({ ...run, id: runId, requestId: context.requestId, createdAt });
-          return { kind: 'agent', runId, sessionKey: action.sessionKey };
-        }),
-      );
-      options.onCommitted?.(actions, accepted);
-      return accepted;
+    accept(actions, context) {
+      options.admit?.(actions);
+      return new Promise((resolve, reject) => {
+        if (batch.length === 0) setImmediate(flush);
+        batch.push({ actions, context, resolve, reject });
+      });
     },
     recordFailure(failure) {
       store.failures.insert({ ...failure, id: randomUUID(), createdAt: now() });

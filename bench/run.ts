@@ -1,0 +1,288 @@
+// `npm run bench`: loads hookd and a bare node:http baseline with autocannon in one run,
+// and prints every figure as a ratio to a baseline measured in the same run.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import autocannon from 'autocannon';
+import { measureTransformOverhead } from './transform-overhead.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const TOKEN = 'bench-hook-token-0123456789abcdef';
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
+const CONNECTIONS = 50;
+const RSS_REQUESTS = Number(process.env.BENCH_RSS_REQUESTS ?? 200_000);
+
+interface Scenario {
+  name: string;
+  path: string;
+  body: string;
+  server: 'baseline' | 'hookd';
+}
+
+interface Row {
+  scenario: string;
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  ratio: string;
+}
+
+const filler = 'lorem ipsum dolor sit amet '.repeat(70).slice(0, 1850);
+const agentBody = JSON.stringify({
+  title: 'Build failed',
+  body: filler,
+  source: 'ci',
+  message: `Build failed: ${filler}`,
+  wakeMode: 'next-heartbeat',
+  deliver: false,
+});
+const mailBody = JSON.stringify({
+  source: 'mail',
+  account: 'me@example.com',
+  historyId: '1',
+  messages: Array.from({ length: 10 }, (_, i) => ({
+    id: `m${i}`,
+    threadId: `t${i}`,
+    from: 'a@example.com',
+    to: 'me@example.com',
+    subject: `Subject ${i}`,
+    date: '2026-11-22T09:00:00Z',
+    snippet: 'snippet',
+    body: filler.slice(0, 400),
+    labels: ['INBOX'],
+  })),
+});
+
+function startChild(args: string[], cwd: string): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ['--no-node-snapshot', ...args], { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((done, fail) => {
+    let out = '';
+    child.stdout?.on('data', (c: Buffer) => {
+      out += c.toString();
+      const port = /"port":(\d+)/.exec(out) ?? /"url":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(out);
+      if (port) done({ child, port: Number(port[1]) });
+    });
+    child.on('exit', (code) => fail(new Error(`${args.join(' ')} exited with ${code}: ${out}`)));
+  });
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+async function load(port: number, path: string, body: string, options: { duration?: number; amount?: number } = {}) {
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}${path}`,
+    method: 'POST',
+    connections: CONNECTIONS,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    body,
+    ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? DURATION_S }),
+  });
+  return result;
+}
+
+function hookdConfig(dir: string, modelPort: number, transforms = 1) {
+  const mappings = [
+    {
+      id: 'template',
+      match: { path: 'template' },
+      messageTemplate: '{{title}}: {{body}}',
+      wakeMode: 'next-heartbeat',
+      deliver: false,
+    },
+    ...Array.from({ length: transforms }, (_, i) => ({
+      id: `transform${i || ''}`,
+      match: { path: i === 0 ? 'transform' : `transform${i}` },
+      transform: { module: 'agent.ts' },
+    })),
+  ];
+  const config = {
+    server: { port: 0 },
+    hooks: { enabled: true, token: TOKEN, transformsDir: 'transforms', presets: ['mail'], mappings, idempotency: {} },
+    agents: { defaults: { model: 'bench/m', heartbeat: { every: '0' }, maxQueuedRuns: 10_000_000 } },
+    models: { providers: { bench: { baseUrl: `http://127.0.0.1:${modelPort}/v1`, api: 'openai-chat' } } },
+    storage: { path: join(dir, 'data/hookd.db') },
+    log: { level: 'info' },
+  };
+  writeFileSync(join(dir, 'hookd.json5'), JSON.stringify(config));
+  return join(dir, 'hookd.json5');
+}
+
+async function startHookd(dir: string) {
+  const started = performance.now();
+  const { child, port } = await startChild(
+    [join(ROOT, 'bin/hookd.js'), 'serve', '--config', join(dir, 'hookd.json5')],
+    dir,
+  );
+  return { child, port, readyMs: performance.now() - started };
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), 'hookd-bench-'));
+  mkdirSync(join(dir, 'transforms'));
+  cpSync(join(ROOT, 'bench/transforms/agent.ts'), join(dir, 'transforms/agent.ts'));
+  const children: ChildProcess[] = [];
+  try {
+    const model = await startChild(['--import', 'tsx', join(ROOT, 'bench/fake-model.ts')], ROOT);
+    children.push(model.child);
+    const baseline = await startChild(['--import', 'tsx', join(ROOT, 'bench/baseline-server.ts')], ROOT);
+    children.push(baseline.child);
+
+    // Start-up with 10 transforms, measured on a fresh data folder (the tsx cache is warm by then).
+    const startDir = mkdtempSync(join(tmpdir(), 'hookd-bench-start-'));
+    mkdirSync(join(startDir, 'transforms'));
+    cpSync(join(ROOT, 'bench/transforms/agent.ts'), join(startDir, 'transforms/agent.ts'));
+    hookdConfig(startDir, model.port, 10);
+    const warm = await startHookd(startDir);
+    warm.child.kill('SIGTERM');
+    rmSync(join(startDir, 'data'), { recursive: true, force: true });
+    const ten = await startHookd(startDir);
+    ten.child.kill('SIGTERM');
+    rmSync(startDir, { recursive: true, force: true });
+
+    const scenarios: Scenario[] = [
+      { name: 'baseline (node:http, JSON, 202)', path: '/', body: agentBody, server: 'baseline' },
+      {
+        name: 'POST /hooks/wake',
+        path: '/hooks/wake',
+        body: JSON.stringify({ text: `Build failed: ${filler}`, mode: 'next-heartbeat' }),
+        server: 'hookd',
+      },
+      { name: 'POST /hooks/agent', path: '/hooks/agent', body: agentBody, server: 'hookd' },
+      { name: 'template mapping', path: '/hooks/template', body: agentBody, server: 'hookd' },
+      { name: 'transform mapping', path: '/hooks/transform', body: agentBody, server: 'hookd' },
+      { name: 'mail preset (10 messages)', path: '/hooks/mail', body: mailBody, server: 'hookd' },
+    ];
+    hookdConfig(dir, model.port);
+    // Each hookd scenario gets a fresh gateway and data folder, so that runs left over from
+    // one scenario are not executing during the next; the 1 s warm-up settles the JIT.
+    const results: Record<string, autocannon.Result> = {};
+    let idleRssMb = 0;
+    for (const s of scenarios) {
+      rmSync(join(dir, 'data'), { recursive: true, force: true });
+      const hookd = s.server === 'hookd' ? await startHookd(dir) : undefined;
+      if (hookd && idleRssMb === 0) {
+        await new Promise((r) => setTimeout(r, 500));
+        idleRssMb = rssMb(hookd.child.pid as number);
+      }
+      const port = hookd ? hookd.port : baseline.port;
+      await load(port, s.path, s.body, { duration: 1 });
+      results[s.name] = await load(port, s.path, s.body);
+      hookd?.child.kill('SIGTERM');
+      if (hookd) await new Promise((r) => hookd.child.once('exit', r));
+      process.stderr.write(`bench: ${s.name}: ${Math.round(results[s.name]?.requests.average ?? 0)} req/s\n`);
+    }
+    const rps = (name: string) => results[name]?.requests.average ?? 0;
+    const base = rps(scenarios[0]?.name as string);
+    const rows: Row[] = scenarios.map((s) => {
+      const r = results[s.name] as autocannon.Result;
+      return {
+        scenario: s.name,
+        reqPerSec: Math.round(r.requests.average),
+        p50Ms: r.latency.p50,
+        p99Ms: r.latency.p99,
+        non2xx: r.non2xx,
+        ratio: `${Math.round((r.requests.average / base) * 100)} %`,
+      };
+    });
+
+    rmSync(join(dir, 'data'), { recursive: true, force: true });
+    const hookd = await startHookd(dir);
+    children.push(hookd.child);
+    // Settle first (the JIT, SQLite's page cache), then measure growth over the long run.
+    await load(hookd.port, '/hooks/wake', JSON.stringify({ text: 'rss probe', mode: 'next-heartbeat' }), {
+      amount: 20_000,
+    });
+    const rssBefore = rssMb(hookd.child.pid as number);
+    await load(hookd.port, '/hooks/wake', JSON.stringify({ text: 'rss probe', mode: 'next-heartbeat' }), {
+      amount: RSS_REQUESTS,
+    });
+    await new Promise((r) => setTimeout(r, 1000));
+    const rssAfter = rssMb(hookd.child.pid as number);
+
+    const overhead = await measureTransformOverhead(join(ROOT, 'bench/transforms'));
+    const agent = rps('POST /hooks/agent');
+    const template = rps('template mapping');
+    const transform = rps('transform mapping');
+    const agentP99 = results['POST /hooks/agent']?.latency.p99 ?? 0;
+    const targets = [
+      {
+        target: '/hooks/agent ≥ 60 % of baseline',
+        value: `${Math.round((agent / base) * 100)} %`,
+        met: agent / base >= 0.6,
+      },
+      { target: '/hooks/agent p99 ≤ 10 ms', value: `${agentP99} ms`, met: agentP99 <= 10 },
+      {
+        target: 'template mapping ≥ 90 % of /hooks/agent',
+        value: `${Math.round((template / agent) * 100)} %`,
+        met: template / agent >= 0.9,
+      },
+      {
+        target: 'transform mapping ≥ 80 % of template mapping',
+        value: `${Math.round((transform / template) * 100)} %`,
+        met: transform / template >= 0.8,
+      },
+      {
+        target: 'warm transform call p50 ≤ 15 µs (2 KB payload)',
+        value: `${overhead.warmP50Us.toFixed(1)} µs`,
+        met: overhead.warmP50Us <= 15,
+      },
+      {
+        target: 'first call of a new transform ≤ 5 ms',
+        value: `${overhead.firstCallMs.toFixed(2)} ms`,
+        met: overhead.firstCallMs <= 5,
+      },
+      {
+        target: 'start to ready ≤ 500 ms with 10 transforms',
+        value: `${Math.round(ten.readyMs)} ms`,
+        met: ten.readyMs <= 500,
+      },
+      { target: 'idle RSS ≤ 120 MB', value: `${idleRssMb.toFixed(1)} MB`, met: idleRssMb <= 120 },
+      {
+        target: `RSS growth < 20 % over ${RSS_REQUESTS.toLocaleString('en')} requests`,
+        value: `${rssBefore.toFixed(1)} → ${rssAfter.toFixed(1)} MB (${(((rssAfter - rssBefore) / rssBefore) * 100).toFixed(1)} %)`,
+        met: (rssAfter - rssBefore) / rssBefore < 0.2,
+      },
+    ];
+
+    const table = [
+      '| scenario | req/s | p50 ms | p99 ms | non-2xx | vs baseline |',
+      '|---|---:|---:|---:|---:|---:|',
+      ...rows.map((r) => `| ${r.scenario} | ${r.reqPerSec} | ${r.p50Ms} | ${r.p99Ms} | ${r.non2xx} | ${r.ratio} |`),
+      '',
+      '| target | measured | met |',
+      '|---|---|---|',
+      ...targets.map((t) => `| ${t.target} | ${t.value} | ${t.met ? 'yes' : 'NO'} |`),
+      '',
+      `transform details: warm p50 ${overhead.warmP50Us.toFixed(1)} µs, p99 ${overhead.warmP99Us.toFixed(1)} µs; first call ${overhead.firstCallMs.toFixed(2)} ms (isolate + load + call; esbuild compile ${overhead.compileMs.toFixed(1)} ms before it); ${CONNECTIONS} connections, ${DURATION_S} s per scenario, node ${process.version}`,
+    ].join('\n');
+    process.stdout.write(`${table}\n`);
+    writeFileSync(
+      join(ROOT, 'bench/results.json'),
+      JSON.stringify(
+        {
+          date: new Date().toISOString(),
+          rows,
+          targets,
+          overhead,
+          readyMs: ten.readyMs,
+          idleRssMb,
+          rssBefore,
+          rssAfter,
+        },
+        null,
+        2,
+      ),
+    );
+    writeFileSync(join(ROOT, 'bench/results.md'), `${table}\n`);
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
