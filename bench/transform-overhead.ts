@@ -23,6 +23,7 @@ export async function measureTransformOverhead(dir: string) {
     path: 'transform',
     url: '/hooks/transform',
     rawBody,
+    payloadIsJsonOfRawBody: true,
   };
   const limits = { timeoutMs: 1000, memoryLimitMb: 128 };
 
@@ -31,7 +32,7 @@ export async function measureTransformOverhead(dir: string) {
   const compileMs = performance.now() - compileStart;
   const firstStart = performance.now();
   const sandbox = await createSandbox(compiled.code, undefined, limits, () => {});
-  await sandbox.call(JSON.stringify(context));
+  sandbox.call(JSON.stringify({ ...context, rawBody: undefined }), rawBody);
   const firstCallMs = performance.now() - firstStart;
   sandbox.dispose();
 

@@ -71,6 +71,7 @@ async function dryRun(
       query,
       url: `${config.hooks.path}/${subPath}${search ? `?${search}` : ''}`,
       rawBody: raw,
+      payloadIsJsonOfRawBody: parsed.body.fromJson,
     });
     if (outcome.kind === 'none') throw hookdError('NO_MAPPING', subPath);
     io.out(JSON.stringify({ ok: true, mapping: outcome.mappingId, actions: outcome.actions }, null, 2));

@@ -6,6 +6,8 @@ import { type HookdError, hookdError } from '../errors.js';
 export interface ParsedBody {
   readonly value: unknown;
   readonly raw: Buffer;
+  /** True when `value` is `JSON.parse` of `raw` (so a sandbox can parse the raw text itself). */
+  readonly fromJson: boolean;
 }
 
 /** The body parser's outcome: a body, or the 4xx to answer (decided without throwing). */
@@ -94,11 +96,11 @@ export function readBody(
 export function parseBody(kind: BodyKind, raw: Buffer): BodyOutcome {
   let text = raw.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  if (kind === 'form') return { ok: true, body: { value: parseForm(text), raw } };
-  if (text.trim() === '') return { ok: true, body: { value: {}, raw } };
+  if (kind === 'form') return { ok: true, body: { value: parseForm(text), raw, fromJson: false } };
+  if (text.trim() === '') return { ok: true, body: { value: {}, raw, fromJson: false } };
   try {
     const value: unknown = sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' });
-    return { ok: true, body: { value, raw } };
+    return { ok: true, body: { value, raw, fromJson: true } };
   } catch (err) {
     return failure(hookdError('INVALID_JSON', (err as Error).message.slice(0, 200)));
   }

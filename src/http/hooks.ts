@@ -108,6 +108,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
             query: request.query as Record<string, unknown>,
             url: request.url,
             rawBody: body.raw,
+            payloadIsJsonOfRawBody: body.fromJson,
           })
           .catch((err: unknown) => {
             if (isHookdError(err) && err.code === 'TRANSFORM_FAILED') keepFailure(request, subPath, body, err);
@@ -148,7 +149,7 @@ function subPathOf(request: FastifyRequest): string {
 }
 
 function bodyOf(outcome: BodyOutcome | undefined): ParsedBody {
-  if (outcome === undefined) return { value: {}, raw: Buffer.alloc(0) };
+  if (outcome === undefined) return { value: {}, raw: Buffer.alloc(0), fromJson: false };
   if (!outcome.ok) throw outcome.error;
   return outcome.body;
 }

@@ -28,6 +28,8 @@ export interface CompiledMapping {
   readonly maxBodyBytes?: number;
   readonly transform?: { readonly module: string; readonly export?: string };
   readonly policy: MappingPolicy;
+  /** False when no field is a template (a transform-only mapping needs no view). */
+  readonly usesView: boolean;
   /** Renders the templated draft for one view. */
   draft(view: TemplateView): Draft;
 }
@@ -72,6 +74,7 @@ export function compileMapping(mapping: MappingConfig, configPath: string, model
     ...(mapping.forEach === undefined ? {} : { forEach: mapping.forEach }),
     ...(mapping.maxBodyBytes === undefined ? {} : { maxBodyBytes: mapping.maxBodyBytes }),
     ...(mapping.transform ? { transform: mapping.transform } : {}),
+    usesView: Object.keys(templates).length > 0,
     policy: {
       ...(mapping.wakeMode ? { wakeMode: mapping.wakeMode } : {}),
       allowUnsafeExternalContent: mapping.allowUnsafeExternalContent ?? false,

@@ -109,13 +109,9 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       const drafts: Draft[] = [];
       let fanOut = mapping.forEach !== undefined;
       for (const payload of itemPayloads(mapping, request.payload)) {
-        const view = buildView({
-          payload,
-          headers: request.headers,
-          query: request.query,
-          path: request.subPath,
-          now: now(),
-        });
+        const view = mapping.usesView
+          ? buildView({ payload, headers: request.headers, query: request.query, path: request.subPath, now: now() })
+          : {};
         const draft = mapping.draft(view);
         if (!mapping.transform || !options.transforms) {
           drafts.push(draft);
@@ -146,6 +142,7 @@ function transformContext(request: HookRequest, payload: unknown): TransformCont
     path: request.subPath,
     url: request.url,
     rawBody: request.rawBody.toString('utf8'),
+    ...(request.payloadIsJsonOfRawBody && payload === request.payload ? { payloadIsJsonOfRawBody: true } : {}),
   };
 }
 

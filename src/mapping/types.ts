@@ -10,6 +10,8 @@ export interface HookRequest {
   /** The request's path and query string. */
   readonly url: string;
   readonly rawBody: Buffer;
+  /** True when `payload` is the JSON parse of `rawBody`. */
+  readonly payloadIsJsonOfRawBody?: boolean;
 }
 
 /** What a transform is called with (DESIGN §4). */
@@ -20,6 +22,8 @@ export interface TransformContext {
   readonly path: string;
   readonly url: string;
   readonly rawBody: string;
+  /** Set when `payload` is `JSON.parse(rawBody)`: the sandbox parses the text itself instead of receiving a copy. */
+  readonly payloadIsJsonOfRawBody?: boolean;
 }
 
 /** Runs a mapping's transform in the sandbox; rejects with a TRANSFORM_FAILED HookdError. */

@@ -13,8 +13,11 @@ const SOURCE_LABEL: Record<ContentSource, string> = { webhook: 'Webhook', email:
 const OPENERS = '‹〈⟨＜﹤˂ᐸ❮❰⦉«≺⧼';
 const CLOSERS = '›〉⟩＞﹥˃ᐳ❯❱⦊»≻⧽';
 
+const FOLDABLE = new RegExp(`[\\uff01-\\uff5e${OPENERS}${CLOSERS}]`);
+
 /** Folds full-width letters and angle-bracket homoglyphs, one UTF-16 unit for one, so indices stay aligned. */
 function fold(text: string): string {
+  if (!FOLDABLE.test(text)) return text;
   let out = '';
   for (let i = 0; i < text.length; i++) {
     const ch = text[i] as string;

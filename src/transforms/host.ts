@@ -14,8 +14,6 @@ interface Entry {
   code: string;
   sandbox?: Sandbox;
   building?: Promise<Sandbox>;
-  inFlight: number;
-  readonly waiters: (() => void)[];
 }
 
 export interface TransformHostOptions {
@@ -65,8 +63,6 @@ export async function createTransformHost(options: TransformHostOptions): Promis
         file: resolved.file,
         exportName: mapping.transform.export,
         code: compiled.code,
-        inFlight: 0,
-        waiters: [],
       });
     } catch (err) {
       if (!(err instanceof TransformCompileError)) throw err;
@@ -104,27 +100,14 @@ export async function createTransformHost(options: TransformHostOptions): Promis
     throw new ConfigError(loadProblems, config.file);
   }
 
-  async function acquire(entry: Entry): Promise<void> {
-    if (entry.inFlight < limits.maxInFlight) {
-      entry.inFlight++;
-      return;
-    }
-    await new Promise<void>((resolve) => entry.waiters.push(resolve));
-  }
-
-  function release(entry: Entry): void {
-    const next = entry.waiters.shift();
-    if (next) next();
-    else entry.inFlight--;
-  }
-
   async function run(key: string, context: TransformContext): Promise<unknown> {
     const entry = entries.get(key);
     if (!entry) throw hookdError('TRANSFORM_FAILED', `no transform is loaded for ${key}`);
-    await acquire(entry);
     try {
       const sandbox = entry.sandbox && !entry.sandbox.disposed ? entry.sandbox : await build(entry);
-      const envelope = JSON.parse(await sandbox.call(JSON.stringify(context))) as {
+      const { rawBody, payloadIsJsonOfRawBody, payload, ...rest } = context;
+      const input = JSON.stringify(payloadIsJsonOfRawBody ? rest : { ...rest, payload });
+      const envelope = JSON.parse(sandbox.call(input, rawBody)) as {
         ok: boolean;
         value?: unknown;
         error?: string;
@@ -138,8 +121,6 @@ export async function createTransformHost(options: TransformHostOptions): Promis
         throw hookdError('TRANSFORM_FAILED', err.message);
       }
       throw err;
-    } finally {
-      release(entry);
     }
   }
 

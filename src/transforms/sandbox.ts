@@ -38,22 +38,36 @@ function prelude(exportName: string | undefined): string {
   const m = globalThis.${BUNDLE_GLOBAL} ?? {};
   const fn = ${pick};
   globalThis.__hookdReady = typeof fn === 'function';
-  globalThis.__hookdCall = async (json) => {
+  const fail = (err) => JSON.stringify({ ok: false, error: (err && typeof err.message === 'string' ? err.message : String(err)) || 'the transform threw' });
+  const done = (value) => (value === undefined ? '{"ok":true}' : JSON.stringify({ ok: true, value }));
+  let settled;
+  // Sync transforms answer at once. An async one can only wait on microtasks (the sandbox
+  // has no timers or I/O), so it has settled by the time the call returns: __hookdSettled reads it.
+  globalThis.__hookdCall = (json, rawBody) => {
     try {
-      const value = await fn(JSON.parse(json));
-      return value === undefined ? '{"ok":true}' : JSON.stringify({ ok: true, value });
+      const input = JSON.parse(json);
+      input.rawBody = rawBody;
+      if (!('payload' in input)) input.payload = JSON.parse(rawBody.charCodeAt(0) === 0xfeff ? rawBody.slice(1) : rawBody);
+      const value = fn(input);
+      if (!value || typeof value.then !== 'function') return done(value);
+      settled = '{"ok":false,"error":"the transform returned a promise that never settled"}';
+      value.then((v) => { try { settled = done(v); } catch (err) { settled = fail(err); } }, (err) => { settled = fail(err); });
+      return '';
     } catch (err) {
-      const message = err && typeof err.message === 'string' ? err.message : String(err);
-      return JSON.stringify({ ok: false, error: message || 'the transform threw' });
+      return fail(err);
     }
   };
+  globalThis.__hookdSettled = () => settled;
 })();`;
 }
 
 /** One warm isolate running one compiled transform. */
 export interface Sandbox {
-  /** Calls the transform with a JSON context; resolves to the JSON envelope. */
-  call(json: string): Promise<string>;
+  /**
+   * Calls the transform with its input as JSON without `rawBody`, which travels apart (so
+   * it is not encoded twice); without `payload`, the sandbox parses `rawBody` for it.
+   */
+  call(json: string, rawBody: string): string;
   readonly disposed: boolean;
   dispose(): void;
 }
@@ -79,27 +93,26 @@ export async function createSandbox(
         true,
       );
     }
-    const ref = (await context.global.get('__hookdCall', { reference: true })) as ivm.Reference<
-      (json: string) => Promise<string>
+    const callRef = (await context.global.get('__hookdCall', { reference: true })) as ivm.Reference<
+      (json: string, rawBody: string) => string
     >;
+    const settledRef = (await context.global.get('__hookdSettled', { reference: true })) as ivm.Reference<() => string>;
+    const timeout = limits.timeoutMs;
     return {
-      async call(json) {
-        let timedOut = false;
-        const watchdog = setTimeout(() => {
-          timedOut = true;
-          if (!isolate.isDisposed) isolate.dispose();
-        }, limits.timeoutMs);
+      // applySync on a warm reference costs a few microseconds; the thread hop of an async
+      // apply costs tens and needs a free core. isolated-vm enforces the timeout itself.
+      call(json, rawBody) {
         try {
-          return (await ref.apply(undefined, [json], { result: { promise: true } })) as string;
+          const answer = callRef.applySync(undefined, [json, rawBody], { timeout }) as string;
+          return answer === '' ? (settledRef.applySync(undefined, [], { timeout }) as string) : answer;
         } catch (err) {
-          if (timedOut) throw new SandboxError(`timed out after ${limits.timeoutMs} ms`);
           const message = (err as Error).message ?? String(err);
-          if (/memory limit/i.test(message))
+          if (/timed out/i.test(message)) throw new SandboxError(`timed out after ${timeout} ms`);
+          if (/memory limit/i.test(message) || isolate.isDisposed) {
+            if (!isolate.isDisposed) isolate.dispose();
             throw new SandboxError(`exceeded its memory limit of ${limits.memoryLimitMb} MB`);
-          if (isolate.isDisposed) throw new SandboxError('its sandbox was reset while it ran');
+          }
           throw new SandboxError(message);
-        } finally {
-          clearTimeout(watchdog);
         }
       },
       get disposed() {
