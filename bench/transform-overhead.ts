@@ -30,11 +30,17 @@ export async function measureTransformOverhead(dir: string) {
   const compileStart = performance.now();
   const compiled = await compileTransform(join(dir, 'agent.ts'), dir);
   const compileMs = performance.now() - compileStart;
-  const firstStart = performance.now();
-  const sandbox = await createSandbox(compiled.code, undefined, limits, () => {});
-  sandbox.call(JSON.stringify({ ...context, rawBody: undefined }), rawBody);
-  const firstCallMs = performance.now() - firstStart;
-  sandbox.dispose();
+  // A new transform's first call: a fresh isolate, the bundle loaded, one call. Median of 9.
+  const firsts: number[] = [];
+  for (let i = 0; i < 9; i++) {
+    const firstStart = performance.now();
+    const sandbox = await createSandbox(compiled.code, undefined, limits, () => {});
+    sandbox.call(JSON.stringify({ ...context, rawBody: undefined }), rawBody);
+    firsts.push(performance.now() - firstStart);
+    sandbox.dispose();
+  }
+  firsts.sort((a, b) => a - b);
+  const firstCallMs = percentile(firsts, 50);
 
   const config = loadConfig({
     data: { hooks: { transformsDir: dir, mappings: [{ id: 't', transform: { module: 'agent.ts' } }] } },

@@ -9,6 +9,8 @@ export {
   type Channel,
   type ContentSource,
   type FailedRequest,
+  type IdempotencyIntent,
+  type IdempotentAnswer,
   THINKING_LEVELS,
   type ThinkingLevel,
   WAKE_MODES,

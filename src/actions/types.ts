@@ -39,6 +39,8 @@ export interface AgentAction {
   readonly timeoutSeconds?: number;
   readonly allowUnsafeExternalContent: boolean;
   readonly contentSource: ContentSource;
+  /** The mapping that made it (for per-mapping concurrency); absent for /hooks/agent. */
+  readonly mappingId?: string;
 }
 
 export type Action = WakeAction | AgentAction;
@@ -50,6 +52,24 @@ export type Accepted =
 
 export interface AcceptContext {
   readonly requestId: string;
+  /** Remember this request's answer under its idempotency key, in the same commit as its actions. */
+  readonly idempotency?: IdempotencyIntent;
+}
+
+/** What an idempotent request's answer is stored under (DESIGN §10). */
+export interface IdempotencyIntent {
+  readonly scope: string;
+  readonly key: string;
+  readonly bodyHash: string;
+  /** Builds the answer from what was accepted: status and JSON body (null for 204). */
+  readonly respond: (accepted: readonly Accepted[]) => { readonly status: number; readonly body: unknown };
+}
+
+/** A remembered answer. */
+export interface IdempotentAnswer {
+  readonly bodyHash: string;
+  readonly status: number;
+  readonly body: unknown;
 }
 
 /**
@@ -60,6 +80,8 @@ export interface ActionSink {
   accept(actions: readonly Action[], context: AcceptContext): Promise<readonly Accepted[]>;
   /** Keeps a request answered 5xx (a failed transform) so that it can be replayed later. */
   recordFailure(failure: FailedRequest): void;
+  /** The live remembered answer for an idempotency key, if any. */
+  findAnswer(scope: string, key: string): IdempotentAnswer | undefined;
 }
 
 /** A hook request that failed on our side, as kept for replay (no credentials). */

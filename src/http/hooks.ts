@@ -1,12 +1,22 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type Accepted, type ActionOptions, type ActionSink, parseAgentBody, parseWakeBody } from '../actions/index.js';
+import {
+  type Accepted,
+  type Action,
+  type ActionOptions,
+  type ActionSink,
+  parseAgentBody,
+  parseWakeBody,
+} from '../actions/index.js';
 import type { HooksConfig } from '../config/index.js';
 import { type HookdError, hookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { MappingEngine } from '../mapping/index.js';
+import type { CompiledMapping, MappingEngine } from '../mapping/index.js';
 import { createTokenMatcher, findToken } from './auth.js';
 import { type BodyOutcome, type ParsedBody, readBody } from './body.js';
+import { createInFlightKeys, hashBody, idempotencyKeyOf } from './idempotency.js';
+import { type Answer, answerFor } from './responses.js';
+import { type VerifyConfig, verifySignature } from './signatures.js';
 import { type AuthThrottle, createAuthThrottle } from './throttle.js';
 
 /** What the hook routes need; the HTTP layer sees the runtime only through `sink`. */
@@ -26,6 +36,8 @@ interface HookState {
   maxBodyBytes: number;
   /** The raw response, for the body reader's lingering close. */
   res: ServerResponse;
+  /** Set when the token was missing or wrong: a signature of one of these must hold. */
+  verifiers: readonly CompiledMapping[];
 }
 
 declare module 'fastify' {
@@ -54,6 +66,16 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     );
   });
 
+  const inFlight = createInFlightKeys();
+
+  const refuse = (request: FastifyRequest, why: string) => {
+    const locked = throttle.lockedForSeconds(request.ip);
+    log.warn({ reqId: request.id, ip: request.ip, locked: locked > 0 }, `hook request refused: ${why}`);
+    if (locked > 0) return hookdError('TOO_MANY_AUTH_FAILURES', '', { headers: { 'retry-after': String(locked) } });
+    throttle.fail(request.ip);
+    return hookdError('UNAUTHORIZED');
+  };
+
   const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.method !== 'POST') throw hookdError('METHOD_NOT_ALLOWED', '', { headers: { allow: 'POST' } });
     const presented = findToken(request.headers, request.query);
@@ -62,43 +84,78 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
       reply.header('deprecation', 'true');
       log.warn({ reqId: request.id }, 'the ?token= query parameter is deprecated; send Authorization: Bearer instead');
     }
-    if (presented === undefined || !tokenMatches(presented.token)) {
-      const locked = throttle.lockedForSeconds(request.ip);
-      log.warn(
-        { reqId: request.id, ip: request.ip, locked: locked > 0 },
-        'hook request refused: missing or invalid token',
-      );
-      if (locked > 0) throw hookdError('TOO_MANY_AUTH_FAILURES', '', { headers: { 'retry-after': String(locked) } });
-      throttle.fail(request.ip);
-      throw hookdError('UNAUTHORIZED');
-    }
-    throttle.succeed(request.ip);
     const subPath = subPathOf(request);
-    if (subPath === '') throw hookdError('NOT_FOUND', 'a hook name is required, e.g. /wake');
     const builtIn = subPath === 'wake' || subPath === 'agent';
+    let verifiers: readonly CompiledMapping[] = [];
+    if (presented !== undefined && tokenMatches(presented.token)) throttle.succeed(request.ip);
+    else {
+      // Mappings with `verify` accept a valid signature instead: checked once the body is read.
+      verifiers = subPath && !builtIn && options.mappings ? options.mappings.verifiersFor(subPath) : [];
+      if (verifiers.length === 0 || throttle.lockedForSeconds(request.ip) > 0)
+        throw refuse(request, 'missing or invalid token');
+    }
+    if (subPath === '') throw hookdError('NOT_FOUND', 'a hook name is required, e.g. /wake');
     const maxBodyBytes = builtIn || !options.mappings ? hooks.maxBodyBytes : options.mappings.maxBodyBytesFor(subPath);
-    request.hook = { subPath, maxBodyBytes, res: reply.raw };
+    request.hook = { subPath, maxBodyBytes, res: reply.raw, verifiers };
   };
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const state = request.hook as HookState;
     const body = bodyOf(request.body as BodyOutcome | undefined);
-    const context = { requestId: request.id };
-    switch (state.subPath) {
-      case 'wake': {
-        const [accepted] = await sink.accept([parseWakeBody(body.value)], context);
-        return reply.code(200).send(responseFor(accepted as Accepted));
-      }
-      case 'agent': {
-        const [accepted] = await sink.accept([parseAgentBody(body.value, actionOptions)], context);
-        return reply.code(202).send(responseFor(accepted as Accepted));
-      }
-      default:
-        return mapped(request, reply, state.subPath, body);
+    let verified: { mappings: ReadonlySet<string>; deliveryId?: string } | undefined;
+    if (state.verifiers.length > 0) {
+      verified = verifyDelivery(state.verifiers, request, body);
+      if (!verified) throw refuse(request, 'missing or invalid signature');
+      throttle.succeed(request.ip);
+      const challenge = slackChallenge(state.verifiers, verified.mappings, body.value);
+      if (challenge !== undefined) return reply.code(200).send({ challenge });
+    }
+    const key = idempotencyKeyOf(request.headers, verified?.deliveryId);
+    if (key === undefined) return send(reply, await handle(request, state, body, verified, undefined));
+    const bodyHash = hashBody(body.raw);
+    const remembered = inFlight.claim(sink, state.subPath, key, bodyHash);
+    if (remembered) {
+      reply.header('idempotent-replayed', 'true');
+      return send(reply, { status: remembered.status, body: remembered.body as Answer['body'] });
+    }
+    try {
+      return send(reply, await handle(request, state, body, verified, { scope: state.subPath, key, bodyHash }));
+    } finally {
+      inFlight.release(state.subPath, key);
     }
   };
 
-  const mapped = async (request: FastifyRequest, reply: FastifyReply, subPath: string, body: ParsedBody) => {
+  const handle = async (
+    request: FastifyRequest,
+    state: HookState,
+    body: ParsedBody,
+    verified: { mappings: ReadonlySet<string> } | undefined,
+    idempotent: { scope: string; key: string; bodyHash: string } | undefined,
+  ): Promise<Answer> => {
+    let actions: readonly Action[];
+    let fanOut = false;
+    if (state.subPath === 'wake') actions = [parseWakeBody(body.value)];
+    else if (state.subPath === 'agent') actions = [parseAgentBody(body.value, actionOptions)];
+    else {
+      const outcome = await route(request, state.subPath, body, verified?.mappings);
+      actions = outcome.actions;
+      fanOut = outcome.fanOut;
+    }
+    if (actions.length === 0 && !idempotent) return { status: 204, body: null };
+    const respond = (accepted: readonly Accepted[]) => answerFor(accepted, fanOut);
+    const accepted = await sink.accept(actions, {
+      requestId: request.id,
+      ...(idempotent ? { idempotency: { ...idempotent, respond } } : {}),
+    });
+    return respond(accepted);
+  };
+
+  const route = async (
+    request: FastifyRequest,
+    subPath: string,
+    body: ParsedBody,
+    verifiedMappings?: ReadonlySet<string>,
+  ) => {
     const outcome = options.mappings
       ? await options.mappings
           .route({
@@ -109,6 +166,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
             url: request.url,
             rawBody: body.raw,
             payloadIsJsonOfRawBody: body.fromJson,
+            ...(verifiedMappings ? { verifiedMappings } : {}),
           })
           .catch((err: unknown) => {
             if (isHookdError(err) && err.code === 'TRANSFORM_FAILED') keepFailure(request, subPath, body, err);
@@ -116,13 +174,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
           })
       : ({ kind: 'none' } as const);
     if (outcome.kind === 'none') throw hookdError('NO_MAPPING', subPath);
-    if (outcome.actions.length === 0) return reply.code(204).send();
-    const accepted = await sink.accept(outcome.actions, { requestId: request.id });
-    const anyAgent = accepted.some((a) => a.kind === 'agent');
-    if (!outcome.fanOut && accepted.length === 1) {
-      return reply.code(anyAgent ? 202 : 200).send(responseFor(accepted[0] as Accepted));
-    }
-    return reply.code(anyAgent ? 202 : 200).send(fanOutResponse(accepted));
+    return outcome;
   };
 
   const keepFailure = (request: FastifyRequest, subPath: string, body: ParsedBody, err: HookdError) => {
@@ -140,6 +192,35 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   for (const url of [base, `${base}/*`]) {
     app.route({ method: HTTP_METHODS, url, onRequest, handler });
   }
+}
+
+function send(reply: FastifyReply, answer: Answer) {
+  return answer.body === null ? reply.code(answer.status).send() : reply.code(answer.status).send(answer.body);
+}
+
+/** The mappings whose signature holds, and the provider's delivery id; undefined when none does. */
+function verifyDelivery(verifiers: readonly CompiledMapping[], request: FastifyRequest, body: ParsedBody) {
+  const mappings = new Set<string>();
+  let deliveryId: string | undefined;
+  for (const mapping of verifiers) {
+    const result = verifySignature(mapping.verify as VerifyConfig, request.headers, body.raw);
+    if (!result.ok) continue;
+    mappings.add(mapping.id);
+    deliveryId ??= result.deliveryId;
+  }
+  if (mappings.size === 0) return undefined;
+  return { mappings, ...(deliveryId ? { deliveryId } : {}) };
+}
+
+/** Slack's `url_verification` handshake: answered with its challenge once the signature holds. */
+function slackChallenge(
+  verifiers: readonly CompiledMapping[],
+  verified: ReadonlySet<string>,
+  payload: unknown,
+): string | undefined {
+  const bySlack = verifiers.some((m) => verified.has(m.id) && m.verify?.scheme === 'slack');
+  const p = payload as { type?: unknown; challenge?: unknown } | null;
+  return bySlack && p?.type === 'url_verification' && typeof p.challenge === 'string' ? p.challenge : undefined;
 }
 
 /** The part of the path after `hooks.path`, slashes trimmed (`/hooks/github/` → `github`). */
@@ -171,30 +252,4 @@ function withoutToken(url: string): string {
   params.delete('token');
   const rest = params.toString();
   return rest ? `${path}?${rest}` : path;
-}
-
-/** A fan-out's body: arrays of event ids and/or run ids (with their session keys). */
-export function fanOutResponse(accepted: readonly Accepted[]): Record<string, unknown> {
-  const eventIds: string[] = [];
-  const runIds: string[] = [];
-  const sessionKeys: string[] = [];
-  for (const a of accepted) {
-    if (a.kind === 'wake') eventIds.push(a.eventId);
-    else {
-      runIds.push(a.runId);
-      sessionKeys.push(a.sessionKey);
-    }
-  }
-  return {
-    ok: true,
-    ...(eventIds.length > 0 ? { eventIds } : {}),
-    ...(runIds.length > 0 ? { runIds, sessionKeys } : {}),
-  };
-}
-
-/** The success body of one accepted action (DESIGN §3). */
-export function responseFor(accepted: Accepted): Record<string, unknown> {
-  return accepted.kind === 'wake'
-    ? { ok: true, mode: accepted.mode, eventId: accepted.eventId }
-    : { ok: true, runId: accepted.runId, sessionKey: accepted.sessionKey };
 }

@@ -27,6 +27,8 @@ export interface CompiledMapping {
   readonly forEach?: string;
   readonly maxBodyBytes?: number;
   readonly transform?: { readonly module: string; readonly export?: string };
+  /** Signature verification (DESIGN §10): a valid signature replaces the token for this mapping. */
+  readonly verify?: NonNullable<MappingConfig['verify']>;
   readonly policy: MappingPolicy;
   /** False when no field is a template (a transform-only mapping needs no view). */
   readonly usesView: boolean;
@@ -74,6 +76,7 @@ export function compileMapping(mapping: MappingConfig, configPath: string, model
     ...(mapping.forEach === undefined ? {} : { forEach: mapping.forEach }),
     ...(mapping.maxBodyBytes === undefined ? {} : { maxBodyBytes: mapping.maxBodyBytes }),
     ...(mapping.transform ? { transform: mapping.transform } : {}),
+    ...(mapping.verify ? { verify: mapping.verify } : {}),
     usesView: Object.keys(templates).length > 0,
     policy: {
       ...(mapping.wakeMode ? { wakeMode: mapping.wakeMode } : {}),

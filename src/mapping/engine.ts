@@ -23,6 +23,8 @@ export interface MappingEngine {
   readonly mappings: readonly CompiledMapping[];
   /** The body limit for a sub-path: the largest of `hooks.maxBodyBytes` and its mappings'. */
   maxBodyBytesFor(subPath: string): number;
+  /** The mappings with `verify` that may take a request on this sub-path. */
+  verifiersFor(subPath: string): readonly CompiledMapping[];
   /** The first mapping whose predicates all hold. */
   resolve(subPath: string, payload: unknown): CompiledMapping | undefined;
   /** Turns a request into validated actions; throws 400s and TRANSFORM_FAILED. */
@@ -72,10 +74,11 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       );
     }
     const { kind: _kind, text, mode, ...agent } = draft;
-    return parseAgentBody(
+    const action = parseAgentBody(
       { ...agent, message: draft.message ?? text, wakeMode: draft.wakeMode ?? mode ?? policy.wakeMode },
       { ...actionOptions, ...settings },
     );
+    return { ...action, mappingId: mapping.id };
   }
 
   function itemPayloads(mapping: CompiledMapping, payload: unknown): unknown[] {
@@ -103,9 +106,13 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       return limit;
     },
     resolve,
+    verifiersFor(subPath) {
+      return mappings.filter((m) => m.verify && (m.matchPath === undefined || m.matchPath === subPath));
+    },
     async route(request) {
       const mapping = resolve(request.subPath, request.payload);
       if (!mapping) return { kind: 'none' };
+      if (request.verifiedMappings && !request.verifiedMappings.has(mapping.id)) throw hookdError('UNAUTHORIZED');
       const drafts: Draft[] = [];
       let fanOut = mapping.forEach !== undefined;
       for (const payload of itemPayloads(mapping, request.payload)) {

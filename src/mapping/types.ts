@@ -12,6 +12,8 @@ export interface HookRequest {
   readonly rawBody: Buffer;
   /** True when `payload` is the JSON parse of `rawBody`. */
   readonly payloadIsJsonOfRawBody?: boolean;
+  /** Set when the request was authenticated by a signature: only these mappings may take it. */
+  readonly verifiedMappings?: ReadonlySet<string>;
 }
 
 /** What a transform is called with (DESIGN §4). */

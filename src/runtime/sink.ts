@@ -10,6 +10,8 @@ export interface StoreSinkOptions {
   onCommitted?: (actions: readonly Action[], accepted: readonly Accepted[]) => void;
   /** Refuses a request before anything is written (a full queue); throws a HookdError. */
   admit?: (actions: readonly Action[]) => void;
+  /** How long idempotency records live. */
+  idempotencyTtlSeconds?: number;
   now?: () => number;
 }
 
@@ -27,6 +29,7 @@ interface Pending {
  */
 export function createStoreSink(store: Store, options: StoreSinkOptions = {}): ActionSink {
   const now = options.now ?? Date.now;
+  const ttlMs = (options.idempotencyTtlSeconds ?? 86_400) * 1000;
   let batch: Pending[] = [];
 
   function insert(action: Action, context: AcceptContext, createdAt: number): Accepted {
@@ -56,7 +59,25 @@ export function createStoreSink(store: Store, options: StoreSinkOptions = {}): A
     const createdAt = now();
     let results: (readonly Accepted[])[];
     try {
-      results = store.transaction(() => pending.map((p) => p.actions.map((a) => insert(a, p.context, createdAt))));
+      results = store.transaction(() =>
+        pending.map((p) => {
+          const accepted = p.actions.map((a) => insert(a, p.context, createdAt));
+          const intent = p.context.idempotency;
+          if (intent) {
+            const answer = intent.respond(accepted);
+            store.idempotency.put({
+              scope: intent.scope,
+              key: intent.key,
+              bodyHash: intent.bodyHash,
+              status: answer.status,
+              response: answer.body === null ? null : JSON.stringify(answer.body),
+              createdAt,
+              expiresAt: createdAt + ttlMs,
+            });
+          }
+          return accepted;
+        }),
+      );
     } catch (err) {
       for (const p of pending) p.reject(err);
       return;
@@ -78,6 +99,15 @@ export function createStoreSink(store: Store, options: StoreSinkOptions = {}): A
     },
     recordFailure(failure) {
       store.failures.insert({ ...failure, id: randomUUID(), createdAt: now() });
+    },
+    findAnswer(scope, key) {
+      const record = store.idempotency.get(scope, key, now());
+      if (!record) return undefined;
+      return {
+        bodyHash: record.bodyHash,
+        status: record.status,
+        body: record.response === null ? null : (JSON.parse(record.response) as unknown),
+      };
     },
   };
 }

@@ -1,6 +1,7 @@
 import { type Db, type OpenDbOptions, openDb } from './db.js';
 import { createEventRepository } from './events.js';
 import { createFailureRepository } from './failures.js';
+import { createIdempotencyRepository } from './idempotency.js';
 import { createMessageRepository } from './messages.js';
 import { createMetaRepository } from './meta.js';
 import { createRunRepository } from './runs.js';
@@ -8,6 +9,7 @@ import { createRunRepository } from './runs.js';
 export type { Db } from './db.js';
 export type { EventOrigin, EventRecord, EventRepository, NewEvent } from './events.js';
 export type { FailedDelivery, FailureRepository } from './failures.js';
+export type { IdempotencyRecord, IdempotencyRepository } from './idempotency.js';
 export type { MessageRepository, Role, SessionMessage } from './messages.js';
 export type { MetaRepository } from './meta.js';
 export type { DeliveryOutcome, RunRecord, RunRepository, RunStatus } from './runs.js';
@@ -20,6 +22,7 @@ export interface Store {
   readonly messages: ReturnType<typeof createMessageRepository>;
   readonly meta: ReturnType<typeof createMetaRepository>;
   readonly failures: ReturnType<typeof createFailureRepository>;
+  readonly idempotency: ReturnType<typeof createIdempotencyRepository>;
   /** Runs `fn` in one transaction (nested calls join the outer one). */
   transaction<T>(fn: () => T): T;
   close(): void;
@@ -35,6 +38,7 @@ export function createStore(options: OpenDbOptions): Store {
     messages: createMessageRepository(db),
     meta: createMetaRepository(db),
     failures: createFailureRepository(db),
+    idempotency: createIdempotencyRepository(db),
     transaction: (fn) => db.transaction(fn)(),
     close: () => {
       if (db.open) db.close();

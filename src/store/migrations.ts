@@ -80,4 +80,18 @@ export const migrations: readonly string[] = [
     replayed_at INTEGER
   );
   `,
+  `
+  CREATE TABLE idempotency (
+    scope TEXT NOT NULL,
+    key TEXT NOT NULL,
+    body_hash TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    response TEXT,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (scope, key)
+  ) WITHOUT ROWID;
+  CREATE INDEX idempotency_expiry ON idempotency (expires_at);
+  ALTER TABLE runs ADD COLUMN mapping_id TEXT;
+  `,
 ];

@@ -42,6 +42,7 @@ interface RunRow {
   created_at: number;
   started_at: number | null;
   finished_at: number | null;
+  mapping_id: string | null;
 }
 
 const optional = <K extends string, V>(key: K, value: V | null): { [P in K]?: V } =>
@@ -69,6 +70,7 @@ function toRecord(row: RunRow): RunRecord {
     createdAt: row.created_at,
     ...optional('startedAt', row.started_at),
     ...optional('finishedAt', row.finished_at),
+    ...optional('mappingId', row.mapping_id),
   };
 }
 
@@ -76,9 +78,9 @@ function toRecord(row: RunRow): RunRecord {
 export function createRunRepository(db: Db) {
   const insert = db.prepare(
     `INSERT INTO runs (id, session_key, name, message, model, thinking, timeout_seconds, wake_mode, deliver,
-       channel, recipient, allow_unsafe, content_source, status, request_id, created_at)
+       channel, recipient, allow_unsafe, content_source, status, request_id, created_at, mapping_id)
      VALUES (@id, @sessionKey, @name, @message, @model, @thinking, @timeoutSeconds, @wakeMode, @deliver,
-       @channel, @to, @allowUnsafe, @contentSource, 'queued', @requestId, @createdAt)`,
+       @channel, @to, @allowUnsafe, @contentSource, 'queued', @requestId, @createdAt, @mappingId)`,
   );
   const get = db.prepare('SELECT * FROM runs WHERE id = ?');
   const unfinished = db.prepare('SELECT * FROM runs WHERE summarized_at IS NULL ORDER BY seq');
@@ -107,6 +109,7 @@ export function createRunRepository(db: Db) {
         contentSource: run.contentSource,
         requestId: run.requestId ?? null,
         createdAt: run.createdAt,
+        mappingId: run.mappingId ?? null,
       });
     },
     get(id: string): RunRecord | undefined {

@@ -106,6 +106,7 @@ describe('routing', () => {
           timeoutSeconds: 30,
           allowUnsafeExternalContent: false,
           contentSource: 'webhook',
+          mappingId: 'hooks.mappings[0]',
         },
       ],
     });

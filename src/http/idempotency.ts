@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { ActionSink, IdempotentAnswer } from '../actions/index.js';
+import { hookdError } from '../errors.js';
+
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** `Idempotency-Key`, else `x-service-idempotency-key`, else the provider's delivery id. */
+export function idempotencyKeyOf(headers: IncomingHttpHeaders, deliveryId: string | undefined): string | undefined {
+  const raw = headers['idempotency-key'] ?? headers['x-service-idempotency-key'];
+  const key = Array.isArray(raw) ? raw[0] : raw;
+  if (key === undefined) return deliveryId;
+  if (!KEY.test(key)) throw hookdError('INVALID_FIELD', 'Idempotency-Key: expected 1 to 255 visible ASCII characters');
+  return key;
+}
+
+export const hashBody = (raw: Buffer): string => createHash('sha256').update(raw).digest('hex');
+
+/** Requests whose key is being processed right now (a repeat meanwhile is a conflict). */
+export function createInFlightKeys() {
+  const keys = new Set<string>();
+  return {
+    /**
+     * Looks the key up: a remembered answer for the same body is returned for replay; another
+     * body, or the key still in flight, is a 409. Otherwise the key is taken until `release`.
+     */
+    claim(sink: ActionSink, scope: string, key: string, bodyHash: string): IdempotentAnswer | undefined {
+      const answer = sink.findAnswer(scope, key);
+      if (answer) {
+        if (answer.bodyHash !== bodyHash) {
+          throw hookdError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used with a different body');
+        }
+        return answer;
+      }
+      const id = `${scope}\u0000${key}`;
+      if (keys.has(id))
+        throw hookdError('IDEMPOTENCY_CONFLICT', 'a request with this Idempotency-Key is still being processed');
+      keys.add(id);
+      return undefined;
+    },
+    release(scope: string, key: string): void {
+      keys.delete(`${scope}\u0000${key}`);
+    },
+  };
+}

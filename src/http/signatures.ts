@@ -1,0 +1,111 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { MappingConfig } from '../config/index.js';
+
+export type VerifyConfig = NonNullable<MappingConfig['verify']>;
+
+/** A verified delivery: which provider id to dedupe on, when the provider sends one. */
+export type Verification =
+  | { readonly ok: true; readonly deliveryId?: string }
+  | { readonly ok: false; readonly reason: string };
+
+const DEFAULT_TOLERANCE_S = 300;
+
+const header = (headers: IncomingHttpHeaders, name: string): string | undefined => {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+};
+
+/** Constant-time equality of two strings of any length (hashing first, so lengths do not leak). */
+export function safeEqual(a: string, b: string): boolean {
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+const hmac = (algorithm: string, key: string | Buffer, data: Buffer | string) =>
+  createHmac(algorithm, key).update(data);
+
+function withinTolerance(timestamp: string | undefined, config: VerifyConfig, nowSeconds: number): boolean {
+  const t = Number(timestamp);
+  return Number.isInteger(t) && Math.abs(nowSeconds - t) <= (config.toleranceSeconds ?? DEFAULT_TOLERANCE_S);
+}
+
+const fail = (reason: string): Verification => ({ ok: false, reason });
+
+function github(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer): Verification {
+  const given = header(headers, 'x-hub-signature-256');
+  if (!given) return fail('missing X-Hub-Signature-256');
+  const expected = `sha256=${hmac('sha256', config.secret, raw).digest('hex')}`;
+  if (!safeEqual(given, expected)) return fail('signature mismatch');
+  const id = header(headers, 'x-github-delivery');
+  return { ok: true, ...(id ? { deliveryId: id } : {}) };
+}
+
+function stripe(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer, now: number): Verification {
+  const given = header(headers, 'stripe-signature');
+  if (!given) return fail('missing Stripe-Signature');
+  const parts = given.split(',').map((p) => p.trim().split('=') as [string, string?]);
+  const timestamp = parts.find(([k]) => k === 't')?.[1];
+  const signatures = parts.filter(([k]) => k === 'v1').map(([, v]) => v ?? '');
+  if (!timestamp || signatures.length === 0) return fail('malformed Stripe-Signature');
+  if (!withinTolerance(timestamp, config, now)) return fail('timestamp outside the tolerance');
+  const expected = hmac('sha256', config.secret, `${timestamp}.`).update(raw).digest('hex');
+  if (!signatures.some((s) => safeEqual(s, expected))) return fail('signature mismatch');
+  const id = /"id"\s*:\s*"(evt_[^"]+)"/.exec(raw.toString('utf8'))?.[1];
+  return { ok: true, ...(id ? { deliveryId: id } : {}) };
+}
+
+function slack(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer, now: number): Verification {
+  const given = header(headers, 'x-slack-signature');
+  const timestamp = header(headers, 'x-slack-request-timestamp');
+  if (!given || !timestamp) return fail('missing X-Slack-Signature or X-Slack-Request-Timestamp');
+  if (!withinTolerance(timestamp, config, now)) return fail('timestamp outside the tolerance');
+  const expected = `v0=${hmac('sha256', config.secret, `v0:${timestamp}:`).update(raw).digest('hex')}`;
+  return safeEqual(given, expected) ? { ok: true } : fail('signature mismatch');
+}
+
+function standardWebhooks(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer, now: number): Verification {
+  const id = header(headers, 'webhook-id');
+  const timestamp = header(headers, 'webhook-timestamp');
+  const given = header(headers, 'webhook-signature');
+  if (!id || !timestamp || !given) return fail('missing webhook-id, webhook-timestamp or webhook-signature');
+  if (!withinTolerance(timestamp, config, now)) return fail('timestamp outside the tolerance');
+  const key = config.secret.startsWith('whsec_')
+    ? Buffer.from(config.secret.slice(6), 'base64')
+    : Buffer.from(config.secret);
+  const expected = hmac('sha256', key, `${id}.${timestamp}.`).update(raw).digest('base64');
+  const candidates = given
+    .split(' ')
+    .filter((s) => s.startsWith('v1,'))
+    .map((s) => s.slice(3));
+  return candidates.some((s) => safeEqual(s, expected)) ? { ok: true, deliveryId: id } : fail('signature mismatch');
+}
+
+function generic(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer): Verification {
+  const name = (config.header ?? 'x-signature').toLowerCase();
+  const given = header(headers, name);
+  if (!given) return fail(`missing ${name}`);
+  const digest = hmac(config.algorithm ?? 'sha256', config.secret, raw).digest(config.encoding ?? 'hex');
+  return safeEqual(given, `${config.prefix ?? ''}${digest}`) ? { ok: true } : fail('signature mismatch');
+}
+
+/** Verifies a delivery's signature over the raw bytes (DESIGN §10). Never reveals the expected value. */
+export function verifySignature(
+  config: VerifyConfig,
+  headers: IncomingHttpHeaders,
+  raw: Buffer,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): Verification {
+  switch (config.scheme) {
+    case 'github':
+      return github(config, headers, raw);
+    case 'stripe':
+      return stripe(config, headers, raw, nowSeconds);
+    case 'slack':
+      return slack(config, headers, raw, nowSeconds);
+    case 'standard-webhooks':
+      return standardWebhooks(config, headers, raw, nowSeconds);
+    case 'hmac':
+      return generic(config, headers, raw);
+  }
+}

@@ -1,0 +1,61 @@
+import type { Db } from './db.js';
+
+/** A remembered 2xx answer to an idempotent request (DESIGN §10). */
+export interface IdempotencyRecord {
+  readonly scope: string;
+  readonly key: string;
+  /** sha256 of the raw body: the same key with another body is a conflict. */
+  readonly bodyHash: string;
+  readonly status: number;
+  /** The JSON body answered, or null for a 204. */
+  readonly response: string | null;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+}
+
+interface Row {
+  scope: string;
+  key: string;
+  body_hash: string;
+  status: number;
+  response: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
+/** Idempotency records, keyed by scope (the hook's sub-path) and key. */
+export function createIdempotencyRepository(db: Db) {
+  const get = db.prepare('SELECT * FROM idempotency WHERE scope = ? AND key = ? AND expires_at > ?');
+  const put = db.prepare(
+    `INSERT INTO idempotency (scope, key, body_hash, status, response, created_at, expires_at)
+     VALUES (@scope, @key, @bodyHash, @status, @response, @createdAt, @expiresAt)
+     ON CONFLICT (scope, key) DO UPDATE SET body_hash = excluded.body_hash, status = excluded.status,
+       response = excluded.response, created_at = excluded.created_at, expires_at = excluded.expires_at`,
+  );
+  const purge = db.prepare('DELETE FROM idempotency WHERE expires_at <= ?');
+  return {
+    /** The live record for a key, if any. */
+    get(scope: string, key: string, now: number): IdempotencyRecord | undefined {
+      const row = get.get(scope, key, now) as Row | undefined;
+      if (!row) return undefined;
+      return {
+        scope: row.scope,
+        key: row.key,
+        bodyHash: row.body_hash,
+        status: row.status,
+        response: row.response,
+        createdAt: row.created_at,
+        expiresAt: row.expires_at,
+      };
+    },
+    put(record: IdempotencyRecord): void {
+      put.run(record);
+    },
+    /** Deletes expired records; returns how many. */
+    purge(now: number): number {
+      return purge.run(now).changes;
+    },
+  };
+}
+
+export type IdempotencyRepository = ReturnType<typeof createIdempotencyRepository>;
