@@ -1,6 +1,7 @@
 import type { ActionSink } from '../actions/index.js';
 import { type ChatChannel, createChatnetChannel } from '../channels/index.js';
 import { type Config, parseDurationMs } from '../config/index.js';
+import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createModelRouter, type ModelRouter } from '../providers/index.js';
 import type { Store } from '../store/index.js';
@@ -24,6 +25,10 @@ export interface RuntimeOptions {
   /** Defaults to the configured providers. */
   readonly models?: ModelRouter;
 }
+
+/** What a 503 for a full run queue asks the sender to wait. */
+const QUEUE_RETRY_AFTER_S = 30;
+const PURGE_EVERY_MS = 10 * 60 * 1000;
 
 /** The back half of the core loop: main session, heartbeats, agent runs, delivery. */
 export function createRuntime(options: RuntimeOptions) {
@@ -50,8 +55,13 @@ export function createRuntime(options: RuntimeOptions) {
     ...(defaults.thinking ? { thinking: defaults.thinking } : {}),
     ...(defaults.heartbeat.prompt ? { prompt: defaults.heartbeat.prompt } : {}),
   });
+  const mappingLimits = new Map<string, number>();
+  config.hooks.mappings.forEach((m, i) => {
+    if (m.maxConcurrent !== undefined) mappingLimits.set(m.id ?? `hooks.mappings[${i}]`, m.maxConcurrent);
+  });
   const runs = createRunQueue({
     store,
+    mappingLimits,
     models,
     delivery,
     heartbeat,
@@ -61,13 +71,27 @@ export function createRuntime(options: RuntimeOptions) {
     ...(defaults.thinking ? { defaultThinking: defaults.thinking } : {}),
   });
   const sink: ActionSink = createStoreSink(store, {
+    idempotencyTtlSeconds: config.hooks.idempotency.ttlSeconds,
+    admit(actions) {
+      const newRuns = actions.filter((a) => a.kind === 'agent').length;
+      if (newRuns > 0 && runs.depth + newRuns > defaults.maxQueuedRuns) {
+        throw hookdError('QUEUE_FULL', '', { headers: { 'retry-after': String(QUEUE_RETRY_AFTER_S) } });
+      }
+    },
     onCommitted(actions, accepted) {
       accepted.forEach((a, i) => {
-        if (a.kind === 'agent') runs.enqueue(a.runId, a.sessionKey);
-        else if (actions[i]?.kind === 'wake' && a.mode === 'now') heartbeat.request();
+        const action = actions[i];
+        if (a.kind === 'agent')
+          runs.enqueue(a.runId, a.sessionKey, action?.kind === 'agent' ? action.mappingId : undefined);
+        else if (action?.kind === 'wake' && a.mode === 'now') heartbeat.request();
       });
     },
   });
+  let purgeTimer: NodeJS.Timeout | undefined;
+  const purge = () => {
+    const purged = store.idempotency.purge(Date.now());
+    if (purged > 0) log.info({ purged }, 'expired idempotency records purged');
+  };
 
   return {
     sink,
@@ -79,8 +103,12 @@ export function createRuntime(options: RuntimeOptions) {
       const resumed = runs.resume();
       if (resumed > 0) log.info({ runs: resumed }, 'resuming unfinished runs');
       heartbeat.start();
+      purge();
+      purgeTimer = setInterval(purge, PURGE_EVERY_MS);
+      purgeTimer.unref();
     },
     async stop(): Promise<void> {
+      clearInterval(purgeTimer);
       await runs.stop();
       await heartbeat.stop();
     },

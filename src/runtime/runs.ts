@@ -15,6 +15,8 @@ export interface RunQueueOptions {
   readonly delivery: Delivery;
   readonly heartbeat: Heartbeat;
   readonly maxConcurrent: number;
+  /** Per-mapping caps on runs executing at once (a mapping's `maxConcurrent`). */
+  readonly mappingLimits?: ReadonlyMap<string, number>;
   readonly defaultTimeoutSeconds: number;
   readonly defaultThinking?: ThinkingLevel;
   readonly log: Logger;
@@ -45,16 +47,19 @@ export function createRunQueue(options: RunQueueOptions) {
   const log = options.log.child({ component: 'runs' });
   const now = options.now ?? Date.now;
   const historyLimit = options.historyLimit ?? 100;
-  const pending: { id: string; sessionKey: string }[] = [];
+  const pending: { id: string; sessionKey: string; mappingId?: string }[] = [];
   const busySessions = new Set<string>();
+  const busyMappings = new Map<string, number>();
+  const mappingFull = (id: string | undefined) =>
+    id !== undefined && (busyMappings.get(id) ?? 0) >= (options.mappingLimits?.get(id) ?? Number.POSITIVE_INFINITY);
   const inFlight = new Set<Promise<void>>();
   const shutdown = new AbortController();
   let stopped = false;
 
   function pump(): void {
     for (let i = 0; i < pending.length && inFlight.size < options.maxConcurrent && !stopped; ) {
-      const next = pending[i] as { id: string; sessionKey: string };
-      if (busySessions.has(next.sessionKey)) {
+      const next = pending[i] as { id: string; sessionKey: string; mappingId?: string };
+      if (busySessions.has(next.sessionKey) || mappingFull(next.mappingId)) {
         i++;
         continue;
       }
@@ -62,10 +67,13 @@ export function createRunQueue(options: RunQueueOptions) {
       const run = store.runs.get(next.id);
       if (!run) continue;
       busySessions.add(run.sessionKey);
+      const mappingId = run.mappingId;
+      if (mappingId !== undefined) busyMappings.set(mappingId, (busyMappings.get(mappingId) ?? 0) + 1);
       const task = execute(run)
         .catch((err: unknown) => log.error({ err, runId: run.id }, 'run crashed'))
         .finally(() => {
           busySessions.delete(run.sessionKey);
+          if (mappingId !== undefined) busyMappings.set(mappingId, (busyMappings.get(mappingId) ?? 1) - 1);
           inFlight.delete(task);
           pump();
         });
@@ -152,15 +160,21 @@ export function createRunQueue(options: RunQueueOptions) {
 
   return {
     /** Schedules a committed run. */
-    enqueue(runId: string, sessionKey: string): void {
+    enqueue(runId: string, sessionKey: string, mappingId?: string): void {
       if (stopped) return;
-      pending.push({ id: runId, sessionKey });
+      pending.push({ id: runId, sessionKey, ...(mappingId === undefined ? {} : { mappingId }) });
       pump();
     },
     /** Picks up every run a previous process left unfinished, oldest first. */
     resume(): number {
       const unfinished = store.runs.unfinished();
-      for (const run of unfinished) pending.push({ id: run.id, sessionKey: run.sessionKey });
+      for (const run of unfinished) {
+        pending.push({
+          id: run.id,
+          sessionKey: run.sessionKey,
+          ...(run.mappingId === undefined ? {} : { mappingId: run.mappingId }),
+        });
+      }
       pump();
       return unfinished.length;
     },

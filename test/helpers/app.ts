@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { createModelCatalog } from '../../src/actions/index.js';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/index.js';
+import { compileRoutes } from '../../src/main.js';
 import { createStoreSink } from '../../src/runtime/index.js';
 import { createStore, type Store } from '../../src/store/index.js';
 
@@ -15,23 +15,21 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** Builds the real app over an in-memory store, for `app.inject()`. */
+/** Builds the real app (mappings and transforms included) over an in-memory store, for `app.inject()`. */
 export async function createTestApp(extra: Record<string, unknown> = {}): Promise<TestApp> {
   const hooks = { enabled: true, token: HOOK_TOKEN, ...(extra.hooks as object | undefined) };
   const config = loadConfig({ data: { ...extra, hooks, storage: { path: ':memory:' } }, env: {} });
   const store = createStore({ path: ':memory:', synchronous: 'normal' });
   const log = pino({ level: 'silent' });
-  const app = await buildApp({
-    config,
-    log,
-    sink: createStoreSink(store),
-    actionOptions: { models: createModelCatalog(config), chatnetConfigured: config.channels.chatnet !== undefined },
-  });
+  const { actionOptions, mappings, transforms } = await compileRoutes(config, log);
+  const sink = createStoreSink(store, { idempotencyTtlSeconds: config.hooks.idempotency.ttlSeconds });
+  const app = await buildApp({ config, log, sink, actionOptions, mappings });
   return {
     app,
     store,
     async close() {
       await app.close();
+      transforms.close();
       store.close();
     },
   };
