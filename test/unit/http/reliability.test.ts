@@ -8,7 +8,10 @@ afterEach(async () => {
   t = undefined;
 });
 
-const count = (table: string) => (t?.store.db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+const count = (table: string) => {
+  if (!t) throw new Error('no app');
+  return (t.store.db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+};
 
 describe('idempotency (DESIGN §10)', () => {
   it('answers a repeat with the first response, marked replayed, and starts nothing', async () => {
