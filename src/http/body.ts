@@ -98,12 +98,37 @@ export function parseBody(kind: BodyKind, raw: Buffer): BodyOutcome {
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (kind === 'form') return { ok: true, body: { value: parseForm(text), raw, fromJson: false } };
   if (text.trim() === '') return { ok: true, body: { value: {}, raw, fromJson: false } };
+  if (nestingDepth(text) > MAX_DEPTH)
+    return failure(hookdError('INVALID_JSON', `nested deeper than ${MAX_DEPTH} levels`));
   try {
     const value: unknown = sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' });
     return { ok: true, body: { value, raw, fromJson: true } };
   } catch (err) {
     return failure(hookdError('INVALID_JSON', (err as Error).message.slice(0, 200)));
   }
+}
+
+/** Payloads nested deeper than this are refused (templates and transforms walk them recursively). */
+export const MAX_DEPTH = 64;
+
+/** The deepest `[`/`{` nesting of a JSON text, strings skipped; stops counting past the limit. */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > max) max = depth;
+      if (max > MAX_DEPTH) return max;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return max;
 }
 
 function parseForm(text: string): Record<string, string> {

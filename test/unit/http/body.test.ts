@@ -45,6 +45,14 @@ describe('parse', () => {
     expect(outcome.ok && outcome.body.raw).toBe(raw);
   });
 
+  it('refuses JSON nested deeper than 64 levels, counting brackets outside strings only', () => {
+    const deep = parse('json', Buffer.from(`${'['.repeat(65)}${']'.repeat(65)}`));
+    expect(!deep.ok && deep.error.message).toBe('invalid JSON body: nested deeper than 64 levels');
+    expect(parse('json', Buffer.from(`${'['.repeat(64)}${']'.repeat(64)}`)).ok).toBe(true);
+    expect(parse('json', Buffer.from(JSON.stringify({ s: '['.repeat(1000) }))).ok).toBe(true);
+    expect(parse('json', Buffer.from(String.raw`{"s":"\\"}`)).ok).toBe(true);
+  });
+
   it('reports invalid JSON as INVALID_JSON', () => {
     const outcome = parse('json', Buffer.from('{nope'));
     expect(outcome.ok).toBe(false);

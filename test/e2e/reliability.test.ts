@@ -1,0 +1,233 @@
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isHeartbeat, lastUser, startFakeModel } from '../helpers/fake-model.js';
+import { makeTempDir, startHookd } from '../helpers/hookd-process.js';
+import { call } from '../helpers/http.js';
+
+const TOKEN = 'reliability-hook-token-0123456789';
+const GATEWAY = 'reliability-gateway-token-0123456789';
+const HOOK = { authorization: `Bearer ${TOKEN}` };
+
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+function config(modelUrl: string, defaults: object = {}, hooks: object = {}) {
+  return {
+    gateway: { auth: { token: GATEWAY } },
+    hooks: { enabled: true, token: TOKEN, ...hooks },
+    agents: { defaults: { model: 'fake/m', heartbeat: { every: '0' }, ...defaults } },
+    models: { providers: { fake: { baseUrl: modelUrl, api: 'openai-chat' } } },
+  };
+}
+
+async function stalledModel() {
+  const model = await startFakeModel((r) => (isHeartbeat(r) ? 'HEARTBEAT_OK' : { stall: true }));
+  cleanups.push(() => model.close());
+  return model;
+}
+
+describe('backpressure and shutdown', () => {
+  it('answers 503 with Retry-After when the run queue is full', async () => {
+    const model = await stalledModel();
+    const hookd = await startHookd({ config: config(model.url, { maxQueuedRuns: 2, maxConcurrentRuns: 1 }) });
+    cleanups.push(() => hookd.stop());
+    const post = () =>
+      call(`${hookd.url}/hooks/agent`, { headers: HOOK, json: { message: 'm', wakeMode: 'next-heartbeat' } });
+    expect((await post()).status).toBe(202);
+    expect((await post()).status).toBe(202);
+    const full = await post();
+    expect(full.status).toBe(503);
+    expect(full.headers['retry-after']).toBe('30');
+    expect(full.body.code).toBe('QUEUE_FULL');
+    const wake = await call(`${hookd.url}/hooks/wake`, {
+      headers: HOOK,
+      json: { text: 'wakes still go through', mode: 'next-heartbeat' },
+    });
+    expect(wake.status).toBe(200);
+  });
+
+  it('holds a mapping to its maxConcurrent while other runs proceed', async () => {
+    const model = await stalledModel();
+    const hookd = await startHookd({
+      config: config(
+        model.url,
+        {},
+        {
+          mappings: [
+            {
+              id: 'slow',
+              match: { path: 'slow' },
+              messageTemplate: 'slow {{n}}',
+              maxConcurrent: 1,
+              wakeMode: 'next-heartbeat',
+            },
+          ],
+        },
+      ),
+    });
+    cleanups.push(() => hookd.stop());
+    for (const n of [1, 2, 3]) await call(`${hookd.url}/hooks/slow`, { headers: HOOK, json: { n } });
+    await expect.poll(() => model.requests.length).toBe(1);
+    await call(`${hookd.url}/hooks/agent`, { headers: HOOK, json: { message: 'direct', wakeMode: 'next-heartbeat' } });
+    await expect.poll(() => model.requests.length).toBe(2);
+    await sleep(300);
+    expect(model.requests.filter((r) => lastUser(r).includes('slow'))).toHaveLength(1);
+  });
+
+  it('on SIGTERM finishes answers in flight, exits 0, and leaves queued runs for the next start', async () => {
+    const temp = makeTempDir();
+    cleanups.push(temp.cleanup);
+    const model = await stalledModel();
+    const hookd = await startHookd({ dir: temp.dir, config: config(model.url, { maxConcurrentRuns: 1 }) });
+    const ids: string[] = [];
+    for (const n of [1, 2, 3]) {
+      const res = await call(`${hookd.url}/hooks/agent`, {
+        headers: HOOK,
+        json: { message: `job ${n}`, wakeMode: 'next-heartbeat' },
+      });
+      ids.push(res.body.runId as string);
+    }
+    await expect.poll(() => model.requests.length).toBe(1);
+    const inFlight = call(`${hookd.url}/hooks/wake`, {
+      headers: HOOK,
+      json: { text: 'sent just before SIGTERM', mode: 'next-heartbeat' },
+    });
+    await sleep(5);
+    hookd.child.kill('SIGTERM');
+    expect((await inFlight).status).toBe(200);
+    const exit = await hookd.exited;
+    expect(exit.code).toBe(0);
+    const db = new Database(join(temp.dir, 'data/hookd.db'), { readonly: true });
+    const statuses = ids.map(
+      (id) => (db.prepare('SELECT status FROM runs WHERE id = ?').get(id) as { status: string }).status,
+    );
+    db.close();
+    expect(statuses.sort()).toEqual(['queued', 'queued', 'running']);
+
+    model.respond((r) => (isHeartbeat(r) ? 'HEARTBEAT_OK' : 'finished'));
+    const again = await startHookd({ dir: temp.dir, config: config(model.url, { maxConcurrentRuns: 1 }) });
+    cleanups.push(() => again.stop());
+    for (const id of ids) {
+      await expect
+        .poll(
+          async () =>
+            (
+              await call(`${again.url}/api/runs/${id}`, {
+                method: 'GET',
+                headers: { authorization: `Bearer ${GATEWAY}` },
+              })
+            ).body.status,
+        )
+        .toBe('ok');
+    }
+  });
+
+  it('remembers idempotency keys across a restart', async () => {
+    const temp = makeTempDir();
+    cleanups.push(temp.cleanup);
+    const model = await stalledModel();
+    const first = await startHookd({ dir: temp.dir, config: config(model.url) });
+    const send = (url: string) =>
+      call(`${url}/hooks/wake`, {
+        headers: { ...HOOK, 'idempotency-key': 'nightly-backup-2026-11-22' },
+        json: { text: 'backup done', mode: 'next-heartbeat' },
+      });
+    const answer = await send(first.url);
+    await first.stop();
+    const second = await startHookd({ dir: temp.dir, config: config(model.url) });
+    cleanups.push(() => second.stop());
+    const replay = await send(second.url);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(answer.body);
+  });
+});
+
+describe('crash safety: SIGKILL under load', () => {
+  it('loses nothing that was answered 2xx, and runs each accepted run to one result', async () => {
+    const model = await startFakeModel((r) =>
+      isHeartbeat(r) ? 'HEARTBEAT_OK' : `done: ${lastUser(r).match(/job \d+/)?.[0]}`,
+    );
+    cleanups.push(() => model.close());
+    const report: string[] = [];
+    for (const killAfterMs of [150, 400, 900]) {
+      const temp = makeTempDir();
+      cleanups.push(temp.cleanup);
+      const hookd = await startHookd({ dir: temp.dir, config: config(model.url) });
+      const runs = new Map<string, string>();
+      const events = new Map<string, string>();
+      let n = 0;
+      let stop = false;
+      const sender = async () => {
+        while (!stop) {
+          const i = n++;
+          const wake = i % 3 === 0;
+          try {
+            const res = await call(`${hookd.url}/hooks/${wake ? 'wake' : 'agent'}`, {
+              headers: HOOK,
+              json: wake
+                ? { text: `event ${i}`, mode: 'next-heartbeat' }
+                : { message: `job ${i}`, wakeMode: 'next-heartbeat', deliver: false },
+            });
+            if (res.status === 200) events.set(res.body.eventId as string, `event ${i}`);
+            if (res.status === 202) runs.set(res.body.runId as string, `job ${i}`);
+          } catch {
+            // The connection died with the process: no answer, no promise.
+          }
+        }
+      };
+      const senders = Array.from({ length: 16 }, sender);
+      await sleep(killAfterMs);
+      hookd.child.kill('SIGKILL');
+      await hookd.exited;
+      stop = true;
+      await Promise.all(senders);
+
+      const restarted = await startHookd({ dir: temp.dir, config: config(model.url) });
+      const db = new Database(join(temp.dir, 'data/hookd.db'), { readonly: true });
+      try {
+        await expect
+          .poll(
+            () =>
+              (
+                db.prepare("SELECT COUNT(*) AS n FROM runs WHERE status != 'ok' OR summarized_at IS NULL").get() as {
+                  n: number;
+                }
+              ).n,
+            {
+              timeout: 15_000,
+            },
+          )
+          .toBe(0);
+        const lostEvents = [...events].filter(
+          ([id, text]) =>
+            (db.prepare('SELECT text FROM events WHERE id = ?').get(id) as { text: string } | undefined)?.text !== text,
+        );
+        const lostRuns = [...runs].filter(
+          ([id, message]) =>
+            (db.prepare('SELECT message FROM runs WHERE id = ?').get(id) as { message: string } | undefined)
+              ?.message !== message,
+        );
+        expect(lostEvents).toEqual([]);
+        expect(lostRuns).toEqual([]);
+        const summaries = db.prepare("SELECT COUNT(*) AS n FROM events WHERE origin = 'run-summary'").get() as {
+          n: number;
+        };
+        const allRuns = db.prepare('SELECT COUNT(*) AS n FROM runs').get() as { n: number };
+        expect(summaries.n).toBe(allRuns.n);
+        const duplicated = db.prepare('SELECT message, COUNT(*) AS n FROM runs GROUP BY message HAVING n > 1').all();
+        expect(duplicated).toEqual([]);
+        report.push(
+          `kill at ${killAfterMs} ms: ${runs.size} runs and ${events.size} events answered 2xx, 0 lost; ${allRuns.n} runs stored, each summarised once`,
+        );
+      } finally {
+        db.close();
+        await restarted.stop();
+      }
+    }
+    console.log(report.join('\n'));
+  }, 90_000);
+});
