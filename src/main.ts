@@ -5,6 +5,7 @@ import { buildApp } from './app.js';
 import type { Config } from './config/index.js';
 import { ConfigError } from './errors.js';
 import type { Logger } from './log.js';
+import { createMailWatcher, type MailWatcher } from './mail/index.js';
 import { createMappingEngine, type MappingEngine } from './mapping/index.js';
 import type { ModelRouter } from './providers/index.js';
 import { createRuntime, type Runtime } from './runtime/index.js';
@@ -48,7 +49,7 @@ export async function compileRoutes(config: Config, log: Logger, options: { watc
 export async function startGateway(
   config: Config,
   log: Logger,
-  options: { models?: ModelRouter } = {},
+  options: { models?: ModelRouter; mailWatch?: boolean } = {},
 ): Promise<Gateway> {
   const gatewayToken =
     config.gateway.auth.token ?? readOrCreateSecret(join(dirname(config.storage.path), 'gateway-token')).value;
@@ -61,7 +62,8 @@ export async function startGateway(
   const { actionOptions, mappings, transforms } = await compileRoutes(config, log, { watch: true });
   const store = createStore({ path: config.storage.path, synchronous: config.storage.synchronous });
   try {
-    const runtime = createRuntime({ config, store, log, ...options });
+    const runtime = createRuntime({ config, store, log, ...(options.models ? { models: options.models } : {}) });
+    let watcher: MailWatcher | undefined;
     const app = await buildApp({
       mappings,
       config,
@@ -69,7 +71,7 @@ export async function startGateway(
       sink: runtime.sink,
       actionOptions,
       gatewayToken,
-      queries: runtime.queries,
+      queries: { ...runtime.queries, mailStatus: () => watcher?.status() },
     });
     if (!LOOPBACK.test(config.server.host)) {
       log.warn(
@@ -84,6 +86,18 @@ export async function startGateway(
     const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
     const url = `http://${host}:${port}`;
     log.info({ url, hooksPath: config.hooks.enabled ? config.hooks.path : null }, 'hookd listening');
+    const mail = config.hooks.mail;
+    if (mail?.watch && options.mailWatch !== false && config.hooks.token) {
+      watcher = createMailWatcher({
+        account: mail.account ?? mail.watch.imap.user,
+        watch: mail.watch,
+        hookUrl: mail.watch.hookUrl ?? `${url}${config.hooks.path}/mail`,
+        hookToken: config.hooks.token,
+        meta: store.meta,
+        log,
+      });
+      watcher.start();
+    }
     let closed = false;
     return {
       app,
@@ -94,6 +108,7 @@ export async function startGateway(
       async close() {
         if (closed) return;
         closed = true;
+        await watcher?.stop();
         await app.close();
         await runtime.stop();
         transforms.close();

@@ -9,6 +9,12 @@ export interface MailSetupOptions {
   account: string;
   model?: string;
   thinking?: string;
+  imapHost?: string;
+  imapPort?: string;
+  imapSecure?: boolean;
+  imapUser?: string;
+  imapPasswordEnv?: string;
+  mailbox?: string;
 }
 
 /**
@@ -31,6 +37,27 @@ export async function mailSetupCommand(options: MailSetupOptions, io: CliIo): Pr
   let text = original;
   for (const [key, value] of Object.entries(wanted)) {
     if (current.hooks?.mail?.[key] !== value) text = setValue(text, ['hooks', 'mail', key], value);
+  }
+  if (options.imapHost) {
+    const env = options.imapPasswordEnv ?? 'HOOKD_IMAP_PASSWORD';
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(env))
+      throw new Error(`--imap-password-env expects a variable name, got ${JSON.stringify(env)}`);
+    const secure = options.imapSecure ?? true;
+    const imap: Record<string, unknown> = {
+      host: options.imapHost,
+      port: options.imapPort ? Number(options.imapPort) : secure ? 993 : 143,
+      secure,
+      user: options.imapUser ?? options.account,
+      // The password never goes into the file: only a reference to the environment.
+      password: `\${${env}}`,
+    };
+    const watch = (current.hooks?.mail as { watch?: { imap?: Record<string, unknown>; mailbox?: string } } | undefined)
+      ?.watch;
+    for (const [key, value] of Object.entries(imap)) {
+      if (watch?.imap?.[key] !== value) text = setValue(text, ['hooks', 'mail', 'watch', 'imap', key], value);
+    }
+    if (options.mailbox && watch?.mailbox !== options.mailbox)
+      text = setValue(text, ['hooks', 'mail', 'watch', 'mailbox'], options.mailbox);
   }
   if (!current.hooks?.presets?.includes('mail')) text = appendToArray(text, ['hooks', 'presets'], 'mail');
   if (text === original) {

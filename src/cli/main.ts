@@ -3,6 +3,7 @@ import { ConfigError } from '../errors.js';
 import { checkCommand } from './check.js';
 import { type CliIo, processIo } from './io.js';
 import { type MailSetupOptions, mailSetupCommand } from './mail-setup.js';
+import { mailWatchCommand } from './mail-watch.js';
 import { serveCommand } from './serve.js';
 import { tokenCommand } from './token.js';
 import { type TryOptions, tryCommand } from './try.js';
@@ -25,7 +26,8 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .command('serve')
     .description('run the gateway (the embedded default without a config)')
     .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG, else the embedded default')
-    .action((opts: { config?: string }) => run(() => serveCommand(opts, io))());
+    .option('--no-mail-watch', 'do not start the mail watcher even when hooks.mail.watch is configured')
+    .action((opts: { config?: string; mailWatch?: boolean }) => run(() => serveCommand(opts, io))());
   program
     .command('check')
     .description('validate a config and compile its templates and transforms')
@@ -40,14 +42,24 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .option('-q, --query <K=V>', 'a query parameter (repeatable)', collect, [])
     .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
     .action((name: string, opts: TryOptions) => run(() => tryCommand(name, opts, io))());
-  program
-    .command('mail')
-    .description('the mail preset and its watch flow')
+  const mail = program.command('mail').description('the mail preset and its watch flow');
+  mail
+    .command('watch')
+    .description('watch the configured IMAP mailbox and post new mail to /hooks/mail (foreground)')
+    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
+    .action((opts: { config?: string }) => run(() => mailWatchCommand(opts, io))());
+  mail
     .command('setup')
     .description("write hooks.mail and enable the mail preset, keeping the file's comments")
     .requiredOption('--account <address>', 'the mail account')
     .option('--model <ref>', 'model for mail runs (provider/model)')
     .option('--thinking <level>', 'thinking level for mail runs')
+    .option('--imap-host <host>', 'IMAP server to watch (enables hooks.mail.watch)')
+    .option('--imap-port <port>', 'IMAP port (default 993, or 143 with --no-imap-secure)')
+    .option('--no-imap-secure', 'plain IMAP instead of TLS')
+    .option('--imap-user <user>', 'IMAP user name (default: the account)')
+    .option('--imap-password-env <name>', 'environment variable holding the IMAP password', 'HOOKD_IMAP_PASSWORD')
+    .option('--mailbox <name>', 'mailbox to watch (default INBOX)')
     .option('-c, --config <file>', 'config file to edit; default: $HOOKD_CONFIG')
     .action((opts: MailSetupOptions) => run(() => mailSetupCommand(opts, io))());
   program

@@ -4,10 +4,11 @@ import { resolveConfig } from './config-source.js';
 import type { CliIo } from './io.js';
 
 /** `hookd serve [--config FILE]`: runs until SIGINT or SIGTERM. */
-export async function serveCommand(options: { config?: string }, io: CliIo): Promise<number> {
+export async function serveCommand(options: { config?: string; mailWatch?: boolean }, io: CliIo): Promise<number> {
   const { config, embedded } = resolveConfig(options.config, io, { createSecrets: true });
   const log = createLogger({ level: config.log.level });
-  const gateway = await startGateway(config, log);
+  const mailWatch = options.mailWatch !== false && io.env.HOOKD_SKIP_MAIL_WATCH !== '1';
+  const gateway = await startGateway(config, log, { mailWatch });
   if (embedded) {
     if (embedded.created) {
       io.out(`hookd: generated a hook token (shown once; stored in ${embedded.tokenFile}):`);

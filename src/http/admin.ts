@@ -8,6 +8,8 @@ export interface AdminQueries {
   run(runId: string): object | undefined;
   mainEvents(): object;
   session(key: string): object | undefined;
+  /** The mail watcher's status, when one runs. */
+  mailStatus?(): object | undefined;
 }
 
 export interface AdminRoutesOptions {
@@ -39,6 +41,11 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
     return run;
   });
   app.get('/api/main/events', async () => queries.mainEvents());
+  app.get('/api/mail/status', async () => {
+    const status = queries.mailStatus?.();
+    if (!status) throw hookdError('NOT_FOUND', 'no mail watcher is running');
+    return status;
+  });
   app.get<{ Params: { key: string } }>('/api/sessions/:key', async (request) => {
     const session = queries.session(request.params.key);
     if (!session) throw hookdError('NOT_FOUND', `no session ${request.params.key}`);

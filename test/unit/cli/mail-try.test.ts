@@ -168,3 +168,40 @@ describe('hookd try', () => {
     expect(JSON.parse(wake.err)).toMatchObject({ code: 'TEXT_REQUIRED', status: 400 });
   });
 });
+
+describe('hookd mail setup with IMAP flags', () => {
+  it('writes the watch settings with the password as an environment reference, and hookd check accepts them', async () => {
+    const file = join(temp.dir, 'hookd.json5');
+    writeFileSync(file, COMMENTED);
+    const args = [
+      'mail',
+      'setup',
+      '--account',
+      'me@example.com',
+      '--imap-host',
+      'imap.example.com',
+      '--imap-password-env',
+      'MY_IMAP_PASS',
+      '--mailbox',
+      'Alerts',
+      '--config',
+      file,
+    ];
+    const result = await runCli(args, { cwd: temp.dir, env });
+    expect(result.err).toBe('');
+    const written = readFileSync(file, 'utf8');
+    expect(written).toMatch(
+      /imap: \{ host: "imap\.example\.com", port: 993, secure: true, user: "me@example\.com", password: "\$\{MY_IMAP_PASS\}" \}/,
+    );
+    expect(written).toMatch(/mailbox: "Alerts"/);
+    expect(written).not.toContain('imap-secret');
+    const check = await runCli(['check', '--config', file], {
+      cwd: temp.dir,
+      env: { ...env, MY_IMAP_PASS: 'imap-secret' },
+    });
+    expect(check.err).toBe('');
+    expect(check.code).toBe(0);
+    const again = await runCli(args, { cwd: temp.dir, env });
+    expect(again.out).toMatch(/nothing changed/);
+  });
+});

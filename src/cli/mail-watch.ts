@@ -1,0 +1,46 @@
+import { createLogger } from '../log.js';
+import { createMailWatcher } from '../mail/index.js';
+import { createStore } from '../store/index.js';
+import { resolveConfig } from './config-source.js';
+import type { CliIo } from './io.js';
+
+/** `hookd mail watch`: the mail watch flow alone, in the foreground, posting to the gateway's `/hooks/mail`. */
+export async function mailWatchCommand(options: { config?: string }, io: CliIo): Promise<number> {
+  const { config } = resolveConfig(options.config, io, { createSecrets: false });
+  const mail = config.hooks.mail;
+  if (!mail?.watch) {
+    io.err('hookd: hooks.mail.watch is not configured (see hookd mail setup --imap-host …)');
+    return 1;
+  }
+  if (!config.hooks.token) {
+    io.err('hookd: hooks.token is required to post to /hooks/mail');
+    return 1;
+  }
+  const host = ['0.0.0.0', '::'].includes(config.server.host) ? '127.0.0.1' : config.server.host;
+  if (!mail.watch.hookUrl && config.server.port === 0) {
+    io.err('hookd: server.port is 0, so hooks.mail.watch.hookUrl must name the gateway');
+    return 1;
+  }
+  const hookUrl =
+    mail.watch.hookUrl ??
+    `http://${host.includes(':') ? `[${host}]` : host}:${config.server.port}${config.hooks.path}/mail`;
+  const log = createLogger({ level: config.log.level });
+  const store = createStore({ path: config.storage.path, synchronous: config.storage.synchronous });
+  const watcher = createMailWatcher({
+    account: mail.account ?? mail.watch.imap.user,
+    watch: mail.watch,
+    hookUrl,
+    hookToken: config.hooks.token,
+    meta: store.meta,
+    log,
+  });
+  watcher.start();
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  log.info({ signal, status: watcher.status() }, 'mail watch stopping');
+  await watcher.stop();
+  store.close();
+  return 0;
+}

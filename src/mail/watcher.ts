@@ -1,0 +1,217 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ImapFlow } from 'imapflow';
+import { request } from 'undici';
+import type { MailConfig } from '../config/index.js';
+import type { Logger } from '../log.js';
+import type { MetaRepository } from '../store/index.js';
+import { type MailMessage, toMailMessage } from './message.js';
+
+type WatchConfig = NonNullable<MailConfig['watch']>;
+
+/** Where the watcher is: the UIDVALIDITY and last UID delivered, and the newest date seen. */
+interface Cursor {
+  uidValidity: string;
+  lastUid: number;
+  lastDate: number;
+  /** After a UIDVALIDITY change: only mail newer than this is sent (no flood). */
+  since?: number;
+}
+
+export interface MailWatcherStatus {
+  readonly account: string;
+  readonly mailbox: string;
+  readonly connected: boolean;
+  readonly uidValidity?: string;
+  readonly lastUid?: number;
+  readonly delivered: number;
+  readonly lastError?: string;
+}
+
+export interface MailWatcherOptions {
+  readonly account: string;
+  readonly watch: WatchConfig;
+  /** The gateway's `/hooks/mail`. */
+  readonly hookUrl: string;
+  readonly hookToken: string;
+  readonly meta: MetaRepository;
+  readonly log: Logger;
+  /** Retry and reconnect back-off bounds (tests shorten them). */
+  readonly backoffMs?: { readonly min: number; readonly max: number };
+}
+
+/**
+ * The mail watch flow (DESIGN §11): IMAP IDLE on one mailbox, each new message parsed and
+ * posted to `/hooks/mail` in the preset's payload shape. The cursor advances only after a
+ * 2xx, and each batch carries an Idempotency-Key, so a restart neither skips nor repeats.
+ */
+export function createMailWatcher(options: MailWatcherOptions) {
+  const { watch, account } = options;
+  const log = options.log.child({ component: 'mail-watch', account, mailbox: watch.mailbox });
+  const backoff = options.backoffMs ?? { min: 1000, max: 30_000 };
+  const cursorKey = `mail:cursor:${account}:${watch.mailbox}`;
+  const stopper = new AbortController();
+  let client: ImapFlow | undefined;
+  let wake: (() => void) | undefined;
+  let running: Promise<void> | undefined;
+  const status: { connected: boolean; uidValidity?: string; lastUid?: number; delivered: number; lastError?: string } =
+    {
+      connected: false,
+      delivered: 0,
+    };
+
+  const pause = (ms: number) => sleep(ms, undefined, { signal: stopper.signal }).catch(() => undefined);
+
+  async function post(cursor: Cursor, firstUid: number, lastUid: number, messages: MailMessage[]): Promise<void> {
+    const body = JSON.stringify({ source: 'mail', account, historyId: String(lastUid), messages });
+    const key = `mail:${account}:${watch.mailbox}:${cursor.uidValidity}:${firstUid}-${lastUid}`;
+    for (let attempt = 0; !stopper.signal.aborted; attempt++) {
+      try {
+        const res = await request(options.hookUrl, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${options.hookToken}`,
+            'content-type': 'application/json',
+            'idempotency-key': key,
+          },
+          body,
+          signal: AbortSignal.any([stopper.signal, AbortSignal.timeout(30_000)]),
+        });
+        const answer = await res.body.text();
+        // 409: this key was accepted before (its flags may have changed since): delivered.
+        if ((res.statusCode >= 200 && res.statusCode < 300) || res.statusCode === 409) return;
+        status.lastError = `the hook answered ${res.statusCode}: ${answer.slice(0, 200)}`;
+      } catch (err) {
+        if (stopper.signal.aborted) break;
+        status.lastError = `the hook is unreachable: ${(err as Error).message}`;
+      }
+      log.warn({ attempt, err: status.lastError }, 'mail batch not accepted; retrying');
+      await pause(Math.min(backoff.max, backoff.min * 2 ** attempt));
+    }
+    throw new Error('stopped');
+  }
+
+  function loadCursor(uidValidity: string, uidNext: number): Cursor {
+    const stored = options.meta.get<Cursor>(cursorKey);
+    let cursor: Cursor;
+    if (!stored) cursor = { uidValidity, lastUid: uidNext - 1, lastDate: Date.now() };
+    else if (stored.uidValidity !== uidValidity) {
+      log.warn(
+        { was: stored.uidValidity, now: uidValidity },
+        'UIDVALIDITY changed; re-syncing mail newer than the last seen',
+      );
+      cursor = { uidValidity, lastUid: 0, lastDate: stored.lastDate, since: stored.lastDate };
+    } else cursor = stored;
+    options.meta.set(cursorKey, cursor);
+    return cursor;
+  }
+
+  async function drain(imap: ImapFlow, cursor: Cursor): Promise<void> {
+    const found = await imap.search({ uid: `${cursor.lastUid + 1}:*` }, { uid: true });
+    const uids = (found || []).filter((uid) => uid > cursor.lastUid).sort((a, b) => a - b);
+    for (let i = 0; i < uids.length && !stopper.signal.aborted; i += watch.batchSize) {
+      const chunk = uids.slice(i, i + watch.batchSize);
+      const messages: MailMessage[] = [];
+      let newest = cursor.lastDate;
+      for await (const msg of imap.fetch(
+        chunk.join(','),
+        { uid: true, source: true, flags: true, internalDate: true },
+        { uid: true },
+      )) {
+        const date = msg.internalDate ? new Date(msg.internalDate).getTime() : Date.now();
+        newest = Math.max(newest, date);
+        if (cursor.since !== undefined && date <= cursor.since) continue;
+        if (!msg.source) continue;
+        messages.push(
+          await toMailMessage(msg.source, {
+            uid: msg.uid,
+            uidValidity: cursor.uidValidity,
+            mailbox: watch.mailbox,
+            flags: [...(msg.flags ?? [])].sort(),
+            includeBody: watch.includeBody,
+            maxBodyBytes: watch.maxBodyBytes,
+          }),
+        );
+      }
+      messages.sort((a, b) => Number(a.id.split('-')[1]) - Number(b.id.split('-')[1]));
+      const lastUid = chunk[chunk.length - 1] as number;
+      if (messages.length > 0) await post(cursor, chunk[0] as number, lastUid, messages);
+      cursor.lastUid = lastUid;
+      cursor.lastDate = newest;
+      options.meta.set(cursorKey, cursor);
+      status.lastUid = lastUid;
+      status.delivered += messages.length;
+      if (messages.length > 0) log.info({ messages: messages.length, lastUid }, 'mail delivered to the hook');
+    }
+  }
+
+  async function session(): Promise<void> {
+    const imap = new ImapFlow({
+      host: watch.imap.host,
+      port: watch.imap.port ?? (watch.imap.secure === false ? 143 : 993),
+      secure: watch.imap.secure ?? true,
+      auth: { user: watch.imap.user, pass: watch.imap.password },
+      logger: false,
+      emitLogs: false,
+    });
+    client = imap;
+    const closed = new Promise<void>((resolve) => imap.once('close', () => resolve()));
+    imap.on('error', (err: Error) => {
+      status.lastError = err.message;
+    });
+    await imap.connect();
+    const mailbox = await imap.mailboxOpen(watch.mailbox);
+    status.connected = true;
+    const cursor = loadCursor(String(mailbox.uidValidity), Number(mailbox.uidNext));
+    status.uidValidity = cursor.uidValidity;
+    status.lastUid = cursor.lastUid;
+    log.info({ uidValidity: cursor.uidValidity, lastUid: cursor.lastUid }, 'mail watch connected');
+    imap.on('exists', () => wake?.());
+    while (!stopper.signal.aborted && imap.usable) {
+      await drain(imap, cursor);
+      status.lastError = undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => {
+          wake = resolve;
+        }),
+        pause(watch.pollIntervalSeconds * 1000),
+        closed,
+      ]);
+    }
+  }
+
+  async function loop(): Promise<void> {
+    for (let attempt = 0; !stopper.signal.aborted; attempt++) {
+      try {
+        await session();
+        attempt = -1;
+      } catch (err) {
+        if (stopper.signal.aborted) break;
+        status.lastError = (err as Error).message;
+        log.warn({ err: status.lastError, attempt }, 'mail watch disconnected; reconnecting');
+      } finally {
+        status.connected = false;
+        const imap = client;
+        client = undefined;
+        await imap?.logout().catch(() => imap.close());
+      }
+      await pause(Math.min(backoff.max, backoff.min * 2 ** Math.max(0, attempt)));
+    }
+  }
+
+  return {
+    start(): void {
+      running ??= loop();
+    },
+    status(): MailWatcherStatus {
+      return { account, mailbox: watch.mailbox, ...status };
+    },
+    async stop(): Promise<void> {
+      stopper.abort();
+      wake?.();
+      client?.close();
+      await running;
+    },
+  };
+}
+
+export type MailWatcher = ReturnType<typeof createMailWatcher>;
