@@ -7,6 +7,7 @@ import { errorBody, hookdError } from './errors.js';
 import { type AdminQueries, adminRoutes, healthRoutes, hookRoutes, installErrorHandlers } from './http/index.js';
 import type { Logger } from './log.js';
 import type { MappingEngine } from './mapping/index.js';
+import type { Metrics } from './metrics.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -14,12 +15,23 @@ export interface AppDeps {
   readonly sink: ActionSink;
   readonly actionOptions: ActionOptions;
   readonly mappings?: MappingEngine;
+  /** Exposed at `GET /metrics` (unauthenticated, DESIGN §8). */
+  readonly metrics?: Metrics;
   /** The admin API is mounted when both are given. */
   readonly gatewayToken?: string;
   readonly queries?: AdminQueries;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A bounded label for a request: never the raw path, which senders choose. */
+function endpointOf(url: string, subPath: string | undefined, hooksPath: string): string {
+  if (subPath === 'wake' || subPath === 'agent') return subPath;
+  if (subPath !== undefined) return 'mapped';
+  if (url.startsWith('/api/')) return 'admin';
+  if (url === '/healthz' || url === '/metrics') return 'health';
+  return url.startsWith(hooksPath) ? 'hooks' : 'other';
+}
 
 /** Builds the HTTP app; never listens (tests inject, `main` listens). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -60,6 +72,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         'request completed',
       );
     });
+  const { metrics } = deps;
+  if (metrics) {
+    const hooksPath = config.hooks.path;
+    app.addHook('onResponse', async (request, reply) => {
+      metrics.requests.inc({
+        endpoint: endpointOf(request.url, request.hook?.subPath, hooksPath),
+        status: reply.statusCode,
+      });
+    });
+    app.get('/metrics', async (_request, reply) => {
+      reply.header('content-type', metrics.registry.contentType);
+      return metrics.registry.metrics();
+    });
+  }
   installErrorHandlers(app, log);
   await app.register(healthRoutes);
   if (deps.gatewayToken && deps.queries) {

@@ -7,6 +7,7 @@ import { ConfigError } from './errors.js';
 import type { Logger } from './log.js';
 import { createMailWatcher, type MailWatcher } from './mail/index.js';
 import { createMappingEngine, type MappingEngine } from './mapping/index.js';
+import { createMetrics } from './metrics.js';
 import type { ModelRouter } from './providers/index.js';
 import { createRuntime, type Runtime } from './runtime/index.js';
 import { createStore, readOrCreateSecret, type Store } from './store/index.js';
@@ -31,12 +32,21 @@ export interface Routes {
 }
 
 /** Compiles every mapping, template and transform (throws ConfigError with paths and file:line:col). */
-export async function compileRoutes(config: Config, log: Logger, options: { watch?: boolean } = {}): Promise<Routes> {
+export async function compileRoutes(
+  config: Config,
+  log: Logger,
+  options: { watch?: boolean; observe?: (mapping: string, seconds: number) => void } = {},
+): Promise<Routes> {
   const actionOptions = {
     models: createModelCatalog(config),
     chatnetConfigured: config.channels.chatnet !== undefined,
   };
-  const transforms = await createTransformHost({ config, log, watch: options.watch ?? false });
+  const transforms = await createTransformHost({
+    config,
+    log,
+    watch: options.watch ?? false,
+    ...(options.observe ? { observe: options.observe } : {}),
+  });
   try {
     return { actionOptions, transforms, mappings: createMappingEngine({ config, actionOptions, transforms }) };
   } catch (err) {
@@ -59,13 +69,25 @@ export async function startGateway(
       config.file,
     );
   }
-  const { actionOptions, mappings, transforms } = await compileRoutes(config, log, { watch: true });
+  const metrics = createMetrics();
+  const { actionOptions, mappings, transforms } = await compileRoutes(config, log, {
+    watch: true,
+    observe: (mapping, seconds) => metrics.transformSeconds.observe({ mapping }, seconds),
+  });
   const store = createStore({ path: config.storage.path, synchronous: config.storage.synchronous });
   try {
-    const runtime = createRuntime({ config, store, log, ...(options.models ? { models: options.models } : {}) });
+    const runtime = createRuntime({
+      config,
+      store,
+      log,
+      onDelivery: (outcome) => metrics.deliveries.inc({ status: outcome.status }),
+      ...(options.models ? { models: options.models } : {}),
+    });
+    metrics.attach({ queueDepth: () => runtime.runs.depth, runsByStatus: () => store.runs.countByStatus() });
     let watcher: MailWatcher | undefined;
     const app = await buildApp({
       mappings,
+      metrics,
       config,
       log,
       sink: runtime.sink,

@@ -30,6 +30,8 @@ export interface DeliveryOptions {
   readonly ackMaxChars: number;
   readonly meta: MetaRepository;
   readonly log: Logger;
+  /** Called with every outcome (the deliveries counter). */
+  readonly onOutcome?: (outcome: DeliveryOutcome) => void;
 }
 
 export interface DeliveryTarget {
@@ -63,29 +65,41 @@ export function createDelivery(options: DeliveryOptions) {
 
   return {
     resolve,
+    /** An outcome decided without trying (deliver false, a failed run), counted like the rest. */
+    skipped(reason: string): DeliveryOutcome {
+      const outcome: DeliveryOutcome = { status: 'skipped', reason };
+      options.onOutcome?.(outcome);
+      return outcome;
+    },
     async deliver(target: DeliveryTarget, reply: string): Promise<DeliveryOutcome> {
-      if (reply.trim() === NO_REPLY) return { status: 'skipped', reason: 'NO_REPLY' };
-      if (isAckOnly(reply, options.ackMaxChars)) return { status: 'skipped', reason: 'heartbeat acknowledgement' };
-      const route = resolve(target);
-      if ('reason' in route) return { status: 'failed', reason: route.reason };
-      const channel = options.channels.get(route.channel);
-      if (!channel)
-        return {
-          status: 'failed',
-          channel: route.channel,
-          to: route.to,
-          reason: `channel ${route.channel} is not configured`,
-        };
-      try {
-        await channel.send(route.to, reply);
-        options.meta.set(LAST_ROUTE_KEY, route);
-        return { status: 'sent', channel: route.channel, to: route.to };
-      } catch (err) {
-        log.warn({ channel: route.channel, err: (err as Error).message }, 'delivery failed');
-        return { status: 'failed', channel: route.channel, to: route.to, reason: (err as Error).message };
-      }
+      const outcome = await attempt(target, reply);
+      options.onOutcome?.(outcome);
+      return outcome;
     },
   };
+
+  async function attempt(target: DeliveryTarget, reply: string): Promise<DeliveryOutcome> {
+    if (reply.trim() === NO_REPLY) return { status: 'skipped', reason: 'NO_REPLY' };
+    if (isAckOnly(reply, options.ackMaxChars)) return { status: 'skipped', reason: 'heartbeat acknowledgement' };
+    const route = resolve(target);
+    if ('reason' in route) return { status: 'failed', reason: route.reason };
+    const channel = options.channels.get(route.channel);
+    if (!channel)
+      return {
+        status: 'failed',
+        channel: route.channel,
+        to: route.to,
+        reason: `channel ${route.channel} is not configured`,
+      };
+    try {
+      await channel.send(route.to, reply);
+      options.meta.set(LAST_ROUTE_KEY, route);
+      return { status: 'sent', channel: route.channel, to: route.to };
+    } catch (err) {
+      log.warn({ channel: route.channel, err: (err as Error).message }, 'delivery failed');
+      return { status: 'failed', channel: route.channel, to: route.to, reason: (err as Error).message };
+    }
+  }
 }
 
 export type Delivery = ReturnType<typeof createDelivery>;

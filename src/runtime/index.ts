@@ -4,7 +4,7 @@ import { type Config, parseDurationMs } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createModelRouter, type ModelRouter } from '../providers/index.js';
-import type { Store } from '../store/index.js';
+import type { DeliveryOutcome, Store } from '../store/index.js';
 import { createDelivery } from './delivery.js';
 import { createHeartbeat } from './heartbeat.js';
 import { createAdminQueries } from './queries.js';
@@ -24,6 +24,7 @@ export interface RuntimeOptions {
   readonly log: Logger;
   /** Defaults to the configured providers. */
   readonly models?: ModelRouter;
+  readonly onDelivery?: (outcome: DeliveryOutcome) => void;
 }
 
 /** What a 503 for a full run queue asks the sender to wait. */
@@ -42,6 +43,7 @@ export function createRuntime(options: RuntimeOptions) {
     ackMaxChars: defaults.heartbeat.ackMaxChars,
     meta: store.meta,
     log,
+    ...(options.onDelivery ? { onOutcome: options.onDelivery } : {}),
     ...(config.channels.chatnet?.defaultTo ? { chatnetDefaultTo: config.channels.chatnet.defaultTo } : {}),
   });
   const heartbeat = createHeartbeat({

@@ -150,8 +150,8 @@ export function createRunQueue(options: RunQueueOptions) {
   }
 
   async function deliveryOf(run: RunRecord): Promise<DeliveryOutcome> {
-    if (!run.deliver) return { status: 'skipped', reason: 'deliver is false' };
-    if (run.status !== 'ok') return { status: 'skipped', reason: `the run ended with ${run.status}` };
+    if (!run.deliver) return delivery.skipped('deliver is false');
+    if (run.status !== 'ok') return delivery.skipped(`the run ended with ${run.status}`);
     return delivery.deliver(
       { channel: run.channel, ...(run.to === undefined ? {} : { to: run.to }) },
       run.output ?? '',

@@ -23,6 +23,8 @@ export interface TransformHostOptions {
   readonly watch?: boolean;
   /** Quiet period before a change is recompiled. */
   readonly debounceMs?: number;
+  /** Called with each call's duration (the transform duration histogram). */
+  readonly observe?: (key: string, seconds: number) => void;
 }
 
 /** The sandbox host: compiles every mapping's transform and runs it in a warm isolate. */
@@ -107,7 +109,10 @@ export async function createTransformHost(options: TransformHostOptions): Promis
       const sandbox = entry.sandbox && !entry.sandbox.disposed ? entry.sandbox : await build(entry);
       const { rawBody, payloadIsJsonOfRawBody, payload, ...rest } = context;
       const input = JSON.stringify(payloadIsJsonOfRawBody ? rest : { ...rest, payload });
-      const envelope = JSON.parse(sandbox.call(input, rawBody)) as {
+      const started = performance.now();
+      const answer = sandbox.call(input, rawBody);
+      options.observe?.(key, (performance.now() - started) / 1000);
+      const envelope = JSON.parse(answer) as {
         ok: boolean;
         value?: unknown;
         error?: string;

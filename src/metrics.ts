@@ -1,0 +1,63 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** What the gauges read at scrape time. */
+export interface MetricSources {
+  queueDepth(): number;
+  runsByStatus(): Record<string, number>;
+}
+
+/** The Prometheus metrics of one gateway (DESIGN §8), in a registry of its own. */
+export function createMetrics() {
+  const registry = new Registry();
+  const requests = new Counter({
+    name: 'hookd_requests_total',
+    help: 'HTTP requests by endpoint (wake, agent, mapped; hooks for those refused before routing; admin, health, other) and status',
+    labelNames: ['endpoint', 'status'] as const,
+    registers: [registry],
+  });
+  const transformSeconds = new Histogram({
+    name: 'hookd_transform_duration_seconds',
+    help: 'Transform call duration by mapping',
+    labelNames: ['mapping'] as const,
+    buckets: [0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1],
+    registers: [registry],
+  });
+  const deliveries = new Counter({
+    name: 'hookd_deliveries_total',
+    help: 'Reply deliveries by outcome (sent, skipped, failed)',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  });
+  let sources: MetricSources | undefined;
+  new Gauge({
+    name: 'hookd_run_queue_depth',
+    help: 'Agent runs queued or executing',
+    registers: [registry],
+    collect() {
+      if (sources) this.set(sources.queueDepth());
+    },
+  });
+  new Gauge({
+    name: 'hookd_runs',
+    help: 'Agent runs in the store by status',
+    labelNames: ['status'] as const,
+    registers: [registry],
+    collect() {
+      if (!sources) return;
+      this.reset();
+      for (const [status, n] of Object.entries(sources.runsByStatus())) this.set({ status }, n);
+    },
+  });
+  return {
+    registry,
+    requests,
+    transformSeconds,
+    deliveries,
+    /** Connects the gauges to the runtime once it exists. */
+    attach(next: MetricSources): void {
+      sources = next;
+    },
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
