@@ -3,7 +3,7 @@ import type { Config, MappingConfig } from '../config/index.js';
 import { ConfigError, hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { TransformContext, TransformRunner } from '../mapping/index.js';
-import { compileTransform, TransformCompileError } from './compile.js';
+import { type CompiledTransform, compileTransform, TransformCompileError } from './compile.js';
 import { resolveTransformModule } from './resolve.js';
 import { createSandbox, type Sandbox, SandboxError } from './sandbox.js';
 
@@ -49,27 +49,33 @@ export async function createTransformHost(options: TransformHostOptions): Promis
   const problems: string[] = [];
   const entries = new Map<string, Entry>();
 
-  for (const [index, mapping] of config.hooks.mappings.entries()) {
-    if (!mapping.transform) continue;
-    const where = `hooks.mappings[${index}].transform.module`;
-    const resolved = resolveTransformModule(transformsDir, mapping.transform.module);
-    if ('problem' in resolved) {
-      problems.push(`${where}: ${resolved.problem}`);
-      continue;
-    }
-    try {
-      const compiled = await compileTransform(resolved.file, transformsDir);
-      const key = transformKey(mapping, index);
-      entries.set(key, {
-        key,
-        file: resolved.file,
-        exportName: mapping.transform.export,
-        code: compiled.code,
-      });
-    } catch (err) {
-      if (!(err instanceof TransformCompileError)) throw err;
-      problems.push(...err.problems.map((p) => `${where}: ${p}`));
-    }
+  // Every transform compiles at once (a module used by several mappings, once), in parallel.
+  const compiles = new Map<string, Promise<CompiledTransform>>();
+  const results = await Promise.all(
+    config.hooks.mappings.map(async (mapping, index) => {
+      if (!mapping.transform) return;
+      const where = `hooks.mappings[${index}].transform.module`;
+      const resolved = resolveTransformModule(transformsDir, mapping.transform.module);
+      if ('problem' in resolved) return { problems: [`${where}: ${resolved.problem}`] };
+      if (!compiles.has(resolved.file)) compiles.set(resolved.file, compileTransform(resolved.file, transformsDir));
+      try {
+        const compiled = await compiles.get(resolved.file);
+        const entry: Entry = {
+          key: transformKey(mapping, index),
+          file: resolved.file,
+          exportName: mapping.transform.export,
+          code: compiled?.code ?? '',
+        };
+        return { entry };
+      } catch (err) {
+        if (!(err instanceof TransformCompileError)) throw err;
+        return { problems: err.problems.map((p) => `${where}: ${p}`) };
+      }
+    }),
+  );
+  for (const result of results) {
+    if (result?.entry) entries.set(result.entry.key, result.entry);
+    if (result?.problems) problems.push(...result.problems);
   }
   if (problems.length > 0) throw new ConfigError(problems, config.file);
 
@@ -89,14 +95,10 @@ export async function createTransformHost(options: TransformHostOptions): Promis
   }
 
   // Load every sandbox now, so a module that throws at load stops start-up and first calls are warm.
-  const loadProblems: string[] = [];
-  for (const entry of entries.values()) {
-    try {
-      await build(entry);
-    } catch (err) {
-      loadProblems.push(`${entry.file}: ${(err as Error).message}`);
-    }
-  }
+  const loaded = await Promise.allSettled([...entries.values()].map(build));
+  const loadProblems = loaded.flatMap((result, i) =>
+    result.status === 'rejected' ? [`${[...entries.values()][i]?.file}: ${(result.reason as Error).message}`] : [],
+  );
   if (loadProblems.length > 0) {
     for (const entry of entries.values()) entry.sandbox?.dispose();
     throw new ConfigError(loadProblems, config.file);

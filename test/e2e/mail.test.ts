@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Dovecot, rfc822, startDovecot } from '../helpers/dovecot.js';
 import { isHeartbeat, lastUser, startFakeModel } from '../helpers/fake-model.js';
-import { type HookdProcess, makeTempDir, startHookd, writeConfig } from '../helpers/hookd-process.js';
+import { type HookdProcess, makeTempDir, startHookd } from '../helpers/hookd-process.js';
 import { call } from '../helpers/http.js';
 
 const TOKEN = 'mail-hook-token-0123456789abcdef';
@@ -86,43 +86,9 @@ async function receiver(failFirst = 0) {
 
 const env = { TEST_IMAP_PASSWORD: 'imap-secret-pass' };
 
-async function watchProcess(dir: string, config: Record<string, unknown>): Promise<HookdProcess & { file: string }> {
-  const file = writeConfig(dir, config);
-  const { spawn } = await import('node:child_process');
-  const { ROOT } = await import('../helpers/hookd-process.js');
-  const child = spawn(
-    process.execPath,
-    ['--no-node-snapshot', `${ROOT}/bin/hookd.js`, 'mail', 'watch', '--config', file],
-    {
-      cwd: dir,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal })),
-  );
-  await expect.poll(() => out, { timeout: 15_000 }).toContain('mail watch connected');
-  return {
-    url: '',
-    dir,
-    file,
-    child,
-    stdout: () => out,
-    stderr: () => '',
-    exited,
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      await exited;
-    },
-  };
+/** `hookd mail watch` in its own process, ready once it has connected to the mailbox. */
+function watchProcess(dir: string, config: Record<string, unknown>): Promise<HookdProcess> {
+  return startHookd({ dir, config, env, command: ['mail', 'watch'], readyPattern: /mail watch connected/ });
 }
 
 // Dovecot comes from Debian's dovecot-imapd, which .ci/run installs. On a machine without it

@@ -31,6 +31,10 @@ export interface StartOptions {
   dir?: string;
   env?: NodeJS.ProcessEnv;
   args?: string[];
+  /** The hookd command to run (default `serve`). */
+  command?: string[];
+  /** Ready when stdout matches this; default: the `hookd listening` line (which gives the URL). */
+  readyPattern?: RegExp;
 }
 
 function spawnHookd(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): ChildProcess {
@@ -54,7 +58,7 @@ export function writeConfig(dir: string, config: Record<string, unknown>): strin
 export async function startHookd(options: StartOptions = {}): Promise<HookdProcess> {
   const temp = options.dir ? { dir: options.dir, cleanup: () => {} } : makeTempDir();
   const dir = temp.dir;
-  const args = ['serve', ...(options.args ?? [])];
+  const args = [...(options.command ?? ['serve']), ...(options.args ?? [])];
   if (options.configText !== undefined) {
     writeFileSync(join(dir, 'hookd.json5'), options.configText);
     args.push('--config', join(dir, 'hookd.json5'));
@@ -76,10 +80,12 @@ export async function startHookd(options: StartOptions = {}): Promise<HookdProce
   const url = await new Promise<string>((done, fail) => {
     const timer = setTimeout(() => fail(new Error(`hookd did not start:\n${out}\n${err}`)), 20_000);
     const check = () => {
-      const match = /"url":"(http:\/\/[^"]+)","hooksPath"[^\n]*"msg":"hookd listening"/.exec(out);
+      const match = (options.readyPattern ?? /"url":"(http:\/\/[^"]+)","hooksPath"[^\n]*"msg":"hookd listening"/).exec(
+        out,
+      );
       if (match) {
         clearTimeout(timer);
-        done(match[1] as string);
+        done(match[1] ?? '');
       }
     };
     child.stdout?.on('data', check);
