@@ -74,8 +74,10 @@ export async function startGateway(
     watch: true,
     observe: (mapping, seconds) => metrics.transformSeconds.observe({ mapping }, seconds),
   });
-  const store = createStore({ path: config.storage.path, synchronous: config.storage.synchronous });
+  const started: { store?: Store; app?: FastifyInstance } = {};
   try {
+    const store = createStore({ path: config.storage.path, synchronous: config.storage.synchronous });
+    started.store = store;
     const runtime = createRuntime({
       config,
       store,
@@ -95,6 +97,7 @@ export async function startGateway(
       gatewayToken,
       queries: { ...runtime.queries, mailStatus: () => watcher?.status() },
     });
+    started.app = app;
     if (!LOOPBACK.test(config.server.host)) {
       log.warn(
         { host: config.server.host },
@@ -138,8 +141,10 @@ export async function startGateway(
       },
     };
   } catch (err) {
+    // Whatever started is stopped, so that a failed start exits instead of lingering.
+    await started.app?.close().catch(() => undefined);
     transforms.close();
-    store.close();
+    started.store?.close();
     throw err;
   }
 }

@@ -161,9 +161,10 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
           .route({
             subPath,
             payload: body.value,
-            headers: request.headers,
-            query: request.query as Record<string, unknown>,
-            url: request.url,
+            // Templates and transforms never see the credentials: no token header, no ?token=.
+            headers: withoutCredentials(request.headers),
+            query: queryWithoutToken(request.query),
+            url: withoutToken(request.url),
             rawBody: body.raw,
             payloadIsJsonOfRawBody: body.fromJson,
             ...(verifiedMappings ? { verifiedMappings } : {}),
@@ -243,6 +244,11 @@ function withoutCredentials(headers: FastifyRequest['headers']): Record<string, 
     if (value !== undefined && !CREDENTIAL_HEADERS.has(key)) out[key] = Array.isArray(value) ? value.join(', ') : value;
   }
   return out;
+}
+
+function queryWithoutToken(query: unknown): Record<string, unknown> {
+  const { token: _token, ...rest } = (query ?? {}) as Record<string, unknown>;
+  return rest;
 }
 
 function withoutToken(url: string): string {

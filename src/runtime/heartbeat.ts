@@ -5,6 +5,7 @@ import type { EventRecord, Store } from '../store/index.js';
 import type { Delivery } from './delivery.js';
 import { wrapExternalContent } from './safety.js';
 import { MAIN_SESSION } from './sink.js';
+import { timeoutSignal } from './timeout.js';
 
 export const DEFAULT_HEARTBEAT_PROMPT =
   'Heartbeat check. The system events below arrived since the last check, oldest first. Tell the user ' +
@@ -25,6 +26,8 @@ export interface HeartbeatOptions {
   readonly coalesceMs?: number;
   /** Earlier main-session messages sent as history. */
   readonly historyLimit?: number;
+  /** Events shown in one heartbeat turn, oldest first (default 200). */
+  readonly maxEventsPerTurn?: number;
   readonly now?: () => number;
 }
 
@@ -45,6 +48,7 @@ export function createHeartbeat(options: HeartbeatOptions) {
   const log = options.log.child({ component: 'heartbeat' });
   const coalesceMs = options.coalesceMs ?? 250;
   const historyLimit = options.historyLimit ?? 40;
+  const maxEvents = options.maxEventsPerTurn ?? 200;
   const now = options.now ?? Date.now;
   let pendingTimer: NodeJS.Timeout | undefined;
   let periodic: NodeJS.Timeout | undefined;
@@ -54,11 +58,13 @@ export function createHeartbeat(options: HeartbeatOptions) {
   const shutdown = new AbortController();
 
   async function beat(reason: 'request' | 'periodic'): Promise<void> {
-    const events = store.events.pending(MAIN_SESSION);
+    // A bounded turn: after an outage the backlog could outgrow the model's context and
+    // fail every heartbeat; the rest follows in the next turn.
+    const events = store.events.pending(MAIN_SESSION, maxEvents);
     if (events.length === 0) return;
     const content = heartbeatMessage(options.prompt ?? DEFAULT_HEARTBEAT_PROMPT, events);
     const history = store.messages.recent(MAIN_SESSION, historyLimit);
-    const timeout = AbortSignal.timeout(options.timeoutSeconds * 1000);
+    const timeout = timeoutSignal(options.timeoutSeconds);
     let reply: string;
     try {
       reply = await models.complete(options.model, {
@@ -91,6 +97,7 @@ export function createHeartbeat(options: HeartbeatOptions) {
         at,
       );
     });
+    if (events.length === maxEvents && store.events.countPending(MAIN_SESSION) > 0) again = true;
     const outcome = await delivery.deliver({ channel: 'last' }, reply);
     log.info({ reason, events: events.length, delivery: outcome.status, why: outcome.reason }, 'heartbeat done');
   }

@@ -74,6 +74,7 @@ export function createRuntime(options: RuntimeOptions) {
   });
   const sink: ActionSink = createStoreSink(store, {
     idempotencyTtlSeconds: config.hooks.idempotency.ttlSeconds,
+    onError: (err) => log.error({ err }, 'scheduling committed actions failed; they run at the next start'),
     admit(actions) {
       const newRuns = actions.filter((a) => a.kind === 'agent').length;
       if (newRuns > 0 && runs.depth + newRuns > defaults.maxQueuedRuns) {

@@ -6,6 +6,7 @@ import type { Delivery } from './delivery.js';
 import type { Heartbeat } from './heartbeat.js';
 import { findInjectionPhrases, wrapExternalContent } from './safety.js';
 import { MAIN_SESSION } from './sink.js';
+import { timeoutSignal } from './timeout.js';
 
 export const SUMMARY_MAX_CHARS = 2000;
 
@@ -118,7 +119,7 @@ export function createRunQueue(options: RunQueueOptions) {
     if (phrases.length > 0) log.warn({ runId: run.id, phrases }, 'possible prompt injection in hook content');
     const history = store.messages.recent(run.sessionKey, historyLimit);
     const timeoutSeconds = run.timeoutSeconds ?? options.defaultTimeoutSeconds;
-    const timeout = AbortSignal.timeout(timeoutSeconds * 1000);
+    const timeout = timeoutSignal(timeoutSeconds);
     const thinking = run.thinking ?? options.defaultThinking;
     try {
       const reply = await models.complete(run.model, {

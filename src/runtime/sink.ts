@@ -10,6 +10,8 @@ export interface StoreSinkOptions {
   onCommitted?: (actions: readonly Action[], accepted: readonly Accepted[]) => void;
   /** Refuses a request before anything is written (a full queue); throws a HookdError. */
   admit?: (actions: readonly Action[]) => void;
+  /** Told about a failure in `onCommitted` (the actions are stored; start-up resumes them). */
+  onError?: (err: unknown) => void;
   /** How long idempotency records live. */
   idempotencyTtlSeconds?: number;
   now?: () => number;
@@ -82,10 +84,15 @@ export function createStoreSink(store: Store, options: StoreSinkOptions = {}): A
       for (const p of pending) p.reject(err);
       return;
     }
+    // Answer every committed request first: a failure while scheduling work must not leave
+    // one unanswered (its sender would retry and run it twice).
+    pending.forEach((p, i) => p.resolve(results[i] as readonly Accepted[]));
     pending.forEach((p, i) => {
-      const accepted = results[i] as readonly Accepted[];
-      options.onCommitted?.(p.actions, accepted);
-      p.resolve(accepted);
+      try {
+        options.onCommitted?.(p.actions, results[i] as readonly Accepted[]);
+      } catch (err) {
+        options.onError?.(err);
+      }
     });
   }
 

@@ -46,7 +46,7 @@ export function createEventRepository(db: Db) {
     `INSERT INTO events (id, session_key, text, origin, trusted, content_source, request_id, created_at)
      VALUES (@id, @sessionKey, @text, @origin, @trusted, @contentSource, @requestId, @createdAt)`,
   );
-  const pending = db.prepare('SELECT * FROM events WHERE session_key = ? AND consumed_at IS NULL ORDER BY seq');
+  const pending = db.prepare('SELECT * FROM events WHERE session_key = ? AND consumed_at IS NULL ORDER BY seq LIMIT ?');
   const list = db.prepare('SELECT * FROM events WHERE session_key = ? ORDER BY seq');
   const consume = db.prepare('UPDATE events SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL');
   const countPending = db.prepare('SELECT COUNT(*) AS n FROM events WHERE session_key = ? AND consumed_at IS NULL');
@@ -60,8 +60,9 @@ export function createEventRepository(db: Db) {
       const row = get.get(id) as EventRow | undefined;
       return row && toRecord(row);
     },
-    pending(sessionKey: string): EventRecord[] {
-      return (pending.all(sessionKey) as EventRow[]).map(toRecord);
+    /** Unconsumed events, oldest first (at most `limit`). */
+    pending(sessionKey: string, limit = Number.MAX_SAFE_INTEGER): EventRecord[] {
+      return (pending.all(sessionKey, limit) as EventRow[]).map(toRecord);
     },
     countPending(sessionKey: string): number {
       return (countPending.get(sessionKey) as { n: number }).n;

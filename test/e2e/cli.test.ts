@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeTempDir, runHookd, startHookd, writeConfig } from '../helpers/hookd-process.js';
+import { makeTempDir, ROOT, runHookd, startHookd, writeConfig } from '../helpers/hookd-process.js';
 import { call } from '../helpers/http.js';
 
 const sh = promisify(execFile);
@@ -65,6 +65,27 @@ describe('startup refusals', () => {
     const result = await runHookd(['serve', '--config', file]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/hooks\.token: must differ from gateway\.auth\.token/);
+  });
+
+  it('exits non-zero, instead of lingering, when the store cannot be opened after transforms are watched', async () => {
+    const temp = makeTempDir();
+    cleanups.push(temp.cleanup);
+    cpSync(join(ROOT, 'test/fixtures/transforms'), join(temp.dir, 'transforms'), { recursive: true });
+    const file = writeConfig(temp.dir, {
+      gateway: { auth: { token: 'store-fail-gateway-0123456789' } },
+      hooks: {
+        enabled: true,
+        token: 'store-fail-token-0123456789',
+        mappings: [{ match: { path: 'x' }, transform: { module: 'counter.js' } }],
+      },
+      // A path below a regular file: the store's folder cannot be made.
+      storage: { path: join(temp.dir, 'hookd.json5', 'data', 'hookd.db') },
+    });
+    const started = Date.now();
+    const result = await runHookd(['serve', '--config', file], { timeoutMs: 10_000 });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/ENOTDIR/);
+    expect(Date.now() - started).toBeLessThan(8000);
   });
 
   it('hookd check exits non-zero naming the key path', async () => {

@@ -251,3 +251,27 @@ describe('server.trustProxy', () => {
     expect((await direct('198.51.100.200'))?.statusCode).toBe(429);
   });
 });
+
+describe('credentials never reach templates or transforms', () => {
+  it('renders the token headers and ?token= empty', async () => {
+    t = await createTestApp({
+      hooks: {
+        mappings: [
+          {
+            match: { path: 'leak' },
+            action: 'wake',
+            textTemplate: '[{{headers.authorization}}|{{headers.x-service-token}}|{{query.token}}|{{query.keep}}]',
+          },
+        ],
+      },
+    });
+    const viaHeader = await t.app.inject({ method: 'POST', url: '/hooks/leak?keep=1', headers: AUTH, payload: {} });
+    const viaQuery = await t.app.inject({
+      method: 'POST',
+      url: `/hooks/leak?token=${AUTH.authorization.slice(7)}&keep=2`,
+      payload: {},
+    });
+    const texts = [viaHeader, viaQuery].map((r) => t?.store.events.get(r.json().eventId)?.text);
+    expect(texts).toEqual(['[|||1]', '[|||2]']);
+  });
+});

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { createStoreSink } from '../../../src/runtime/index.js';
+import { timeoutSignal } from '../../../src/runtime/timeout.js';
+import { createStore } from '../../../src/store/index.js';
+
+const wake = {
+  kind: 'wake' as const,
+  text: 't',
+  mode: 'now' as const,
+  allowUnsafeExternalContent: false,
+  contentSource: 'webhook' as const,
+};
+
+describe('createStoreSink', () => {
+  it('commits requests of one event-loop turn together and answers each, even when scheduling work fails', async () => {
+    const store = createStore({ path: ':memory:', synchronous: 'normal' });
+    const errors: unknown[] = [];
+    const sink = createStoreSink(store, {
+      onCommitted: () => {
+        throw new Error('scheduler broke');
+      },
+      onError: (err) => errors.push(err),
+    });
+    const answers = await Promise.all(
+      [1, 2, 3].map((n) => sink.accept([{ ...wake, text: `e${n}` }], { requestId: `r${n}` })),
+    );
+    expect(answers.map((a) => a[0]?.kind)).toEqual(['wake', 'wake', 'wake']);
+    expect(store.events.pending('main').map((e) => e.text)).toEqual(['e1', 'e2', 'e3']);
+    expect(errors).toHaveLength(3);
+    store.close();
+  });
+
+  it('rejects every request of a batch whose commit fails, storing none of them', async () => {
+    const store = createStore({ path: ':memory:', synchronous: 'normal' });
+    const sink = createStoreSink(store);
+    store.db.exec("CREATE TRIGGER refuse BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'disk full'); END;");
+    const results = await Promise.allSettled([
+      sink.accept([wake], { requestId: 'a' }),
+      sink.accept([wake], { requestId: 'b' }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    store.close();
+  });
+});
+
+describe('timeoutSignal', () => {
+  it('takes fractions and huge values that AbortSignal.timeout refuses', () => {
+    expect(() => AbortSignal.timeout(1234.5)).toThrow();
+    expect(timeoutSignal(1.2345).aborted).toBe(false);
+    expect(timeoutSignal(1e12).aborted).toBe(false);
+  });
+});
