@@ -31,6 +31,7 @@ export const errorCatalogue = {
   CHANNEL_NOT_CONFIGURED: spec(400, (d) => `channel not configured: ${d}`),
   TOO_MANY_ACTIONS: spec(400, (d) => `a mapping may yield at most 100 actions; got ${d}`),
   IDEMPOTENCY_CONFLICT: spec(409, (d) => d || 'idempotency key conflict'),
+  IDEMPOTENCY_IN_FLIGHT: spec(409, () => 'a request with this Idempotency-Key is still being processed; retry later'),
   QUEUE_FULL: spec(503, () => 'the run queue is full; retry later'),
   TRANSFORM_FAILED: spec(500, (d) => `transform failed: ${d}`),
   INTERNAL: spec(500, () => 'internal error'),

@@ -23,7 +23,7 @@ interface BotApiAnswer {
 export function createChatnetChannel(config: ChatnetConfig): ChatChannel {
   const url = `${config.apiBase.replace(/\/+$/, '')}/bot${config.botToken}/sendMessage`;
 
-  async function sendOne(to: string, text: string): Promise<void> {
+  async function sendOne(to: string, text: string, signal: AbortSignal | undefined): Promise<void> {
     let lastReason = '';
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       let waitMs = 500 * 2 ** attempt;
@@ -32,7 +32,9 @@ export function createChatnetChannel(config: ChatnetConfig): ChatChannel {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ chat_id: to, text }),
-          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+          signal: signal
+            ? AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)])
+            : AbortSignal.timeout(REQUEST_TIMEOUT_MS),
         });
         const raw = await res.body.text();
         let answer: BotApiAnswer = {};
@@ -53,17 +55,22 @@ export function createChatnetChannel(config: ChatnetConfig): ChatChannel {
         }
       } catch (err) {
         if (err instanceof ChannelError) throw err;
+        if (signal?.aborted) throw new ChannelError('delivery aborted: shutting down');
         lastReason = `chatnet unreachable: ${(err as Error).message}`;
       }
-      if (attempt < ATTEMPTS - 1) await sleep(waitMs);
+      if (attempt < ATTEMPTS - 1) {
+        await sleep(waitMs, undefined, signal ? { signal } : undefined).catch(() => {
+          throw new ChannelError('delivery aborted: shutting down');
+        });
+      }
     }
     throw new ChannelError(`${lastReason} (after ${ATTEMPTS} attempts)`);
   }
 
   return {
     id: 'chatnet',
-    async send(to, text) {
-      for (const piece of splitMessage(text, CHATNET_MAX_CHARS)) await sendOne(to, piece);
+    async send(to, text, signal) {
+      for (const piece of splitMessage(text, CHATNET_MAX_CHARS)) await sendOne(to, piece, signal);
     },
   };
 }

@@ -2,7 +2,7 @@
 export interface ChatChannel {
   readonly id: string;
   /** Sends `text` to `to`; rejects with a ChannelError after its own retries. */
-  send(to: string, text: string): Promise<void>;
+  send(to: string, text: string, signal?: AbortSignal): Promise<void>;
 }
 
 /** A delivery failure with a reason safe to store (never the bot token). */

@@ -33,8 +33,7 @@ export function createInFlightKeys() {
         return answer;
       }
       const id = `${scope}\u0000${key}`;
-      if (keys.has(id))
-        throw hookdError('IDEMPOTENCY_CONFLICT', 'a request with this Idempotency-Key is still being processed');
+      if (keys.has(id)) throw hookdError('IDEMPOTENCY_IN_FLIGHT');
       keys.add(id);
       return undefined;
     },

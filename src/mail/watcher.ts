@@ -13,8 +13,10 @@ interface Cursor {
   uidValidity: string;
   lastUid: number;
   lastDate: number;
-  /** After a UIDVALIDITY change: only mail newer than this is sent (no flood). */
+  /** After a UIDVALIDITY change: only mail newer than this is sent (no flood), until caught up. */
   since?: number;
+  /** The batch being posted: after a crash it is posted again exactly, under the same key. */
+  pending?: { firstUid: number; lastUid: number };
 }
 
 export interface MailWatcherStatus {
@@ -37,6 +39,22 @@ export interface MailWatcherOptions {
   readonly log: Logger;
   /** Retry and reconnect back-off bounds (tests shorten them). */
   readonly backoffMs?: { readonly min: number; readonly max: number };
+}
+
+/**
+ * Splits UIDs into batches; a batch left pending by a crash comes first, cut exactly as
+ * before (its Idempotency-Key depends on the cut).
+ */
+export function chunksOf(uids: readonly number[], pending: Cursor['pending'], size: number): number[][] {
+  const chunks: number[][] = [];
+  let rest = uids;
+  if (pending) {
+    const first = rest.filter((uid) => uid <= pending.lastUid);
+    if (first.length > 0) chunks.push(first);
+    rest = rest.filter((uid) => uid > pending.lastUid);
+  }
+  for (let i = 0; i < rest.length; i += size) chunks.push(rest.slice(i, i + size));
+  return chunks;
 }
 
 /**
@@ -77,8 +95,10 @@ export function createMailWatcher(options: MailWatcherOptions) {
           signal: AbortSignal.any([stopper.signal, AbortSignal.timeout(30_000)]),
         });
         const answer = await res.body.text();
-        // 409: this key was accepted before (its flags may have changed since): delivered.
-        if ((res.statusCode >= 200 && res.statusCode < 300) || res.statusCode === 409) return;
+        if (res.statusCode >= 200 && res.statusCode < 300) return;
+        // 409 for another body: this key was accepted before (flags changed since): delivered.
+        // 409 while the first is still in flight: not yet; retry.
+        if (res.statusCode === 409 && !answer.includes('"IDEMPOTENCY_IN_FLIGHT"')) return;
         status.lastError = `the hook answered ${res.statusCode}: ${answer.slice(0, 200)}`;
       } catch (err) {
         if (stopper.signal.aborted) break;
@@ -108,8 +128,10 @@ export function createMailWatcher(options: MailWatcherOptions) {
   async function drain(imap: ImapFlow, cursor: Cursor): Promise<void> {
     const found = await imap.search({ uid: `${cursor.lastUid + 1}:*` }, { uid: true });
     const uids = (found || []).filter((uid) => uid > cursor.lastUid).sort((a, b) => a - b);
-    for (let i = 0; i < uids.length && !stopper.signal.aborted; i += watch.batchSize) {
-      const chunk = uids.slice(i, i + watch.batchSize);
+    for (const chunk of chunksOf(uids, cursor.pending, watch.batchSize)) {
+      if (stopper.signal.aborted) return;
+      cursor.pending = { firstUid: chunk[0] as number, lastUid: chunk[chunk.length - 1] as number };
+      options.meta.set(cursorKey, cursor);
       const messages: MailMessage[] = [];
       let newest = cursor.lastDate;
       for await (const msg of imap.fetch(
@@ -134,9 +156,10 @@ export function createMailWatcher(options: MailWatcherOptions) {
       }
       messages.sort((a, b) => Number(a.id.split('-')[1]) - Number(b.id.split('-')[1]));
       const lastUid = chunk[chunk.length - 1] as number;
-      if (messages.length > 0) await post(cursor, chunk[0] as number, lastUid, messages);
+      if (messages.length > 0) await post(cursor, cursor.pending.firstUid, cursor.pending.lastUid, messages);
       cursor.lastUid = lastUid;
       cursor.lastDate = newest;
+      cursor.pending = undefined;
       options.meta.set(cursorKey, cursor);
       status.lastUid = lastUid;
       status.delivered += messages.length;
@@ -168,6 +191,11 @@ export function createMailWatcher(options: MailWatcherOptions) {
     imap.on('exists', () => wake?.());
     while (!stopper.signal.aborted && imap.usable) {
       await drain(imap, cursor);
+      if (cursor.since !== undefined && !stopper.signal.aborted) {
+        // Caught up after a UIDVALIDITY change: from here on every new message counts.
+        cursor.since = undefined;
+        options.meta.set(cursorKey, cursor);
+      }
       status.lastError = undefined;
       await Promise.race([
         new Promise<void>((resolve) => {

@@ -115,6 +115,10 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       if (request.verifiedMappings && !request.verifiedMappings.has(mapping.id)) throw hookdError('UNAUTHORIZED');
       const drafts: Draft[] = [];
       let fanOut = mapping.forEach !== undefined;
+      // One request's transform calls share one time budget (a fan-out calls once per item, and
+      // calls run on the gateway's thread).
+      const budgetMs = options.transforms?.timeoutMs;
+      const started = performance.now();
       for (const payload of itemPayloads(mapping, request.payload)) {
         const view = mapping.usesView
           ? buildView({ payload, headers: request.headers, query: request.query, path: request.subPath, now: now() })
@@ -124,7 +128,11 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
           drafts.push(draft);
           continue;
         }
-        const result = await options.transforms.run(mapping.id, transformContext(request, payload));
+        const left = budgetMs === undefined ? undefined : budgetMs - (performance.now() - started);
+        if (left !== undefined && left < 1) {
+          throw hookdError('TRANSFORM_FAILED', `this request's transform calls used up their budget of ${budgetMs} ms`);
+        }
+        const result = await options.transforms.run(mapping.id, transformContext(request, payload), left);
         const merged = mergeTransformResult(draft, result);
         fanOut ||= merged.fanOut;
         drafts.push(...merged.drafts);

@@ -30,7 +30,10 @@ export interface TransformContext {
 
 /** Runs a mapping's transform in the sandbox; rejects with a TRANSFORM_FAILED HookdError. */
 export interface TransformRunner {
-  run(mappingKey: string, context: TransformContext): Promise<unknown>;
+  /** `budgetMs` caps this call below the per-call limit (what the request has left). */
+  run(mappingKey: string, context: TransformContext, budgetMs?: number): Promise<unknown>;
+  /** The per-call time limit, which is also one request's budget for all its calls. */
+  readonly timeoutMs?: number;
 }
 
 /** The outcome of routing a request: nothing matched, the transform skipped it, or actions. */

@@ -71,14 +71,15 @@ export function createDelivery(options: DeliveryOptions) {
       options.onOutcome?.(outcome);
       return outcome;
     },
-    async deliver(target: DeliveryTarget, reply: string): Promise<DeliveryOutcome> {
-      const outcome = await attempt(target, reply);
+    /** Delivers `reply`; `signal` aborts a delivery still retrying when the gateway stops. */
+    async deliver(target: DeliveryTarget, reply: string, signal?: AbortSignal): Promise<DeliveryOutcome> {
+      const outcome = await attempt(target, reply, signal);
       options.onOutcome?.(outcome);
       return outcome;
     },
   };
 
-  async function attempt(target: DeliveryTarget, reply: string): Promise<DeliveryOutcome> {
+  async function attempt(target: DeliveryTarget, reply: string, signal?: AbortSignal): Promise<DeliveryOutcome> {
     if (reply.trim() === NO_REPLY) return { status: 'skipped', reason: 'NO_REPLY' };
     if (isAckOnly(reply, options.ackMaxChars)) return { status: 'skipped', reason: 'heartbeat acknowledgement' };
     const route = resolve(target);
@@ -92,7 +93,7 @@ export function createDelivery(options: DeliveryOptions) {
         reason: `channel ${route.channel} is not configured`,
       };
     try {
-      await channel.send(route.to, reply);
+      await channel.send(route.to, reply, signal);
       options.meta.set(LAST_ROUTE_KEY, route);
       return { status: 'sent', channel: route.channel, to: route.to };
     } catch (err) {

@@ -98,7 +98,7 @@ export function createHeartbeat(options: HeartbeatOptions) {
       );
     });
     if (events.length === maxEvents && store.events.countPending(MAIN_SESSION) > 0) again = true;
-    const outcome = await delivery.deliver({ channel: 'last' }, reply);
+    const outcome = await delivery.deliver({ channel: 'last' }, reply, shutdown.signal);
     log.info({ reason, events: events.length, delivery: outcome.status, why: outcome.reason }, 'heartbeat done');
   }
 

@@ -92,6 +92,8 @@ export function createRunQueue(options: RunQueueOptions) {
     let outcome = run.delivery;
     if (!outcome) {
       outcome = await deliveryOf(run);
+      // Cut off by shutdown: left unsummarised, so the next start delivers it again.
+      if (shutdown.signal.aborted) return;
       store.runs.recordDelivery(run.id, outcome);
     }
     const text = summaryText(run);
@@ -156,6 +158,7 @@ export function createRunQueue(options: RunQueueOptions) {
     return delivery.deliver(
       { channel: run.channel, ...(run.to === undefined ? {} : { to: run.to }) },
       run.output ?? '',
+      shutdown.signal,
     );
   }
 

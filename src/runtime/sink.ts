@@ -86,7 +86,7 @@ export function createStoreSink(store: Store, options: StoreSinkOptions = {}): A
     }
     // Answer every committed request first: a failure while scheduling work must not leave
     // one unanswered (its sender would retry and run it twice).
-    pending.forEach((p, i) => p.resolve(results[i] as readonly Accepted[]));
+    for (const [i, p] of pending.entries()) p.resolve(results[i] as readonly Accepted[]);
     pending.forEach((p, i) => {
       try {
         options.onCommitted?.(p.actions, results[i] as readonly Accepted[]);

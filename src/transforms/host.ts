@@ -104,7 +104,7 @@ export async function createTransformHost(options: TransformHostOptions): Promis
     throw new ConfigError(loadProblems, config.file);
   }
 
-  async function run(key: string, context: TransformContext): Promise<unknown> {
+  async function run(key: string, context: TransformContext, budgetMs?: number): Promise<unknown> {
     const entry = entries.get(key);
     if (!entry) throw hookdError('TRANSFORM_FAILED', `no transform is loaded for ${key}`);
     try {
@@ -112,7 +112,7 @@ export async function createTransformHost(options: TransformHostOptions): Promis
       const { rawBody, payloadIsJsonOfRawBody, payload, ...rest } = context;
       const input = JSON.stringify(payloadIsJsonOfRawBody ? rest : { ...rest, payload });
       const started = performance.now();
-      const answer = sandbox.call(input, rawBody);
+      const answer = sandbox.call(input, rawBody, budgetMs);
       options.observe?.(key, (performance.now() - started) / 1000);
       const envelope = JSON.parse(answer) as {
         ok: boolean;
@@ -168,6 +168,7 @@ export async function createTransformHost(options: TransformHostOptions): Promis
 
   return {
     run,
+    timeoutMs: limits.timeoutMs,
     reload,
     get size() {
       return entries.size;

@@ -67,7 +67,7 @@ export interface Sandbox {
    * Calls the transform with its input as JSON without `rawBody`, which travels apart (so
    * it is not encoded twice); without `payload`, the sandbox parses `rawBody` for it.
    */
-  call(json: string, rawBody: string): string;
+  call(json: string, rawBody: string, timeoutMs?: number): string;
   readonly disposed: boolean;
   dispose(): void;
 }
@@ -97,11 +97,11 @@ export async function createSandbox(
       (json: string, rawBody: string) => string
     >;
     const settledRef = (await context.global.get('__hookdSettled', { reference: true })) as ivm.Reference<() => string>;
-    const timeout = limits.timeoutMs;
     return {
       // applySync on a warm reference costs a few microseconds; the thread hop of an async
       // apply costs tens and needs a free core. isolated-vm enforces the timeout itself.
-      call(json, rawBody) {
+      call(json, rawBody, budgetMs) {
+        const timeout = Math.max(1, Math.min(limits.timeoutMs, Math.ceil(budgetMs ?? limits.timeoutMs)));
         try {
           const answer = callRef.applySync(undefined, [json, rawBody], { timeout }) as string;
           return answer === '' ? (settledRef.applySync(undefined, [], { timeout }) as string) : answer;

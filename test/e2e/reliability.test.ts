@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeChat } from '../helpers/fake-chat.js';
 import { isHeartbeat, lastUser, startFakeModel } from '../helpers/fake-model.js';
 import { makeTempDir, startHookd } from '../helpers/hookd-process.js';
 import { call } from '../helpers/http.js';
@@ -124,6 +125,35 @@ describe('backpressure and shutdown', () => {
         )
         .toBe('ok');
     }
+  });
+
+  it('on SIGTERM abandons a delivery waiting on retry_after, and delivers it after the restart', async () => {
+    const temp = makeTempDir();
+    cleanups.push(temp.cleanup);
+    const model = await startFakeModel((r) => (isHeartbeat(r) ? 'HEARTBEAT_OK' : 'the answer'));
+    cleanups.push(() => model.close());
+    const chat = await startFakeChat();
+    cleanups.push(() => chat.close());
+    chat.throttleNext(1, 60);
+    const withChat = {
+      ...config(model.url),
+      channels: { chatnet: { apiBase: chat.url, botToken: 'bot-token', defaultTo: '42' } },
+    };
+    const hookd = await startHookd({ dir: temp.dir, config: withChat });
+    await call(`${hookd.url}/hooks/agent`, {
+      headers: HOOK,
+      json: { message: 'deliver me', wakeMode: 'next-heartbeat' },
+    });
+    await expect.poll(() => hookd.stdout()).toMatch(/"msg":"hookd listening"/);
+    await sleep(800);
+    const stopping = Date.now();
+    hookd.child.kill('SIGTERM');
+    expect((await hookd.exited).code).toBe(0);
+    expect(Date.now() - stopping).toBeLessThan(3000);
+    expect(chat.sent).toEqual([]);
+    const again = await startHookd({ dir: temp.dir, config: withChat });
+    cleanups.push(() => again.stop());
+    await expect.poll(() => chat.sent.map((m) => m.text)).toEqual(['the answer']);
   });
 
   it('remembers idempotency keys across a restart', async () => {

@@ -1,6 +1,8 @@
 import { createHmac } from 'node:crypto';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AUTH, createTestApp, type TestApp } from '../../helpers/app.js';
+import { ROOT } from '../../helpers/hookd-process.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -69,6 +71,7 @@ describe('idempotency (DESIGN §10)', () => {
       });
     const [a, b] = await Promise.all([send(), send()]);
     expect([a?.statusCode, b?.statusCode].sort()).toEqual([200, 409]);
+    expect([a, b].find((r) => r?.statusCode === 409)?.json().code).toBe('IDEMPOTENCY_IN_FLIGHT');
     expect(count('events')).toBe(1);
   });
 
@@ -273,5 +276,36 @@ describe('credentials never reach templates or transforms', () => {
     });
     const texts = [viaHeader, viaQuery].map((r) => t?.store.events.get(r.json().eventId)?.text);
     expect(texts).toEqual(['[|||1]', '[|||2]']);
+  });
+});
+
+describe('a request shares one transform time budget', () => {
+  it('stops a fan-out of slow transform calls once their sum passes timeoutMs', async () => {
+    t = await createTestApp({
+      hooks: {
+        transformsDir: join(ROOT, 'test/fixtures/transforms'),
+        transforms: { timeoutMs: 200 },
+        mappings: [
+          {
+            match: { path: 'loop' },
+            forEach: 'items',
+            messageTemplate: 'item {{items.0}}',
+            transform: { module: 'hostile.ts', export: 'slow' },
+          },
+        ],
+      },
+    });
+    const started = performance.now();
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/hooks/loop',
+      headers: AUTH,
+      payload: { items: [1, 2, 3, 4, 5] },
+    });
+    expect(res.statusCode).toBe(500);
+    expect(res.json().code).toBe('TRANSFORM_FAILED');
+    expect(performance.now() - started).toBeLessThan(450);
+    const fine = await t.app.inject({ method: 'POST', url: '/hooks/loop', headers: AUTH, payload: { items: [1] } });
+    expect(fine.statusCode).toBe(202);
   });
 });
