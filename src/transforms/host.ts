@@ -83,8 +83,14 @@ export async function createTransformHost(options: TransformHostOptions): Promis
     log[level]({ mapping: key, source: 'console' }, text);
 
   function build(entry: Entry): Promise<Sandbox> {
-    entry.building ??= createSandbox(entry.code, entry.exportName, limits, consoleFor(entry.key))
+    const code = entry.code;
+    entry.building ??= createSandbox(code, entry.exportName, limits, consoleFor(entry.key))
       .then((sandbox) => {
+        // A reload swapped in newer code meanwhile: keep that one, drop this rebuild.
+        if (entry.code !== code && entry.sandbox && !entry.sandbox.disposed) {
+          sandbox.dispose();
+          return entry.sandbox;
+        }
         entry.sandbox = sandbox;
         return sandbox;
       })
