@@ -1,17 +1,9 @@
+import type { FailedRequest } from '../actions/index.js';
 import type { Db } from './db.js';
 
-/** A hook request that was answered 5xx, kept so that it can be replayed once its cause is fixed. */
-export interface FailedDelivery {
+/** A hook request that was answered 5xx (DESIGN §3), as stored for replay. */
+export interface FailedDelivery extends FailedRequest {
   readonly id: string;
-  readonly requestId?: string;
-  readonly subPath: string;
-  /** Path and query string, with any `token` parameter removed. */
-  readonly url: string;
-  /** Request headers without credentials. */
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: Buffer;
-  readonly code: string;
-  readonly error: string;
   readonly createdAt: number;
 }
 
@@ -36,13 +28,13 @@ export function createFailureRepository(db: Db) {
   const list = db.prepare('SELECT * FROM failed_deliveries WHERE replayed_at IS NULL ORDER BY seq');
   return {
     insert(failure: FailedDelivery): void {
-      insert.run({ ...failure, requestId: failure.requestId ?? null, headers: JSON.stringify(failure.headers) });
+      insert.run({ ...failure, requestId: failure.requestId || null, headers: JSON.stringify(failure.headers) });
     },
     /** Failures not replayed yet, oldest first. */
     pending(): FailedDelivery[] {
       return (list.all() as Row[]).map((r) => ({
         id: r.id,
-        ...(r.request_id === null ? {} : { requestId: r.request_id }),
+        requestId: r.request_id ?? '',
         subPath: r.sub_path,
         url: r.url,
         headers: JSON.parse(r.headers) as Record<string, string>,
