@@ -5,7 +5,7 @@ import { buildApp } from './app.js';
 import type { Config } from './config/index.js';
 import { ConfigError } from './errors.js';
 import type { Logger } from './log.js';
-import { createMailWatcher, type MailWatcher } from './mail/index.js';
+import type { MailWatcher } from './mail/index.js';
 import { createMappingEngine, type MappingEngine } from './mapping/index.js';
 import { createMetrics } from './metrics.js';
 import type { ModelRouter } from './providers/index.js';
@@ -113,6 +113,8 @@ export async function startGateway(
     log.info({ url, hooksPath: config.hooks.enabled ? config.hooks.path : null }, 'hookd listening');
     const mail = config.hooks.mail;
     if (mail?.watch && options.mailWatch !== false && config.hooks.token) {
+      // imapflow and mailparser cost about 300 ms to load: only a gateway that watches mail pays.
+      const { createMailWatcher } = await import('./mail/index.js');
       watcher = createMailWatcher({
         account: mail.account ?? mail.watch.imap.user,
         watch: mail.watch,

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { request } from 'undici';
 import type { ChatnetConfig } from '../config/index.js';
+import { undiciRequest as request } from '../undici.js';
 import { splitMessage } from './split.js';
 import { ChannelError, type ChatChannel } from './types.js';
 

@@ -1,12 +1,18 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../errors.js';
-import { checkCommand } from './check.js';
 import { type CliIo, processIo } from './io.js';
-import { type MailSetupOptions, mailSetupCommand } from './mail-setup.js';
-import { mailWatchCommand } from './mail-watch.js';
-import { serveCommand } from './serve.js';
-import { tokenCommand } from './token.js';
-import { type TryOptions, tryCommand } from './try.js';
+import type { MailSetupOptions } from './mail-setup.js';
+import type { TryOptions } from './try.js';
+
+// Each command is loaded when it runs: `hookd token` need not load the gateway.
+const commands = {
+  serve: () => import('./serve.js'),
+  check: () => import('./check.js'),
+  try: () => import('./try.js'),
+  mailSetup: () => import('./mail-setup.js'),
+  mailWatch: () => import('./mail-watch.js'),
+  token: () => import('./token.js'),
+};
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -27,12 +33,14 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .description('run the gateway (the embedded default without a config)')
     .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG, else the embedded default')
     .option('--no-mail-watch', 'do not start the mail watcher even when hooks.mail.watch is configured')
-    .action((opts: { config?: string; mailWatch?: boolean }) => run(() => serveCommand(opts, io))());
+    .action((opts: { config?: string; mailWatch?: boolean }) =>
+      run(async () => (await commands.serve()).serveCommand(opts, io))(),
+    );
   program
     .command('check')
     .description('validate a config and compile its templates and transforms')
     .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
-    .action((opts: { config?: string }) => run(() => checkCommand(opts, io))());
+    .action((opts: { config?: string }) => run(async () => (await commands.check()).checkCommand(opts, io))());
   program
     .command('try')
     .description('dry-run the mapping engine for a hook name and print the resulting actions (nothing is dispatched)')
@@ -41,13 +49,13 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .option('-H, --header <K:V>', 'a request header (repeatable)', collect, [])
     .option('-q, --query <K=V>', 'a query parameter (repeatable)', collect, [])
     .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
-    .action((name: string, opts: TryOptions) => run(() => tryCommand(name, opts, io))());
+    .action((name: string, opts: TryOptions) => run(async () => (await commands.try()).tryCommand(name, opts, io))());
   const mail = program.command('mail').description('the mail preset and its watch flow');
   mail
     .command('watch')
     .description('watch the configured IMAP mailbox and post new mail to /hooks/mail (foreground)')
     .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
-    .action((opts: { config?: string }) => run(() => mailWatchCommand(opts, io))());
+    .action((opts: { config?: string }) => run(async () => (await commands.mailWatch()).mailWatchCommand(opts, io))());
   mail
     .command('setup')
     .description("write hooks.mail and enable the mail preset, keeping the file's comments")
@@ -61,11 +69,11 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .option('--imap-password-env <name>', 'environment variable holding the IMAP password', 'HOOKD_IMAP_PASSWORD')
     .option('--mailbox <name>', 'mailbox to watch (default INBOX)')
     .option('-c, --config <file>', 'config file to edit; default: $HOOKD_CONFIG')
-    .action((opts: MailSetupOptions) => run(() => mailSetupCommand(opts, io))());
+    .action((opts: MailSetupOptions) => run(async () => (await commands.mailSetup()).mailSetupCommand(opts, io))());
   program
     .command('token')
     .description('print a new random token')
-    .action(() => run(() => tokenCommand(io))());
+    .action(() => run(async () => (await commands.token()).tokenCommand(io))());
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

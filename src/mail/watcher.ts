@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ImapFlow } from 'imapflow';
-import { request } from 'undici';
 import type { MailConfig } from '../config/index.js';
 import type { Logger } from '../log.js';
 import type { MetaRepository } from '../store/index.js';
+import { undiciRequest as request } from '../undici.js';
 import { type MailMessage, toMailMessage } from './message.js';
 
 type WatchConfig = NonNullable<MailConfig['watch']>;

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { request } from 'undici';
 import type { ProviderConfig } from '../config/index.js';
+import { undiciRequest as request } from '../undici.js';
 import { type CompletionRequest, type ModelProvider, ProviderError } from './types.js';
 
 const MAX_BACKOFF_MS = 5_000;
