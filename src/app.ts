@@ -40,7 +40,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: log.child({ component: 'http' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: config.server.trustProxy,
-    bodyLimit: config.hooks.maxBodyBytes,
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];

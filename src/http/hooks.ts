@@ -11,7 +11,7 @@ import {
 import type { HooksConfig } from '../config/index.js';
 import { type HookdError, hookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { CompiledMapping, MappingEngine } from '../mapping/index.js';
+import { type CompiledMapping, CREDENTIAL_HEADERS, type MappingEngine } from '../mapping/index.js';
 import { createTokenMatcher, findToken } from './auth.js';
 import { type BodyOutcome, type ParsedBody, readBody } from './body.js';
 import { createInFlightKeys, hashBody, idempotencyKeyOf } from './idempotency.js';
@@ -235,8 +235,6 @@ function bodyOf(outcome: BodyOutcome | undefined): ParsedBody {
   if (!outcome.ok) throw outcome.error;
   return outcome.body;
 }
-
-const CREDENTIAL_HEADERS = new Set(['authorization', 'x-service-token', 'cookie', 'proxy-authorization']);
 
 function withoutCredentials(headers: FastifyRequest['headers']): Record<string, string> {
   const out: Record<string, string> = {};

@@ -7,8 +7,13 @@ import { presetMappings } from './presets.js';
 import { buildView, isPlainObject } from './templates.js';
 import type { Draft, HookRequest, MappingOutcome, TransformContext, TransformRunner } from './types.js';
 
-/** Headers a transform never sees. */
-const HIDDEN_HEADERS = new Set(['authorization', 'x-service-token', 'cookie', 'proxy-authorization']);
+/** Credential headers: templates and transforms never see them. */
+export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'x-service-token',
+  'cookie',
+  'proxy-authorization',
+]);
 
 export interface MappingEngineOptions {
   readonly config: Pick<Config, 'hooks' | 'file'>;
@@ -147,7 +152,7 @@ function transformContext(request: HookRequest, payload: unknown): TransformCont
   const headers: Record<string, string> = {};
   for (const [key, value] of Object.entries(request.headers)) {
     const name = key.toLowerCase();
-    if (value === undefined || HIDDEN_HEADERS.has(name)) continue;
+    if (value === undefined || CREDENTIAL_HEADERS.has(name)) continue;
     headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return {

@@ -84,7 +84,6 @@ export function createRunRepository(db: Db) {
   );
   const get = db.prepare('SELECT * FROM runs WHERE id = ?');
   const unfinished = db.prepare('SELECT * FROM runs WHERE summarized_at IS NULL ORDER BY seq');
-  const countUnfinished = db.prepare('SELECT COUNT(*) AS n FROM runs WHERE summarized_at IS NULL');
   const summarize = db.prepare('UPDATE runs SET summarized_at = ? WHERE id = ?');
   const start = db.prepare("UPDATE runs SET status = 'running', started_at = ? WHERE id = ?");
   const finish = db.prepare('UPDATE runs SET status = ?, output = ?, error = ?, finished_at = ? WHERE id = ?');
@@ -119,9 +118,6 @@ export function createRunRepository(db: Db) {
     /** Runs not yet summarized in the main session (queued, running, or stopped before their summary), oldest first. */
     unfinished(): RunRecord[] {
       return (unfinished.all() as RunRow[]).map(toRecord);
-    },
-    countUnfinished(): number {
-      return (countUnfinished.get() as { n: number }).n;
     },
     markRunning(id: string, at: number): void {
       start.run(at, id);

@@ -45,6 +45,18 @@ function spawnHookd(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): C
   });
 }
 
+/** Collects what a child prints; read `out` and `err` at any time. */
+function capture(child: ChildProcess): { out: string; err: string } {
+  const output = { out: '', err: '' };
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output.out += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output.err += chunk.toString();
+  });
+  return output;
+}
+
 /** Writes a config into `dir` and returns its path. */
 export function writeConfig(dir: string, config: Record<string, unknown>): string {
   const file = join(dir, 'hookd.json5');
@@ -66,22 +78,15 @@ export async function startHookd(options: StartOptions = {}): Promise<HookdProce
     args.push('--config', writeConfig(dir, options.config));
   }
   const child = spawnHookd(args, dir, options.env);
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    err += chunk.toString();
-  });
+  const output = capture(child);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
     child.on('exit', (code, signal) => done({ code, signal })),
   );
   const url = await new Promise<string>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`hookd did not start:\n${out}\n${err}`)), 20_000);
+    const timer = setTimeout(() => fail(new Error(`hookd did not start:\n${output.out}\n${output.err}`)), 20_000);
     const check = () => {
       const match = (options.readyPattern ?? /"url":"(http:\/\/[^"]+)","hooksPath"[^\n]*"msg":"hookd listening"/).exec(
-        out,
+        output.out,
       );
       if (match) {
         clearTimeout(timer);
@@ -91,15 +96,15 @@ export async function startHookd(options: StartOptions = {}): Promise<HookdProce
     child.stdout?.on('data', check);
     exited.then(({ code }) => {
       clearTimeout(timer);
-      fail(new Error(`hookd exited with ${code} before listening:\n${out}\n${err}`));
+      fail(new Error(`hookd exited with ${code} before listening:\n${output.out}\n${output.err}`));
     });
   });
   return {
     url,
     dir,
     child,
-    stdout: () => out,
-    stderr: () => err,
+    stdout: () => output.out,
+    stderr: () => output.err,
     exited,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
@@ -115,16 +120,9 @@ export async function runHookd(
   options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawnHookd(args, options.cwd ?? ROOT, options.env);
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    stdout += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    stderr += c.toString();
-  });
+  const output = capture(child);
   const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
   const code = await new Promise<number | null>((done) => child.on('exit', (c) => done(c)));
   clearTimeout(timer);
-  return { code, stdout, stderr };
+  return { code, stdout: output.out, stderr: output.err };
 }
