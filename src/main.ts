@@ -10,7 +10,14 @@ import { createMappingEngine, type MappingEngine } from './mapping/index.js';
 import { createMetrics } from './metrics.js';
 import type { ModelRouter } from './providers/index.js';
 import { createRuntime, type Runtime } from './runtime/index.js';
-import { createStore, readOrCreateSecret, type Store } from './store/index.js';
+import {
+  type Checkpointer,
+  createStore,
+  readOrCreateSecret,
+  type Store,
+  startCheckpointer,
+  WRITER_AUTOCHECKPOINT_PAGES,
+} from './store/index.js';
 import { createTransformHost, type TransformHost } from './transforms/index.js';
 
 export interface Gateway {
@@ -74,10 +81,22 @@ export async function startGateway(
     watch: true,
     observe: (mapping, seconds) => metrics.transformSeconds.observe({ mapping }, seconds),
   });
-  const started: { store?: Store; app?: FastifyInstance } = {};
+  const started: { store?: Store; app?: FastifyInstance; checkpointer?: Checkpointer } = {};
   try {
-    const store = createStore({ path: config.storage.path, synchronous: config.storage.synchronous });
+    const onDisk = config.storage.path !== ':memory:';
+    const store = createStore({
+      path: config.storage.path,
+      synchronous: config.storage.synchronous,
+      ...(onDisk ? { autocheckpointPages: WRITER_AUTOCHECKPOINT_PAGES } : {}),
+    });
     started.store = store;
+    const checkpointer = onDisk
+      ? startCheckpointer({
+          path: config.storage.path,
+          onError: (message) => log.error({ error: message }, 'background WAL checkpoint failed'),
+        })
+      : undefined;
+    started.checkpointer = checkpointer;
     const runtime = createRuntime({
       config,
       store,
@@ -139,6 +158,7 @@ export async function startGateway(
         await app.close();
         await runtime.stop();
         transforms.close();
+        await checkpointer?.stop();
         store.close();
       },
     };
@@ -146,6 +166,7 @@ export async function startGateway(
     // Whatever started is stopped, so that a failed start exits instead of lingering.
     await started.app?.close().catch(() => undefined);
     transforms.close();
+    await started.checkpointer?.stop();
     started.store?.close();
     throw err;
   }

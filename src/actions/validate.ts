@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { hookdError } from '../errors.js';
+import { newId } from '../ids.js';
 import type { ModelCatalog } from './models.js';
 import {
   type AgentAction,
@@ -72,7 +72,7 @@ export function parseAgentBody(body: unknown, options: ActionOptions): AgentActi
     kind: 'agent',
     message,
     ...(name === undefined ? {} : { name }),
-    sessionKey: sessionKey ?? `hook:${randomUUID()}`,
+    sessionKey: sessionKey ?? `hook:${newId()}`,
     wakeMode,
     deliver,
     channel,

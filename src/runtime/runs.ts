@@ -1,7 +1,7 @@
 import type { ThinkingLevel } from '../actions/index.js';
 import type { Logger } from '../log.js';
 import type { ModelRouter } from '../providers/index.js';
-import type { DeliveryOutcome, RunRecord, Store } from '../store/index.js';
+import type { DeliveryOutcome, RunRecord, SessionMessage, Store } from '../store/index.js';
 import type { Delivery } from './delivery.js';
 import type { Heartbeat } from './heartbeat.js';
 import { findInjectionPhrases, wrapExternalContent } from './safety.js';
@@ -84,38 +84,74 @@ export function createRunQueue(options: RunQueueOptions) {
 
   async function execute(queued: RunRecord): Promise<void> {
     let run = queued;
+    // The finished turn not yet written (undefined once it is, or when it was before a restart).
+    let turn: readonly SessionMessage[] | undefined;
     if (run.status === 'queued' || run.status === 'running') {
-      const finished = await callModel(run);
-      if (!finished) return;
-      run = finished;
+      const result = await callModel(run);
+      if (!result) return;
+      run = result.run;
+      turn = result.messages;
     }
     let outcome = run.delivery;
-    if (!outcome) {
+    if (!outcome && run.deliver && run.status === 'ok') {
+      // A delivery is network I/O: the turn is committed first, so that a crash while
+      // delivering does not ask the model again.
+      if (turn) {
+        const [finished, messages] = [run, turn];
+        await store.group.write(() => recordTurn(finished, messages));
+        turn = undefined;
+      }
       outcome = await deliveryOf(run);
       // Cut off by shutdown: left unsummarised, so the next start delivers it again.
       if (shutdown.signal.aborted) return;
-      store.runs.recordDelivery(run.id, outcome);
+    } else if (!outcome) {
+      outcome = await deliveryOf(run);
     }
-    const text = summaryText(run);
-    store.transaction(() => {
+    // Otherwise the turn, the delivery outcome and the summary share one commit.
+    const [done, messages, delivered] = [run, turn, outcome];
+    await store.group.write(() => {
+      if (messages) recordTurn(done, messages);
+      if (!done.delivery) store.runs.recordDelivery(done.id, delivered);
       store.events.insert({
-        id: `${run.id}:summary`,
+        id: `${done.id}:summary`,
         sessionKey: MAIN_SESSION,
-        text,
+        text: summaryText(done),
         origin: 'run-summary',
-        trusted: run.allowUnsafeExternalContent,
-        contentSource: run.contentSource,
+        trusted: done.allowUnsafeExternalContent,
+        contentSource: done.contentSource,
         createdAt: now(),
       });
-      store.runs.markSummarized(run.id, now());
+      store.runs.markSummarized(done.id, now());
     });
     log.info({ runId: run.id, status: run.status, delivery: outcome.status, why: outcome.reason }, 'run done');
     if (run.wakeMode === 'now') heartbeat.request();
   }
 
-  /** Runs the model turn; returns the finished record, or undefined when shut down mid-call. */
-  async function callModel(run: RunRecord): Promise<RunRecord | undefined> {
-    store.runs.markRunning(run.id, now());
+  /** Writes a finished turn: the transcript (for a reply) and the run's final status. */
+  function recordTurn(run: RunRecord, messages: readonly SessionMessage[]): void {
+    const at = run.finishedAt ?? now();
+    store.messages.append(run.sessionKey, messages, run.id, at);
+    store.runs.finish(
+      run.id,
+      {
+        status: run.status as 'ok' | 'error' | 'timeout',
+        ...(run.output === undefined ? {} : { output: run.output }),
+        ...(run.error === undefined ? {} : { error: run.error }),
+      },
+      at,
+    );
+  }
+
+  /**
+   * Runs the model turn and returns the finished run (not yet written) with the transcript
+   * messages it adds, or undefined when shut down mid-call. Marking the run `running` joins the
+   * next group commit: a crash before the result is written runs it again either way.
+   */
+  async function callModel(run: RunRecord): Promise<{ run: RunRecord; messages: SessionMessage[] } | undefined> {
+    const startedAt = now();
+    store.group
+      .write(() => store.runs.markRunning(run.id, startedAt))
+      .catch((err: unknown) => log.error({ err, runId: run.id }, 'marking a run running failed'));
     const content = run.allowUnsafeExternalContent ? run.message : wrapExternalContent(run.message, run.contentSource);
     const phrases = findInjectionPhrases(run.message);
     if (phrases.length > 0) log.warn({ runId: run.id, phrases }, 'possible prompt injection in hook content');
@@ -129,27 +165,21 @@ export function createRunQueue(options: RunQueueOptions) {
         ...(thinking ? { thinking } : {}),
         signal: AbortSignal.any([timeout, shutdown.signal]),
       });
-      const at = now();
-      store.transaction(() => {
-        store.messages.append(
-          run.sessionKey,
-          [
-            { role: 'user', content },
-            { role: 'assistant', content: reply },
-          ],
-          run.id,
-          at,
-        );
-        store.runs.finish(run.id, { status: 'ok', output: reply }, at);
-      });
+      return {
+        run: { ...run, status: 'ok', output: reply, startedAt, finishedAt: now() },
+        messages: [
+          { role: 'user', content },
+          { role: 'assistant', content: reply },
+        ],
+      };
     } catch (err) {
       if (shutdown.signal.aborted && !timeout.aborted) return undefined;
       const status = timeout.aborted ? 'timeout' : 'error';
       const error = timeout.aborted ? `timed out after ${timeoutSeconds}s` : (err as Error).message;
-      store.runs.finish(run.id, { status, error }, now());
       log.warn({ runId: run.id, status, error }, 'run failed');
+      // A failed turn adds nothing to the transcript, but its status is still written.
+      return { run: { ...run, status, error, startedAt, finishedAt: now() }, messages: [] };
     }
-    return store.runs.get(run.id);
   }
 
   async function deliveryOf(run: RunRecord): Promise<DeliveryOutcome> {

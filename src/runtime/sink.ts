@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { AcceptContext, Accepted, Action, ActionSink } from '../actions/index.js';
+import { newId } from '../ids.js';
 import type { Store } from '../store/index.js';
 
 /** The main session's key (DESIGN §6.1). */
@@ -17,26 +17,19 @@ export interface StoreSinkOptions {
   now?: () => number;
 }
 
-interface Pending {
-  readonly actions: readonly Action[];
-  readonly context: AcceptContext;
-  resolve(accepted: readonly Accepted[]): void;
-  reject(err: unknown): void;
-}
-
 /**
  * An ActionSink over SQLite with group commit: the requests that arrive within one turn of
- * the event loop share one transaction, and each is answered only after that commit (the
- * durability promise of DESIGN §10 holds; a commit is paid once per batch, not per request).
+ * the event loop share one transaction (with the runtime's own writes of that turn), and each
+ * is answered only after that commit (the durability promise of DESIGN §10 holds; a commit is
+ * paid once per batch, not per request).
  */
 export function createStoreSink(store: Store, options: StoreSinkOptions = {}): ActionSink {
   const now = options.now ?? Date.now;
   const ttlMs = (options.idempotencyTtlSeconds ?? 86_400) * 1000;
-  let batch: Pending[] = [];
 
   function insert(action: Action, context: AcceptContext, createdAt: number): Accepted {
     if (action.kind === 'wake') {
-      const eventId = randomUUID();
+      const eventId = newId();
       store.events.insert({
         id: eventId,
         sessionKey: MAIN_SESSION,
@@ -50,62 +43,48 @@ export function createStoreSink(store: Store, options: StoreSinkOptions = {}): A
       return { kind: 'wake', eventId, mode: action.mode };
     }
     const { kind: _kind, ...run } = action;
-    const runId = randomUUID();
+    const runId = newId();
     store.runs.insert({ ...run, id: runId, requestId: context.requestId, createdAt });
     return { kind: 'agent', runId, sessionKey: action.sessionKey };
   }
 
-  function flush(): void {
-    const pending = batch;
-    batch = [];
+  function write(actions: readonly Action[], context: AcceptContext): readonly Accepted[] {
     const createdAt = now();
-    let results: (readonly Accepted[])[];
-    try {
-      results = store.transaction(() =>
-        pending.map((p) => {
-          const accepted = p.actions.map((a) => insert(a, p.context, createdAt));
-          const intent = p.context.idempotency;
-          if (intent) {
-            const answer = intent.respond(accepted);
-            store.idempotency.put({
-              scope: intent.scope,
-              key: intent.key,
-              bodyHash: intent.bodyHash,
-              status: answer.status,
-              response: answer.body === null ? null : JSON.stringify(answer.body),
-              createdAt,
-              expiresAt: createdAt + ttlMs,
-            });
-          }
-          return accepted;
-        }),
-      );
-    } catch (err) {
-      for (const p of pending) p.reject(err);
-      return;
+    const accepted = actions.map((a) => insert(a, context, createdAt));
+    const intent = context.idempotency;
+    if (intent) {
+      const answer = intent.respond(accepted);
+      store.idempotency.put({
+        scope: intent.scope,
+        key: intent.key,
+        bodyHash: intent.bodyHash,
+        status: answer.status,
+        response: answer.body === null ? null : JSON.stringify(answer.body),
+        createdAt,
+        expiresAt: createdAt + ttlMs,
+      });
     }
-    // Answer every committed request first: a failure while scheduling work must not leave
-    // one unanswered (its sender would retry and run it twice).
-    for (const [i, p] of pending.entries()) p.resolve(results[i] as readonly Accepted[]);
-    pending.forEach((p, i) => {
-      try {
-        options.onCommitted?.(p.actions, results[i] as readonly Accepted[]);
-      } catch (err) {
-        options.onError?.(err);
-      }
-    });
+    return accepted;
+  }
+
+  function scheduled(actions: readonly Action[], accepted: readonly Accepted[]): readonly Accepted[] {
+    // The request is answered whatever happens here: a failure while scheduling work must
+    // not leave it unanswered (its sender would retry and run it twice); start-up resumes it.
+    try {
+      options.onCommitted?.(actions, accepted);
+    } catch (err) {
+      options.onError?.(err);
+    }
+    return accepted;
   }
 
   return {
     accept(actions, context) {
       options.admit?.(actions);
-      return new Promise((resolve, reject) => {
-        if (batch.length === 0) setImmediate(flush);
-        batch.push({ actions, context, resolve, reject });
-      });
+      return store.group.write(() => write(actions, context)).then((accepted) => scheduled(actions, accepted));
     },
     recordFailure(failure) {
-      store.failures.insert({ ...failure, id: randomUUID(), createdAt: now() });
+      store.failures.insert({ ...failure, id: newId(), createdAt: now() });
     },
     findAnswer(scope, key) {
       const record = store.idempotency.get(scope, key, now());

@@ -10,6 +10,8 @@ export interface OpenDbOptions {
   path: string;
   /** `normal`: survives a process crash (WAL); `full`: also a power loss. */
   synchronous: 'normal' | 'full';
+  /** WAL pages after which a commit checkpoints (SQLite's default: 1000). */
+  autocheckpointPages?: number;
 }
 
 /** Opens (creating its folder) and migrates the SQLite database. */
@@ -19,6 +21,9 @@ export function openDb(options: OpenDbOptions): Db {
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   db.pragma('busy_timeout = 5000');
+  if (options.autocheckpointPages !== undefined) db.pragma(`wal_autocheckpoint = ${options.autocheckpointPages}`);
+  // A WAL file grown by a burst is cut back to this size once it has been copied back.
+  db.pragma('journal_size_limit = 67108864');
   db.pragma('foreign_keys = ON');
   migrate(db);
   return db;

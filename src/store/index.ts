@@ -1,14 +1,17 @@
 import { type Db, type OpenDbOptions, openDb } from './db.js';
 import { createEventRepository } from './events.js';
 import { createFailureRepository } from './failures.js';
+import { createGroupCommit, type GroupCommit } from './group-commit.js';
 import { createIdempotencyRepository } from './idempotency.js';
 import { createMessageRepository } from './messages.js';
 import { createMetaRepository } from './meta.js';
 import { createRunRepository } from './runs.js';
 
+export { type Checkpointer, startCheckpointer, WRITER_AUTOCHECKPOINT_PAGES } from './checkpointer.js';
 export type { Db } from './db.js';
 export type { EventOrigin, EventRecord, EventRepository, NewEvent } from './events.js';
 export type { FailedDelivery, FailureRepository } from './failures.js';
+export type { GroupCommit } from './group-commit.js';
 export type { IdempotencyRecord, IdempotencyRepository } from './idempotency.js';
 export type { MessageRepository, Role, SessionMessage } from './messages.js';
 export type { MetaRepository } from './meta.js';
@@ -25,12 +28,15 @@ export interface Store {
   readonly idempotency: ReturnType<typeof createIdempotencyRepository>;
   /** Runs `fn` in one transaction (nested calls join the outer one). */
   transaction<T>(fn: () => T): T;
+  /** Writes that share one commit per event-loop turn (see group-commit.ts). */
+  readonly group: GroupCommit;
   close(): void;
 }
 
 /** Opens the store at `options.path` (`:memory:` for tests). */
 export function createStore(options: OpenDbOptions): Store {
   const db = openDb(options);
+  const transaction = <T>(fn: () => T): T => db.transaction(fn)();
   return {
     db,
     events: createEventRepository(db),
@@ -39,7 +45,8 @@ export function createStore(options: OpenDbOptions): Store {
     meta: createMetaRepository(db),
     failures: createFailureRepository(db),
     idempotency: createIdempotencyRepository(db),
-    transaction: (fn) => db.transaction(fn)(),
+    transaction,
+    group: createGroupCommit(transaction),
     close: () => {
       if (db.open) db.close();
     },
