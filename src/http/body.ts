@@ -111,8 +111,15 @@ export function parseBody(kind: BodyKind, raw: Buffer): BodyOutcome {
 /** Payloads nested deeper than this are refused (templates and transforms walk them recursively). */
 export const MAX_DEPTH = 64;
 
-/** The deepest `[`/`{` nesting of a JSON text, strings skipped; stops counting past the limit. */
+/** The deepest `[`/`{` nesting of a JSON text (strings skipped), or a bound of it when that is at most MAX_DEPTH. */
 function nestingDepth(text: string): number {
+  // A text with at most MAX_DEPTH opening brackets in all cannot nest deeper: counting them
+  // with indexOf is native, where the scan below is a JavaScript loop over every character.
+  let brackets = 0;
+  for (const open of ['{', '[']) {
+    for (let i = text.indexOf(open); i !== -1 && brackets <= MAX_DEPTH; i = text.indexOf(open, i + 1)) brackets++;
+  }
+  if (brackets <= MAX_DEPTH) return brackets;
   let depth = 0;
   let max = 0;
   let inString = false;
