@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 
 /** Where a presented token came from (DESIGN §5, in order of precedence). */
@@ -26,7 +26,7 @@ export function findToken(headers: IncomingHttpHeaders, query: unknown): Present
   return undefined;
 }
 
-const digest = (value: string) => createHash('sha256').update(value).digest();
+const digest = (value: string) => hash('sha256', value, 'buffer');
 
 /** Compares two secrets in constant time (hashing first, so lengths do not leak either). */
 export function createTokenMatcher(expected: string): (presented: string) => boolean {

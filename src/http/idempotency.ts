@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ActionSink, IdempotentAnswer } from '../actions/index.js';
 import { hookdError } from '../errors.js';
@@ -14,7 +14,7 @@ export function idempotencyKeyOf(headers: IncomingHttpHeaders, deliveryId: strin
   return key;
 }
 
-export const hashBody = (raw: Buffer): string => createHash('sha256').update(raw).digest('hex');
+export const hashBody = (raw: Buffer): string => hash('sha256', raw, 'hex');
 
 /** Requests whose key is being processed right now (a repeat meanwhile is a conflict). */
 export function createInFlightKeys() {
