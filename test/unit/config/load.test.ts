@@ -1,7 +1,17 @@
 import { join } from 'node:path';
+import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, normalizeHooksPath, parseDurationMs } from '../../../src/config/index.js';
+import { configSchema } from '../../../src/config/schema.js';
 import { ConfigError } from '../../../src/errors.js';
+
+describe('the config schema', () => {
+  it('is a valid JSON Schema (loadConfig skips this check at start-up)', () => {
+    const ajv = new Ajv({ strict: false });
+    expect(ajv.validateSchema(configSchema), JSON.stringify(ajv.errors)).toBe(true);
+    expect(ajv.validateSchema({ type: 'object', properties: { a: { type: 'no-such-type' } } })).toBe(false);
+  });
+});
 
 describe('loadConfig', () => {
   it('fills every default of DESIGN §2 and freezes the result', () => {
