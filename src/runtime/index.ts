@@ -7,6 +7,7 @@ import { createModelRouter, type ModelRouter } from '../providers/index.js';
 import type { DeliveryOutcome, Store } from '../store/index.js';
 import { createDelivery } from './delivery.js';
 import { createHeartbeat } from './heartbeat.js';
+import { createIngressPressure } from './pressure.js';
 import { createAdminQueries } from './queries.js';
 import { createRunQueue } from './runs.js';
 import { createStoreSink } from './sink.js';
@@ -61,6 +62,8 @@ export function createRuntime(options: RuntimeOptions) {
   config.hooks.mappings.forEach((m, i) => {
     if (m.maxConcurrent !== undefined) mappingLimits.set(m.id ?? `hooks.mappings[${i}]`, m.maxConcurrent);
   });
+  // Runs execute one at a time while hook requests saturate the event loop (see pressure.ts).
+  const pressure = createIngressPressure({ onRelease: () => runs.kick() });
   const runs = createRunQueue({
     store,
     mappingLimits,
@@ -68,6 +71,7 @@ export function createRuntime(options: RuntimeOptions) {
     delivery,
     heartbeat,
     maxConcurrent: defaults.maxConcurrentRuns,
+    concurrency: () => (pressure.high ? 1 : defaults.maxConcurrentRuns),
     defaultTimeoutSeconds: defaults.timeoutSeconds,
     log,
     ...(defaults.thinking ? { defaultThinking: defaults.thinking } : {}),
@@ -82,6 +86,7 @@ export function createRuntime(options: RuntimeOptions) {
       }
     },
     onCommitted(actions, accepted) {
+      pressure.accepted();
       accepted.forEach((a, i) => {
         const action = actions[i];
         if (a.kind === 'agent')
@@ -103,6 +108,7 @@ export function createRuntime(options: RuntimeOptions) {
     runs,
     /** Resumes unfinished runs and starts periodic heartbeats. */
     start(): void {
+      pressure.start();
       const resumed = runs.resume();
       if (resumed > 0) log.info({ runs: resumed }, 'resuming unfinished runs');
       heartbeat.start();
@@ -112,6 +118,7 @@ export function createRuntime(options: RuntimeOptions) {
     },
     async stop(): Promise<void> {
       clearInterval(purgeTimer);
+      pressure.stop();
       await runs.stop();
       await heartbeat.stop();
     },

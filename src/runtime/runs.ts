@@ -16,6 +16,11 @@ export interface RunQueueOptions {
   readonly delivery: Delivery;
   readonly heartbeat: Heartbeat;
   readonly maxConcurrent: number;
+  /**
+   * Runs allowed to execute right now, at most `maxConcurrent` (default: `maxConcurrent`);
+   * the runtime lowers it while hook requests saturate the event loop. Never below 1.
+   */
+  readonly concurrency?: () => number;
   /** Per-mapping caps on runs executing at once (a mapping's `maxConcurrent`). */
   readonly mappingLimits?: ReadonlyMap<string, number>;
   readonly defaultTimeoutSeconds: number;
@@ -58,7 +63,8 @@ export function createRunQueue(options: RunQueueOptions) {
   let stopped = false;
 
   function pump(): void {
-    for (let i = 0; i < pending.length && inFlight.size < options.maxConcurrent && !stopped; ) {
+    const limit = Math.max(1, Math.min(options.maxConcurrent, options.concurrency?.() ?? options.maxConcurrent));
+    for (let i = 0; i < pending.length && inFlight.size < limit && !stopped; ) {
       const next = pending[i] as { id: string; sessionKey: string; mappingId?: string };
       if (busySessions.has(next.sessionKey) || mappingFull(next.mappingId)) {
         i++;
@@ -197,6 +203,10 @@ export function createRunQueue(options: RunQueueOptions) {
     enqueue(runId: string, sessionKey: string, mappingId?: string): void {
       if (stopped) return;
       pending.push({ id: runId, sessionKey, ...(mappingId === undefined ? {} : { mappingId }) });
+      pump();
+    },
+    /** Starts queued runs up to the current concurrency (after it was raised). */
+    kick(): void {
       pump();
     },
     /** Picks up every run a previous process left unfinished, oldest first. */

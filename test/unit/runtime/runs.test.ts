@@ -1,12 +1,13 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createModelRouter } from '../../../src/providers/index.js';
+import { createModelRouter, type ModelRouter } from '../../../src/providers/index.js';
 import { createDelivery } from '../../../src/runtime/delivery.js';
 import { createHeartbeat } from '../../../src/runtime/heartbeat.js';
+import { createIngressPressure } from '../../../src/runtime/pressure.js';
 import { createRunQueue } from '../../../src/runtime/runs.js';
 import { createStore, type Store } from '../../../src/store/index.js';
 
-function setup() {
+function setup(options: { models?: ModelRouter; concurrency?: () => number } = {}) {
   const base = createStore({ path: ':memory:', synchronous: 'normal' });
   let writes = 0;
   // The same store, counting the writes handed to the group commit.
@@ -20,7 +21,7 @@ function setup() {
     },
   };
   const log = pino({ level: 'silent' });
-  const models = createModelRouter({ models: { providers: {} } });
+  const models = options.models ?? createModelRouter({ models: { providers: {} } });
   const delivery = createDelivery({ channels: new Map(), ackMaxChars: 300, meta: store.meta, log });
   const heartbeat = createHeartbeat({
     store,
@@ -31,7 +32,16 @@ function setup() {
     everyMs: 0,
     log,
   });
-  const runs = createRunQueue({ store, models, delivery, heartbeat, maxConcurrent: 4, defaultTimeoutSeconds: 5, log });
+  const runs = createRunQueue({
+    store,
+    models,
+    delivery,
+    heartbeat,
+    maxConcurrent: 4,
+    defaultTimeoutSeconds: 5,
+    log,
+    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+  });
   const add = (id: string, deliver: boolean) => {
     store.runs.insert({
       id,
@@ -74,6 +84,60 @@ describe('run queue writes', () => {
     expect(store.runs.get('r2')?.delivery?.status).toBe('failed');
     expect(store.runs.get('r2')?.output).toBeTypeOf('string');
     expect(writes()).toBe(3);
+    await runs.stop();
+  });
+});
+
+describe('ingress pressure', () => {
+  it('turns on only when requests arrived in a saturated window, and off (releasing runs) when they stop or the loop calms', () => {
+    let busy = 0;
+    const released: number[] = [];
+    const pressure = createIngressPressure({ utilization: () => busy, onRelease: () => released.push(1) });
+    busy = 1;
+    pressure.tick();
+    expect(pressure.high).toBe(false); // runs alone never count
+    pressure.accepted();
+    busy = 0.5;
+    pressure.tick();
+    expect(pressure.high).toBe(false); // requests on a calm loop
+    pressure.accepted();
+    busy = 0.95;
+    pressure.tick();
+    expect(pressure.high).toBe(true);
+    pressure.accepted();
+    busy = 0.8;
+    pressure.tick();
+    expect(pressure.high).toBe(true); // between the thresholds: unchanged
+    pressure.accepted();
+    busy = 0.6;
+    pressure.tick();
+    expect(pressure.high).toBe(false);
+    expect(released).toHaveLength(1);
+    pressure.accepted();
+    busy = 1;
+    pressure.tick();
+    expect(pressure.high).toBe(true);
+    pressure.tick(); // a window without requests
+    expect(pressure.high).toBe(false);
+    expect(released).toHaveLength(2);
+  });
+
+  it('lets one run execute at a time while high, and the waiting ones start when released', async () => {
+    const waiting: (() => void)[] = [];
+    const models: ModelRouter = {
+      complete: () => new Promise<string>((resolve) => waiting.push(() => resolve('done'))),
+    };
+    let limit = 1;
+    const { store, runs, add } = setup({ models, concurrency: () => limit });
+    for (const id of ['a', 'b', 'c', 'd']) add(id, false);
+    await expect.poll(() => waiting.length).toBe(1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(waiting).toHaveLength(1);
+    limit = 4;
+    runs.kick();
+    await expect.poll(() => waiting.length).toBe(4);
+    for (const release of waiting) release();
+    await expect.poll(() => store.runs.unfinished().length).toBe(0);
     await runs.stop();
   });
 });
