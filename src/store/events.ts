@@ -44,7 +44,7 @@ const toRecord = (row: EventRow): EventRecord => ({
 export function createEventRepository(db: Db) {
   const insert = db.prepare(
     `INSERT INTO events (id, session_key, text, origin, trusted, content_source, request_id, created_at)
-     VALUES (@id, @sessionKey, @text, @origin, @trusted, @contentSource, @requestId, @createdAt)`,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const pending = db.prepare('SELECT * FROM events WHERE session_key = ? AND consumed_at IS NULL ORDER BY seq LIMIT ?');
   const list = db.prepare('SELECT * FROM events WHERE session_key = ? ORDER BY seq');
@@ -54,7 +54,16 @@ export function createEventRepository(db: Db) {
 
   return {
     insert(event: NewEvent): void {
-      insert.run({ ...event, trusted: event.trusted ? 1 : 0, requestId: event.requestId ?? null });
+      insert.run(
+        event.id,
+        event.sessionKey,
+        event.text,
+        event.origin,
+        event.trusted ? 1 : 0,
+        event.contentSource,
+        event.requestId ?? null,
+        event.createdAt,
+      );
     },
     get(id: string): EventRecord | undefined {
       const row = get.get(id) as EventRow | undefined;
