@@ -66,12 +66,22 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
     );
   }
 
+  // Each mapping's validation options, built once (not per request).
+  const optionsByMapping = new Map(
+    mappings.map((m) => {
+      const settings = {
+        allowUnsafeExternalContent: m.policy.allowUnsafeExternalContent,
+        contentSource: m.policy.contentSource,
+      };
+      return [m, { settings, agent: { ...actionOptions, ...settings } }] as const;
+    }),
+  );
+
   function toAction(draft: Draft, mapping: CompiledMapping): Action {
     const { policy } = mapping;
-    const settings = {
-      allowUnsafeExternalContent: policy.allowUnsafeExternalContent,
-      contentSource: policy.contentSource,
-    };
+    const prepared = optionsByMapping.get(mapping);
+    if (!prepared) throw new Error(`mapping ${mapping.id} is not one of this engine's`);
+    const { settings, agent: agentOptions } = prepared;
     if (draft.kind === 'wake') {
       return parseWakeBody(
         { text: draft.text ?? draft.message, mode: draft.mode ?? draft.wakeMode ?? policy.wakeMode },
@@ -81,7 +91,7 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
     const { kind: _kind, text, mode, ...agent } = draft;
     const action = parseAgentBody(
       { ...agent, message: draft.message ?? text, wakeMode: draft.wakeMode ?? mode ?? policy.wakeMode },
-      { ...actionOptions, ...settings },
+      agentOptions,
     );
     return { ...action, mappingId: mapping.id };
   }
@@ -126,7 +136,7 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       const started = performance.now();
       for (const payload of itemPayloads(mapping, request.payload)) {
         const view = mapping.usesView
-          ? buildView({ payload, headers: request.headers, query: request.query, path: request.subPath, now: now() })
+          ? buildView({ payload, headers: request.headers, query: request.query, path: request.subPath, clock: now })
           : {};
         const draft = mapping.draft(view);
         if (!mapping.transform || !options.transforms) {

@@ -49,3 +49,21 @@ describe('templates (DESIGN §4)', () => {
     expect(() => compileTemplate('{{#open}} never closed')).toThrow(/Unclosed section "open"/);
   });
 });
+
+describe('buildView', () => {
+  it('reads the clock and copies the headers only when a template uses them, once per view', () => {
+    let reads = 0;
+    const clock = () => {
+      reads++;
+      return new Date('2026-11-22T10:00:00.000Z');
+    };
+    const lazy = buildView({ payload: { a: 1 }, headers: { 'X-A': 'b' }, query: {}, path: 'p', clock });
+    expect(compileTemplate('{{a}}')(lazy)).toBe('1');
+    expect(reads).toBe(0);
+    expect(compileTemplate('{{now}} {{now}} {{headers.x-a}}')(lazy)).toBe(
+      '2026-11-22T10:00:00.000Z 2026-11-22T10:00:00.000Z b',
+    );
+    expect(compileTemplate('{{now}}')(lazy)).toBe('2026-11-22T10:00:00.000Z');
+    expect(reads).toBe(1);
+  });
+});
