@@ -4,7 +4,7 @@ import { ConfigError, hookdError } from '../errors.js';
 import { type CompiledMapping, compileMapping } from './compile.js';
 import { MAX_ACTIONS, mergeTransformResult } from './merge.js';
 import { presetMappings } from './presets.js';
-import { buildView, isPlainObject } from './templates.js';
+import { buildView, EMPTY_VIEW, isPlainObject } from './templates.js';
 import type { Draft, HookRequest, MappingOutcome, TransformContext, TransformRunner } from './types.js';
 
 /** Credential headers: templates and transforms never see them. */
@@ -137,7 +137,7 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       for (const payload of itemPayloads(mapping, request.payload)) {
         const view = mapping.usesView
           ? buildView({ payload, headers: request.headers, query: request.query, path: request.subPath, clock: now })
-          : {};
+          : EMPTY_VIEW;
         const draft = mapping.draft(view);
         if (!mapping.transform || !options.transforms) {
           drafts.push(draft);

@@ -3,8 +3,18 @@ import Mustache from 'mustache';
 /** A compiled template: render(view) → string. */
 export type Template = (view: TemplateView) => string;
 
-/** What templates see (DESIGN §4). */
-export type TemplateView = Readonly<Record<string, unknown>>;
+/**
+ * What templates see (DESIGN §4): the view's own keys (`payload`, `headers`, `query`, `path`,
+ * `now`), and under them the payload's top-level keys. Two layers instead of one merged copy:
+ * copying the payload's keys into every view cost about 5 µs of every templated request.
+ */
+export interface TemplateView {
+  readonly own: Readonly<Record<string, unknown>>;
+  readonly top: Readonly<Record<string, unknown>>;
+}
+
+/** The view of a mapping whose fields are all literals. */
+export const EMPTY_VIEW: TemplateView = Object.freeze({ own: {}, top: {} });
 
 const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
 /** A name no view can hold, so lookups of forbidden names render empty. */
@@ -47,7 +57,14 @@ function rewrite(tokens: Token[]): Token[] {
  */
 export function compileTemplate(source: string): Template {
   const tokens = rewrite(writer.parse(source) as unknown as Token[]);
-  return (view) => writer.renderTokens(tokens as never, new Mustache.Context(view), undefined, source, undefined);
+  return (view) =>
+    writer.renderTokens(
+      tokens as never,
+      new Mustache.Context(view.own, new Mustache.Context(view.top)),
+      undefined,
+      source,
+      undefined,
+    );
 }
 
 export interface ViewInput {
@@ -61,32 +78,32 @@ export interface ViewInput {
 }
 
 /**
- * The view: payload keys at the top level, then `payload`, `headers` (lower-cased), `query`,
- * `path`, `now`. `headers` and `now` are built when a template first reads them (most
- * templates read neither; building both cost about 4 µs of every templated request).
+ * The view of one request. `headers` and `now` are built when a template first reads them
+ * (most templates read neither; building both cost about 4 µs of every templated request).
  */
 export function buildView(input: ViewInput): TemplateView {
   let headers: Record<string, string> | undefined;
   let now: string | undefined;
-  const top = isPlainObject(input.payload) ? input.payload : {};
   return {
-    ...top,
-    payload: input.payload,
-    get headers() {
-      if (headers === undefined) {
-        headers = {};
-        for (const [key, value] of Object.entries(input.headers)) {
-          if (value !== undefined) headers[key.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+    own: {
+      payload: input.payload,
+      get headers() {
+        if (headers === undefined) {
+          headers = {};
+          for (const [key, value] of Object.entries(input.headers)) {
+            if (value !== undefined) headers[key.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+          }
         }
-      }
-      return headers;
+        return headers;
+      },
+      query: input.query,
+      path: input.path,
+      get now() {
+        now ??= (input.now ?? input.clock?.() ?? new Date()).toISOString();
+        return now;
+      },
     },
-    query: input.query,
-    path: input.path,
-    get now() {
-      now ??= (input.now ?? input.clock?.() ?? new Date()).toISOString();
-      return now;
-    },
+    top: isPlainObject(input.payload) ? input.payload : {},
   };
 }
 

@@ -67,3 +67,18 @@ describe('buildView', () => {
     expect(reads).toBe(1);
   });
 });
+
+describe('the two layers of a view', () => {
+  it('puts the own keys first, falls through to the payload for dotted names they do not resolve', () => {
+    const layered = buildView({
+      payload: { path: { name: 'from-payload' }, query: 'q', title: 't' },
+      headers: {},
+      query: { q: '1' },
+      path: 'sub',
+      now: new Date(0),
+    });
+    expect(compileTemplate('{{path}}|{{path.name}}|{{query.q}}|{{title}}|{{payload.query}}')(layered)).toBe(
+      'sub|from-payload|1|t|q',
+    );
+  });
+});
