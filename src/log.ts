@@ -1,5 +1,9 @@
+import { createRequire } from 'node:module';
 import { type DestinationStream, type LevelWithSilent, type Logger, pino } from 'pino';
-import pretty from 'pino-pretty';
+import type { PrettyOptions, PrettyStream } from 'pino-pretty';
+
+/** pino-pretty (and what it pulls in) is loaded only for a terminal, not by a service. */
+const loadPretty = () => createRequire(import.meta.url)('pino-pretty') as (options: PrettyOptions) => PrettyStream;
 
 export type { Logger } from 'pino';
 
@@ -39,6 +43,6 @@ export function createLogger(options: LoggerOptions): Logger {
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
   };
   if (options.destination) return pino(base, options.destination);
-  if (process.stdout.isTTY) return pino(base, pretty({ colorize: true, sync: true }));
+  if (process.stdout.isTTY) return pino(base, loadPretty()({ colorize: true, sync: true }));
   return pino(base, pino.destination({ fd: 1, sync: false }));
 }

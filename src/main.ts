@@ -90,13 +90,6 @@ export async function startGateway(
       ...(onDisk ? { autocheckpointPages: WRITER_AUTOCHECKPOINT_PAGES } : {}),
     });
     started.store = store;
-    const checkpointer = onDisk
-      ? startCheckpointer({
-          path: config.storage.path,
-          onError: (message) => log.error({ error: message }, 'background WAL checkpoint failed'),
-        })
-      : undefined;
-    started.checkpointer = checkpointer;
     const runtime = createRuntime({
       config,
       store,
@@ -124,6 +117,14 @@ export async function startGateway(
       );
     }
     await app.listen({ host: config.server.host, port: config.server.port });
+    // Started once listening: a thread's start is not on the way to the first answer.
+    const checkpointer = onDisk
+      ? startCheckpointer({
+          path: config.storage.path,
+          onError: (message) => log.error({ error: message }, 'background WAL checkpoint failed'),
+        })
+      : undefined;
+    started.checkpointer = checkpointer;
     runtime.start();
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.server.port;
