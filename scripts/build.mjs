@@ -7,12 +7,25 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { configValidatorModule } from './config-validator.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
 
+const precompiled = {
+  name: 'precompiled-config-validator',
+  setup(plugin) {
+    plugin.onLoad({ filter: /[\\/]src[\\/]config[\\/]validator\.ts$/ }, async () => ({
+      contents: await configValidatorModule(root),
+      loader: 'js',
+      resolveDir: join(root, 'src/config'),
+    }));
+  },
+};
+
 rmSync(dist, { recursive: true, force: true });
 await build({
+  plugins: [precompiled],
   entryPoints: [join(root, 'src/cli/main.ts')],
   // dist/cli/ sits as deep as src/cli/, so paths relative to a module (presets/) still hold.
   outdir: join(dist, 'cli'),

@@ -275,3 +275,13 @@ export const configSchema = {
 } as const;
 
 export { mappingSchema };
+
+/** How the config validator is compiled (at start-up from src/, ahead of time by the build). */
+export const validatorOptions = {
+  allErrors: true,
+  useDefaults: true,
+  strict: false,
+  verbose: true,
+  // The schema is a constant, checked against the meta-schema by a unit test instead.
+  validateSchema: false,
+} as const;
