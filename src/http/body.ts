@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import sjson from 'secure-json-parse';
 import { type HookdError, hookdError } from '../errors.js';
 
@@ -47,17 +48,19 @@ export function readBody(
   res: ServerResponse,
   payload: NodeJS.ReadableStream,
   limitBytes: number,
+  /** Holds the sockets draining a refused body, so that closing the server can cut them. */
+  lingering?: Set<Socket>,
 ): Promise<BodyOutcome> {
   const kind = classifyContentType(req.headers['content-type']);
   if (kind === undefined) {
-    drain(req, res, payload);
+    drain(req, res, payload, lingering);
     return Promise.resolve(
       failure(hookdError('UNSUPPORTED_MEDIA_TYPE', String(req.headers['content-type']).slice(0, 100))),
     );
   }
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limitBytes) {
-    drain(req, res, payload);
+    drain(req, res, payload, lingering);
     return Promise.resolve(failure(hookdError('PAYLOAD_TOO_LARGE', String(limitBytes))));
   }
   return new Promise((resolve, reject) => {
@@ -67,7 +70,7 @@ export function readBody(
       received += chunk.length;
       if (received > limitBytes) {
         cleanup();
-        drain(req, res, payload);
+        drain(req, res, payload, lingering);
         resolve(failure(hookdError('PAYLOAD_TOO_LARGE', String(limitBytes))));
         return;
       }
@@ -156,13 +159,23 @@ function failure(error: HookdError): BodyOutcome {
  * is kept open until the client has sent it all, so that the answer reaches the client
  * instead of a TCP reset. A body that keeps coming past the drain limits loses its socket.
  */
-function drain(req: IncomingMessage, res: ServerResponse, payload: NodeJS.ReadableStream): void {
+function drain(
+  req: IncomingMessage,
+  res: ServerResponse,
+  payload: NodeJS.ReadableStream,
+  lingering: Set<Socket> | undefined,
+): void {
   const clientAskedToClose = !res.shouldKeepAlive;
   res.shouldKeepAlive = true;
   let dropped = 0;
-  const timer = setTimeout(() => req.socket.destroy(), DRAIN_LIMIT_MS);
+  const socket = req.socket;
+  lingering?.add(socket);
+  const timer = setTimeout(() => socket.destroy(), DRAIN_LIMIT_MS);
   timer.unref();
-  const done = () => clearTimeout(timer);
+  const done = () => {
+    clearTimeout(timer);
+    lingering?.delete(socket);
+  };
   payload.on('data', (chunk: Buffer) => {
     dropped += chunk.length;
     if (dropped > DRAIN_LIMIT_BYTES) req.socket.destroy();

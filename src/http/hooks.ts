@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   type Accepted,
@@ -57,10 +58,18 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   const base = hooks.path;
 
   app.decorateRequest('hook', null);
+  // Connections draining a refused body are cut when the gateway closes: a client that
+  // stopped sending after its 413 would otherwise hold the close up to the drain limit.
+  const lingering = new Set<Socket>();
+  app.addHook('preClose', (done) => {
+    for (const socket of lingering) socket.destroy();
+    lingering.clear();
+    done();
+  });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (request, payload, done) => {
     const state = request.hook as HookState;
-    readBody(request.raw, state.res, payload, state.maxBodyBytes).then(
+    readBody(request.raw, state.res, payload, state.maxBodyBytes, lingering).then(
       (outcome) => done(null, outcome),
       (err: Error) => done(err, undefined),
     );
