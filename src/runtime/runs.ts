@@ -89,45 +89,42 @@ export function createRunQueue(options: RunQueueOptions) {
   }
 
   async function execute(queued: RunRecord): Promise<void> {
-    let run = queued;
-    // The finished turn not yet written (undefined once it is, or when it was before a restart).
-    let turn: readonly SessionMessage[] | undefined;
-    if (run.status === 'queued' || run.status === 'running') {
-      const result = await callModel(run);
-      if (!result) return;
-      run = result.run;
-      turn = result.messages;
-    }
+    const fresh = queued.status === 'queued' || queued.status === 'running';
+    const result = fresh ? await callModel(queued) : { run: queued };
+    if (!result) return;
+    const { run } = result;
+    // The finished turn not yet written (none when a previous process wrote it).
+    let unwritten = 'messages' in result ? result.messages : undefined;
     let outcome = run.delivery;
-    if (!outcome && run.deliver && run.status === 'ok') {
-      // A delivery is network I/O: the turn is committed first, so that a crash while
-      // delivering does not ask the model again.
-      if (turn) {
-        const [finished, messages] = [run, turn];
-        await store.group.write(() => recordTurn(finished, messages));
-        turn = undefined;
+    if (!outcome) {
+      const delivering = run.deliver && run.status === 'ok';
+      if (delivering && unwritten) {
+        // A delivery is network I/O: the turn is committed first, so that a crash while
+        // delivering does not ask the model again.
+        const messages = unwritten;
+        await store.group.write(() => recordTurn(run, messages));
+        unwritten = undefined;
       }
       outcome = await deliveryOf(run);
       // Cut off by shutdown: left unsummarised, so the next start delivers it again.
-      if (shutdown.signal.aborted) return;
-    } else if (!outcome) {
-      outcome = await deliveryOf(run);
+      if (delivering && shutdown.signal.aborted) return;
     }
-    // Otherwise the turn, the delivery outcome and the summary share one commit.
-    const [done, messages, delivered] = [run, turn, outcome];
+    // The turn (unless written above), the delivery outcome and the summary share one commit.
+    const messages = unwritten;
+    const delivered = outcome;
     await store.group.write(() => {
-      if (messages) recordTurn(done, messages);
-      if (!done.delivery) store.runs.recordDelivery(done.id, delivered);
+      if (messages) recordTurn(run, messages);
+      if (!run.delivery) store.runs.recordDelivery(run.id, delivered);
       store.events.insert({
-        id: `${done.id}:summary`,
+        id: `${run.id}:summary`,
         sessionKey: MAIN_SESSION,
-        text: summaryText(done),
+        text: summaryText(run),
         origin: 'run-summary',
-        trusted: done.allowUnsafeExternalContent,
-        contentSource: done.contentSource,
+        trusted: run.allowUnsafeExternalContent,
+        contentSource: run.contentSource,
         createdAt: now(),
       });
-      store.runs.markSummarized(done.id, now());
+      store.runs.markSummarized(run.id, now());
     });
     log.info({ runId: run.id, status: run.status, delivery: outcome.status, why: outcome.reason }, 'run done');
     if (run.wakeMode === 'now') heartbeat.request();
