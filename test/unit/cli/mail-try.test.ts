@@ -26,21 +26,23 @@ describe('hookd mail setup', () => {
   it('writes hooks.mail and the preset, keeps comments, and is a no-op the second time', async () => {
     const file = join(temp.dir, 'hookd.json5');
     writeFileSync(file, COMMENTED);
-    const first = await runCli(
-      [
-        'mail',
-        'setup',
-        '--account',
-        'me@example.com',
-        '--model',
-        'builtin/echo',
-        '--thinking',
-        'low',
-        '--config',
-        file,
-      ],
-      { cwd: temp.dir, env },
-    );
+    const setup = () =>
+      runCli(
+        [
+          'mail',
+          'setup',
+          '--account',
+          'me@example.com',
+          '--model',
+          'builtin/echo',
+          '--thinking',
+          'low',
+          '--config',
+          file,
+        ],
+        { cwd: temp.dir, env },
+      );
+    const first = await setup();
     expect(first.err).toBe('');
     expect(first.code).toBe(0);
     const written = readFileSync(file, 'utf8');
@@ -55,21 +57,7 @@ describe('hookd mail setup', () => {
     expect(written).toMatch(/mail: \{ account: "me@example.com", model: "builtin\/echo", thinking: "low" \}/);
     expect(written).toMatch(/presets: \["mail"\]/);
 
-    const second = await runCli(
-      [
-        'mail',
-        'setup',
-        '--account',
-        'me@example.com',
-        '--model',
-        'builtin/echo',
-        '--thinking',
-        'low',
-        '--config',
-        file,
-      ],
-      { cwd: temp.dir, env },
-    );
+    const second = await setup();
     expect(second.code).toBe(0);
     expect(second.out).toMatch(/nothing changed/);
     expect(readFileSync(file, 'utf8')).toBe(written);
