@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffMs } from '../backoff.js';
 import type { ChatnetConfig } from '../config/index.js';
 import { undiciRequest as request } from '../undici.js';
 import { splitMessage } from './split.js';
@@ -6,6 +7,8 @@ import { ChannelError, type ChatChannel } from './types.js';
 
 export const CHATNET_MAX_CHARS = 4096;
 const ATTEMPTS = 4;
+/** Without a retry_after, waits of 0.5, 1 and 2 s between the four attempts. */
+const BACKOFF = { minMs: 500, maxMs: 4_000 } as const;
 const MAX_RETRY_AFTER_S = 60;
 const REQUEST_TIMEOUT_MS = 15_000;
 
@@ -26,7 +29,7 @@ export function createChatnetChannel(config: ChatnetConfig): ChatChannel {
   async function sendOne(to: string, text: string, signal: AbortSignal | undefined): Promise<void> {
     let lastReason = '';
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      let waitMs = 500 * 2 ** attempt;
+      let waitMs = backoffMs(attempt, BACKOFF);
       try {
         const res = await request(url, {
           method: 'POST',

@@ -28,7 +28,12 @@ export function findToken(headers: IncomingHttpHeaders, query: unknown): Present
 
 const digest = (value: string) => hash('sha256', value, 'buffer');
 
-/** Compares two secrets in constant time (hashing first, so lengths do not leak either). */
+/** Constant-time equality of two strings of any length (hashing first, so lengths do not leak either). */
+export function safeEqual(a: string, b: string): boolean {
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+/** A matcher for one secret, its digest computed once: the token check on every hook request. */
 export function createTokenMatcher(expected: string): (presented: string) => boolean {
   const expectedDigest = digest(expected);
   return (presented) => timingSafeEqual(digest(presented), expectedDigest);

@@ -11,8 +11,9 @@ import {
 } from '../actions/index.js';
 import type { HooksConfig } from '../config/index.js';
 import { type HookdError, hookdError, isHookdError } from '../errors.js';
+import { CREDENTIAL_HEADERS, flattenHeaders } from '../headers.js';
 import type { Logger } from '../log.js';
-import { type CompiledMapping, CREDENTIAL_HEADERS, type MappingEngine } from '../mapping/index.js';
+import type { CompiledMapping, MappingEngine } from '../mapping/index.js';
 import { createTokenMatcher, findToken } from './auth.js';
 import { type BodyOutcome, type ParsedBody, readBody } from './body.js';
 import { createInFlightKeys, hashBody, idempotencyKeyOf } from './idempotency.js';
@@ -246,11 +247,7 @@ function bodyOf(outcome: BodyOutcome | undefined): ParsedBody {
 }
 
 function withoutCredentials(headers: FastifyRequest['headers']): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(headers)) {
-    if (value !== undefined && !CREDENTIAL_HEADERS.has(key)) out[key] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  return out;
+  return flattenHeaders(headers, CREDENTIAL_HEADERS);
 }
 
 function queryWithoutToken(query: unknown): Record<string, unknown> {

@@ -1,6 +1,7 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { MappingConfig } from '../config/index.js';
+import { safeEqual } from './auth.js';
 
 export type VerifyConfig = NonNullable<MappingConfig['verify']>;
 
@@ -15,12 +16,6 @@ const header = (headers: IncomingHttpHeaders, name: string): string | undefined 
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
 };
-
-/** Constant-time equality of two strings of any length (hashing first, so lengths do not leak). */
-export function safeEqual(a: string, b: string): boolean {
-  const digest = (s: string) => createHash('sha256').update(s).digest();
-  return timingSafeEqual(digest(a), digest(b));
-}
 
 const hmac = (algorithm: string, key: string | Buffer, data: Buffer | string) =>
   createHmac(algorithm, key).update(data);

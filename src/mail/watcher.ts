@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ImapFlow } from 'imapflow';
+import { type BackoffBounds, backoffMs } from '../backoff.js';
 import type { MailConfig } from '../config/index.js';
 import type { Logger } from '../log.js';
 import type { MetaRepository } from '../store/index.js';
@@ -38,7 +39,7 @@ export interface MailWatcherOptions {
   readonly meta: MetaRepository;
   readonly log: Logger;
   /** Retry and reconnect back-off bounds (tests shorten them). */
-  readonly backoffMs?: { readonly min: number; readonly max: number };
+  readonly backoff?: BackoffBounds;
 }
 
 /**
@@ -65,7 +66,7 @@ export function chunksOf(uids: readonly number[], pending: Cursor['pending'], si
 export function createMailWatcher(options: MailWatcherOptions) {
   const { watch, account } = options;
   const log = options.log.child({ component: 'mail-watch', account, mailbox: watch.mailbox });
-  const backoff = options.backoffMs ?? { min: 1000, max: 30_000 };
+  const backoff = options.backoff ?? { minMs: 1000, maxMs: 30_000 };
   const cursorKey = `mail:cursor:${account}:${watch.mailbox}`;
   const stopper = new AbortController();
   let client: ImapFlow | undefined;
@@ -105,7 +106,7 @@ export function createMailWatcher(options: MailWatcherOptions) {
         status.lastError = `the hook is unreachable: ${(err as Error).message}`;
       }
       log.warn({ attempt, err: status.lastError }, 'mail batch not accepted; retrying');
-      await pause(Math.min(backoff.max, backoff.min * 2 ** attempt));
+      await pause(backoffMs(attempt, backoff));
     }
     throw new Error('stopped');
   }
@@ -222,7 +223,7 @@ export function createMailWatcher(options: MailWatcherOptions) {
         client = undefined;
         await imap?.logout().catch(() => imap.close());
       }
-      await pause(Math.min(backoff.max, backoff.min * 2 ** Math.max(0, attempt)));
+      await pause(backoffMs(attempt, backoff));
     }
   }
 

@@ -1,19 +1,12 @@
 import { type Action, type ActionOptions, parseAgentBody, parseWakeBody } from '../actions/index.js';
 import type { Config } from '../config/index.js';
 import { ConfigError, hookdError } from '../errors.js';
+import { CREDENTIAL_HEADERS, flattenHeaders } from '../headers.js';
 import { type CompiledMapping, compileMapping } from './compile.js';
 import { MAX_ACTIONS, mergeTransformResult } from './merge.js';
 import { presetMappings } from './presets.js';
 import { buildView, EMPTY_VIEW, isPlainObject } from './templates.js';
 import type { Draft, HookRequest, MappingOutcome, TransformContext, TransformRunner } from './types.js';
-
-/** Credential headers: templates and transforms never see them. */
-export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
-  'authorization',
-  'x-service-token',
-  'cookie',
-  'proxy-authorization',
-]);
 
 export interface MappingEngineOptions {
   readonly config: Pick<Config, 'hooks' | 'file'>;
@@ -159,15 +152,9 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
 }
 
 function transformContext(request: HookRequest, payload: unknown): TransformContext {
-  const headers: Record<string, string> = {};
-  for (const [key, value] of Object.entries(request.headers)) {
-    const name = key.toLowerCase();
-    if (value === undefined || CREDENTIAL_HEADERS.has(name)) continue;
-    headers[name] = Array.isArray(value) ? value.join(', ') : value;
-  }
   return {
     payload,
-    headers,
+    headers: flattenHeaders(request.headers, CREDENTIAL_HEADERS),
     query: request.query,
     path: request.subPath,
     url: request.url,

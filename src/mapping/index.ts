@@ -1,5 +1,5 @@
 export { type CompiledMapping, compileMapping } from './compile.js';
-export { CREDENTIAL_HEADERS, createMappingEngine, type MappingEngine, type MappingEngineOptions } from './engine.js';
+export { createMappingEngine, type MappingEngine, type MappingEngineOptions } from './engine.js';
 export { MAX_ACTIONS, mergeTransformResult } from './merge.js';
 export { presetMappings, readPreset } from './presets.js';
 export {

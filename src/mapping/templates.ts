@@ -1,4 +1,5 @@
 import Mustache from 'mustache';
+import { flattenHeaders, type RawHeaders } from '../headers.js';
 
 /** A compiled template: render(view) → string. */
 export type Template = (view: TemplateView) => string;
@@ -69,7 +70,7 @@ export function compileTemplate(source: string): Template {
 
 export interface ViewInput {
   readonly payload: unknown;
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly headers: RawHeaders;
   readonly query: Readonly<Record<string, unknown>>;
   readonly path: string;
   readonly now?: Date;
@@ -88,12 +89,7 @@ export function buildView(input: ViewInput): TemplateView {
     own: {
       payload: input.payload,
       get headers() {
-        if (headers === undefined) {
-          headers = {};
-          for (const [key, value] of Object.entries(input.headers)) {
-            if (value !== undefined) headers[key.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
-          }
-        }
+        headers ??= flattenHeaders(input.headers);
         return headers;
       },
       query: input.query,

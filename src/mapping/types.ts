@@ -1,11 +1,12 @@
 import type { Action, ContentSource, WakeMode } from '../actions/index.js';
+import type { RawHeaders } from '../headers.js';
 
 /** A hook request as the mapping engine sees it. */
 export interface HookRequest {
   /** The sub-path after `hooks.path`, slashes trimmed. */
   readonly subPath: string;
   readonly payload: unknown;
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly headers: RawHeaders;
   readonly query: Readonly<Record<string, unknown>>;
   /** The request's path and query string. */
   readonly url: string;

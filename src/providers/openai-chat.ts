@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffMs } from '../backoff.js';
 import type { ProviderConfig } from '../config/index.js';
 import { undiciRequest as request } from '../undici.js';
 import { type CompletionRequest, type ModelProvider, ProviderError } from './types.js';
 
-const MAX_BACKOFF_MS = 5_000;
+const BACKOFF = { minMs: 250, maxMs: 5_000 } as const;
 
 interface ChatCompletion {
   choices?: { message?: { content?: unknown } }[];
@@ -52,8 +53,7 @@ export function createOpenAiChatProvider(config: ProviderConfig): ModelProvider 
           if (err instanceof SyntaxError) throw new ProviderError('the model server answered with invalid JSON');
           // Network errors are retried like a 5xx.
         }
-        const backoffMs = retryAfterMs ?? Math.min(MAX_BACKOFF_MS, 250 * 2 ** attempt);
-        await sleep(backoffMs, undefined, { signal });
+        await sleep(retryAfterMs ?? backoffMs(attempt, BACKOFF), undefined, { signal });
       }
     },
   };
