@@ -47,7 +47,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     clientErrorHandler: (err: NodeJS.ErrnoException, socket: Socket) => {
       if (err.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
-      const body = JSON.stringify(errorBody(hookdError('INVALID_BODY', 'malformed HTTP request')));
+      const body = JSON.stringify(errorBody(hookdError('INVALID_BODY', { problem: 'malformed-request' })));
       socket.end(
         `HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
       );

@@ -1,88 +1,175 @@
 /**
- * The one catalogue of coded errors. Callers match on `code`, never on message text.
- * 4xx messages are safe to show to the sender; 5xx messages are generic unless the
- * entry says otherwise (TRANSFORM_FAILED carries the transform's own message).
+ * The one catalogue of coded errors (fastify's `lib/errors.js`, undici's `core/errors.js`).
+ * Every error hookd raises is an entry here: a stable code, an HTTP status where it has one,
+ * and a message template that owns its words (callers pass values, never sentences).
+ * Callers match on `code`, never on message text. 4xx messages are safe to show to the
+ * sender; 5xx messages are generic unless the entry is `exposed` (TRANSFORM_FAILED carries
+ * the transform's own message).
  */
 
 interface ErrorSpec {
-  readonly status: number;
-  readonly message: (detail: string) => string;
+  /** The HTTP status when the error answers a request; absent for errors that never do. */
+  readonly status?: number;
+  /** True when a 5xx answer may show the message (it holds nothing from the host). */
+  readonly exposed?: boolean;
+  // biome-ignore lint/suspicious/noExplicitAny: each entry declares its own parameter type
+  readonly message: (params: any) => string;
 }
 
-const spec = (status: number, message: (detail: string) => string): ErrorSpec => ({ status, message });
+const http = <P = void>(status: number, message: (params: P) => string) => ({ status, message });
+const local = <P = void>(message: (params: P) => string) => ({ message });
+
+const INVALID_BODY_WORDS = {
+  'not-an-object': 'body must be a JSON object',
+  'malformed-request': 'malformed HTTP request',
+  'length-mismatch': 'the body does not match its Content-Length',
+  'bad-request': 'bad request',
+} as const;
+
+const MODEL_ANSWER_WORDS = {
+  'no-content': 'the model answered without choices[0].message.content',
+  'invalid-json': 'the model server answered with invalid JSON',
+} as const;
+
+const configProblems = (p: { problems: readonly string[]; file?: string }) =>
+  `${p.file ? `${p.file}: ` : ''}invalid configuration:\n${p.problems.map((line) => `  - ${line}`).join('\n')}`;
 
 export const errorCatalogue = {
-  NOT_FOUND: spec(404, (d) => d || 'not found'),
-  NO_MAPPING: spec(404, (d) => `no mapping for hook: ${d}`),
-  METHOD_NOT_ALLOWED: spec(405, () => 'method not allowed; use POST'),
-  UNAUTHORIZED: spec(401, () => 'missing or invalid hook token'),
-  ADMIN_UNAUTHORIZED: spec(401, () => 'missing or invalid gateway token'),
-  TOO_MANY_AUTH_FAILURES: spec(429, () => 'too many failed authentication attempts; retry later'),
-  QUERY_TOKEN_DISABLED: spec(400, () => 'the ?token= query parameter is disabled; send Authorization: Bearer <token>'),
-  UNSUPPORTED_MEDIA_TYPE: spec(415, (d) => `unsupported content type: ${d}`),
-  PAYLOAD_TOO_LARGE: spec(413, (d) => `payload too large: the limit is ${d} bytes`),
-  INVALID_JSON: spec(400, (d) => `invalid JSON body: ${d}`),
-  INVALID_BODY: spec(400, (d) => d || 'body must be a JSON object'),
-  INVALID_FIELD: spec(400, (d) => d),
-  TEXT_REQUIRED: spec(400, () => 'text required'),
-  MESSAGE_REQUIRED: spec(400, () => 'message required'),
-  MODEL_NOT_ALLOWED: spec(400, (d) => `model not allowed: ${d}`),
-  UNKNOWN_PROVIDER: spec(400, (d) => `unknown model provider: ${d}`),
-  CHANNEL_NOT_CONFIGURED: spec(400, (d) => `channel not configured: ${d}`),
-  TOO_MANY_ACTIONS: spec(400, (d) => `a mapping may yield at most 100 actions; got ${d}`),
-  IDEMPOTENCY_CONFLICT: spec(409, (d) => d || 'idempotency key conflict'),
-  IDEMPOTENCY_IN_FLIGHT: spec(409, () => 'a request with this Idempotency-Key is still being processed; retry later'),
-  QUEUE_FULL: spec(503, () => 'the run queue is full; retry later'),
-  TRANSFORM_FAILED: spec(500, (d) => `transform failed: ${d}`),
-  INTERNAL: spec(500, () => 'internal error'),
+  // Answers to hook and admin requests (docs/errors.md, first table).
+  NOT_FOUND: http(404, (p: { resource: string; id?: string; hint?: string } | undefined) =>
+    p ? `no ${p.resource}${p.id === undefined ? '' : ` ${p.id}`}${p.hint ? ` (${p.hint})` : ''}` : 'not found',
+  ),
+  NO_MAPPING: http(404, (p: { hook: string }) => `no mapping for hook: ${p.hook}`),
+  METHOD_NOT_ALLOWED: http(405, () => 'method not allowed; use POST'),
+  UNAUTHORIZED: http(401, () => 'missing or invalid hook token'),
+  ADMIN_UNAUTHORIZED: http(401, () => 'missing or invalid gateway token'),
+  TOO_MANY_AUTH_FAILURES: http(429, () => 'too many failed authentication attempts; retry later'),
+  QUERY_TOKEN_DISABLED: http(400, () => 'the ?token= query parameter is disabled; send Authorization: Bearer <token>'),
+  UNSUPPORTED_MEDIA_TYPE: http(415, (p: { contentType: string }) => `unsupported content type: ${p.contentType}`),
+  PAYLOAD_TOO_LARGE: http(413, (p: { limitBytes?: number }) =>
+    p.limitBytes === undefined ? 'payload too large' : `payload too large: the limit is ${p.limitBytes} bytes`,
+  ),
+  INVALID_JSON: http(400, (p: { reason: string }) => `invalid JSON body: ${p.reason}`),
+  INVALID_BODY: http(400, (p: { problem: keyof typeof INVALID_BODY_WORDS }) => INVALID_BODY_WORDS[p.problem]),
+  INVALID_FIELD: http(400, (p: { field: string; expected: string }) => `${p.field}: expected ${p.expected}`),
+  TEXT_REQUIRED: http(400, () => 'text required'),
+  MESSAGE_REQUIRED: http(400, () => 'message required'),
+  MODEL_NOT_ALLOWED: http(400, (p: { ref: string }) => `model not allowed: ${p.ref}`),
+  UNKNOWN_PROVIDER: http(400, (p: { provider: string }) => `unknown model provider: ${p.provider}`),
+  CHANNEL_NOT_CONFIGURED: http(400, (p: { channel: string }) => `channel not configured: ${p.channel}`),
+  TOO_MANY_ACTIONS: http(
+    400,
+    (p: { count: number; max: number }) => `a mapping may yield at most ${p.max} actions; got ${p.count}`,
+  ),
+  IDEMPOTENCY_CONFLICT: http(409, () => 'this Idempotency-Key was used with a different body'),
+  IDEMPOTENCY_IN_FLIGHT: http(409, () => 'a request with this Idempotency-Key is still being processed; retry later'),
+  QUEUE_FULL: http(503, () => 'the run queue is full; retry later'),
+  TRANSFORM_FAILED: {
+    ...http(500, (p: { reason: string }) => `transform failed: ${p.reason}`),
+    exposed: true,
+  },
+  INTERNAL: http(500, () => 'internal error'),
+
+  // Start-up, CLI and runtime errors that never answer a hook request (docs/errors.md, second table).
+  CONFIG_INVALID: local(configProblems),
+  CONFIG_EDIT_FAILED: local(
+    (p: { problem: string; offset?: number }) =>
+      `cannot edit the config file: ${p.problem}${p.offset === undefined ? '' : ` at offset ${p.offset}`}`,
+  ),
+  CLI_USAGE: local(
+    (p: { option: string; expected: string; got: string }) =>
+      `${p.option} expects ${p.expected}, got ${JSON.stringify(p.got)}`,
+  ),
+  STORE_SCHEMA_TOO_NEW: local(
+    (p: { found: number; known: number }) =>
+      `the database was written by a newer hookd (schema ${p.found}, this one knows ${p.known})`,
+  ),
+  TRANSFORM_COMPILE_FAILED: local((p: { problems: readonly string[] }) => p.problems.join('\n')),
+  TRANSFORM_LOAD_FAILED: local((p: { reason: string }) => `failed while loading: ${p.reason}`),
+  TRANSFORM_EXPORT_MISSING: local((p: { exportName?: string }) =>
+    p.exportName
+      ? `the module exports no function named ${p.exportName}`
+      : 'the module exports no default or transform function',
+  ),
+  MODEL_UNKNOWN: local(
+    (p: { provider: string; model: string; suggestion: string }) =>
+      `${p.provider} has no model ${JSON.stringify(p.model)} (try ${p.suggestion})`,
+  ),
+  MODEL_REFUSED: local(
+    (p: { status: number; excerpt: string }) => `the model server answered ${p.status}: ${p.excerpt}`,
+  ),
+  MODEL_INVALID_ANSWER: local((p: { problem: keyof typeof MODEL_ANSWER_WORDS }) => MODEL_ANSWER_WORDS[p.problem]),
+  RUN_TIMED_OUT: local((p: { seconds: number }) => `timed out after ${p.seconds}s`),
+  CHANNEL_REFUSED: local(
+    (p: { channel: string; status: number; description?: string }) =>
+      `${p.channel} answered ${p.status}${p.description ? `: ${p.description}` : ''}`,
+  ),
+  CHANNEL_UNCONFIRMED: local(
+    (p: { channel: string; excerpt: string }) => `${p.channel} did not confirm the message (${p.excerpt})`,
+  ),
+  CHANNEL_UNREACHABLE: local((p: { channel: string; reason: string }) => `${p.channel} unreachable: ${p.reason}`),
+  DELIVERY_GAVE_UP: local((p: { reason: string; attempts: number }) => `${p.reason} (after ${p.attempts} attempts)`),
+  SHUTTING_DOWN: local((p: { what: string } | undefined) => (p ? `${p.what} aborted: shutting down` : 'shutting down')),
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof errorCatalogue;
 
-/** An error with a stable code and HTTP status from the catalogue. */
-export class HookdError extends Error {
-  readonly code: ErrorCode;
-  readonly statusCode: number;
+/** The values an entry's message template takes (`undefined` for a fixed message). */
+export type ErrorParams<C extends ErrorCode> = Parameters<(typeof errorCatalogue)[C]['message']>[0];
+
+export interface HookdErrorOptions {
+  readonly cause?: unknown;
   /** Extra response headers (e.g. Allow, Retry-After). */
+  readonly headers?: Record<string, string>;
+}
+
+/** The arguments after the code: the template's values (omitted when it takes none), then options. */
+export type ErrorArgs<C extends ErrorCode> =
+  undefined extends ErrorParams<C>
+    ? [params?: ErrorParams<C>, options?: HookdErrorOptions]
+    : [params: ErrorParams<C>, options?: HookdErrorOptions];
+
+/** An error with a stable code (and an HTTP status where it has one) from the catalogue. */
+export class HookdError<C extends ErrorCode = ErrorCode> extends Error {
+  readonly code: C;
+  /** The HTTP status; 500 for entries that never answer a request but reach one anyway. */
+  readonly statusCode: number;
+  /** The values the message was made from (e.g. `problems` of CONFIG_INVALID). */
+  readonly params: ErrorParams<C>;
   readonly headers: Readonly<Record<string, string>>;
 
-  constructor(code: ErrorCode, detail = '', options: { cause?: unknown; headers?: Record<string, string> } = {}) {
-    const entry = errorCatalogue[code];
-    super(entry.message(detail), options.cause === undefined ? undefined : { cause: options.cause });
+  constructor(code: C, ...[params, options = {}]: ErrorArgs<C>) {
+    const entry: ErrorSpec = errorCatalogue[code];
+    super(entry.message(params), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'HookdError';
     this.code = code;
-    this.statusCode = entry.status;
+    this.statusCode = entry.status ?? 500;
+    this.params = params as ErrorParams<C>;
     this.headers = options.headers ?? {};
   }
 }
 
-/** Creates a coded error: `hookdError('MODEL_NOT_ALLOWED', ref)`. */
-export function hookdError(
-  code: ErrorCode,
-  detail = '',
-  options: { cause?: unknown; headers?: Record<string, string> } = {},
-): HookdError {
-  return new HookdError(code, detail, options);
+/**
+ * Creates a coded error.
+ * @example throw hookdError('MODEL_NOT_ALLOWED', { ref })
+ */
+export function hookdError<C extends ErrorCode>(code: C, ...args: ErrorArgs<C>): HookdError<C> {
+  return new HookdError(code, ...args);
 }
 
-/** True when `value` is a HookdError (also across module copies). */
-export function isHookdError(value: unknown): value is HookdError {
-  return value instanceof HookdError;
+/** True when `value` is a HookdError, of one of `codes` when any are given. */
+export function isHookdError<C extends ErrorCode = ErrorCode>(value: unknown, ...codes: C[]): value is HookdError<C> {
+  return value instanceof HookdError && (codes.length === 0 || codes.includes(value.code as C));
+}
+
+/** True when the entry answers requests with a status of its own (the first table of docs/errors.md). */
+export function hasStatus(code: ErrorCode): boolean {
+  return (errorCatalogue[code] as ErrorSpec).status !== undefined;
 }
 
 /** The JSON body every error response carries. */
 export function errorBody(err: HookdError): { ok: false; error: string; code: ErrorCode } {
-  const exposeMessage = err.statusCode < 500 || err.code === 'TRANSFORM_FAILED';
-  return { ok: false, error: exposeMessage ? err.message : errorCatalogue.INTERNAL.message(''), code: err.code };
-}
-
-/** A configuration problem, reported with the key path and what was expected. */
-export class ConfigError extends Error {
-  readonly problems: readonly string[];
-
-  constructor(problems: readonly string[], source?: string) {
-    super(`${source ? `${source}: ` : ''}invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'ConfigError';
-    this.problems = problems;
-  }
+  const entry: ErrorSpec = errorCatalogue[err.code];
+  const exposeMessage = entry.status !== undefined && (err.statusCode < 500 || entry.exposed === true);
+  return { ok: false, error: exposeMessage ? err.message : errorCatalogue.INTERNAL.message(undefined), code: err.code };
 }

@@ -2,8 +2,7 @@ import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { type ActionOptions, createModelCatalog } from './actions/index.js';
 import { buildApp } from './app.js';
-import type { Config } from './config/index.js';
-import { ConfigError } from './errors.js';
+import { type Config, configInvalid } from './config/index.js';
 import type { Logger } from './log.js';
 import type { MailWatcher } from './mail/index.js';
 import { createMappingEngine, type MappingEngine } from './mapping/index.js';
@@ -38,7 +37,7 @@ export interface Routes {
   readonly transforms: TransformHost;
 }
 
-/** Compiles every mapping, template and transform (throws ConfigError with paths and file:line:col). */
+/** Compiles every mapping, template and transform (throws CONFIG_INVALID with paths and file:line:col). */
 export async function compileRoutes(
   config: Config,
   log: Logger,
@@ -71,10 +70,7 @@ export async function startGateway(
   const gatewayToken =
     config.gateway.auth.token ?? readOrCreateSecret(join(dirname(config.storage.path), 'gateway-token')).value;
   if (config.hooks.token !== undefined && config.hooks.token === gatewayToken) {
-    throw new ConfigError(
-      ['hooks.token: must differ from gateway.auth.token (use a dedicated hook token)'],
-      config.file,
-    );
+    throw configInvalid(['hooks.token: must differ from gateway.auth.token (use a dedicated hook token)'], config.file);
   }
   const metrics = createMetrics();
   const { actionOptions, mappings, transforms } = await compileRoutes(config, log, {

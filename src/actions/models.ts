@@ -29,10 +29,11 @@ export function createModelCatalog(config: Pick<Config, 'agents' | 'models'>): M
     defaultModel: defaults.model,
     resolve(input) {
       const ref = aliases.get(input) ?? input;
-      if (allowed && !allowed.has(ref)) throw hookdError('MODEL_NOT_ALLOWED', ref);
+      if (allowed && !allowed.has(ref)) throw hookdError('MODEL_NOT_ALLOWED', { ref });
       const match = REF.exec(ref);
-      if (!match) throw hookdError('INVALID_FIELD', 'model: expected provider/model or a configured alias');
-      if (!providers.has(match[1] as string)) throw hookdError('UNKNOWN_PROVIDER', match[1]);
+      if (!match)
+        throw hookdError('INVALID_FIELD', { field: 'model', expected: 'provider/model or a configured alias' });
+      if (!providers.has(match[1] as string)) throw hookdError('UNKNOWN_PROVIDER', { provider: match[1] as string });
       return ref;
     },
   };

@@ -61,7 +61,8 @@ export function parseAgentBody(body: unknown, options: ActionOptions): AgentActi
   const wakeMode: WakeMode = optionalEnum(b, 'wakeMode', WAKE_MODES) ?? 'now';
   const deliver = optionalBoolean(b, 'deliver') ?? true;
   const channel: Channel = optionalEnum(b, 'channel', CHANNELS) ?? 'last';
-  if (channel === 'chatnet' && !options.chatnetConfigured) throw hookdError('CHANNEL_NOT_CONFIGURED', 'chatnet');
+  if (channel === 'chatnet' && !options.chatnetConfigured)
+    throw hookdError('CHANNEL_NOT_CONFIGURED', { channel: 'chatnet' });
   const to = optionalString(b, 'to');
   if (to !== undefined && to.trim() === '') throw invalid('to', 'a non-empty recipient');
   const modelInput = optionalString(b, 'model');
@@ -87,13 +88,13 @@ export function parseAgentBody(body: unknown, options: ActionOptions): AgentActi
 
 function asObject(body: unknown): Body {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw hookdError('INVALID_BODY', 'body must be a JSON object');
+    throw hookdError('INVALID_BODY', { problem: 'not-an-object' });
   }
   return body as Body;
 }
 
 function invalid(field: string, expected: string) {
-  return hookdError('INVALID_FIELD', `${field}: expected ${expected}`);
+  return hookdError('INVALID_FIELD', { field, expected });
 }
 
 function requiredText(b: Body, field: 'text' | 'message'): string {

@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffMs } from '../backoff.js';
 import type { ChatnetConfig } from '../config/index.js';
+import { type HookdError, hookdError, isHookdError } from '../errors.js';
 import { undiciRequest as request } from '../undici.js';
 import { splitMessage } from './split.js';
-import { ChannelError, type ChatChannel } from './types.js';
+import type { ChatChannel } from './types.js';
 
 export const CHATNET_MAX_CHARS = 4096;
 const ATTEMPTS = 4;
@@ -27,7 +28,7 @@ export function createChatnetChannel(config: ChatnetConfig): ChatChannel {
   const url = `${config.apiBase.replace(/\/+$/, '')}/bot${config.botToken}/sendMessage`;
 
   async function sendOne(to: string, text: string, signal: AbortSignal | undefined): Promise<void> {
-    let lastReason = '';
+    let last: HookdError | undefined;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       let waitMs = backoffMs(attempt, BACKOFF);
       try {
@@ -47,27 +48,31 @@ export function createChatnetChannel(config: ChatnetConfig): ChatChannel {
           // Not JSON: judged by status below.
         }
         if (res.statusCode >= 200 && res.statusCode < 300 && answer.ok === true) return;
-        lastReason = `chatnet answered ${res.statusCode}${answer.description ? `: ${answer.description}` : ''}`;
+        last = hookdError('CHANNEL_REFUSED', {
+          channel: 'chatnet',
+          status: res.statusCode,
+          ...(answer.description ? { description: answer.description } : {}),
+        });
         if (res.statusCode === 429) {
           const retryAfter = Number(answer.parameters?.retry_after ?? res.headers['retry-after']);
           if (Number.isFinite(retryAfter) && retryAfter >= 0) waitMs = Math.min(retryAfter, MAX_RETRY_AFTER_S) * 1000;
         } else if (res.statusCode < 500 && res.statusCode >= 300) {
-          throw new ChannelError(lastReason);
+          throw last;
         } else if (res.statusCode < 300) {
-          throw new ChannelError(`chatnet did not confirm the message (${raw.slice(0, 200)})`);
+          throw hookdError('CHANNEL_UNCONFIRMED', { channel: 'chatnet', excerpt: raw.slice(0, 200) });
         }
       } catch (err) {
-        if (err instanceof ChannelError) throw err;
-        if (signal?.aborted) throw new ChannelError('delivery aborted: shutting down');
-        lastReason = `chatnet unreachable: ${(err as Error).message}`;
+        if (isHookdError(err)) throw err;
+        if (signal?.aborted) throw hookdError('SHUTTING_DOWN', { what: 'delivery' });
+        last = hookdError('CHANNEL_UNREACHABLE', { channel: 'chatnet', reason: (err as Error).message });
       }
       if (attempt < ATTEMPTS - 1) {
         await sleep(waitMs, undefined, signal ? { signal } : undefined).catch(() => {
-          throw new ChannelError('delivery aborted: shutting down');
+          throw hookdError('SHUTTING_DOWN', { what: 'delivery' });
         });
       }
     }
-    throw new ChannelError(`${lastReason} (after ${ATTEMPTS} attempts)`);
+    throw hookdError('DELIVERY_GAVE_UP', { reason: last?.message ?? 'no answer', attempts: ATTEMPTS }, { cause: last });
   }
 
   return {

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import JSON5 from 'json5';
 import { appendToArray, loadConfig, setValue } from '../config/index.js';
+import { hookdError } from '../errors.js';
 import type { CliIo } from './io.js';
 
 export interface MailSetupOptions {
@@ -41,7 +42,7 @@ export async function mailSetupCommand(options: MailSetupOptions, io: CliIo): Pr
   if (options.imapHost) {
     const env = options.imapPasswordEnv ?? 'HOOKD_IMAP_PASSWORD';
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(env))
-      throw new Error(`--imap-password-env expects a variable name, got ${JSON.stringify(env)}`);
+      throw hookdError('CLI_USAGE', { option: '--imap-password-env', expected: 'a variable name', got: env });
     const secure = options.imapSecure ?? true;
     const imap: Record<string, unknown> = {
       host: options.imapHost,

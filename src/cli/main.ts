@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { ConfigError } from '../errors.js';
+import { isHookdError } from '../errors.js';
 import { type CliIo, processIo } from './io.js';
 import type { MailSetupOptions } from './mail-setup.js';
 import type { TryOptions } from './try.js';
@@ -80,7 +80,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     return exitCode;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;
-    if (err instanceof ConfigError) {
+    if (isHookdError(err, 'CONFIG_INVALID')) {
       io.err(`hookd: ${err.message}`);
       return 1;
     }

@@ -41,20 +41,20 @@ async function dryRun(
   const headers: Record<string, string> = {};
   for (const entry of options.header) {
     const at = entry.indexOf(':');
-    if (at <= 0) throw new Error(`--header expects K:V, got ${JSON.stringify(entry)}`);
+    if (at <= 0) throw hookdError('CLI_USAGE', { option: '--header', expected: 'K:V', got: entry });
     headers[entry.slice(0, at).trim().toLowerCase()] = entry.slice(at + 1).trim();
   }
   const query: Record<string, string> = {};
   for (const entry of options.query) {
     const at = entry.indexOf('=');
-    if (at <= 0) throw new Error(`--query expects K=V, got ${JSON.stringify(entry)}`);
+    if (at <= 0) throw hookdError('CLI_USAGE', { option: '--query', expected: 'K=V', got: entry });
     query[entry.slice(0, at)] = entry.slice(at + 1);
   }
   const subPath = name.replace(/^\/+|\/+$/g, '');
   const raw = readFileSync(resolve(io.cwd, options.payload));
   try {
     const kind = classifyContentType(headers['content-type']);
-    if (!kind) throw hookdError('UNSUPPORTED_MEDIA_TYPE', headers['content-type']);
+    if (!kind) throw hookdError('UNSUPPORTED_MEDIA_TYPE', { contentType: String(headers['content-type']) });
     const parsed = parseBody(kind, raw);
     if (!parsed.ok) throw parsed.error;
     const payload = parsed.body.value;
@@ -73,7 +73,7 @@ async function dryRun(
       rawBody: raw,
       payloadIsJsonOfRawBody: parsed.body.fromJson,
     });
-    if (outcome.kind === 'none') throw hookdError('NO_MAPPING', subPath);
+    if (outcome.kind === 'none') throw hookdError('NO_MAPPING', { hook: subPath });
     io.out(JSON.stringify({ ok: true, mapping: outcome.mappingId, actions: outcome.actions }, null, 2));
     return 0;
   } catch (err) {

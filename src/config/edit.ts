@@ -3,6 +3,8 @@
  * are located by a small span parser and only the touched spans change.
  */
 
+import { hookdError } from '../errors.js';
+
 type Node = ObjectNode | ArrayNode | ValueNode;
 interface Span {
   start: number;
@@ -30,7 +32,7 @@ function skipTrivia(text: string, from: number): number {
     else if (text.startsWith('//', i)) i = text.indexOf('\n', i) === -1 ? text.length : text.indexOf('\n', i);
     else if (text.startsWith('/*', i)) {
       const end = text.indexOf('*/', i + 2);
-      if (end === -1) throw new Error(`cannot edit the config file: unclosed comment at offset ${i}`);
+      if (end === -1) throw hookdError('CONFIG_EDIT_FAILED', { problem: 'unclosed comment', offset: i });
       i = end + 2;
     } else break;
   }
@@ -49,7 +51,7 @@ class SpanParser {
   }
 
   private fail(message: string): never {
-    throw new Error(`cannot edit the config file: ${message} at offset ${this.i}`);
+    throw hookdError('CONFIG_EDIT_FAILED', { problem: message, offset: this.i });
   }
 
   private skip(): void {
@@ -158,7 +160,7 @@ function usesQuotedKeys(root: ObjectNode): boolean {
 
 function rootObject(text: string): ObjectNode {
   const root = new SpanParser(text).parse();
-  if (root.type !== 'object') throw new Error('cannot edit the config file: it is not an object');
+  if (root.type !== 'object') throw hookdError('CONFIG_EDIT_FAILED', { problem: 'it is not an object' });
   return root;
 }
 

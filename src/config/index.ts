@@ -1,6 +1,6 @@
 export { parseDurationMs } from './duration.js';
 export { appendToArray, setValue } from './edit.js';
-export { type LoadConfigOptions, loadConfig, normalizeHooksPath } from './load.js';
+export { configInvalid, type LoadConfigOptions, loadConfig, normalizeHooksPath } from './load.js';
 export { configSchema, mappingSchema } from './schema.js';
 export type {
   AgentDefaults,

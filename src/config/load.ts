@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import type { ErrorObject } from 'ajv';
 import JSON5 from 'json5';
-import { ConfigError } from '../errors.js';
+import { hookdError } from '../errors.js';
 import { parseDurationMs } from './duration.js';
 import { expandEnv, joinPath } from './env.js';
 import type { Config, RawConfig } from './types.js';
@@ -18,7 +18,7 @@ export interface LoadConfigOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Reads, expands, validates and freezes a configuration; throws ConfigError naming every problem. */
+/** Reads, expands, validates and freezes a configuration; throws CONFIG_INVALID naming every problem. */
 export function loadConfig(options: LoadConfigOptions = {}): Config {
   const env = options.env ?? process.env;
   const file = options.file === undefined ? undefined : resolve(options.file);
@@ -27,12 +27,12 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
 
   const problems: string[] = [];
   const expanded = expandEnv(raw, env, '', problems);
-  if (problems.length > 0) throw new ConfigError(problems, file);
-  if (!validate(expanded)) throw new ConfigError(formatSchemaErrors(validate.errors ?? []), file);
+  if (problems.length > 0) throw configInvalid(problems, file);
+  if (!validate(expanded)) throw configInvalid(formatSchemaErrors(validate.errors ?? []), file);
 
   const config = expanded as RawConfig;
   checkSemantics(config, problems);
-  if (problems.length > 0) throw new ConfigError(problems, file);
+  if (problems.length > 0) throw configInvalid(problems, file);
 
   config.hooks.path = normalizeHooksPath(config.hooks.path);
   config.storage.path = resolveFrom(baseDir, config.storage.path);
@@ -40,12 +40,17 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   return deepFreeze({ ...config, baseDir, ...(file === undefined ? {} : { file }) }) as Config;
 }
 
+/** A CONFIG_INVALID error for these problems, naming the file when there is one. */
+export function configInvalid(problems: readonly string[], file?: string) {
+  return hookdError('CONFIG_INVALID', { problems, ...(file === undefined ? {} : { file }) });
+}
+
 function readConfigFile(file: string): unknown {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ConfigError([`cannot read the config file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`], file);
+    throw configInvalid([`cannot read the config file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`], file);
   }
   try {
     return JSON5.parse(text);
@@ -53,7 +58,7 @@ function readConfigFile(file: string): unknown {
     const e = err as { lineNumber?: number; columnNumber?: number; message: string };
     const where = e.lineNumber === undefined ? '' : `${e.lineNumber}:${e.columnNumber ?? 0}: `;
     const reason = e.message.replace(/^JSON5: /, '').replace(/ at \d+:\d+$/, '');
-    throw new ConfigError([`${where}syntax error: ${reason}`], file);
+    throw configInvalid([`${where}syntax error: ${reason}`], file);
   }
 }
 

@@ -30,25 +30,27 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
       return;
     }
     const locked = throttle.lockedForSeconds(request.ip);
-    if (locked > 0) throw hookdError('TOO_MANY_AUTH_FAILURES', '', { headers: { 'retry-after': String(locked) } });
+    if (locked > 0)
+      throw hookdError('TOO_MANY_AUTH_FAILURES', undefined, { headers: { 'retry-after': String(locked) } });
     throttle.fail(request.ip);
     throw hookdError('ADMIN_UNAUTHORIZED');
   });
   const { queries } = options;
   app.get<{ Params: { runId: string } }>('/api/runs/:runId', async (request) => {
     const run = queries.run(request.params.runId);
-    if (!run) throw hookdError('NOT_FOUND', `no run ${request.params.runId}`);
+    if (!run) throw hookdError('NOT_FOUND', { resource: 'run', id: request.params.runId });
     return run;
   });
   app.get('/api/main/events', async () => queries.mainEvents());
   app.get('/api/mail/status', async () => {
     const status = queries.mailStatus?.();
-    if (!status) throw hookdError('NOT_FOUND', 'no mail watcher is running');
+    if (!status)
+      throw hookdError('NOT_FOUND', { resource: 'mail watcher', hint: 'hooks.mail.watch is not running here' });
     return status;
   });
   app.get<{ Params: { key: string } }>('/api/sessions/:key', async (request) => {
     const session = queries.session(request.params.key);
-    if (!session) throw hookdError('NOT_FOUND', `no session ${request.params.key}`);
+    if (!session) throw hookdError('NOT_FOUND', { resource: 'session', id: request.params.key });
     return session;
   });
 }

@@ -55,13 +55,13 @@ export function readBody(
   if (kind === undefined) {
     drain(req, res, payload, lingering);
     return Promise.resolve(
-      failure(hookdError('UNSUPPORTED_MEDIA_TYPE', String(req.headers['content-type']).slice(0, 100))),
+      failure(hookdError('UNSUPPORTED_MEDIA_TYPE', { contentType: String(req.headers['content-type']).slice(0, 100) })),
     );
   }
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limitBytes) {
     drain(req, res, payload, lingering);
-    return Promise.resolve(failure(hookdError('PAYLOAD_TOO_LARGE', String(limitBytes))));
+    return Promise.resolve(failure(hookdError('PAYLOAD_TOO_LARGE', { limitBytes })));
   }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -71,7 +71,7 @@ export function readBody(
       if (received > limitBytes) {
         cleanup();
         drain(req, res, payload, lingering);
-        resolve(failure(hookdError('PAYLOAD_TOO_LARGE', String(limitBytes))));
+        resolve(failure(hookdError('PAYLOAD_TOO_LARGE', { limitBytes })));
         return;
       }
       chunks.push(chunk);
@@ -102,12 +102,12 @@ export function parseBody(kind: BodyKind, raw: Buffer): BodyOutcome {
   if (kind === 'form') return { ok: true, body: { value: parseForm(text), raw, fromJson: false } };
   if (text.trim() === '') return { ok: true, body: { value: {}, raw, fromJson: false } };
   if (nestingDepth(text) > MAX_DEPTH)
-    return failure(hookdError('INVALID_JSON', `nested deeper than ${MAX_DEPTH} levels`));
+    return failure(hookdError('INVALID_JSON', { reason: `nested deeper than ${MAX_DEPTH} levels` }));
   try {
     const value: unknown = sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' });
     return { ok: true, body: { value, raw, fromJson: true } };
   } catch (err) {
-    return failure(hookdError('INVALID_JSON', (err as Error).message.slice(0, 200)));
+    return failure(hookdError('INVALID_JSON', { reason: (err as Error).message.slice(0, 200) }));
   }
 }
 

@@ -81,13 +81,14 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   const refuse = (request: FastifyRequest, why: string) => {
     const locked = throttle.lockedForSeconds(request.ip);
     log.warn({ reqId: request.id, ip: request.ip, locked: locked > 0 }, `hook request refused: ${why}`);
-    if (locked > 0) return hookdError('TOO_MANY_AUTH_FAILURES', '', { headers: { 'retry-after': String(locked) } });
+    if (locked > 0)
+      return hookdError('TOO_MANY_AUTH_FAILURES', undefined, { headers: { 'retry-after': String(locked) } });
     throttle.fail(request.ip);
     return hookdError('UNAUTHORIZED');
   };
 
   const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.method !== 'POST') throw hookdError('METHOD_NOT_ALLOWED', '', { headers: { allow: 'POST' } });
+    if (request.method !== 'POST') throw hookdError('METHOD_NOT_ALLOWED', undefined, { headers: { allow: 'POST' } });
     const presented = findToken(request.headers, request.query);
     if (presented?.source === 'query') {
       if (!hooks.allowQueryToken) throw hookdError('QUERY_TOKEN_DISABLED');
@@ -104,7 +105,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
       if (verifiers.length === 0 || throttle.lockedForSeconds(request.ip) > 0)
         throw refuse(request, 'missing or invalid token');
     }
-    if (subPath === '') throw hookdError('NOT_FOUND', 'a hook name is required, e.g. /wake');
+    if (subPath === '') throw hookdError('NOT_FOUND', { resource: 'hook name', hint: `e.g. ${hooks.path}/wake` });
     const maxBodyBytes = builtIn || !options.mappings ? hooks.maxBodyBytes : options.mappings.maxBodyBytesFor(subPath);
     request.hook = { subPath, maxBodyBytes, res: reply.raw, verifiers };
   };
@@ -184,7 +185,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
             throw err;
           })
       : ({ kind: 'none' } as const);
-    if (outcome.kind === 'none') throw hookdError('NO_MAPPING', subPath);
+    if (outcome.kind === 'none') throw hookdError('NO_MAPPING', { hook: subPath });
     return outcome;
   };
 

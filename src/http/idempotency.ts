@@ -10,7 +10,8 @@ export function idempotencyKeyOf(headers: IncomingHttpHeaders, deliveryId: strin
   const raw = headers['idempotency-key'] ?? headers['x-service-idempotency-key'];
   const key = Array.isArray(raw) ? raw[0] : raw;
   if (key === undefined) return deliveryId;
-  if (!KEY.test(key)) throw hookdError('INVALID_FIELD', 'Idempotency-Key: expected 1 to 255 visible ASCII characters');
+  if (!KEY.test(key))
+    throw hookdError('INVALID_FIELD', { field: 'Idempotency-Key', expected: '1 to 255 visible ASCII characters' });
   return key;
 }
 
@@ -28,7 +29,7 @@ export function createInFlightKeys() {
       const answer = sink.findAnswer(scope, key);
       if (answer) {
         if (answer.bodyHash !== bodyHash) {
-          throw hookdError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used with a different body');
+          throw hookdError('IDEMPOTENCY_CONFLICT');
         }
         return answer;
       }

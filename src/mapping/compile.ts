@@ -1,5 +1,5 @@
 import type { ModelCatalog } from '../actions/index.js';
-import type { MappingConfig } from '../config/index.js';
+import { configInvalid, type MappingConfig } from '../config/index.js';
 import { isHookdError } from '../errors.js';
 import { compileTemplate, type Template, type TemplateView } from './templates.js';
 import type { Draft, MappingPolicy } from './types.js';
@@ -36,7 +36,7 @@ export interface CompiledMapping {
   draft(view: TemplateView): Draft;
 }
 
-/** Compiles one mapping; throws `path: problem` lines for a config error. */
+/** Compiles one mapping; throws CONFIG_INVALID with a `path: problem` line for each problem. */
 export function compileMapping(mapping: MappingConfig, configPath: string, models: ModelCatalog): CompiledMapping {
   const problems: string[] = [];
   const templates: Partial<Record<TemplatedField, Template>> = {};
@@ -59,7 +59,7 @@ export function compileMapping(mapping: MappingConfig, configPath: string, model
   if (!mapping.transform && !mapping.textTemplate && !mapping.messageTemplate) {
     problems.push(`${configPath}: expected messageTemplate, textTemplate or a transform`);
   }
-  if (problems.length > 0) throw problems;
+  if (problems.length > 0) throw configInvalid(problems);
 
   const action = mapping.action ?? 'agent';
   const render = (field: TemplatedField, view: TemplateView): string | undefined => {

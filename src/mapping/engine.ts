@@ -1,6 +1,6 @@
 import { type Action, type ActionOptions, parseAgentBody, parseWakeBody } from '../actions/index.js';
-import type { Config } from '../config/index.js';
-import { ConfigError, hookdError } from '../errors.js';
+import { type Config, configInvalid } from '../config/index.js';
+import { hookdError, isHookdError } from '../errors.js';
 import { CREDENTIAL_HEADERS, flattenHeaders } from '../headers.js';
 import { type CompiledMapping, compileMapping } from './compile.js';
 import { MAX_ACTIONS, mergeTransformResult } from './merge.js';
@@ -29,7 +29,7 @@ export interface MappingEngine {
   route(request: HookRequest): Promise<MappingOutcome>;
 }
 
-/** Compiles every mapping and preset; throws a ConfigError naming each broken one. */
+/** Compiles every mapping and preset; throws CONFIG_INVALID naming each broken one. */
 export function createMappingEngine(options: MappingEngineOptions): MappingEngine {
   const { config, actionOptions } = options;
   const now = options.now ?? (() => new Date());
@@ -43,12 +43,12 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
     try {
       mappings.push(compileMapping(mapping, path, actionOptions.models));
     } catch (err) {
-      if (Array.isArray(err)) problems.push(...(err as string[]));
+      if (isHookdError(err, 'CONFIG_INVALID')) problems.push(...err.params.problems);
       else throw err;
     }
     if (mapping.transform && !options.transforms) problems.push(`${path}.transform: transforms are not available here`);
   }
-  if (problems.length > 0) throw new ConfigError(problems, config.file);
+  if (problems.length > 0) throw configInvalid(problems, config.file);
 
   function resolve(subPath: string, payload: unknown): CompiledMapping | undefined {
     const source = isPlainObject(payload) && typeof payload.source === 'string' ? payload.source : undefined;
@@ -96,8 +96,8 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       .split('.')
       .reduce<unknown>((value, key) => (isPlainObject(value) ? value[key] : undefined), payload);
     if (list === undefined) return [];
-    if (!Array.isArray(list)) throw hookdError('INVALID_FIELD', `${path}: expected an array`);
-    if (list.length > MAX_ACTIONS) throw hookdError('TOO_MANY_ACTIONS', String(list.length));
+    if (!Array.isArray(list)) throw hookdError('INVALID_FIELD', { field: path, expected: 'an array' });
+    if (list.length > MAX_ACTIONS) throw hookdError('TOO_MANY_ACTIONS', { count: list.length, max: MAX_ACTIONS });
     // The item replaces the array with a one-element array, so `messages.0` templates keep working.
     return list.map((item) => setPath(payload, path.split('.'), [item]));
   }
@@ -138,14 +138,16 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
         }
         const left = budgetMs === undefined ? undefined : budgetMs - (performance.now() - started);
         if (left !== undefined && left < 1) {
-          throw hookdError('TRANSFORM_FAILED', `this request's transform calls used up their budget of ${budgetMs} ms`);
+          throw hookdError('TRANSFORM_FAILED', {
+            reason: `this request's transform calls used up their budget of ${budgetMs} ms`,
+          });
         }
         const result = await options.transforms.run(mapping.id, transformContext(request, payload), left);
         const merged = mergeTransformResult(draft, result);
         fanOut ||= merged.fanOut;
         drafts.push(...merged.drafts);
       }
-      if (drafts.length > MAX_ACTIONS) throw hookdError('TOO_MANY_ACTIONS', String(drafts.length));
+      if (drafts.length > MAX_ACTIONS) throw hookdError('TOO_MANY_ACTIONS', { count: drafts.length, max: MAX_ACTIONS });
       return { kind: 'actions', mappingId: mapping.id, actions: drafts.map((d) => toAction(d, mapping)), fanOut };
     },
   };

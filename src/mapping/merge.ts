@@ -20,7 +20,7 @@ const ALLOWED = new Set<string>(['kind', 'deliver', 'timeoutSeconds', ...STRING_
 export const MAX_ACTIONS = 100;
 
 function invalidResult(detail: string) {
-  return hookdError('TRANSFORM_FAILED', `the transform returned ${detail}`);
+  return hookdError('TRANSFORM_FAILED', { reason: `the transform returned ${detail}` });
 }
 
 /** Checks one partial action a transform returned; its author's mistakes are TRANSFORM_FAILED. */
@@ -48,7 +48,7 @@ export function mergeTransformResult(draft: Draft, result: unknown): { drafts: D
   if (result === null) return { drafts: [], fanOut: false };
   if (result === undefined) return { drafts: [draft], fanOut: false };
   if (Array.isArray(result)) {
-    if (result.length > MAX_ACTIONS) throw hookdError('TOO_MANY_ACTIONS', String(result.length));
+    if (result.length > MAX_ACTIONS) throw hookdError('TOO_MANY_ACTIONS', { count: result.length, max: MAX_ACTIONS });
     return { drafts: result.map((item) => ({ ...draft, ...checkPartial(item) }) as Draft), fanOut: true };
   }
   return { drafts: [{ ...draft, ...checkPartial(result) } as Draft], fanOut: false };

@@ -1,5 +1,5 @@
+import { hookdError } from '../errors.js';
 import type { ModelProvider } from './types.js';
-import { ProviderError } from './types.js';
 
 const MARKER_LINE = /^<<<(END_)?EXTERNAL_UNTRUSTED_CONTENT id="[0-9a-f]+">>>$/;
 
@@ -26,7 +26,8 @@ function unwrap(text: string): string {
 export function createBuiltinProvider(): ModelProvider {
   return {
     async complete({ model, messages }) {
-      if (model !== 'echo') throw new ProviderError(`builtin has no model ${JSON.stringify(model)} (try builtin/echo)`);
+      if (model !== 'echo')
+        throw hookdError('MODEL_UNKNOWN', { provider: 'builtin', model, suggestion: 'builtin/echo' });
       const last = messages.at(-1)?.content ?? '';
       const content = unwrap(last);
       if (content === '') return 'HEARTBEAT_OK';

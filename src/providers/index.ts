@@ -1,11 +1,12 @@
 import type { Config } from '../config/index.js';
+import { hookdError } from '../errors.js';
 import { createBuiltinProvider } from './builtin.js';
 import { createOpenAiChatProvider } from './openai-chat.js';
-import { type CompletionRequest, type ModelProvider, ProviderError } from './types.js';
+import type { CompletionRequest, ModelProvider } from './types.js';
 
 export { createBuiltinProvider } from './builtin.js';
 export { createOpenAiChatProvider } from './openai-chat.js';
-export { type ChatMessage, type CompletionRequest, type ModelProvider, ProviderError } from './types.js';
+export type { ChatMessage, CompletionRequest, ModelProvider } from './types.js';
 
 /** Calls a model by its `provider/model` reference. */
 export interface ModelRouter {
@@ -22,7 +23,7 @@ export function createModelRouter(config: Pick<Config, 'models'>): ModelRouter {
     complete(ref, request) {
       const slash = ref.indexOf('/');
       const provider = providers.get(ref.slice(0, slash));
-      if (!provider) return Promise.reject(new ProviderError(`unknown model provider: ${ref.slice(0, slash)}`));
+      if (!provider) return Promise.reject(hookdError('UNKNOWN_PROVIDER', { provider: ref.slice(0, slash) }));
       return provider.complete({ ...request, model: ref.slice(slash + 1) });
     },
   };

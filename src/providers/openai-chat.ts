@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffMs } from '../backoff.js';
 import type { ProviderConfig } from '../config/index.js';
+import { hookdError, isHookdError } from '../errors.js';
 import { undiciRequest as request } from '../undici.js';
-import { type CompletionRequest, type ModelProvider, ProviderError } from './types.js';
+import type { CompletionRequest, ModelProvider } from './types.js';
 
 const BACKOFF = { minMs: 250, maxMs: 5_000 } as const;
 
@@ -17,7 +18,7 @@ function contentOf(body: ChatCompletion): string {
   if (Array.isArray(content)) {
     return content.map((part) => (typeof part?.text === 'string' ? part.text : '')).join('');
   }
-  throw new ProviderError('the model answered without choices[0].message.content');
+  throw hookdError('MODEL_INVALID_ANSWER', { problem: 'no-content' });
 }
 
 /**
@@ -43,14 +44,14 @@ export function createOpenAiChatProvider(config: ProviderConfig): ModelProvider 
           const text = await res.body.text();
           if (res.statusCode >= 200 && res.statusCode < 300) return contentOf(JSON.parse(text) as ChatCompletion);
           if (res.statusCode !== 429 && res.statusCode < 500) {
-            throw new ProviderError(`the model server answered ${res.statusCode}: ${text.slice(0, 300)}`);
+            throw hookdError('MODEL_REFUSED', { status: res.statusCode, excerpt: text.slice(0, 300) });
           }
           const header = Number(res.headers['retry-after']);
           if (Number.isFinite(header) && header >= 0) retryAfterMs = header * 1000;
         } catch (err) {
           if (signal.aborted) throw signal.reason;
-          if (err instanceof ProviderError) throw err;
-          if (err instanceof SyntaxError) throw new ProviderError('the model server answered with invalid JSON');
+          if (isHookdError(err)) throw err;
+          if (err instanceof SyntaxError) throw hookdError('MODEL_INVALID_ANSWER', { problem: 'invalid-json' });
           // Network errors are retried like a 5xx.
         }
         await sleep(retryAfterMs ?? backoffMs(attempt, BACKOFF), undefined, { signal });

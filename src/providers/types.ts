@@ -16,16 +16,6 @@ export interface CompletionRequest {
 
 /** A model backend (DESIGN §7). */
 export interface ModelProvider {
+  /** Resolves with the reply; rejects with a MODEL_* error whose message is safe to store (no secrets). */
   complete(request: CompletionRequest): Promise<string>;
-}
-
-/** A provider's failure, with a message that is safe to store and show (no secrets). */
-export class ProviderError extends Error {
-  constructor(
-    message: string,
-    readonly retryable = false,
-  ) {
-    super(message);
-    this.name = 'ProviderError';
-  }
 }

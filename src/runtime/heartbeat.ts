@@ -1,4 +1,5 @@
 import type { ThinkingLevel } from '../actions/index.js';
+import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ModelRouter } from '../providers/index.js';
 import type { EventRecord, Store } from '../store/index.js';
@@ -144,7 +145,7 @@ export function createHeartbeat(options: HeartbeatOptions) {
       stopped = true;
       clearTimeout(pendingTimer);
       clearInterval(periodic);
-      shutdown.abort(new Error('shutting down'));
+      shutdown.abort(hookdError('SHUTTING_DOWN'));
       await running;
     },
   };

@@ -82,7 +82,7 @@ export function createRuntime(options: RuntimeOptions) {
     admit(actions) {
       const newRuns = actions.filter((a) => a.kind === 'agent').length;
       if (newRuns > 0 && runs.depth + newRuns > defaults.maxQueuedRuns) {
-        throw hookdError('QUEUE_FULL', '', { headers: { 'retry-after': String(QUEUE_RETRY_AFTER_S) } });
+        throw hookdError('QUEUE_FULL', undefined, { headers: { 'retry-after': String(QUEUE_RETRY_AFTER_S) } });
       }
     },
     onCommitted(actions, accepted) {

@@ -1,4 +1,5 @@
 import type { ThinkingLevel } from '../actions/index.js';
+import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ModelRouter } from '../providers/index.js';
 import type { DeliveryOutcome, RunRecord, SessionMessage, Store } from '../store/index.js';
@@ -178,7 +179,9 @@ export function createRunQueue(options: RunQueueOptions) {
     } catch (err) {
       if (shutdown.signal.aborted && !timeout.aborted) return undefined;
       const status = timeout.aborted ? 'timeout' : 'error';
-      const error = timeout.aborted ? `timed out after ${timeoutSeconds}s` : (err as Error).message;
+      const error = timeout.aborted
+        ? hookdError('RUN_TIMED_OUT', { seconds: timeoutSeconds }).message
+        : (err as Error).message;
       log.warn({ runId: run.id, status, error }, 'run failed');
       // A failed turn adds nothing to the transcript, but its status is still written.
       return { run: { ...run, status, error, startedAt, finishedAt: now() }, messages: [] };
@@ -225,7 +228,7 @@ export function createRunQueue(options: RunQueueOptions) {
     /** Stops taking runs; aborts model calls in flight (they stay `running` and resume at the next start). */
     async stop(): Promise<void> {
       stopped = true;
-      shutdown.abort(new Error('shutting down'));
+      shutdown.abort(hookdError('SHUTTING_DOWN'));
       await Promise.allSettled([...inFlight]);
     },
   };

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { hookdError } from '../errors.js';
 import { migrations } from './migrations.js';
 
 export type Db = Database.Database;
@@ -32,9 +33,7 @@ export function openDb(options: OpenDbOptions): Db {
 function migrate(db: Db): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > migrations.length) {
-    throw new Error(
-      `the database was written by a newer hookd (schema ${current}, this one knows ${migrations.length})`,
-    );
+    throw hookdError('STORE_SCHEMA_TOO_NEW', { found: current, known: migrations.length });
   }
   for (let version = current; version < migrations.length; version++) {
     db.transaction(() => {

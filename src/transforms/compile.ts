@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { build, type Message, type Plugin } from 'esbuild';
+import { hookdError } from '../errors.js';
 import { isInside } from './resolve.js';
 
 /** The global the bundle assigns its exports to. */
@@ -11,14 +12,6 @@ export interface CompiledTransform {
   readonly code: string;
   /** Every source file in the bundle (absolute), for watching. */
   readonly inputs: readonly string[];
-}
-
-/** A compile failure with `file:line:col: message` lines. */
-export class TransformCompileError extends Error {
-  constructor(readonly problems: readonly string[]) {
-    super(problems.join('\n'));
-    this.name = 'TransformCompileError';
-  }
 }
 
 /**
@@ -66,7 +59,7 @@ function describe(message: Message, cwd: string): string {
   return `${resolve(cwd, at.file)}:${at.line}:${at.column + 1}: ${message.text}`;
 }
 
-/** Bundles one transform module (TypeScript or JavaScript) into a single sandbox script. */
+/** Bundles one transform module (TypeScript or JavaScript) into a single sandbox script; throws TRANSFORM_COMPILE_FAILED with `file:line:col: message` lines. */
 export async function compileTransform(file: string, transformsDir: string): Promise<CompiledTransform> {
   const realDir = realpathSync(transformsDir);
   try {
@@ -92,6 +85,6 @@ export async function compileTransform(file: string, transformsDir: string): Pro
   } catch (err) {
     const errors = (err as { errors?: Message[] }).errors;
     if (!errors) throw err;
-    throw new TransformCompileError(errors.map((m) => describe(m, realDir)));
+    throw hookdError('TRANSFORM_COMPILE_FAILED', { problems: errors.map((m) => describe(m, realDir)) });
   }
 }

@@ -1,11 +1,11 @@
 import { type FSWatcher, watch } from 'node:fs';
-import type { Config, MappingConfig } from '../config/index.js';
-import { ConfigError, hookdError } from '../errors.js';
+import { type Config, configInvalid, type MappingConfig } from '../config/index.js';
+import { type HookdError, hookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { TransformContext, TransformRunner } from '../mapping/index.js';
-import { type CompiledTransform, compileTransform, TransformCompileError } from './compile.js';
+import { type CompiledTransform, compileTransform } from './compile.js';
 import { resolveTransformModule } from './resolve.js';
-import { createSandbox, type Sandbox, SandboxError } from './sandbox.js';
+import { createSandbox, type Sandbox } from './sandbox.js';
 
 interface Entry {
   readonly key: string;
@@ -40,7 +40,7 @@ export function transformKey(mapping: MappingConfig, index: number): string {
   return mapping.id ?? `hooks.mappings[${index}]`;
 }
 
-/** Compiles every transform before anything listens; throws a ConfigError with file:line:col. */
+/** Compiles every transform before anything listens; throws CONFIG_INVALID with file:line:col. */
 export async function createTransformHost(options: TransformHostOptions): Promise<TransformHost> {
   const { config } = options;
   const limits = config.hooks.transforms;
@@ -68,8 +68,8 @@ export async function createTransformHost(options: TransformHostOptions): Promis
         };
         return { entry };
       } catch (err) {
-        if (!(err instanceof TransformCompileError)) throw err;
-        return { problems: err.problems.map((p) => `${where}: ${p}`) };
+        if (!isHookdError(err, 'TRANSFORM_COMPILE_FAILED')) throw err;
+        return { problems: err.params.problems.map((p) => `${where}: ${p}`) };
       }
     }),
   );
@@ -77,7 +77,7 @@ export async function createTransformHost(options: TransformHostOptions): Promis
     if (result?.entry) entries.set(result.entry.key, result.entry);
     if (result?.problems) problems.push(...result.problems);
   }
-  if (problems.length > 0) throw new ConfigError(problems, config.file);
+  if (problems.length > 0) throw configInvalid(problems, config.file);
 
   const consoleFor = (key: string) => (level: 'debug' | 'info' | 'warn' | 'error', text: string) =>
     log[level]({ mapping: key, source: 'console' }, text);
@@ -107,34 +107,32 @@ export async function createTransformHost(options: TransformHostOptions): Promis
   );
   if (loadProblems.length > 0) {
     for (const entry of entries.values()) entry.sandbox?.dispose();
-    throw new ConfigError(loadProblems, config.file);
+    throw configInvalid(loadProblems, config.file);
   }
 
   async function run(key: string, context: TransformContext, budgetMs?: number): Promise<unknown> {
     const entry = entries.get(key);
-    if (!entry) throw hookdError('TRANSFORM_FAILED', `no transform is loaded for ${key}`);
+    if (!entry) throw hookdError('TRANSFORM_FAILED', { reason: `no transform is loaded for ${key}` });
+    let answer: string;
     try {
       const sandbox = entry.sandbox && !entry.sandbox.disposed ? entry.sandbox : await build(entry);
       const { rawBody, payloadIsJsonOfRawBody, payload, ...rest } = context;
       const input = JSON.stringify(payloadIsJsonOfRawBody ? rest : { ...rest, payload });
       const started = performance.now();
-      const answer = sandbox.call(input, rawBody, budgetMs);
+      answer = sandbox.call(input, rawBody, budgetMs);
       options.observe?.(key, (performance.now() - started) / 1000);
-      const envelope = JSON.parse(answer) as {
-        ok: boolean;
-        value?: unknown;
-        error?: string;
-      };
-      if (!envelope.ok) throw hookdError('TRANSFORM_FAILED', envelope.error ?? 'the transform threw');
-      return envelope.value;
     } catch (err) {
-      if (err instanceof SandboxError) {
-        if (entry.sandbox?.disposed) entry.sandbox = undefined;
-        log.warn({ mapping: key, reason: err.message }, 'transform failed');
-        throw hookdError('TRANSFORM_FAILED', err.message);
-      }
-      throw err;
+      if (!isHookdError(err, 'TRANSFORM_FAILED', 'TRANSFORM_LOAD_FAILED', 'TRANSFORM_EXPORT_MISSING')) throw err;
+      // The sandbox failed (a time-out, its memory limit, a rebuild that failed to load).
+      if (entry.sandbox?.disposed) entry.sandbox = undefined;
+      const reason =
+        err.code === 'TRANSFORM_FAILED' ? (err as HookdError<'TRANSFORM_FAILED'>).params.reason : err.message;
+      log.warn({ mapping: key, reason }, 'transform failed');
+      throw err.code === 'TRANSFORM_FAILED' ? err : hookdError('TRANSFORM_FAILED', { reason }, { cause: err });
     }
+    const envelope = JSON.parse(answer) as { ok: boolean; value?: unknown; error?: string };
+    if (!envelope.ok) throw hookdError('TRANSFORM_FAILED', { reason: envelope.error ?? 'the transform threw' });
+    return envelope.value;
   }
 
   async function reload(): Promise<void> {
@@ -150,7 +148,7 @@ export async function createTransformHost(options: TransformHostOptions): Promis
         if (old) setTimeout(() => old.dispose(), limits.timeoutMs + 100).unref();
         log.info({ mapping: entry.key }, 'transform reloaded');
       } catch (err) {
-        const detail = err instanceof TransformCompileError ? err.problems : [(err as Error).message];
+        const detail = isHookdError(err, 'TRANSFORM_COMPILE_FAILED') ? err.params.problems : [(err as Error).message];
         log.error(
           { mapping: entry.key, problems: detail },
           'transform recompile failed; keeping the last good version',

@@ -5,7 +5,7 @@ export {
   type TransformInput,
   type TransformResult,
 } from './authoring.js';
-export { type CompiledTransform, compileTransform, TransformCompileError } from './compile.js';
+export { type CompiledTransform, compileTransform } from './compile.js';
 export { createTransformHost, type TransformHost, type TransformHostOptions, transformKey } from './host.js';
 export { resolveTransformModule } from './resolve.js';
-export { createSandbox, type Sandbox, SandboxError } from './sandbox.js';
+export { createSandbox, type Sandbox } from './sandbox.js';

@@ -1,4 +1,5 @@
 import ivm from 'isolated-vm';
+import { hookdError, isHookdError } from '../errors.js';
 import { BUNDLE_GLOBAL } from './compile.js';
 
 export interface SandboxLimits {
@@ -7,17 +8,6 @@ export interface SandboxLimits {
 }
 
 export type ConsoleLevel = 'debug' | 'info' | 'warn' | 'error';
-
-/** Why a sandbox call failed, in words safe to send back (the transform's own message, no host paths). */
-export class SandboxError extends Error {
-  constructor(
-    message: string,
-    readonly fatal = false,
-  ) {
-    super(message);
-    this.name = 'SandboxError';
-  }
-}
 
 /**
  * The code that runs inside the isolate after the bundle: picks the export, and defines
@@ -89,12 +79,7 @@ export async function createSandbox(
     const script = isolate.compileScriptSync(`${code}\n${prelude(exportName)}`, { filename: 'transform.js' });
     script.runSync(context, { timeout: limits.timeoutMs });
     if (context.global.getSync('__hookdReady') !== true) {
-      throw new SandboxError(
-        exportName
-          ? `the module exports no function named ${exportName}`
-          : 'the module exports no default or transform function',
-        true,
-      );
+      throw hookdError('TRANSFORM_EXPORT_MISSING', exportName ? { exportName } : {});
     }
     const callRef = context.global.getSync('__hookdCall', { reference: true }) as ivm.Reference<
       (json: string, rawBody: string) => string
@@ -117,12 +102,13 @@ export async function createSandbox(
           return answer === '' ? (settledRef.applySync(undefined, [], { timeout }) as string) : answer;
         } catch (err) {
           const message = (err as Error).message ?? String(err);
-          if (/timed out/i.test(message)) throw new SandboxError(`timed out after ${timeout} ms`);
+          if (/timed out/i.test(message))
+            throw hookdError('TRANSFORM_FAILED', { reason: `timed out after ${timeout} ms` });
           if (/memory limit/i.test(message) || isolate.isDisposed) {
             dispose();
-            throw new SandboxError(`exceeded its memory limit of ${limits.memoryLimitMb} MB`);
+            throw hookdError('TRANSFORM_FAILED', { reason: `exceeded its memory limit of ${limits.memoryLimitMb} MB` });
           }
-          throw new SandboxError(message);
+          throw hookdError('TRANSFORM_FAILED', { reason: message });
         }
       },
       get disposed() {
@@ -132,7 +118,7 @@ export async function createSandbox(
     };
   } catch (err) {
     if (!isolate.isDisposed) isolate.dispose();
-    if (err instanceof SandboxError) throw err;
-    throw new SandboxError(`failed while loading: ${(err as Error).message}`, true);
+    if (isHookdError(err)) throw err;
+    throw hookdError('TRANSFORM_LOAD_FAILED', { reason: (err as Error).message });
   }
 }

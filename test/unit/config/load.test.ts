@@ -3,7 +3,7 @@ import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, normalizeHooksPath, parseDurationMs } from '../../../src/config/index.js';
 import { configSchema } from '../../../src/config/schema.js';
-import { ConfigError } from '../../../src/errors.js';
+import { type HookdError, isHookdError } from '../../../src/errors.js';
 
 describe('the config schema', () => {
   it('is a valid JSON Schema (loadConfig skips this check at start-up)', () => {
@@ -65,13 +65,15 @@ describe('loadConfig', () => {
     ).not.toThrow();
   });
 
-  it('throws a ConfigError listing problems', () => {
+  it('throws CONFIG_INVALID listing problems', () => {
     try {
       loadConfig({ data: { hooks: { enabled: true } }, env: {} });
       expect.unreachable();
     } catch (err) {
-      expect(err).toBeInstanceOf(ConfigError);
-      expect((err as ConfigError).problems).toEqual(['hooks.token: required when hooks.enabled is true']);
+      expect(isHookdError(err, 'CONFIG_INVALID')).toBe(true);
+      expect((err as HookdError<'CONFIG_INVALID'>).params.problems).toEqual([
+        'hooks.token: required when hooks.enabled is true',
+      ]);
     }
   });
 });

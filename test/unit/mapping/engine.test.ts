@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createModelCatalog } from '../../../src/actions/index.js';
 import { loadConfig } from '../../../src/config/index.js';
-import { ConfigError } from '../../../src/errors.js';
+import { type HookdError, isHookdError } from '../../../src/errors.js';
 import { createMappingEngine, type HookRequest } from '../../../src/mapping/index.js';
 
 function engine(hooks: Record<string, unknown>, extra: Record<string, unknown> = {}) {
@@ -189,8 +189,8 @@ describe('compiling', () => {
       });
       expect.unreachable();
     } catch (err) {
-      expect(err).toBeInstanceOf(ConfigError);
-      expect((err as ConfigError).problems).toEqual([
+      expect(isHookdError(err, 'CONFIG_INVALID')).toBe(true);
+      expect((err as HookdError<'CONFIG_INVALID'>).params.problems).toEqual([
         'hooks.mappings[1].messageTemplate: template error: Unclosed section "a" at 6',
         'hooks.mappings[2].name: template error: Unopened section "b" at 0',
         'hooks.mappings[3]: expected messageTemplate, textTemplate or a transform',

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBuiltinProvider, createOpenAiChatProvider, ProviderError } from '../../../src/providers/index.js';
+import { createBuiltinProvider, createOpenAiChatProvider } from '../../../src/providers/index.js';
 import { wrapExternalContent } from '../../../src/runtime/index.js';
 import { type FakeModel, startFakeModel } from '../../helpers/fake-model.js';
 
@@ -65,6 +65,8 @@ describe('builtin provider', () => {
     await expect(echo.complete({ model: 'echo', messages: [{ role: 'user', content: '' }], signal })).resolves.toBe(
       'HEARTBEAT_OK',
     );
-    await expect(echo.complete({ model: 'gpt', messages: [], signal })).rejects.toBeInstanceOf(ProviderError);
+    await expect(echo.complete({ model: 'gpt', messages: [], signal })).rejects.toMatchObject({
+      code: 'MODEL_UNKNOWN',
+    });
   });
 });

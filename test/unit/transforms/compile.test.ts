@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/index.js';
-import { ConfigError } from '../../../src/errors.js';
+import { isHookdError } from '../../../src/errors.js';
 import { createTransformHost } from '../../../src/transforms/index.js';
 import { makeTempDir, ROOT } from '../../helpers/hookd-process.js';
 
@@ -30,7 +30,7 @@ async function problemsOf(mappings: unknown[]): Promise<readonly string[]> {
   try {
     (await hostFor(mappings)).close();
   } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
+    if (isHookdError(err, 'CONFIG_INVALID')) return err.params.problems;
     throw err;
   }
   return [];
