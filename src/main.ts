@@ -2,13 +2,14 @@ import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { type ActionOptions, createModelCatalog } from './actions/index.js';
 import { buildApp } from './app.js';
+import { createChannels } from './channels/index.js';
 import { type Config, configInvalid } from './config/index.js';
 import type { Logger } from './log.js';
 import type { MailWatcher } from './mail/index.js';
 import { createMappingEngine, type MappingEngine } from './mapping/index.js';
 import { createMetrics } from './metrics.js';
-import type { ModelRouter } from './providers/index.js';
-import { createRuntime, type Runtime } from './runtime/index.js';
+import { createModelRouter } from './providers/index.js';
+import { createRuntime, type ModelRouter, type Runtime } from './runtime/index.js';
 import {
   type Checkpointer,
   createStore,
@@ -91,9 +92,11 @@ export async function startGateway(
       store,
       log,
       onDelivery: (outcome) => metrics.deliveries.inc({ status: outcome.status }),
-      ...(options.models ? { models: options.models } : {}),
+      // The adapters the runtime's ports are plugged into.
+      models: options.models ?? createModelRouter(config),
+      channels: createChannels(config),
     });
-    metrics.attach({ queueDepth: () => runtime.runs.depth, runsByStatus: () => store.runs.countByStatus() });
+    metrics.attach({ queueDepth: () => runtime.queueDepth, runsByStatus: () => store.runs.countByStatus() });
     let watcher: MailWatcher | undefined;
     const app = await buildApp({
       mappings,

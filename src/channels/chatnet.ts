@@ -2,9 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffMs } from '../backoff.js';
 import type { ChatnetConfig } from '../config/index.js';
 import { type HookdError, hookdError, isHookdError } from '../errors.js';
+import type { ChatChannel } from '../runtime/index.js';
 import { undiciRequest as request } from '../undici.js';
 import { splitMessage } from './split.js';
-import type { ChatChannel } from './types.js';
 
 export const CHATNET_MAX_CHARS = 4096;
 const ATTEMPTS = 4;

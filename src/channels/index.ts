@@ -1,3 +1,3 @@
 export { CHATNET_MAX_CHARS, createChatnetChannel } from './chatnet.js';
+export { createChannels } from './registry.js';
 export { splitMessage } from './split.js';
-export type { ChatChannel } from './types.js';

@@ -1,5 +1,5 @@
 import { hookdError } from '../errors.js';
-import type { ModelProvider } from './types.js';
+import type { ModelProvider } from '../runtime/index.js';
 
 const MARKER_LINE = /^<<<(END_)?EXTERNAL_UNTRUSTED_CONTENT id="[0-9a-f]+">>>$/;
 

@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffMs } from '../backoff.js';
 import type { ProviderConfig } from '../config/index.js';
 import { hookdError, isHookdError } from '../errors.js';
+import type { CompletionRequest, ModelProvider } from '../runtime/index.js';
 import { undiciRequest as request } from '../undici.js';
-import type { CompletionRequest, ModelProvider } from './types.js';
 
 const BACKOFF = { minMs: 250, maxMs: 5_000 } as const;
 

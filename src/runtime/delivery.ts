@@ -1,7 +1,7 @@
 import type { Channel } from '../actions/index.js';
-import type { ChatChannel } from '../channels/index.js';
 import type { Logger } from '../log.js';
 import type { DeliveryOutcome, MetaRepository } from '../store/index.js';
+import type { ChatChannel } from './ports.js';
 
 export const HEARTBEAT_OK = 'HEARTBEAT_OK';
 export const NO_REPLY = 'NO_REPLY';

@@ -1,9 +1,9 @@
 import type { ThinkingLevel } from '../actions/index.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { ModelRouter } from '../providers/index.js';
 import type { EventRecord, Store } from '../store/index.js';
 import type { Delivery } from './delivery.js';
+import type { ModelRouter } from './ports.js';
 import { wrapExternalContent } from './safety.js';
 import { MAIN_SESSION } from './sink.js';
 import { timeoutSignal } from './timeout.js';

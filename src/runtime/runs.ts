@@ -1,10 +1,10 @@
 import type { ThinkingLevel } from '../actions/index.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { ModelRouter } from '../providers/index.js';
 import type { DeliveryOutcome, RunRecord, SessionMessage, Store } from '../store/index.js';
 import type { Delivery } from './delivery.js';
 import type { Heartbeat } from './heartbeat.js';
+import type { ModelRouter } from './ports.js';
 import { findInjectionPhrases, wrapExternalContent } from './safety.js';
 import { MAIN_SESSION } from './sink.js';
 import { timeoutSignal } from './timeout.js';

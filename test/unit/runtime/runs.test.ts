@@ -1,8 +1,9 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createModelRouter, type ModelRouter } from '../../../src/providers/index.js';
+import { createModelRouter } from '../../../src/providers/index.js';
 import { createDelivery } from '../../../src/runtime/delivery.js';
 import { createHeartbeat } from '../../../src/runtime/heartbeat.js';
+import type { ModelRouter } from '../../../src/runtime/index.js';
 import { createIngressPressure } from '../../../src/runtime/pressure.js';
 import { createRunQueue } from '../../../src/runtime/runs.js';
 import { createStore, type Store } from '../../../src/store/index.js';

@@ -1,0 +1,129 @@
+import type { ActionSink } from '../actions/index.js';
+import { type Config, parseDurationMs } from '../config/index.js';
+import { hookdError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { DeliveryOutcome, Store } from '../store/index.js';
+import { createDelivery } from './delivery.js';
+import { createHeartbeat } from './heartbeat.js';
+import type { ChatChannel, ModelRouter } from './ports.js';
+import { createIngressPressure } from './pressure.js';
+import { type AdminQueries, createAdminQueries } from './queries.js';
+import { createRunQueue } from './runs.js';
+import { createStoreSink } from './sink.js';
+
+export interface RuntimeOptions {
+  readonly config: Config;
+  readonly store: Store;
+  readonly log: Logger;
+  /** The model port: every provider a run or heartbeat may call. */
+  readonly models: ModelRouter;
+  /** The chat channel ports by id (`chatnet`). */
+  readonly channels: ReadonlyMap<string, ChatChannel>;
+  readonly onDelivery?: (outcome: DeliveryOutcome) => void;
+}
+/** What a 503 for a full run queue asks the sender to wait. */
+const QUEUE_RETRY_AFTER_S = 30;
+const PURGE_EVERY_MS = 10 * 60 * 1000;
+/** The back half of the core loop, as the gateway drives it. */
+export interface Runtime {
+  /** The port the HTTP layer hands accepted actions to. */
+  readonly sink: ActionSink;
+  /** Read models of the admin API. */
+  readonly queries: AdminQueries;
+  /** Agent runs queued or executing. */
+  readonly queueDepth: number;
+  /** Resumes unfinished runs and starts periodic heartbeats. */
+  start(): void;
+  /** Stops taking work; aborts model calls and deliveries in flight (they resume at the next start). */
+  stop(): Promise<void>;
+}
+
+/** The back half of the core loop: main session, heartbeats, agent runs, delivery. */
+export function createRuntime(options: RuntimeOptions): Runtime {
+  const { config, store, log } = options;
+  const defaults = config.agents.defaults;
+  const { models } = options;
+  const delivery = createDelivery({
+    channels: options.channels,
+    ackMaxChars: defaults.heartbeat.ackMaxChars,
+    meta: store.meta,
+    log,
+    ...(options.onDelivery ? { onOutcome: options.onDelivery } : {}),
+    ...(config.channels.chatnet?.defaultTo ? { chatnetDefaultTo: config.channels.chatnet.defaultTo } : {}),
+  });
+  const heartbeat = createHeartbeat({
+    store,
+    models,
+    delivery,
+    model: defaults.model,
+    timeoutSeconds: defaults.timeoutSeconds,
+    everyMs: parseDurationMs(defaults.heartbeat.every),
+    log,
+    ...(defaults.thinking ? { thinking: defaults.thinking } : {}),
+    ...(defaults.heartbeat.prompt ? { prompt: defaults.heartbeat.prompt } : {}),
+  });
+  const mappingLimits = new Map<string, number>();
+  config.hooks.mappings.forEach((m, i) => {
+    if (m.maxConcurrent !== undefined) mappingLimits.set(m.id ?? `hooks.mappings[${i}]`, m.maxConcurrent);
+  });
+  // Runs execute one at a time while hook requests saturate the event loop (see pressure.ts).
+  const pressure = createIngressPressure({ onRelease: () => runs.kick() });
+  const runs = createRunQueue({
+    store,
+    mappingLimits,
+    models,
+    delivery,
+    heartbeat,
+    maxConcurrent: defaults.maxConcurrentRuns,
+    concurrency: () => (pressure.high ? 1 : defaults.maxConcurrentRuns),
+    defaultTimeoutSeconds: defaults.timeoutSeconds,
+    log,
+    ...(defaults.thinking ? { defaultThinking: defaults.thinking } : {}),
+  });
+  const sink: ActionSink = createStoreSink(store, {
+    idempotencyTtlSeconds: config.hooks.idempotency.ttlSeconds,
+    onError: (err) => log.error({ err }, 'scheduling committed actions failed; they run at the next start'),
+    admit(actions) {
+      const newRuns = actions.filter((a) => a.kind === 'agent').length;
+      if (newRuns > 0 && runs.depth + newRuns > defaults.maxQueuedRuns) {
+        throw hookdError('QUEUE_FULL', undefined, { headers: { 'retry-after': String(QUEUE_RETRY_AFTER_S) } });
+      }
+    },
+    onCommitted(actions, accepted) {
+      pressure.accepted();
+      accepted.forEach((a, i) => {
+        const action = actions[i];
+        if (a.kind === 'agent')
+          runs.enqueue(a.runId, a.sessionKey, action?.kind === 'agent' ? action.mappingId : undefined);
+        else if (action?.kind === 'wake' && a.mode === 'now') heartbeat.request();
+      });
+    },
+  });
+  let purgeTimer: NodeJS.Timeout | undefined;
+  const purge = () => {
+    const purged = store.idempotency.purge(Date.now());
+    if (purged > 0) log.info({ purged }, 'expired idempotency records purged');
+  };
+  return {
+    sink,
+    queries: createAdminQueries(store),
+    get queueDepth() {
+      return runs.depth;
+    },
+    start(): void {
+      pressure.start();
+      const resumed = runs.resume();
+      if (resumed > 0) log.info({ runs: resumed }, 'resuming unfinished runs');
+      heartbeat.start();
+      purge();
+      purgeTimer = setInterval(purge, PURGE_EVERY_MS);
+      purgeTimer.unref();
+    },
+    async stop(): Promise<void> {
+      clearInterval(purgeTimer);
+      pressure.stop();
+      await runs.stop();
+      await heartbeat.stop();
+    },
+  };
+}
