@@ -8,15 +8,10 @@ import { createMetaRepository } from './meta.js';
 import { createRunRepository } from './runs.js';
 
 export { type Checkpointer, startCheckpointer, WRITER_AUTOCHECKPOINT_PAGES } from './checkpointer.js';
-export type { Db } from './db.js';
-export type { EventOrigin, EventRecord, EventRepository, NewEvent } from './events.js';
-export type { FailedDelivery, FailureRepository } from './failures.js';
-export type { GroupCommit } from './group-commit.js';
-export type { IdempotencyRecord, IdempotencyRepository } from './idempotency.js';
-export type { MessageRepository, Role, SessionMessage } from './messages.js';
+export type { EventRecord } from './events.js';
+export type { SessionMessage } from './messages.js';
 export type { MetaRepository } from './meta.js';
-export type { DeliveryOutcome, RunRecord, RunRepository, RunStatus } from './runs.js';
-
+export type { DeliveryOutcome, RunRecord } from './runs.js';
 /** The embedded SQLite store and its repositories. */
 export interface Store {
   readonly db: Db;
@@ -32,7 +27,6 @@ export interface Store {
   readonly group: GroupCommit;
   close(): void;
 }
-
 /** Opens the store at `options.path` (`:memory:` for tests). */
 export function createStore(options: OpenDbOptions): Store {
   const db = openDb(options);

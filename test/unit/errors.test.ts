@@ -31,7 +31,9 @@ describe('the error catalogue', () => {
     const docs = documented();
     for (const code of codes) {
       expect(docs.has(code), `${code} is missing from docs/errors.md`).toBe(true);
-      expect(docs.get(code), `${code}: status in docs/errors.md`).toBe((errorCatalogue[code] as { status?: number }).status);
+      expect(docs.get(code), `${code}: status in docs/errors.md`).toBe(
+        (errorCatalogue[code] as { status?: number }).status,
+      );
     }
     for (const code of docs.keys()) expect(codes, `docs/errors.md lists ${code}`).toContain(code);
   });

@@ -1,0 +1,135 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The dependency rule of STYLE.md, checked on the import graph of src/: a module imports
+ * only from a lower layer or its own folder, never sideways, and another folder only
+ * through that folder's index.ts. Type-only imports count like any other.
+ */
+const LAYERS: readonly (readonly string[])[] = [
+  ['errors.ts', 'ids.ts', 'backoff.ts', 'headers.ts', 'undici.ts', 'log.ts'],
+  ['config'],
+  ['actions'],
+  ['mapping'],
+  ['transforms', 'store'],
+  ['runtime'],
+  ['providers', 'channels', 'mail'],
+  ['http', 'metrics.ts'],
+  ['app.ts'],
+  ['main.ts'],
+  ['cli'],
+];
+
+const root = join(import.meta.dirname, '..', '..');
+const src = join(root, 'src');
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? filesUnder(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+  );
+}
+
+/** A module's unit: its folder under src/ (`runtime`), or its file name at the top (`main.ts`). */
+const unitOf = (file: string) => relative(src, file).split(sep)[0] as string;
+const layerOf = (unit: string) => LAYERS.findIndex((layer) => layer.includes(unit));
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?'([^']+)'|import\('([^']+)'\)/g;
+
+/** The relative imports of a file, resolved to absolute `.ts` paths. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(IMPORT)]
+    .map((m) => (m[1] ?? m[2]) as string)
+    .filter((spec) => spec.startsWith('.'))
+    .map((spec) => resolve(dirname(file), spec).replace(/\.js$/, '.ts'));
+}
+
+type Edge = { readonly from: string; readonly to: string };
+
+/** Imports into another folder of the same or a higher layer. */
+const againstTheFlow = (edges: readonly Edge[]) =>
+  edges.filter(({ from, to }) => {
+    const [a, b] = [unitOf(from), unitOf(to)];
+    return a !== b && layerOf(a) <= layerOf(b);
+  });
+
+/** Imports into another folder that do not go through its index.ts. */
+const bypassingIndex = (edges: readonly Edge[]) =>
+  edges.filter(({ from, to }) => {
+    const [a, b] = [unitOf(from), unitOf(to)];
+    return a !== b && !b.endsWith('.ts') && relative(join(src, b), to) !== 'index.ts';
+  });
+
+/** Every file that may import from src/: the sources, the tests, the bench and the example transforms. */
+const consumers = ['src', 'test', 'bench', 'transforms'].flatMap((dir) => filesUnder(join(root, dir)));
+
+const NAMED =
+  /(?:import|export)\s+(?:type\s+)?\{([^}]*)\}\s*from\s*'([^']+)'|\{([^}]*)\}\s*=\s*await\s+import\('([^']+)'\)/g;
+const nameOf = (item: string) =>
+  item
+    .trim()
+    .replace(/^type\s+/, '')
+    .split(/\s+as\s+/);
+
+/** The names `file` imports from `index` (by a relative path). */
+function namesImported(file: string, index: string): string[] {
+  return [...readFileSync(file, 'utf8').matchAll(NAMED)]
+    .filter((m) => resolve(dirname(file), (m[2] ?? m[4]) as string).replace(/\.js$/, '.ts') === index)
+    .flatMap((m) => ((m[1] ?? m[3]) as string).split(',').map((item) => nameOf(item)[0] as string))
+    .filter((name) => name !== '');
+}
+
+/** The names an index.ts exports (re-exports and its own declarations). */
+function exportedNames(index: string): string[] {
+  const text = readFileSync(index, 'utf8');
+  const reexported = [...text.matchAll(/export\s+(?:type\s+)?\{([^}]*)\}/g)].flatMap((m) =>
+    (m[1] as string).split(',').map((item) => nameOf(item).at(-1) as string),
+  );
+  const declared = [...text.matchAll(/export\s+(?:async\s+)?(?:function|const|interface|type|class)\s+(\w+)/g)].map(
+    (m) => m[1] as string,
+  );
+  return [...reexported, ...declared].filter((name) => name !== '');
+}
+
+const edges: Edge[] = filesUnder(src).flatMap((from) => importsOf(from).map((to) => ({ from, to })));
+const show = ({ from, to }: Edge) => `${relative(root, from)} → ${relative(root, to)}`;
+
+describe('the import graph of src/', () => {
+  it('has a layer for every module', () => {
+    const units = [...new Set(filesUnder(src).map(unitOf))];
+    expect(units.filter((unit) => layerOf(unit) === -1)).toEqual([]);
+  });
+
+  it('points one way: no upward and no sideways import between folders', () => {
+    expect(againstTheFlow(edges).map(show)).toEqual([]);
+  });
+
+  it('enters another folder only through its index.ts', () => {
+    expect(bypassingIndex(edges).map(show)).toEqual([]);
+  });
+
+  it('has indexes that export only what other folders use', () => {
+    const unused = readdirSync(src, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && existsSync(join(src, entry.name, 'index.ts')))
+      .flatMap((entry) => {
+        const index = join(src, entry.name, 'index.ts');
+        const outside = consumers.filter((file) => unitOf(file) !== entry.name || !file.startsWith(src));
+        const imported = new Set(outside.flatMap((file) => namesImported(file, index)));
+        return exportedNames(index)
+          .filter((name) => !imported.has(name))
+          .map((name) => `${entry.name}/index.ts: ${name}`);
+      });
+    expect(unused).toEqual([]);
+  });
+
+  it('would catch an upward, a sideways and a bypassing import', () => {
+    const at = (...parts: string[]) => join(src, ...parts);
+    expect(importsOf(at('main.ts'))).toContain(at('runtime', 'index.ts'));
+    const upward = { from: at('runtime', 'runs.ts'), to: at('providers', 'index.ts') };
+    const sideways = { from: at('store', 'runs.ts'), to: at('transforms', 'index.ts') };
+    const bypass = { from: at('http', 'hooks.ts'), to: at('mapping', 'engine.ts') };
+    expect(againstTheFlow([upward, sideways, bypass])).toEqual([upward, sideways]);
+    expect(bypassingIndex([upward, sideways, bypass])).toEqual([bypass]);
+  });
+});
