@@ -5,11 +5,7 @@ export type {
   Action,
   ActionSink,
   AgentAction,
-  Channel,
-  ContentSource,
   FailedRequest,
   IdempotentAnswer,
-  ThinkingLevel,
-  WakeMode,
 } from './types.js';
 export { type ActionOptions, parseAgentBody, parseWakeBody } from './validate.js';

@@ -1,44 +1,31 @@
 /** Wake and agent actions: what every hook request becomes before it is stored. */
 
-export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
-export type WakeMode = (typeof WAKE_MODES)[number];
+import type { ActionFieldValues, ContentSource, WakeMode } from '../action-shape.js';
 
-export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
-export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
-
-export const CHANNELS = ['last', 'chatnet'] as const;
-export type Channel = (typeof CHANNELS)[number];
-
-/** The `Source:` line of the external-content safety wrapper (DESIGN §9). */
-export type ContentSource = 'webhook' | 'email';
-
-/** Queue a system event for the main session (seed §4.1). */
-export interface WakeAction {
-  readonly kind: 'wake';
-  readonly text: string;
-  readonly mode: WakeMode;
-  /** True only for mappings with `allowUnsafeExternalContent`. */
+/** What every stored action carries besides its own fields. */
+interface ActionPolicy {
+  /** True only for mappings with `allowUnsafeExternalContent` (no safety wrapper). */
   readonly allowUnsafeExternalContent: boolean;
   readonly contentSource: ContentSource;
 }
 
-/** Run an isolated agent turn (seed §4.2). */
-export interface AgentAction {
+type Fields<K extends keyof ActionFieldValues> = Readonly<Pick<ActionFieldValues, K>>;
+type OptionalFields<K extends keyof ActionFieldValues> = Readonly<Partial<Pick<ActionFieldValues, K>>>;
+
+/** Queue a system event for the main session (seed §4.1). */
+export interface WakeAction extends Fields<'text' | 'mode'>, ActionPolicy {
+  readonly kind: 'wake';
+}
+
+/**
+ * Run an isolated agent turn (seed §4.2): `model` is the resolved `provider/model` in force,
+ * `timeoutSeconds` whole seconds.
+ */
+export interface AgentAction
+  extends Fields<'message' | 'sessionKey' | 'wakeMode' | 'deliver' | 'channel' | 'model'>,
+    OptionalFields<'name' | 'to' | 'thinking' | 'timeoutSeconds'>,
+    ActionPolicy {
   readonly kind: 'agent';
-  readonly message: string;
-  readonly name?: string;
-  readonly sessionKey: string;
-  readonly wakeMode: WakeMode;
-  readonly deliver: boolean;
-  readonly channel: Channel;
-  readonly to?: string;
-  /** The resolved `provider/model` in force for this run. */
-  readonly model: string;
-  readonly thinking?: ThinkingLevel;
-  /** Whole seconds. */
-  readonly timeoutSeconds?: number;
-  readonly allowUnsafeExternalContent: boolean;
-  readonly contentSource: ContentSource;
   /** The mapping that made it (for per-mapping concurrency); absent for /hooks/agent. */
   readonly mappingId?: string;
 }

@@ -1,17 +1,16 @@
-import { hookdError } from '../errors.js';
-import { newId } from '../ids.js';
-import type { ModelCatalog } from './models.js';
 import {
-  type AgentAction,
   CHANNELS,
   type Channel,
   type ContentSource,
   THINKING_LEVELS,
   type ThinkingLevel,
   WAKE_MODES,
-  type WakeAction,
   type WakeMode,
-} from './types.js';
+} from '../action-shape.js';
+import { hookdError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { ModelCatalog } from './models.js';
+import type { AgentAction, WakeAction } from './types.js';
 
 /** What validation needs besides the body. */
 export interface ActionOptions {

@@ -4,6 +4,15 @@
  * A `description` on a constrained string is what error messages say was expected.
  */
 
+import {
+  ACTION_KINDS,
+  CONTENT_SOURCES,
+  TEMPLATED_FIELDS,
+  type TemplatedField,
+  THINKING_LEVELS,
+  WAKE_MODES,
+} from '../action-shape.js';
+
 const DURATION = 'a duration such as 45s, 10m, 1h, or 0 to turn it off';
 const duration = {
   description: DURATION,
@@ -19,8 +28,13 @@ const modelRef = {
   description: 'a model reference of the form provider/model',
 } as const;
 
-const thinking = { type: 'string', enum: ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] } as const;
-const wakeMode = { type: 'string', enum: ['now', 'next-heartbeat'] } as const;
+const thinking = { type: 'string', enum: THINKING_LEVELS } as const;
+const wakeMode = { type: 'string', enum: WAKE_MODES } as const;
+
+/** A mapping's mustache templates: one string key per templated action field (src/action-shape.ts). */
+const templates = Object.fromEntries(TEMPLATED_FIELDS.map(({ template }) => [template, { type: 'string' }])) as {
+  readonly [K in TemplatedField['template']]: { readonly type: 'string' };
+};
 
 const mappingSchema = {
   type: 'object',
@@ -32,17 +46,11 @@ const mappingSchema = {
       additionalProperties: false,
       properties: { path: { type: 'string' }, source: { type: 'string' } },
     },
-    action: { type: 'string', enum: ['wake', 'agent'] },
+    action: { type: 'string', enum: ACTION_KINDS },
     wakeMode,
-    name: { type: 'string' },
-    sessionKey: { type: 'string' },
-    messageTemplate: { type: 'string' },
-    textTemplate: { type: 'string' },
-    deliver: { type: 'boolean' },
-    channel: { type: 'string' },
-    to: { type: 'string' },
+    ...templates,
     model: { type: 'string', minLength: 1 },
-    thinking: { type: 'string' },
+    deliver: { type: 'boolean' },
     timeoutSeconds: { type: 'number', exclusiveMinimum: 0 },
     allowUnsafeExternalContent: { type: 'boolean' },
     transform: {
@@ -68,7 +76,7 @@ const mappingSchema = {
     },
     maxBodyBytes: { type: 'integer', minimum: 1 },
     maxConcurrent: { type: 'integer', minimum: 1 },
-    contentSource: { type: 'string', enum: ['webhook', 'email'] },
+    contentSource: { type: 'string', enum: CONTENT_SOURCES },
   },
 } as const;
 

@@ -1,20 +1,9 @@
+import { TEMPLATED_FIELDS, type TemplatedField } from '../action-shape.js';
 import type { ModelCatalog } from '../actions/index.js';
 import { configInvalid, type MappingConfig } from '../config/index.js';
 import { isHookdError } from '../errors.js';
 import { compileTemplate, type Template, type TemplateView } from './templates.js';
 import type { Draft, MappingPolicy } from './types.js';
-
-const TEMPLATED = [
-  'textTemplate',
-  'messageTemplate',
-  'name',
-  'sessionKey',
-  'channel',
-  'to',
-  'model',
-  'thinking',
-] as const;
-type TemplatedField = (typeof TEMPLATED)[number];
 
 /** A mapping ready to serve: templates compiled, match normalised. */
 export interface CompiledMapping {
@@ -39,14 +28,14 @@ export interface CompiledMapping {
 /** Compiles one mapping; throws CONFIG_INVALID with a `path: problem` line for each problem. */
 export function compileMapping(mapping: MappingConfig, configPath: string, models: ModelCatalog): CompiledMapping {
   const problems: string[] = [];
-  const templates: Partial<Record<TemplatedField, Template>> = {};
-  for (const field of TEMPLATED) {
-    const source = mapping[field];
+  const templates = new Map<TemplatedField, Template>();
+  for (const entry of TEMPLATED_FIELDS) {
+    const source = mapping[entry.template];
     if (source === undefined) continue;
     try {
-      templates[field] = compileTemplate(source);
+      templates.set(entry, compileTemplate(source));
     } catch (err) {
-      problems.push(`${configPath}.${field}: template error: ${(err as Error).message}`);
+      problems.push(`${configPath}.${entry.template}: template error: ${(err as Error).message}`);
     }
   }
   if (mapping.model !== undefined && !mapping.model.includes('{{')) {
@@ -62,10 +51,6 @@ export function compileMapping(mapping: MappingConfig, configPath: string, model
   if (problems.length > 0) throw configInvalid(problems);
 
   const action = mapping.action ?? 'agent';
-  const render = (field: TemplatedField, view: TemplateView): string | undefined => {
-    const rendered = templates[field]?.(view);
-    return rendered === undefined || rendered.trim() === '' ? undefined : rendered;
-  };
   const trimmedPath = mapping.match?.path?.replace(/^\/+|\/+$/g, '');
 
   return {
@@ -77,7 +62,7 @@ export function compileMapping(mapping: MappingConfig, configPath: string, model
     ...(mapping.maxBodyBytes === undefined ? {} : { maxBodyBytes: mapping.maxBodyBytes }),
     ...(mapping.transform ? { transform: mapping.transform } : {}),
     ...(mapping.verify ? { verify: mapping.verify } : {}),
-    usesView: Object.keys(templates).length > 0,
+    usesView: templates.size > 0,
     policy: {
       ...(mapping.wakeMode ? { wakeMode: mapping.wakeMode } : {}),
       allowUnsafeExternalContent: mapping.allowUnsafeExternalContent ?? false,
@@ -85,19 +70,13 @@ export function compileMapping(mapping: MappingConfig, configPath: string, model
     },
     draft(view) {
       const draft: Draft = { kind: action };
-      const set = <K extends keyof Draft>(key: K, value: Draft[K] | undefined) => {
-        if (value !== undefined) draft[key] = value;
-      };
-      set('text', render('textTemplate', view));
-      set('message', render('messageTemplate', view));
-      set('name', render('name', view));
-      set('sessionKey', render('sessionKey', view));
-      set('channel', render('channel', view));
-      set('to', render('to', view));
-      set('model', render('model', view));
-      set('thinking', render('thinking', view));
-      set('deliver', mapping.deliver);
-      set('timeoutSeconds', mapping.timeoutSeconds);
+      // A template that renders only white space leaves its field unset.
+      for (const [{ field }, template] of templates) {
+        const rendered = template(view);
+        if (rendered.trim() !== '') draft[field] = rendered;
+      }
+      if (mapping.deliver !== undefined) draft.deliver = mapping.deliver;
+      if (mapping.timeoutSeconds !== undefined) draft.timeoutSeconds = mapping.timeoutSeconds;
       return draft;
     },
   };

@@ -1,20 +1,10 @@
+import { ACTION_FIELDS } from '../action-shape.js';
 import { hookdError } from '../errors.js';
 import { isPlainObject } from './templates.js';
 import type { Draft } from './types.js';
 
-const STRING_FIELDS = [
-  'text',
-  'mode',
-  'message',
-  'name',
-  'sessionKey',
-  'wakeMode',
-  'channel',
-  'to',
-  'model',
-  'thinking',
-] as const;
-const ALLOWED = new Set<string>(['kind', 'deliver', 'timeoutSeconds', ...STRING_FIELDS]);
+/** The fields a transform may return: every field of an action. */
+const ALLOWED: ReadonlySet<string> = new Set(Object.keys(ACTION_FIELDS));
 
 /** The most actions one request may yield (DESIGN §3). */
 export const MAX_ACTIONS = 100;

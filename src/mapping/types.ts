@@ -1,4 +1,5 @@
-import type { Action, ContentSource, WakeMode } from '../actions/index.js';
+import type { ActionFieldValues, ActionKind, ContentSource, WakeMode } from '../action-shape.js';
+import type { Action } from '../actions/index.js';
 import type { RawHeaders } from '../headers.js';
 
 /** A hook request as the mapping engine sees it. */
@@ -47,22 +48,13 @@ export type MappingOutcome =
       readonly fanOut: boolean;
     };
 
-/** A draft action before validation: template output merged with a transform's result. */
-export interface Draft {
-  kind: 'wake' | 'agent';
-  text?: string;
-  mode?: WakeMode | string;
-  message?: string;
-  name?: string;
-  sessionKey?: string;
-  wakeMode?: WakeMode | string;
-  deliver?: boolean;
-  channel?: string;
-  to?: string;
-  model?: string;
-  thinking?: string;
-  timeoutSeconds?: number;
-}
+/**
+ * A draft action before validation: template output merged with a transform's result. A
+ * template may render any string into an enum field; validation says what was expected.
+ */
+export type Draft = { kind: ActionKind } & {
+  [K in Exclude<keyof ActionFieldValues, 'kind'>]?: ActionFieldValues[K] extends string ? string : ActionFieldValues[K];
+};
 
 /** The per-mapping settings that are not part of a draft. */
 export interface MappingPolicy {

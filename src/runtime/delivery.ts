@@ -1,4 +1,4 @@
-import type { Channel } from '../actions/index.js';
+import type { Channel } from '../action-shape.js';
 import type { Logger } from '../log.js';
 import type { DeliveryOutcome, MetaRepository } from '../store/index.js';
 import type { ChatChannel } from './ports.js';

@@ -1,4 +1,4 @@
-import type { ThinkingLevel } from '../actions/index.js';
+import type { ThinkingLevel } from '../action-shape.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { EventRecord, Store } from '../store/index.js';

@@ -1,4 +1,4 @@
-import type { ThinkingLevel } from '../actions/index.js';
+import type { ThinkingLevel } from '../action-shape.js';
 import type { SessionMessage } from '../store/index.js';
 
 /**

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ContentSource } from '../actions/index.js';
+import type { ContentSource } from '../action-shape.js';
 
 /** The notice that precedes every wrapped piece of external content (DESIGN §9). */
 export const SECURITY_NOTICE =

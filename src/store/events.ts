@@ -1,4 +1,4 @@
-import type { ContentSource } from '../actions/index.js';
+import type { ContentSource } from '../action-shape.js';
 import type { Db } from './db.js';
 
 /** Where a system event came from: a hook request, a run's summary, or hookd itself. */

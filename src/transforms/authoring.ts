@@ -4,6 +4,8 @@
  * partial action merged over the templated one, or an array of them (a fan-out).
  */
 
+import type { ActionFieldValues } from '../action-shape.js';
+
 export interface TransformInput<Payload = unknown> {
   /** The parsed body (for a `forEach` mapping, with the current item at index 0). */
   readonly payload: Payload;
@@ -18,22 +20,8 @@ export interface TransformInput<Payload = unknown> {
   readonly rawBody: string;
 }
 
-/** Any field of a wake or agent action; `kind` switches between them. */
-export interface PartialAction {
-  kind?: 'wake' | 'agent';
-  text?: string;
-  mode?: 'now' | 'next-heartbeat';
-  message?: string;
-  name?: string;
-  sessionKey?: string;
-  wakeMode?: 'now' | 'next-heartbeat';
-  deliver?: boolean;
-  channel?: 'last' | 'chatnet';
-  to?: string;
-  model?: string;
-  thinking?: 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
-  timeoutSeconds?: number;
-}
+/** Any field of a wake or agent action (src/action-shape.ts); `kind` switches between them. */
+export type PartialAction = Partial<ActionFieldValues>;
 
 export type TransformResult = PartialAction | PartialAction[] | null | undefined;
 
