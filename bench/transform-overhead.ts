@@ -2,7 +2,9 @@
 // and a new transform's first call (isolate, load and call; the esbuild compile apart).
 import { join } from 'node:path';
 import { pino } from 'pino';
+import { createModelCatalog } from '../src/actions/index.js';
 import { loadConfig } from '../src/config/index.js';
+import { compileMappings } from '../src/mapping/index.js';
 import { compileTransform, createSandbox, createTransformHost } from '../src/transforms/index.js';
 
 function percentile(sorted: number[], p: number): number {
@@ -46,7 +48,8 @@ export async function measureTransformOverhead(dir: string) {
     data: { hooks: { transformsDir: dir, mappings: [{ id: 't', transform: { module: 'agent.ts' } }] } },
     env: {},
   });
-  const host = await createTransformHost({ config, log: pino({ level: 'silent' }) });
+  const mappings = compileMappings(config, createModelCatalog(config));
+  const host = await createTransformHost({ config, mappings, log: pino({ level: 'silent' }) });
   for (let i = 0; i < 3000; i++) await host.run('t', context);
   const samples: number[] = [];
   for (let i = 0; i < 20_000; i++) {

@@ -6,7 +6,7 @@ import { createChannels } from './channels/index.js';
 import { type Config, configInvalid } from './config/index.js';
 import type { Logger } from './log.js';
 import type { MailWatcher } from './mail/index.js';
-import { createMappingEngine, type MappingEngine } from './mapping/index.js';
+import { compileMappings, createMappingEngine, type MappingEngine } from './mapping/index.js';
 import { createMetrics } from './metrics.js';
 import { createModelRouter } from './providers/index.js';
 import { createRuntime, type ModelRouter, type Runtime } from './runtime/index.js';
@@ -48,18 +48,19 @@ export async function compileRoutes(
     models: createModelCatalog(config),
     chatnetConfigured: config.channels.chatnet !== undefined,
   };
+  const compiled = compileMappings(config, actionOptions.models);
   const transforms = await createTransformHost({
     config,
+    mappings: compiled,
     log,
     watch: options.watch ?? false,
     ...(options.observe ? { observe: options.observe } : {}),
   });
-  try {
-    return { actionOptions, transforms, mappings: createMappingEngine({ config, actionOptions, transforms }) };
-  } catch (err) {
-    transforms.close();
-    throw err;
-  }
+  return {
+    actionOptions,
+    transforms,
+    mappings: createMappingEngine({ config, mappings: compiled, actionOptions, transforms }),
+  };
 }
 
 /** Composition root: store → runtime → app → listen. The caller owns signals. */
@@ -94,6 +95,9 @@ export async function startGateway(
       onDelivery: (outcome) => metrics.deliveries.inc({ status: outcome.status }),
       // The adapters the runtime's ports are plugged into.
       models: options.models ?? createModelRouter(config),
+      mappingLimits: new Map(
+        mappings.mappings.flatMap((m) => (m.maxConcurrent === undefined ? [] : [[m.id, m.maxConcurrent] as const])),
+      ),
       channels: createChannels(config),
     });
     metrics.attach({ queueDepth: () => runtime.queueDepth, runsByStatus: () => store.runs.countByStatus() });

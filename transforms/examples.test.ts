@@ -1,6 +1,8 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createModelCatalog } from '../src/actions/index.js';
 import { loadConfig } from '../src/config/index.js';
+import { compileMappings } from '../src/mapping/index.js';
 import { createTransformHost, type TransformHost } from '../src/transforms/index.js';
 
 // The example transforms, run through the real sandbox exactly as a mapping would.
@@ -15,7 +17,11 @@ beforeAll(async () => {
     },
     env: {},
   });
-  host = await createTransformHost({ config, log: pino({ level: 'silent' }) });
+  host = await createTransformHost({
+    config,
+    mappings: compileMappings(config, createModelCatalog(config)),
+    log: pino({ level: 'silent' }),
+  });
 });
 afterAll(() => host.close());
 

@@ -1,13 +1,17 @@
 import { TEMPLATED_FIELDS, type TemplatedField } from '../action-shape.js';
 import type { ModelCatalog } from '../actions/index.js';
-import { configInvalid, type MappingConfig } from '../config/index.js';
+import { type Config, configInvalid, type MappingConfig } from '../config/index.js';
 import { isHookdError } from '../errors.js';
+import { presetMappings } from './presets.js';
 import { compileTemplate, type Template, type TemplateView } from './templates.js';
 import type { Draft, MappingPolicy } from './types.js';
 
 /** A mapping ready to serve: templates compiled, match normalised. */
 export interface CompiledMapping {
-  /** `id`, else the config path (`hooks.mappings[2]`). */
+  /**
+   * Its key everywhere (transform host, run concurrency, signatures, metrics): `id`, else the
+   * config path (`hooks.mappings[2]`). Computed here and nowhere else.
+   */
   readonly id: string;
   /** Where it came from, for error messages. */
   readonly configPath: string;
@@ -15,6 +19,8 @@ export interface CompiledMapping {
   readonly matchSource?: string;
   readonly forEach?: string;
   readonly maxBodyBytes?: number;
+  /** Runs of this mapping executing at once, at most. */
+  readonly maxConcurrent?: number;
   readonly transform?: { readonly module: string; readonly export?: string };
   /** Signature verification (DESIGN §10): a valid signature replaces the token for this mapping. */
   readonly verify?: NonNullable<MappingConfig['verify']>;
@@ -60,6 +66,7 @@ export function compileMapping(mapping: MappingConfig, configPath: string, model
     ...(mapping.match?.source === undefined ? {} : { matchSource: mapping.match.source }),
     ...(mapping.forEach === undefined ? {} : { forEach: mapping.forEach }),
     ...(mapping.maxBodyBytes === undefined ? {} : { maxBodyBytes: mapping.maxBodyBytes }),
+    ...(mapping.maxConcurrent === undefined ? {} : { maxConcurrent: mapping.maxConcurrent }),
     ...(mapping.transform ? { transform: mapping.transform } : {}),
     ...(mapping.verify ? { verify: mapping.verify } : {}),
     usesView: templates.size > 0,
@@ -80,4 +87,30 @@ export function compileMapping(mapping: MappingConfig, configPath: string, model
       return draft;
     },
   };
+}
+
+/**
+ * Compiles `hooks.mappings`, then the enabled presets, in the order they are matched; throws
+ * CONFIG_INVALID naming every broken one.
+ */
+export function compileMappings(
+  config: Pick<Config, 'hooks' | 'file'>,
+  models: ModelCatalog,
+): readonly CompiledMapping[] {
+  const sources = [
+    ...config.hooks.mappings.map((m, i) => ({ mapping: m, path: `hooks.mappings[${i}]` })),
+    ...presetMappings(config).map((m, i) => ({ mapping: m, path: `hooks.presets[${i}] (${m.id ?? 'preset'})` })),
+  ];
+  const problems: string[] = [];
+  const compiled: CompiledMapping[] = [];
+  for (const { mapping, path } of sources) {
+    try {
+      compiled.push(compileMapping(mapping, path, models));
+    } catch (err) {
+      if (!isHookdError(err, 'CONFIG_INVALID')) throw err;
+      problems.push(...err.params.problems);
+    }
+  }
+  if (problems.length > 0) throw configInvalid(problems, config.file);
+  return compiled;
 }

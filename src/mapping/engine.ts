@@ -1,16 +1,17 @@
 import { type Action, type ActionOptions, parseAgentBody, parseWakeBody } from '../actions/index.js';
 import { type Config, configInvalid } from '../config/index.js';
-import { hookdError, isHookdError } from '../errors.js';
+import { hookdError } from '../errors.js';
 import { CREDENTIAL_HEADERS, flattenHeaders } from '../headers.js';
-import { type CompiledMapping, compileMapping } from './compile.js';
+import { type CompiledMapping, compileMappings } from './compile.js';
 import { MAX_ACTIONS, mergeTransformResult } from './merge.js';
-import { presetMappings } from './presets.js';
 import { buildView, EMPTY_VIEW, isPlainObject } from './templates.js';
 import type { Draft, HookRequest, MappingOutcome, TransformContext, TransformRunner } from './types.js';
 
 export interface MappingEngineOptions {
   readonly config: Pick<Config, 'hooks' | 'file'>;
   readonly actionOptions: ActionOptions;
+  /** The compiled mappings (default: `compileMappings` of the config). */
+  readonly mappings?: readonly CompiledMapping[];
   /** Needed when any mapping has a transform. */
   readonly transforms?: TransformRunner;
   readonly now?: () => Date;
@@ -29,26 +30,17 @@ export interface MappingEngine {
   route(request: HookRequest): Promise<MappingOutcome>;
 }
 
-/** Compiles every mapping and preset; throws CONFIG_INVALID naming each broken one. */
+/** Routes requests through compiled mappings (by default, the config's mappings and presets compiled here). */
 export function createMappingEngine(options: MappingEngineOptions): MappingEngine {
   const { config, actionOptions } = options;
   const now = options.now ?? (() => new Date());
-  const problems: string[] = [];
-  const sources = [
-    ...config.hooks.mappings.map((m, i) => ({ mapping: m, path: `hooks.mappings[${i}]` })),
-    ...presetMappings(config).map((m, i) => ({ mapping: m, path: `hooks.presets[${i}] (${m.id ?? 'preset'})` })),
-  ];
-  const mappings: CompiledMapping[] = [];
-  for (const { mapping, path } of sources) {
-    try {
-      mappings.push(compileMapping(mapping, path, actionOptions.models));
-    } catch (err) {
-      if (isHookdError(err, 'CONFIG_INVALID')) problems.push(...err.params.problems);
-      else throw err;
-    }
-    if (mapping.transform && !options.transforms) problems.push(`${path}.transform: transforms are not available here`);
+  const mappings = options.mappings ?? compileMappings(config, actionOptions.models);
+  if (!options.transforms) {
+    const problems = mappings
+      .filter((m) => m.transform)
+      .map((m) => `${m.configPath}.transform: transforms are not available here`);
+    if (problems.length > 0) throw configInvalid(problems, config.file);
   }
-  if (problems.length > 0) throw configInvalid(problems, config.file);
 
   function resolve(subPath: string, payload: unknown): CompiledMapping | undefined {
     const source = isPlainObject(payload) && typeof payload.source === 'string' ? payload.source : undefined;

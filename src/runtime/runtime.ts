@@ -19,6 +19,8 @@ export interface RuntimeOptions {
   readonly models: ModelRouter;
   /** The chat channel ports by id (`chatnet`). */
   readonly channels: ReadonlyMap<string, ChatChannel>;
+  /** Runs of a mapping executing at once, at most, by mapping id (its `maxConcurrent`). */
+  readonly mappingLimits?: ReadonlyMap<string, number>;
   readonly onDelivery?: (outcome: DeliveryOutcome) => void;
 }
 /** What a 503 for a full run queue asks the sender to wait. */
@@ -62,15 +64,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     ...(defaults.thinking ? { thinking: defaults.thinking } : {}),
     ...(defaults.heartbeat.prompt ? { prompt: defaults.heartbeat.prompt } : {}),
   });
-  const mappingLimits = new Map<string, number>();
-  config.hooks.mappings.forEach((m, i) => {
-    if (m.maxConcurrent !== undefined) mappingLimits.set(m.id ?? `hooks.mappings[${i}]`, m.maxConcurrent);
-  });
   // Runs execute one at a time while hook requests saturate the event loop (see pressure.ts).
   const pressure = createIngressPressure({ onRelease: () => runs.kick() });
   const runs = createRunQueue({
     store,
-    mappingLimits,
+    ...(options.mappingLimits ? { mappingLimits: options.mappingLimits } : {}),
     models,
     delivery,
     heartbeat,

@@ -1,8 +1,8 @@
 import { type FSWatcher, watch } from 'node:fs';
-import { type Config, configInvalid, type MappingConfig } from '../config/index.js';
+import { type Config, configInvalid } from '../config/index.js';
 import { type HookdError, hookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { TransformContext, TransformRunner } from '../mapping/index.js';
+import type { CompiledMapping, TransformContext, TransformRunner } from '../mapping/index.js';
 import { type CompiledTransform, compileTransform } from './compile.js';
 import { resolveTransformModule } from './resolve.js';
 import { createSandbox, type Sandbox } from './sandbox.js';
@@ -17,7 +17,10 @@ interface Entry {
 }
 
 export interface TransformHostOptions {
+  /** `hooks.transformsDir` and `hooks.transforms` (the limits). */
   readonly config: Pick<Config, 'hooks' | 'file'>;
+  /** The mappings whose transforms to compile, each run under its id. */
+  readonly mappings: readonly Pick<CompiledMapping, 'id' | 'configPath' | 'transform'>[];
   readonly log: Logger;
   /** Recompile changed files while serving (default false; `serve` turns it on). */
   readonly watch?: boolean;
@@ -35,11 +38,6 @@ export interface TransformHost extends TransformRunner {
   close(): void;
 }
 
-/** The key a mapping's transform is run under (its id, else its config path). */
-export function transformKey(mapping: MappingConfig, index: number): string {
-  return mapping.id ?? `hooks.mappings[${index}]`;
-}
-
 /** Compiles every transform before anything listens; throws CONFIG_INVALID with file:line:col. */
 export async function createTransformHost(options: TransformHostOptions): Promise<TransformHost> {
   const { config } = options;
@@ -52,16 +50,16 @@ export async function createTransformHost(options: TransformHostOptions): Promis
   // Every transform compiles at once (a module used by several mappings, once), in parallel.
   const compiles = new Map<string, Promise<CompiledTransform>>();
   const results = await Promise.all(
-    config.hooks.mappings.map(async (mapping, index) => {
+    options.mappings.map(async (mapping) => {
       if (!mapping.transform) return;
-      const where = `hooks.mappings[${index}].transform.module`;
+      const where = `${mapping.configPath}.transform.module`;
       const resolved = resolveTransformModule(transformsDir, mapping.transform.module);
       if ('problem' in resolved) return { problems: [`${where}: ${resolved.problem}`] };
       if (!compiles.has(resolved.file)) compiles.set(resolved.file, compileTransform(resolved.file, transformsDir));
       try {
         const compiled = await compiles.get(resolved.file);
         const entry: Entry = {
-          key: transformKey(mapping, index),
+          key: mapping.id,
           file: resolved.file,
           exportName: mapping.transform.export,
           code: compiled?.code ?? '',

@@ -3,8 +3,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createModelCatalog } from '../../../src/actions/index.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { isHookdError } from '../../../src/errors.js';
+import { compileMappings } from '../../../src/mapping/index.js';
 import { createTransformHost } from '../../../src/transforms/index.js';
 import { makeTempDir, ROOT } from '../../helpers/hookd-process.js';
 
@@ -18,13 +20,16 @@ beforeEach(() => {
 afterEach(() => temp.cleanup());
 
 const silent = pino({ level: 'silent' });
-const hostFor = (mappings: unknown[], extra: { watch?: boolean } = {}) =>
-  createTransformHost({
-    config: loadConfig({ data: { hooks: { transformsDir: dir, mappings } }, env: {} }),
+const hostFor = (mappings: unknown[], extra: { watch?: boolean } = {}) => {
+  const config = loadConfig({ data: { hooks: { transformsDir: dir, mappings } }, env: {} });
+  return createTransformHost({
+    config,
+    mappings: compileMappings(config, createModelCatalog(config)),
     log: silent,
     ...extra,
     debounceMs: 20,
   });
+};
 
 async function problemsOf(mappings: unknown[]): Promise<readonly string[]> {
   try {

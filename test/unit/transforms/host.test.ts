@@ -3,8 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createModelCatalog } from '../../../src/actions/index.js';
 import { loadConfig } from '../../../src/config/index.js';
 import type { TransformContext } from '../../../src/mapping/index.js';
+import { compileMappings } from '../../../src/mapping/index.js';
 import { createTransformHost, type TransformHost } from '../../../src/transforms/index.js';
 import { ROOT } from '../../helpers/hookd-process.js';
 
@@ -54,7 +56,7 @@ beforeAll(async () => {
     env: {},
   });
   const log = pino({ level: 'debug' }, { write: (line: string) => logs.push(line) });
-  host = await createTransformHost({ config, log });
+  host = await createTransformHost({ config, mappings: compileMappings(config, createModelCatalog(config)), log });
 });
 afterAll(() => host.close());
 
