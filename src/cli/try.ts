@@ -57,7 +57,7 @@ async function dryRun(
     if (!kind) throw hookdError('UNSUPPORTED_MEDIA_TYPE', { contentType: String(headers['content-type']) });
     const parsed = parseBody(kind, raw);
     if (!parsed.ok) throw parsed.error;
-    const payload = parsed.body.value;
+    const { payload } = parsed.body;
     if (subPath === 'wake' || subPath === 'agent') {
       const action = subPath === 'wake' ? parseWakeBody(payload) : parseAgentBody(payload, actionOptions);
       io.out(JSON.stringify({ ok: true, mapping: null, actions: [action] }, null, 2));
@@ -71,7 +71,7 @@ async function dryRun(
       query,
       url: `${config.hooks.path}/${subPath}${search ? `?${search}` : ''}`,
       rawBody: raw,
-      payloadIsJsonOfRawBody: parsed.body.fromJson,
+      payloadIsJsonOfRawBody: parsed.body.payloadIsJsonOfRawBody,
     });
     if (outcome.kind === 'none') throw hookdError('NO_MAPPING', { hook: subPath });
     io.out(JSON.stringify({ ok: true, mapping: outcome.mappingId, actions: outcome.actions }, null, 2));

@@ -3,12 +3,12 @@ import type { Socket } from 'node:net';
 import sjson from 'secure-json-parse';
 import { type HookdError, hookdError } from '../errors.js';
 
-/** A parsed hook body: the value, and the raw bytes (for signatures and transforms). */
+/** A parsed hook body: the payload, and the raw bytes (for signatures and transforms). */
 export interface ParsedBody {
-  readonly value: unknown;
-  readonly raw: Buffer;
-  /** True when `value` is `JSON.parse` of `raw` (so a sandbox can parse the raw text itself). */
-  readonly fromJson: boolean;
+  readonly payload: unknown;
+  readonly rawBody: Buffer;
+  /** True when `payload` is `JSON.parse` of `rawBody` (so a sandbox can parse the raw text itself). */
+  readonly payloadIsJsonOfRawBody: boolean;
 }
 
 /** The body parser's outcome: a body, or the 4xx to answer (decided without throwing). */
@@ -99,13 +99,14 @@ export function readBody(
 export function parseBody(kind: BodyKind, raw: Buffer): BodyOutcome {
   let text = raw.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  if (kind === 'form') return { ok: true, body: { value: parseForm(text), raw, fromJson: false } };
-  if (text.trim() === '') return { ok: true, body: { value: {}, raw, fromJson: false } };
+  if (kind === 'form')
+    return { ok: true, body: { payload: parseForm(text), rawBody: raw, payloadIsJsonOfRawBody: false } };
+  if (text.trim() === '') return { ok: true, body: { payload: {}, rawBody: raw, payloadIsJsonOfRawBody: false } };
   if (nestingDepth(text) > MAX_DEPTH)
     return failure(hookdError('INVALID_JSON', { reason: `nested deeper than ${MAX_DEPTH} levels` }));
   try {
     const value: unknown = sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' });
-    return { ok: true, body: { value, raw, fromJson: true } };
+    return { ok: true, body: { payload: value, rawBody: raw, payloadIsJsonOfRawBody: true } };
   } catch (err) {
     return failure(hookdError('INVALID_JSON', { reason: (err as Error).message.slice(0, 200) }));
   }

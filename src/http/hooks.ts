@@ -113,17 +113,17 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const state = request.hook as HookState;
     const body = bodyOf(request.body as BodyOutcome | undefined);
-    let verified: { mappings: ReadonlySet<string>; deliveryId?: string } | undefined;
+    let verified: { mappings: ReadonlySet<string>; webhookId?: string } | undefined;
     if (state.verifiers.length > 0) {
-      verified = verifyDelivery(state.verifiers, request, body);
+      verified = verifyWebhook(state.verifiers, request, body);
       if (!verified) throw refuse(request, 'missing or invalid signature');
       throttle.succeed(request.ip);
-      const challenge = slackChallenge(state.verifiers, verified.mappings, body.value);
+      const challenge = slackChallenge(state.verifiers, verified.mappings, body.payload);
       if (challenge !== undefined) return reply.code(200).send({ challenge });
     }
-    const key = idempotencyKeyOf(request.headers, verified?.deliveryId);
+    const key = idempotencyKeyOf(request.headers, verified?.webhookId);
     if (key === undefined) return send(reply, await handle(request, state, body, verified, undefined));
-    const bodyHash = hashBody(body.raw);
+    const bodyHash = hashBody(body.rawBody);
     const remembered = inFlight.claim(sink, state.subPath, key, bodyHash);
     if (remembered) {
       reply.header('idempotent-replayed', 'true');
@@ -145,8 +145,8 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   ): Promise<Answer> => {
     let actions: readonly Action[];
     let fanOut = false;
-    if (state.subPath === 'wake') actions = [parseWakeBody(body.value)];
-    else if (state.subPath === 'agent') actions = [parseAgentBody(body.value, actionOptions)];
+    if (state.subPath === 'wake') actions = [parseWakeBody(body.payload)];
+    else if (state.subPath === 'agent') actions = [parseAgentBody(body.payload, actionOptions)];
     else {
       const outcome = await route(request, state.subPath, body, verified?.mappings);
       actions = outcome.actions;
@@ -171,13 +171,11 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
       ? await options.mappings
           .route({
             subPath,
-            payload: body.value,
+            ...body,
             // Templates and transforms never see the credentials: no token header, no ?token=.
             headers: withoutCredentials(request.headers),
             query: queryWithoutToken(request.query),
             url: withoutToken(request.url),
-            rawBody: body.raw,
-            payloadIsJsonOfRawBody: body.fromJson,
             ...(verifiedMappings ? { verifiedMappings } : {}),
           })
           .catch((err: unknown) => {
@@ -195,7 +193,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
       subPath,
       url: withoutToken(request.url),
       headers: withoutCredentials(request.headers),
-      body: body.raw,
+      body: body.rawBody,
       code: err.code,
       error: err.message,
     });
@@ -210,18 +208,18 @@ function send(reply: FastifyReply, answer: Answer) {
   return answer.body === null ? reply.code(answer.status).send() : reply.code(answer.status).send(answer.body);
 }
 
-/** The mappings whose signature holds, and the provider's delivery id; undefined when none does. */
-function verifyDelivery(verifiers: readonly CompiledMapping[], request: FastifyRequest, body: ParsedBody) {
+/** The mappings whose signature holds, and the sender's webhook id; undefined when none does. */
+function verifyWebhook(verifiers: readonly CompiledMapping[], request: FastifyRequest, body: ParsedBody) {
   const mappings = new Set<string>();
-  let deliveryId: string | undefined;
+  let webhookId: string | undefined;
   for (const mapping of verifiers) {
-    const result = verifySignature(mapping.verify as VerifyConfig, request.headers, body.raw);
+    const result = verifySignature(mapping.verify as VerifyConfig, request.headers, body.rawBody);
     if (!result.ok) continue;
     mappings.add(mapping.id);
-    deliveryId ??= result.deliveryId;
+    webhookId ??= result.webhookId;
   }
   if (mappings.size === 0) return undefined;
-  return { mappings, ...(deliveryId ? { deliveryId } : {}) };
+  return { mappings, ...(webhookId ? { webhookId } : {}) };
 }
 
 /** Slack's `url_verification` handshake: answered with its challenge once the signature holds. */
@@ -242,7 +240,7 @@ function subPathOf(request: FastifyRequest): string {
 }
 
 function bodyOf(outcome: BodyOutcome | undefined): ParsedBody {
-  if (outcome === undefined) return { value: {}, raw: Buffer.alloc(0), fromJson: false };
+  if (outcome === undefined) return { payload: {}, rawBody: Buffer.alloc(0), payloadIsJsonOfRawBody: false };
   if (!outcome.ok) throw outcome.error;
   return outcome.body;
 }

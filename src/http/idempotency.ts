@@ -5,11 +5,11 @@ import { hookdError } from '../errors.js';
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
-/** `Idempotency-Key`, else `x-service-idempotency-key`, else the provider's delivery id. */
-export function idempotencyKeyOf(headers: IncomingHttpHeaders, deliveryId: string | undefined): string | undefined {
+/** `Idempotency-Key`, else `x-service-idempotency-key`, else the sender's webhook id. */
+export function idempotencyKeyOf(headers: IncomingHttpHeaders, webhookId: string | undefined): string | undefined {
   const raw = headers['idempotency-key'] ?? headers['x-service-idempotency-key'];
   const key = Array.isArray(raw) ? raw[0] : raw;
-  if (key === undefined) return deliveryId;
+  if (key === undefined) return webhookId;
   if (!KEY.test(key))
     throw hookdError('INVALID_FIELD', { field: 'Idempotency-Key', expected: '1 to 255 visible ASCII characters' });
   return key;

@@ -5,9 +5,12 @@ import { safeEqual } from './auth.js';
 
 export type VerifyConfig = NonNullable<MappingConfig['verify']>;
 
-/** A verified delivery: which provider id to dedupe on, when the provider sends one. */
+/**
+ * A verified webhook: the sender's id of this message to dedupe on (`X-GitHub-Delivery`,
+ * `webhook-id`, Stripe's event id), when the sender gives one.
+ */
 export type Verification =
-  | { readonly ok: true; readonly deliveryId?: string }
+  | { readonly ok: true; readonly webhookId?: string }
   | { readonly ok: false; readonly reason: string };
 
 const DEFAULT_TOLERANCE_S = 300;
@@ -33,7 +36,7 @@ function github(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer)
   const expected = `sha256=${hmac('sha256', config.secret, raw).digest('hex')}`;
   if (!safeEqual(given, expected)) return fail('signature mismatch');
   const id = header(headers, 'x-github-delivery');
-  return { ok: true, ...(id ? { deliveryId: id } : {}) };
+  return { ok: true, ...(id ? { webhookId: id } : {}) };
 }
 
 function stripe(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer, now: number): Verification {
@@ -47,7 +50,7 @@ function stripe(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer,
   const expected = hmac('sha256', config.secret, `${timestamp}.`).update(raw).digest('hex');
   if (!signatures.some((s) => safeEqual(s, expected))) return fail('signature mismatch');
   const id = /"id"\s*:\s*"(evt_[^"]+)"/.exec(raw.toString('utf8'))?.[1];
-  return { ok: true, ...(id ? { deliveryId: id } : {}) };
+  return { ok: true, ...(id ? { webhookId: id } : {}) };
 }
 
 function slack(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer, now: number): Verification {
@@ -73,7 +76,7 @@ function standardWebhooks(config: VerifyConfig, headers: IncomingHttpHeaders, ra
     .split(' ')
     .filter((s) => s.startsWith('v1,'))
     .map((s) => s.slice(3));
-  return candidates.some((s) => safeEqual(s, expected)) ? { ok: true, deliveryId: id } : fail('signature mismatch');
+  return candidates.some((s) => safeEqual(s, expected)) ? { ok: true, webhookId: id } : fail('signature mismatch');
 }
 
 function generic(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer): Verification {
@@ -84,7 +87,7 @@ function generic(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer
   return safeEqual(given, `${config.prefix ?? ''}${digest}`) ? { ok: true } : fail('signature mismatch');
 }
 
-/** Verifies a delivery's signature over the raw bytes (DESIGN §10). Never reveals the expected value. */
+/** Verifies a webhook's signature over the raw bytes (DESIGN §10). Never reveals the expected value. */
 export function verifySignature(
   config: VerifyConfig,
   headers: IncomingHttpHeaders,

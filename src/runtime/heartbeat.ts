@@ -35,8 +35,8 @@ export interface HeartbeatOptions {
 /** The heartbeat turn's one user message: the prompt, then every pending event (DESIGN §6.3). */
 export function heartbeatMessage(prompt: string, events: readonly EventRecord[]): string {
   const line = (e: EventRecord) => `[${new Date(e.createdAt).toISOString()}] ${e.text}`;
-  const trusted = events.filter((e) => e.trusted || e.origin === 'system').map(line);
-  const untrusted = events.filter((e) => !(e.trusted || e.origin === 'system')).map(line);
+  const trusted = events.filter((e) => e.allowUnsafeExternalContent || e.origin === 'system').map(line);
+  const untrusted = events.filter((e) => !(e.allowUnsafeExternalContent || e.origin === 'system')).map(line);
   const parts = [prompt];
   if (trusted.length > 0) parts.push(trusted.join('\n'));
   if (untrusted.length > 0) parts.push(wrapExternalContent(untrusted.join('\n'), 'webhook'));

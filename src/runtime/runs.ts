@@ -121,7 +121,7 @@ export function createRunQueue(options: RunQueueOptions) {
         sessionKey: MAIN_SESSION,
         text: summaryText(run),
         origin: 'run-summary',
-        trusted: run.allowUnsafeExternalContent,
+        allowUnsafeExternalContent: run.allowUnsafeExternalContent,
         contentSource: run.contentSource,
         createdAt: now(),
       });

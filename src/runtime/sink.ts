@@ -35,7 +35,7 @@ export function createStoreSink(store: Store, options: StoreSinkOptions = {}): A
         sessionKey: MAIN_SESSION,
         text: action.text,
         origin: 'hook',
-        trusted: action.allowUnsafeExternalContent,
+        allowUnsafeExternalContent: action.allowUnsafeExternalContent,
         contentSource: action.contentSource,
         requestId: context.requestId,
         createdAt,
@@ -84,7 +84,7 @@ export function createStoreSink(store: Store, options: StoreSinkOptions = {}): A
       return store.group.write(() => write(actions, context)).then((accepted) => scheduled(actions, accepted));
     },
     recordFailure(failure) {
-      store.failures.insert({ ...failure, id: newId(), createdAt: now() });
+      store.failedRequests.insert({ ...failure, id: newId(), createdAt: now() });
     },
     findAnswer(scope, key) {
       const record = store.idempotency.get(scope, key, now());

@@ -10,7 +10,7 @@ export interface EventRecord {
   readonly text: string;
   readonly origin: EventOrigin;
   /** True when the event's mapping allows unsafe external content (no wrapper). */
-  readonly trusted: boolean;
+  readonly allowUnsafeExternalContent: boolean;
   readonly contentSource: ContentSource;
   readonly createdAt: number;
   readonly consumedAt: number | null;
@@ -23,7 +23,7 @@ interface EventRow {
   session_key: string;
   text: string;
   origin: EventOrigin;
-  trusted: number;
+  allow_unsafe_external_content: number;
   content_source: ContentSource;
   created_at: number;
   consumed_at: number | null;
@@ -34,7 +34,7 @@ const toRecord = (row: EventRow): EventRecord => ({
   sessionKey: row.session_key,
   text: row.text,
   origin: row.origin,
-  trusted: row.trusted === 1,
+  allowUnsafeExternalContent: row.allow_unsafe_external_content === 1,
   contentSource: row.content_source,
   createdAt: row.created_at,
   consumedAt: row.consumed_at,
@@ -43,7 +43,7 @@ const toRecord = (row: EventRow): EventRecord => ({
 /** System events of sessions (the main session's queue). */
 export function createEventRepository(db: Db) {
   const insert = db.prepare(
-    `INSERT INTO events (id, session_key, text, origin, trusted, content_source, request_id, created_at)
+    `INSERT INTO events (id, session_key, text, origin, allow_unsafe_external_content, content_source, request_id, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const pending = db.prepare('SELECT * FROM events WHERE session_key = ? AND consumed_at IS NULL ORDER BY seq LIMIT ?');
@@ -59,7 +59,7 @@ export function createEventRepository(db: Db) {
         event.sessionKey,
         event.text,
         event.origin,
-        event.trusted ? 1 : 0,
+        event.allowUnsafeExternalContent ? 1 : 0,
         event.contentSource,
         event.requestId ?? null,
         event.createdAt,

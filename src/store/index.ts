@@ -1,6 +1,6 @@
 import { type Db, type OpenDbOptions, openDb } from './db.js';
 import { createEventRepository } from './events.js';
-import { createFailureRepository } from './failures.js';
+import { createFailedRequestRepository } from './failed-requests.js';
 import { createGroupCommit, type GroupCommit } from './group-commit.js';
 import { createIdempotencyRepository } from './idempotency.js';
 import { createMessageRepository } from './messages.js';
@@ -19,7 +19,8 @@ export interface Store {
   readonly runs: ReturnType<typeof createRunRepository>;
   readonly messages: ReturnType<typeof createMessageRepository>;
   readonly meta: ReturnType<typeof createMetaRepository>;
-  readonly failures: ReturnType<typeof createFailureRepository>;
+  /** Hook requests answered 5xx, kept for replay. */
+  readonly failedRequests: ReturnType<typeof createFailedRequestRepository>;
   readonly idempotency: ReturnType<typeof createIdempotencyRepository>;
   /** Runs `fn` in one transaction (nested calls join the outer one). */
   transaction<T>(fn: () => T): T;
@@ -37,7 +38,7 @@ export function createStore(options: OpenDbOptions): Store {
     runs: createRunRepository(db),
     messages: createMessageRepository(db),
     meta: createMetaRepository(db),
-    failures: createFailureRepository(db),
+    failedRequests: createFailedRequestRepository(db),
     idempotency: createIdempotencyRepository(db),
     transaction,
     group: createGroupCommit(transaction),

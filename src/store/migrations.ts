@@ -94,4 +94,10 @@ export const migrations: readonly string[] = [
   CREATE INDEX idempotency_expiry ON idempotency (expires_at);
   ALTER TABLE runs ADD COLUMN mapping_id TEXT;
   `,
+  `
+  ALTER TABLE events RENAME COLUMN trusted TO allow_unsafe_external_content;
+  ALTER TABLE runs RENAME COLUMN allow_unsafe TO allow_unsafe_external_content;
+  ALTER TABLE runs RENAME COLUMN recipient TO "to";
+  ALTER TABLE failed_deliveries RENAME TO failed_requests;
+  `,
 ];

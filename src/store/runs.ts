@@ -32,8 +32,8 @@ interface RunRow {
   wake_mode: string;
   deliver: number;
   channel: string;
-  recipient: string | null;
-  allow_unsafe: number;
+  to: string | null;
+  allow_unsafe_external_content: number;
   content_source: string;
   status: RunStatus;
   output: string | null;
@@ -60,8 +60,8 @@ function toRecord(row: RunRow): RunRecord {
     wakeMode: row.wake_mode as AgentAction['wakeMode'],
     deliver: row.deliver === 1,
     channel: row.channel as AgentAction['channel'],
-    ...optional('to', row.recipient),
-    allowUnsafeExternalContent: row.allow_unsafe === 1,
+    ...optional('to', row.to),
+    allowUnsafeExternalContent: row.allow_unsafe_external_content === 1,
     contentSource: row.content_source as AgentAction['contentSource'],
     status: row.status,
     ...optional('output', row.output),
@@ -78,7 +78,7 @@ function toRecord(row: RunRow): RunRecord {
 export function createRunRepository(db: Db) {
   const insert = db.prepare(
     `INSERT INTO runs (id, session_key, name, message, model, thinking, timeout_seconds, wake_mode, deliver,
-       channel, recipient, allow_unsafe, content_source, status, request_id, created_at, mapping_id)
+       channel, "to", allow_unsafe_external_content, content_source, status, request_id, created_at, mapping_id)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?)`,
   );
   const get = db.prepare('SELECT * FROM runs WHERE id = ?');

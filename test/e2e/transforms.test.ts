@@ -98,7 +98,7 @@ describe('transforms end to end', () => {
 
     const db = new Database(join(dir, 'data/hookd.db'), { readonly: true });
     const failures = db
-      .prepare('SELECT sub_path, url, headers, body, code, error FROM failed_deliveries ORDER BY seq')
+      .prepare('SELECT sub_path, url, headers, body, code, error FROM failed_requests ORDER BY seq')
       .all() as {
       sub_path: string;
       url: string;

@@ -19,12 +19,12 @@ describe('classifyContentType', () => {
 
 describe('parse', () => {
   it('treats an empty or blank body as {}', () => {
-    expect(parse('json', Buffer.from(''))).toMatchObject({ ok: true, body: { value: {} } });
-    expect(parse('json', Buffer.from('  \n'))).toMatchObject({ ok: true, body: { value: {} } });
+    expect(parse('json', Buffer.from(''))).toMatchObject({ ok: true, body: { payload: {} } });
+    expect(parse('json', Buffer.from('  \n'))).toMatchObject({ ok: true, body: { payload: {} } });
   });
 
   it('strips a byte-order mark', () => {
-    expect(parse('json', Buffer.from('\ufeff{"a":1}'))).toMatchObject({ ok: true, body: { value: { a: 1 } } });
+    expect(parse('json', Buffer.from('\ufeff{"a":1}'))).toMatchObject({ ok: true, body: { payload: { a: 1 } } });
   });
 
   it('removes __proto__ and constructor.prototype keys instead of letting them through', () => {
@@ -33,7 +33,7 @@ describe('parse', () => {
       Buffer.from('{"a":1,"__proto__":{"polluted":true},"constructor":{"prototype":{"x":1}}}'),
     );
     expect(outcome.ok).toBe(true);
-    const value = outcome.ok ? (outcome.body.value as Record<string, unknown>) : {};
+    const value = outcome.ok ? (outcome.body.payload as Record<string, unknown>) : {};
     expect(value.a).toBe(1);
     expect(Object.hasOwn(value, '__proto__')).toBe(false);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -42,7 +42,7 @@ describe('parse', () => {
   it('keeps the raw bytes', () => {
     const raw = Buffer.from('{"x":"é"}');
     const outcome = parse('json', raw);
-    expect(outcome.ok && outcome.body.raw).toBe(raw);
+    expect(outcome.ok && outcome.body.rawBody).toBe(raw);
   });
 
   it('refuses JSON nested deeper than 64 levels, counting brackets outside strings only', () => {
@@ -61,6 +61,6 @@ describe('parse', () => {
 
   it('turns form bodies into an object of strings, last value winning, dropping prototype keys', () => {
     const outcome = parse('form', Buffer.from('a=1&b=two+words&a=3&__proto__=x&constructor=y'));
-    expect(outcome.ok && outcome.body.value).toEqual({ a: '3', b: 'two words' });
+    expect(outcome.ok && outcome.body.payload).toEqual({ a: '3', b: 'two words' });
   });
 });

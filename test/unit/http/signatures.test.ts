@@ -12,7 +12,7 @@ describe('signature schemes against published example vectors', () => {
     };
     expect(
       verifySignature({ scheme: 'github', secret: "It's a Secret to Everybody" }, headers, body('Hello, World!')),
-    ).toEqual({ ok: true, deliveryId: 'd-1' });
+    ).toEqual({ ok: true, webhookId: 'd-1' });
     expect(
       verifySignature({ scheme: 'github', secret: "It's a Secret to Everybody" }, headers, body('Hello, World?')).ok,
     ).toBe(false);
@@ -43,7 +43,7 @@ describe('signature schemes against published example vectors', () => {
     const config = { scheme: 'standard-webhooks' as const, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' };
     expect(verifySignature(config, headers, body('{"test": 2432232314}'), 1614265330)).toEqual({
       ok: true,
-      deliveryId: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+      webhookId: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
     });
     expect(verifySignature(config, headers, body('{"test": 2432232315}'), 1614265330).ok).toBe(false);
     expect(verifySignature(config, headers, body('{"test": 2432232314}'), 1614265330 + 400).ok).toBe(false);
@@ -56,7 +56,7 @@ describe('signature schemes against published example vectors', () => {
     const config = { scheme: 'stripe' as const, secret: 'whsec_test' };
     expect(verifySignature(config, { 'stripe-signature': `t=${t},v1=deadbeef,v1=${v1},v0=x` }, raw, t + 10)).toEqual({
       ok: true,
-      deliveryId: 'evt_123',
+      webhookId: 'evt_123',
     });
     expect(verifySignature(config, { 'stripe-signature': `t=${t},v1=${v1}` }, raw, t + 1000).ok).toBe(false);
     expect(verifySignature(config, { 'stripe-signature': 'garbage' }, raw, t)).toEqual({

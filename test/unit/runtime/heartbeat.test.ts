@@ -15,7 +15,7 @@ describe('heartbeat turns', () => {
         sessionKey: 'main',
         text: `event ${n}`,
         origin: 'system',
-        trusted: true,
+        allowUnsafeExternalContent: true,
         contentSource: 'webhook',
         createdAt: n,
       });

@@ -10,7 +10,7 @@ const event = (id: string, text = 'x') => ({
   sessionKey: 'main',
   text,
   origin: 'hook' as const,
-  trusted: false,
+  allowUnsafeExternalContent: false,
   contentSource: 'webhook' as const,
   createdAt: 1,
 });

@@ -2,7 +2,7 @@ import type { FailedRequest } from '../actions/index.js';
 import type { Db } from './db.js';
 
 /** A hook request that was answered 5xx (DESIGN §3), as stored for replay. */
-export interface FailedDelivery extends FailedRequest {
+export interface FailedRequestRecord extends FailedRequest {
   readonly id: string;
   readonly createdAt: number;
 }
@@ -19,19 +19,19 @@ interface Row {
   created_at: number;
 }
 
-/** Failed deliveries (DESIGN §3: a failed transform's request is kept for replay). */
-export function createFailureRepository(db: Db) {
+/** Hook requests that failed on our side (a failed transform), kept for replay (DESIGN §3). */
+export function createFailedRequestRepository(db: Db) {
   const insert = db.prepare(
-    `INSERT INTO failed_deliveries (id, request_id, sub_path, url, headers, body, code, error, created_at)
+    `INSERT INTO failed_requests (id, request_id, sub_path, url, headers, body, code, error, created_at)
      VALUES (@id, @requestId, @subPath, @url, @headers, @body, @code, @error, @createdAt)`,
   );
-  const list = db.prepare('SELECT * FROM failed_deliveries WHERE replayed_at IS NULL ORDER BY seq');
+  const list = db.prepare('SELECT * FROM failed_requests WHERE replayed_at IS NULL ORDER BY seq');
   return {
-    insert(failure: FailedDelivery): void {
+    insert(failure: FailedRequestRecord): void {
       insert.run({ ...failure, requestId: failure.requestId || null, headers: JSON.stringify(failure.headers) });
     },
-    /** Failures not replayed yet, oldest first. */
-    pending(): FailedDelivery[] {
+    /** Failed requests not replayed yet, oldest first. */
+    pending(): FailedRequestRecord[] {
       return (list.all() as Row[]).map((r) => ({
         id: r.id,
         requestId: r.request_id ?? '',
@@ -46,5 +46,3 @@ export function createFailureRepository(db: Db) {
     },
   };
 }
-
-export type FailureRepository = ReturnType<typeof createFailureRepository>;
