@@ -1,0 +1,165 @@
+import type { ThinkingLevel } from '../action-shape.js';
+import { hookdError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { DeliveryOutcome, RunRecord, SessionMessage, Store } from '../store/index.js';
+import type { Delivery } from './delivery.js';
+import type { Heartbeat } from './heartbeat.js';
+import type { ModelRouter } from './ports.js';
+import { findInjectionPhrases, wrapExternalContent } from './safety.js';
+import { MAIN_SESSION } from './sink.js';
+import { timeoutSignal } from './timeout.js';
+
+export const SUMMARY_MAX_CHARS = 2000;
+
+/** `Hook <name>: <reply>` / `Hook <name> (error): <reason>` (DESIGN §6.2). */
+export function summaryText(run: RunRecord): string {
+  const label = run.name ? `Hook ${run.name}` : 'Hook';
+  if (run.status === 'ok') return `${label}: ${trimTo(run.output ?? '', SUMMARY_MAX_CHARS)}`;
+  return `${label} (error): ${trimTo(run.error ?? run.status, SUMMARY_MAX_CHARS)}`;
+}
+
+function trimTo(text: string, max: number): string {
+  const trimmed = text.trim();
+  return trimmed.length > max ? `${trimmed.slice(0, max - 1)}…` : trimmed;
+}
+
+export interface RunExecutorOptions {
+  readonly store: Store;
+  readonly models: ModelRouter;
+  readonly delivery: Delivery;
+  readonly heartbeat: Heartbeat;
+  readonly defaultTimeoutSeconds: number;
+  readonly defaultThinking?: ThinkingLevel;
+  readonly log: Logger;
+  /** Transcript messages sent as history (the newest ones). */
+  readonly historyLimit?: number;
+  readonly now?: () => number;
+}
+
+/** Carries one run through its steps: model turn, delivery, summary, heartbeat. */
+export interface RunExecutor {
+  /**
+   * Executes `run` from where it stands (a run resumed after a crash skips the steps it
+   * finished). `shutdown` aborts the model call and the delivery; the run then stays
+   * unsummarised and resumes at the next start.
+   */
+  execute(run: RunRecord, shutdown: AbortSignal): Promise<void>;
+}
+
+type Turn = { readonly run: RunRecord; readonly messages: readonly SessionMessage[] };
+
+/** Creates the executor of agent runs (DESIGN §6.2). */
+export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
+  const { store, models, delivery, heartbeat } = options;
+  const log = options.log.child({ component: 'runs' });
+  const now = options.now ?? Date.now;
+  const historyLimit = options.historyLimit ?? 100;
+
+  /** Writes a finished turn: the transcript (for a reply) and the run's final status. */
+  function recordTurn({ run, messages }: Turn): void {
+    const at = run.finishedAt ?? now();
+    store.messages.append(run.sessionKey, messages, run.id, at);
+    store.runs.finish(
+      run.id,
+      {
+        status: run.status as 'ok' | 'error' | 'timeout',
+        ...(run.output === undefined ? {} : { output: run.output }),
+        ...(run.error === undefined ? {} : { error: run.error }),
+      },
+      at,
+    );
+  }
+
+  /**
+   * Runs the model turn and returns the finished run (not yet written) with the transcript
+   * messages it adds, or undefined when shut down mid-call. Marking the run `running` joins the
+   * next group commit: a crash before the result is written runs it again either way.
+   */
+  async function callModel(run: RunRecord, shutdown: AbortSignal): Promise<Turn | undefined> {
+    const startedAt = now();
+    store.group
+      .write(() => store.runs.markRunning(run.id, startedAt))
+      .catch((err: unknown) => log.error({ err, runId: run.id }, 'marking a run running failed'));
+    const content = run.allowUnsafeExternalContent ? run.message : wrapExternalContent(run.message, run.contentSource);
+    const phrases = findInjectionPhrases(run.message);
+    if (phrases.length > 0) log.warn({ runId: run.id, phrases }, 'possible prompt injection in hook content');
+    const history = store.messages.recent(run.sessionKey, historyLimit);
+    const timeoutSeconds = run.timeoutSeconds ?? options.defaultTimeoutSeconds;
+    const timeout = timeoutSignal(timeoutSeconds);
+    const thinking = run.thinking ?? options.defaultThinking;
+    try {
+      const reply = await models.complete(run.model, {
+        messages: [...history, { role: 'user', content }],
+        ...(thinking ? { thinking } : {}),
+        signal: AbortSignal.any([timeout, shutdown]),
+      });
+      const messages: SessionMessage[] = [
+        { role: 'user', content },
+        { role: 'assistant', content: reply },
+      ];
+      return { run: { ...run, status: 'ok', output: reply, startedAt, finishedAt: now() }, messages };
+    } catch (err) {
+      if (shutdown.aborted && !timeout.aborted) return undefined;
+      const status = timeout.aborted ? 'timeout' : 'error';
+      const error = timeout.aborted
+        ? hookdError('RUN_TIMED_OUT', { seconds: timeoutSeconds }).message
+        : (err as Error).message;
+      log.warn({ runId: run.id, status, error }, 'run failed');
+      // A failed turn adds nothing to the transcript, but its status is still written.
+      return { run: { ...run, status, error, startedAt, finishedAt: now() }, messages: [] };
+    }
+  }
+
+  function deliveryOf(run: RunRecord, shutdown: AbortSignal): Promise<DeliveryOutcome> {
+    if (!run.deliver) return Promise.resolve(delivery.skipped('deliver is false'));
+    if (run.status !== 'ok') return Promise.resolve(delivery.skipped(`the run ended with ${run.status}`));
+    const target = { channel: run.channel, ...(run.to === undefined ? {} : { to: run.to }) };
+    return delivery.deliver(target, run.output ?? '', shutdown);
+  }
+
+  /** The turn (unless written before), the delivery outcome and the summary, in one commit. */
+  function summarize(run: RunRecord, turn: Turn | undefined, outcome: DeliveryOutcome): Promise<void> {
+    return store.group.write(() => {
+      if (turn) recordTurn(turn);
+      if (!run.delivery) store.runs.recordDelivery(run.id, outcome);
+      store.events.insert({
+        id: `${run.id}:summary`,
+        sessionKey: MAIN_SESSION,
+        text: summaryText(run),
+        origin: 'run-summary',
+        allowUnsafeExternalContent: run.allowUnsafeExternalContent,
+        contentSource: run.contentSource,
+        createdAt: now(),
+      });
+      store.runs.markSummarized(run.id, now());
+    });
+  }
+
+  return {
+    async execute(queued, shutdown) {
+      const fresh = queued.status === 'queued' || queued.status === 'running';
+      const turn = fresh ? await callModel(queued, shutdown) : undefined;
+      if (fresh && !turn) return;
+      const run = turn?.run ?? queued;
+      // The finished turn not yet written (none when a previous process wrote it).
+      let unwritten = turn;
+      let outcome = run.delivery;
+      if (!outcome) {
+        const delivering = run.deliver && run.status === 'ok';
+        if (delivering && unwritten) {
+          // A delivery is network I/O: the turn is committed first, so that a crash while
+          // delivering does not ask the model again.
+          const written = unwritten;
+          await store.group.write(() => recordTurn(written));
+          unwritten = undefined;
+        }
+        outcome = await deliveryOf(run, shutdown);
+        // Cut off by shutdown: left unsummarised, so the next start delivers it again.
+        if (delivering && shutdown.aborted) return;
+      }
+      await summarize(run, unwritten, outcome);
+      log.info({ runId: run.id, status: run.status, delivery: outcome.status, why: outcome.reason }, 'run done');
+      if (run.wakeMode === 'now') heartbeat.request();
+    },
+  };
+}

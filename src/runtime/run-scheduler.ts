@@ -1,0 +1,50 @@
+/** A committed run waiting for its turn. */
+export interface PendingRun {
+  readonly id: string;
+  readonly sessionKey: string;
+  readonly mappingId?: string;
+}
+
+/**
+ * Which waiting run may start: the oldest whose session key has no run executing and whose
+ * mapping is under its `maxConcurrent`. Runs of one session key so keep their arrival order.
+ */
+export interface RunScheduler {
+  add(run: PendingRun): void;
+  /** Takes the oldest run that may start now and marks its session and mapping busy. */
+  take(): PendingRun | undefined;
+  /** Frees the session and mapping of a run that ended. */
+  release(run: PendingRun): void;
+  /** Runs added and not yet taken. */
+  readonly waiting: number;
+}
+
+/** Creates the scheduler; `mappingLimits` caps runs executing at once per mapping id. */
+export function createRunScheduler(mappingLimits: ReadonlyMap<string, number> = new Map()): RunScheduler {
+  const pending: PendingRun[] = [];
+  const busySessions = new Set<string>();
+  const busyMappings = new Map<string, number>();
+  const mappingFull = (id: string | undefined) =>
+    id !== undefined && (busyMappings.get(id) ?? 0) >= (mappingLimits.get(id) ?? Number.POSITIVE_INFINITY);
+
+  return {
+    add(run) {
+      pending.push(run);
+    },
+    take() {
+      const at = pending.findIndex((run) => !busySessions.has(run.sessionKey) && !mappingFull(run.mappingId));
+      if (at === -1) return undefined;
+      const [run] = pending.splice(at, 1) as [PendingRun];
+      busySessions.add(run.sessionKey);
+      if (run.mappingId !== undefined) busyMappings.set(run.mappingId, (busyMappings.get(run.mappingId) ?? 0) + 1);
+      return run;
+    },
+    release(run) {
+      busySessions.delete(run.sessionKey);
+      if (run.mappingId !== undefined) busyMappings.set(run.mappingId, (busyMappings.get(run.mappingId) ?? 1) - 1);
+    },
+    get waiting() {
+      return pending.length;
+    },
+  };
+}
