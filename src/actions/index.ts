@@ -6,6 +6,7 @@ export type {
   ActionSink,
   AgentAction,
   FailedRequest,
+  IdempotencyIntent,
   IdempotentAnswer,
 } from './types.js';
 export { type ActionOptions, parseAgentBody, parseWakeBody } from './validate.js';

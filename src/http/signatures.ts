@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { MappingConfig } from '../config/index.js';
+import type { CompiledMapping } from '../mapping/index.js';
 import { safeEqual } from './auth.js';
 
 export type VerifyConfig = NonNullable<MappingConfig['verify']>;
@@ -106,4 +107,40 @@ export function verifySignature(
     case 'hmac':
       return generic(config, headers, raw);
   }
+}
+
+/** The mappings whose signature holds, and the sender's webhook id to dedupe on. */
+export interface VerifiedWebhook {
+  readonly mappings: ReadonlySet<string>;
+  readonly webhookId?: string;
+}
+
+/** Checks the request against each mapping's `verify`; undefined when no signature holds. */
+export function verifyWebhook(
+  verifiers: readonly CompiledMapping[],
+  headers: IncomingHttpHeaders,
+  rawBody: Buffer,
+): VerifiedWebhook | undefined {
+  const mappings = new Set<string>();
+  let webhookId: string | undefined;
+  for (const mapping of verifiers) {
+    if (!mapping.verify) continue;
+    const result = verifySignature(mapping.verify, headers, rawBody);
+    if (!result.ok) continue;
+    mappings.add(mapping.id);
+    webhookId ??= result.webhookId;
+  }
+  if (mappings.size === 0) return undefined;
+  return { mappings, ...(webhookId ? { webhookId } : {}) };
+}
+
+/** Slack's `url_verification` handshake: answered with its challenge once the signature holds. */
+export function slackChallenge(
+  verifiers: readonly CompiledMapping[],
+  verified: VerifiedWebhook,
+  payload: unknown,
+): string | undefined {
+  const bySlack = verifiers.some((m) => verified.mappings.has(m.id) && m.verify?.scheme === 'slack');
+  const p = payload as { type?: unknown; challenge?: unknown } | null;
+  return bySlack && p?.type === 'url_verification' && typeof p.challenge === 'string' ? p.challenge : undefined;
 }

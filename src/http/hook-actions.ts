@@ -1,0 +1,75 @@
+import type { FastifyRequest } from 'fastify';
+import { type Action, type ActionOptions, type ActionSink, parseAgentBody, parseWakeBody } from '../actions/index.js';
+import { type HookdError, hookdError, isHookdError } from '../errors.js';
+import type { MappingEngine } from '../mapping/index.js';
+import type { ParsedBody } from './body.js';
+import { withoutCredentials } from './credentials.js';
+
+/** What a hook request asks for: its actions, and whether it answers with arrays (a fan-out). */
+export interface RequestedActions {
+  readonly actions: readonly Action[];
+  readonly fanOut: boolean;
+}
+
+/** Turns a hook request into actions: the built-in endpoints, else the mapping engine (DESIGN §3 step 6). */
+export interface HookActions {
+  /**
+   * Validates the body of `/wake` or `/agent`, or routes `/<name>` through the mappings
+   * (404 when none matches); a failed transform's request is kept for replay before it throws.
+   */
+  actionsFor(
+    request: FastifyRequest,
+    subPath: string,
+    body: ParsedBody,
+    verifiedMappings?: ReadonlySet<string>,
+  ): Promise<RequestedActions>;
+}
+
+export interface HookActionsOptions {
+  readonly sink: ActionSink;
+  readonly actionOptions: ActionOptions;
+  readonly mappings?: MappingEngine;
+}
+
+/** Creates the request → actions step of the hook routes. */
+export function createHookActions(options: HookActionsOptions): HookActions {
+  const { sink, actionOptions, mappings } = options;
+
+  const keepFailure = (request: FastifyRequest, subPath: string, body: ParsedBody, err: HookdError) => {
+    const { headers, url } = withoutCredentials(request);
+    sink.recordFailure({
+      requestId: request.id,
+      subPath,
+      url,
+      headers,
+      body: body.rawBody,
+      code: err.code,
+      error: err.message,
+    });
+  };
+
+  async function route(request: FastifyRequest, subPath: string, body: ParsedBody, verified?: ReadonlySet<string>) {
+    if (!mappings) throw hookdError('NO_MAPPING', { hook: subPath });
+    // Templates and transforms never see the credentials: no token header, no ?token=.
+    const hookRequest = {
+      subPath,
+      ...body,
+      ...withoutCredentials(request),
+      ...(verified ? { verifiedMappings: verified } : {}),
+    };
+    const outcome = await mappings.route(hookRequest).catch((err: unknown) => {
+      if (isHookdError(err, 'TRANSFORM_FAILED')) keepFailure(request, subPath, body, err);
+      throw err;
+    });
+    if (outcome.kind === 'none') throw hookdError('NO_MAPPING', { hook: subPath });
+    return outcome;
+  }
+
+  return {
+    async actionsFor(request, subPath, body, verifiedMappings) {
+      if (subPath === 'wake') return { actions: [parseWakeBody(body.payload)], fanOut: false };
+      if (subPath === 'agent') return { actions: [parseAgentBody(body.payload, actionOptions)], fanOut: false };
+      return route(request, subPath, body, verifiedMappings);
+    },
+  };
+}

@@ -1,0 +1,96 @@
+import type { ServerResponse } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { HooksConfig } from '../config/index.js';
+import { type HookdError, hookdError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { CompiledMapping, MappingEngine } from '../mapping/index.js';
+import { createTokenMatcher, findToken } from './auth.js';
+import type { AuthThrottle } from './throttle.js';
+
+/** What the gate decided about a request it let in. */
+export interface HookState {
+  /** The part of the path after `hooks.path`, slashes trimmed. */
+  readonly subPath: string;
+  readonly maxBodyBytes: number;
+  /** The raw response, for the body reader's lingering close. */
+  readonly res: ServerResponse;
+  /** Set when the token was missing or wrong: a signature of one of these must hold. */
+  readonly verifiers: readonly CompiledMapping[];
+}
+
+/** The checks before a hook request's body is read, in the order of DESIGN §3 (method, token, name). */
+export interface HookGate {
+  /** Lets a request in (its state) or throws the 405, 400, 401, 429 or 404 to answer. */
+  admit(request: FastifyRequest, reply: FastifyReply): HookState;
+  /** Counts an authentication failure and returns the 401 (or 429 once locked) to throw. */
+  refuse(request: FastifyRequest, why: string): HookdError;
+  /** A valid signature took the token's place: the client is not throttled for it. */
+  verified(request: FastifyRequest): void;
+}
+
+export interface HookGateOptions {
+  readonly hooks: HooksConfig & { readonly token: string };
+  readonly mappings?: MappingEngine;
+  readonly throttle: AuthThrottle;
+  readonly log: Logger;
+}
+
+const isBuiltIn = (subPath: string) => subPath === 'wake' || subPath === 'agent';
+
+/** Creates the gate of the hook routes. */
+export function createHookGate(options: HookGateOptions): HookGate {
+  const { hooks, mappings, throttle, log } = options;
+  const tokenMatches = createTokenMatcher(hooks.token);
+
+  const refuse = (request: FastifyRequest, why: string): HookdError => {
+    const locked = throttle.lockedForSeconds(request.ip);
+    log.warn({ reqId: request.id, ip: request.ip, locked: locked > 0 }, `hook request refused: ${why}`);
+    if (locked > 0) {
+      return hookdError('TOO_MANY_AUTH_FAILURES', undefined, { headers: { 'retry-after': String(locked) } });
+    }
+    throttle.fail(request.ip);
+    return hookdError('UNAUTHORIZED');
+  };
+
+  /** The mappings whose signature may stand in for a missing or wrong token. */
+  const verifiersFor = (request: FastifyRequest, subPath: string): readonly CompiledMapping[] => {
+    const verifiers = subPath && !isBuiltIn(subPath) && mappings ? mappings.verifiersFor(subPath) : [];
+    if (verifiers.length === 0 || throttle.lockedForSeconds(request.ip) > 0) {
+      throw refuse(request, 'missing or invalid token');
+    }
+    return verifiers;
+  };
+
+  return {
+    refuse,
+    verified(request) {
+      throttle.succeed(request.ip);
+    },
+    admit(request, reply) {
+      if (request.method !== 'POST') throw hookdError('METHOD_NOT_ALLOWED', undefined, { headers: { allow: 'POST' } });
+      const presented = findToken(request.headers, request.query);
+      if (presented?.source === 'query') {
+        if (!hooks.allowQueryToken) throw hookdError('QUERY_TOKEN_DISABLED');
+        reply.header('deprecation', 'true');
+        log.warn(
+          { reqId: request.id },
+          'the ?token= query parameter is deprecated; send Authorization: Bearer instead',
+        );
+      }
+      const subPath = subPathOf(request);
+      let verifiers: readonly CompiledMapping[] = [];
+      if (presented !== undefined && tokenMatches(presented.token)) throttle.succeed(request.ip);
+      // Mappings with `verify` accept a valid signature instead: checked once the body is read.
+      else verifiers = verifiersFor(request, subPath);
+      if (subPath === '') throw hookdError('NOT_FOUND', { resource: 'hook name', hint: `e.g. ${hooks.path}/wake` });
+      const maxBodyBytes = isBuiltIn(subPath) || !mappings ? hooks.maxBodyBytes : mappings.maxBodyBytesFor(subPath);
+      return { subPath, maxBodyBytes, res: reply.raw, verifiers };
+    },
+  };
+}
+
+/** The part of the path after `hooks.path`, slashes trimmed (`/hooks/github/` → `github`). */
+function subPathOf(request: FastifyRequest): string {
+  const wildcard = (request.params as Record<string, string | undefined>)['*'] ?? '';
+  return wildcard.replace(/^\/+|\/+$/g, '');
+}
