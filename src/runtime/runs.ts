@@ -50,7 +50,10 @@ export function createRunQueue(options: RunQueueOptions): RunQueue {
 
   function start(next: PendingRun): void {
     const run = store.runs.get(next.id);
-    if (!run) return scheduler.release(next);
+    if (!run) {
+      scheduler.release(next);
+      return;
+    }
     const task = executor
       .execute(run, shutdown.signal)
       .catch((err: unknown) => log.error({ err, runId: run.id }, 'run crashed'))
