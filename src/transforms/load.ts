@@ -1,0 +1,61 @@
+import { type Config, configInvalid } from '../config/index.js';
+import { isHookdError } from '../errors.js';
+import type { CompiledMapping } from '../mapping/index.js';
+import { type CompiledTransform, compileTransform } from './compile.js';
+import { resolveTransformModule } from './resolve.js';
+import { type ConsoleSink, createTransformSlot, type TransformSlot } from './slot.js';
+
+export interface LoadTransformsOptions {
+  readonly config: Pick<Config, 'hooks' | 'file'>;
+  readonly mappings: readonly Pick<CompiledMapping, 'id' | 'configPath' | 'transform'>[];
+  /** Where a transform's `console.*` goes, by mapping id. */
+  readonly consoleFor: (key: string) => ConsoleSink;
+}
+
+type Loaded = { readonly slot?: TransformSlot; readonly problems?: readonly string[] };
+
+/**
+ * Compiles every mapping's transform (a module used by several mappings once, all in
+ * parallel), then loads each in its sandbox, so that a module that throws at load stops
+ * start-up and first calls are warm. Throws CONFIG_INVALID naming every problem.
+ */
+export async function loadTransforms(options: LoadTransformsOptions): Promise<Map<string, TransformSlot>> {
+  const { config } = options;
+  const transformsDir = config.hooks.transformsDir;
+  const compiles = new Map<string, Promise<CompiledTransform>>();
+  const compileOnce = (file: string) => {
+    if (!compiles.has(file)) compiles.set(file, compileTransform(file, transformsDir));
+    return compiles.get(file) as Promise<CompiledTransform>;
+  };
+
+  const results = await Promise.all(
+    options.mappings.map(async ({ id, configPath, transform }): Promise<Loaded> => {
+      if (!transform) return {};
+      const where = `${configPath}.transform.module`;
+      const resolved = resolveTransformModule(transformsDir, transform.module);
+      if ('problem' in resolved) return { problems: [`${where}: ${resolved.problem}`] };
+      try {
+        const { code } = await compileOnce(resolved.file);
+        const limits = config.hooks.transforms;
+        const slotOptions = { key: id, file: resolved.file, exportName: transform.export, code, limits };
+        return { slot: createTransformSlot({ ...slotOptions, onConsole: options.consoleFor(id) }) };
+      } catch (err) {
+        if (!isHookdError(err, 'TRANSFORM_COMPILE_FAILED')) throw err;
+        return { problems: err.params.problems.map((p) => `${where}: ${p}`) };
+      }
+    }),
+  );
+  const problems = results.flatMap((r) => r.problems ?? []);
+  if (problems.length > 0) throw configInvalid(problems, config.file);
+  const slots = new Map(results.flatMap((r) => (r.slot ? [[r.slot.key, r.slot] as const] : [])));
+
+  const loaded = await Promise.allSettled([...slots.values()].map((slot) => slot.sandbox()));
+  const loadProblems = loaded.flatMap((result, i) =>
+    result.status === 'rejected' ? [`${[...slots.values()][i]?.file}: ${(result.reason as Error).message}`] : [],
+  );
+  if (loadProblems.length > 0) {
+    for (const slot of slots.values()) slot.dispose();
+    throw configInvalid(loadProblems, config.file);
+  }
+  return slots;
+}
