@@ -4,10 +4,11 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { ActionOptions, ActionSink } from './actions/index.js';
 import type { Config } from './config/index.js';
 import { errorBody, hookdError } from './errors.js';
-import { type AdminQueries, adminRoutes, healthRoutes, hookRoutes, installErrorHandlers } from './http/index.js';
+import { adminRoutes, healthRoutes, hookRoutes, installErrorHandlers } from './http/index.js';
 import type { Logger } from './log.js';
 import type { MappingEngine } from './mapping/index.js';
 import type { Metrics } from './metrics.js';
+import type { AdminQueries } from './runtime/index.js';
 
 export interface AppDeps {
   readonly config: Config;

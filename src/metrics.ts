@@ -6,8 +6,21 @@ export interface MetricSources {
   runsByStatus(): Record<string, number>;
 }
 
-/** The Prometheus metrics of one gateway (DESIGN §8), in a registry of its own. */
-export function createMetrics() {
+/** The Prometheus metrics of one gateway (DESIGN §8). */
+export interface Metrics {
+  readonly registry: Registry;
+  /** Requests by endpoint and status. */
+  readonly requests: Counter<'endpoint' | 'status'>;
+  /** Transform call durations by mapping. */
+  readonly transformSeconds: Histogram<'mapping'>;
+  /** Reply deliveries by outcome. */
+  readonly deliveries: Counter<'status'>;
+  /** Connects the gauges to the runtime once it exists. */
+  attach(sources: MetricSources): void;
+}
+
+/** Creates the metrics in a registry of their own. */
+export function createMetrics(): Metrics {
   const registry = new Registry();
   const requests = new Counter({
     name: 'hookd_requests_total',
@@ -53,11 +66,8 @@ export function createMetrics() {
     requests,
     transformSeconds,
     deliveries,
-    /** Connects the gauges to the runtime once it exists. */
-    attach(next: MetricSources): void {
+    attach(next) {
       sources = next;
     },
   };
 }
-
-export type Metrics = ReturnType<typeof createMetrics>;

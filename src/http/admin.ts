@@ -1,16 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hookdError } from '../errors.js';
+import type { AdminQueries } from '../runtime/index.js';
 import { createTokenMatcher, findToken } from './auth.js';
 import { type AuthThrottle, createAuthThrottle } from './throttle.js';
-
-/** The read model the admin API shows; the runtime provides it. */
-export interface AdminQueries {
-  run(runId: string): object | undefined;
-  mainEvents(): object;
-  session(key: string): object | undefined;
-  /** The mail watcher's status, when one runs. */
-  mailStatus?(): object | undefined;
-}
 
 export interface AdminRoutesOptions {
   readonly gatewayToken: string;

@@ -1,4 +1,4 @@
-export { type AdminQueries, adminRoutes } from './admin.js';
+export { adminRoutes } from './admin.js';
 export { classifyContentType, parseBody } from './body.js';
 export { installErrorHandlers, toHookdError } from './errors.js';
 export { healthRoutes } from './health.js';

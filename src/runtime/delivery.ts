@@ -39,8 +39,18 @@ export interface DeliveryTarget {
   readonly to?: string;
 }
 
+/** Delivers replies to chat channels (DESIGN §6.4). */
+export interface Delivery {
+  /** Where a reply to `target` would go, or why it cannot go anywhere. */
+  resolve(target: DeliveryTarget): Route | { reason: string };
+  /** An outcome decided without trying (deliver false, a failed run), counted like the rest. */
+  skipped(reason: string): DeliveryOutcome;
+  /** Delivers `reply`; `signal` aborts a delivery still retrying when the gateway stops. Never throws. */
+  deliver(target: DeliveryTarget, reply: string, signal?: AbortSignal): Promise<DeliveryOutcome>;
+}
+
 /** Delivers replies: resolves `last`, skips acknowledgements, records the outcome, never throws. */
-export function createDelivery(options: DeliveryOptions) {
+export function createDelivery(options: DeliveryOptions): Delivery {
   const log = options.log.child({ component: 'delivery' });
 
   function lastRoute(): Route | undefined {
@@ -65,13 +75,11 @@ export function createDelivery(options: DeliveryOptions) {
 
   return {
     resolve,
-    /** An outcome decided without trying (deliver false, a failed run), counted like the rest. */
     skipped(reason: string): DeliveryOutcome {
       const outcome: DeliveryOutcome = { status: 'skipped', reason };
       options.onOutcome?.(outcome);
       return outcome;
     },
-    /** Delivers `reply`; `signal` aborts a delivery still retrying when the gateway stops. */
     async deliver(target: DeliveryTarget, reply: string, signal?: AbortSignal): Promise<DeliveryOutcome> {
       const outcome = await attempt(target, reply, signal);
       options.onOutcome?.(outcome);
@@ -102,5 +110,3 @@ export function createDelivery(options: DeliveryOptions) {
     }
   }
 }
-
-export type Delivery = ReturnType<typeof createDelivery>;

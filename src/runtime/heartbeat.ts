@@ -43,8 +43,18 @@ export function heartbeatMessage(prompt: string, events: readonly EventRecord[])
   return parts.join('\n\n');
 }
 
+/** The main session's heartbeat turns (DESIGN §6.1, §6.3). */
+export interface Heartbeat {
+  /** Asks for a heartbeat soon; requests within the coalescing window share it. */
+  request(): void;
+  /** Starts periodic heartbeats, and handles events a previous process left pending. */
+  start(): void;
+  /** Stops timers and aborts a turn in flight (its events stay pending). */
+  stop(): Promise<void>;
+}
+
 /** Heartbeats: coalesced on request, periodic on a timer, one at a time. */
-export function createHeartbeat(options: HeartbeatOptions) {
+export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
   const { store, models, delivery } = options;
   const log = options.log.child({ component: 'heartbeat' });
   const coalesceMs = options.coalesceMs ?? 250;
@@ -120,7 +130,6 @@ export function createHeartbeat(options: HeartbeatOptions) {
       });
   }
 
-  /** Asks for a heartbeat soon; requests within the coalescing window share it. */
   function request(): void {
     if (stopped) return;
     if (running) {
@@ -150,5 +159,3 @@ export function createHeartbeat(options: HeartbeatOptions) {
     },
   };
 }
-
-export type Heartbeat = ReturnType<typeof createHeartbeat>;

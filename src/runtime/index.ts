@@ -1,5 +1,6 @@
 export { isAckOnly } from './delivery.js';
 export type { ChatChannel, CompletionRequest, ModelProvider, ModelRouter } from './ports.js';
+export type { AdminQueries } from './queries.js';
 export { createRuntime, type Runtime } from './runtime.js';
 export { findInjectionPhrases, sanitizeMarkers, wrapExternalContent } from './safety.js';
 export { createStoreSink } from './sink.js';

@@ -1,10 +1,42 @@
-import type { Store } from '../store/index.js';
+import type { DeliveryOutcome, RunStatus, SessionMessage, Store } from '../store/index.js';
 import { MAIN_SESSION } from './sink.js';
 
-/** Read-only views for the admin API (DESIGN §8). */
-export function createAdminQueries(store: Store) {
+/** `GET /api/runs/:runId` (DESIGN §8). */
+export interface RunView {
+  readonly runId: string;
+  readonly sessionKey: string;
+  readonly name: string | null;
+  readonly status: RunStatus;
+  readonly model: string;
+  readonly output?: string;
+  readonly error?: string;
+  readonly delivery?: DeliveryOutcome;
+}
+
+/** `GET /api/main/events`: the main session's events, oldest first. */
+export interface MainEventsView {
+  readonly events: readonly { id: string; text: string; createdAt: string; consumed: boolean }[];
+}
+
+/** `GET /api/sessions/:key`: a session's transcript. */
+export interface SessionView {
+  readonly key: string;
+  readonly messages: readonly SessionMessage[];
+}
+
+/** The read model the admin API shows (DESIGN §8). */
+export interface AdminQueries {
+  run(runId: string): RunView | undefined;
+  mainEvents(): MainEventsView;
+  session(key: string): SessionView | undefined;
+  /** The mail watcher's status, when one runs (the gateway adds it). */
+  mailStatus?(): object | undefined;
+}
+
+/** Read-only views of the store for the admin API (DESIGN §8). */
+export function createAdminQueries(store: Store): AdminQueries {
   return {
-    run(runId: string) {
+    run(runId) {
       const run = store.runs.get(runId);
       if (!run) return undefined;
       return {
@@ -28,11 +60,9 @@ export function createAdminQueries(store: Store) {
         })),
       };
     },
-    session(key: string) {
+    session(key) {
       if (!store.messages.has(key)) return undefined;
       return { key, messages: store.messages.list(key) };
     },
   };
 }
-
-export type AdminQueries = ReturnType<typeof createAdminQueries>;

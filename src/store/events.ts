@@ -41,7 +41,20 @@ const toRecord = (row: EventRow): EventRecord => ({
 });
 
 /** System events of sessions (the main session's queue). */
-export function createEventRepository(db: Db) {
+export interface EventRepository {
+  insert(event: NewEvent): void;
+  get(id: string): EventRecord | undefined;
+  /** Unconsumed events, oldest first (at most `limit`). */
+  pending(sessionKey: string, limit?: number): EventRecord[];
+  countPending(sessionKey: string): number;
+  /** Every event of a session, oldest first. */
+  list(sessionKey: string): EventRecord[];
+  /** Marks events consumed by a heartbeat turn (those already consumed stay as they are). */
+  markConsumed(ids: readonly string[], at: number): void;
+}
+
+/** The SQLite event repository. */
+export function createEventRepository(db: Db): EventRepository {
   const insert = db.prepare(
     `INSERT INTO events (id, session_key, text, origin, allow_unsafe_external_content, content_source, request_id, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -53,7 +66,7 @@ export function createEventRepository(db: Db) {
   const get = db.prepare('SELECT * FROM events WHERE id = ?');
 
   return {
-    insert(event: NewEvent): void {
+    insert(event) {
       insert.run(
         event.id,
         event.sessionKey,
@@ -65,18 +78,17 @@ export function createEventRepository(db: Db) {
         event.createdAt,
       );
     },
-    get(id: string): EventRecord | undefined {
+    get(id) {
       const row = get.get(id) as EventRow | undefined;
       return row && toRecord(row);
     },
-    /** Unconsumed events, oldest first (at most `limit`). */
-    pending(sessionKey: string, limit = Number.MAX_SAFE_INTEGER): EventRecord[] {
+    pending(sessionKey, limit = Number.MAX_SAFE_INTEGER) {
       return (pending.all(sessionKey, limit) as EventRow[]).map(toRecord);
     },
-    countPending(sessionKey: string): number {
+    countPending(sessionKey) {
       return (countPending.get(sessionKey) as { n: number }).n;
     },
-    list(sessionKey: string): EventRecord[] {
+    list(sessionKey) {
       return (list.all(sessionKey) as EventRow[]).map(toRecord);
     },
     markConsumed: db.transaction((ids: readonly string[], at: number) => {
@@ -84,5 +96,3 @@ export function createEventRepository(db: Db) {
     }),
   };
 }
-
-export type EventRepository = ReturnType<typeof createEventRepository>;

@@ -20,18 +20,24 @@ interface Row {
 }
 
 /** Hook requests that failed on our side (a failed transform), kept for replay (DESIGN §3). */
-export function createFailedRequestRepository(db: Db) {
+export interface FailedRequestRepository {
+  insert(failure: FailedRequestRecord): void;
+  /** Failed requests not replayed yet, oldest first. */
+  pending(): FailedRequestRecord[];
+}
+
+/** The SQLite repository of failed requests. */
+export function createFailedRequestRepository(db: Db): FailedRequestRepository {
   const insert = db.prepare(
     `INSERT INTO failed_requests (id, request_id, sub_path, url, headers, body, code, error, created_at)
      VALUES (@id, @requestId, @subPath, @url, @headers, @body, @code, @error, @createdAt)`,
   );
   const list = db.prepare('SELECT * FROM failed_requests WHERE replayed_at IS NULL ORDER BY seq');
   return {
-    insert(failure: FailedRequestRecord): void {
+    insert(failure) {
       insert.run({ ...failure, requestId: failure.requestId || null, headers: JSON.stringify(failure.headers) });
     },
-    /** Failed requests not replayed yet, oldest first. */
-    pending(): FailedRequestRecord[] {
+    pending() {
       return (list.all() as Row[]).map((r) => ({
         id: r.id,
         requestId: r.request_id ?? '',

@@ -24,7 +24,16 @@ interface Row {
 }
 
 /** Idempotency records, keyed by scope (the hook's sub-path) and key. */
-export function createIdempotencyRepository(db: Db) {
+export interface IdempotencyRepository {
+  /** The live record for a key, if any. */
+  get(scope: string, key: string, now: number): IdempotencyRecord | undefined;
+  put(record: IdempotencyRecord): void;
+  /** Deletes expired records; returns how many. */
+  purge(now: number): number;
+}
+
+/** The SQLite idempotency repository. */
+export function createIdempotencyRepository(db: Db): IdempotencyRepository {
   const get = db.prepare('SELECT * FROM idempotency WHERE scope = ? AND key = ? AND expires_at > ?');
   const put = db.prepare(
     `INSERT INTO idempotency (scope, key, body_hash, status, response, created_at, expires_at)
@@ -57,5 +66,3 @@ export function createIdempotencyRepository(db: Db) {
     },
   };
 }
-
-export type IdempotencyRepository = ReturnType<typeof createIdempotencyRepository>;

@@ -8,7 +8,16 @@ export interface SessionMessage {
 }
 
 /** Session transcripts: every turn's user and assistant messages, in order. */
-export function createMessageRepository(db: Db) {
+export interface MessageRepository {
+  append(sessionKey: string, messages: readonly SessionMessage[], runId: string | null, at: number): void;
+  list(sessionKey: string): SessionMessage[];
+  /** The last `limit` messages of a session, oldest first. */
+  recent(sessionKey: string, limit: number): SessionMessage[];
+  has(sessionKey: string): boolean;
+}
+
+/** The SQLite transcript repository. */
+export function createMessageRepository(db: Db): MessageRepository {
   const insert = db.prepare(
     'INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?)',
   );
@@ -34,5 +43,3 @@ export function createMessageRepository(db: Db) {
     },
   };
 }
-
-export type MessageRepository = ReturnType<typeof createMessageRepository>;

@@ -1,7 +1,13 @@
 import type { Db } from './db.js';
 
-/** Small named values (the main session's last delivery route, cursors). */
-export function createMetaRepository(db: Db) {
+/** Small named values (the main session's last delivery route, cursors), stored as JSON. */
+export interface MetaRepository {
+  get<T>(key: string): T | undefined;
+  set(key: string, value: unknown): void;
+}
+
+/** The SQLite meta repository. */
+export function createMetaRepository(db: Db): MetaRepository {
   const get = db.prepare('SELECT value FROM meta WHERE key = ?');
   const set = db.prepare(
     'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
@@ -16,5 +22,3 @@ export function createMetaRepository(db: Db) {
     },
   };
 }
-
-export type MetaRepository = ReturnType<typeof createMetaRepository>;

@@ -74,8 +74,35 @@ function toRecord(row: RunRow): RunRecord {
   };
 }
 
+/** A run as the sink stores it: the agent action, its id, request and time. */
+export type NewRun = Omit<AgentAction, 'kind'> & {
+  readonly id: string;
+  readonly requestId?: string;
+  readonly createdAt: number;
+};
+
+/** A run's final status and what it produced. */
+export interface RunResult {
+  readonly status: Exclude<RunStatus, 'queued' | 'running'>;
+  readonly output?: string;
+  readonly error?: string;
+}
+
 /** Agent runs, from `queued` to a final status. */
-export function createRunRepository(db: Db) {
+export interface RunRepository {
+  insert(run: NewRun): void;
+  get(id: string): RunRecord | undefined;
+  /** Runs not yet summarized in the main session (queued, running, or stopped before their summary), oldest first. */
+  unfinished(): RunRecord[];
+  markRunning(id: string, at: number): void;
+  finish(id: string, result: RunResult, at: number): void;
+  markSummarized(id: string, at: number): void;
+  recordDelivery(id: string, delivery: DeliveryOutcome): void;
+  countByStatus(): Record<string, number>;
+}
+
+/** The SQLite run repository. */
+export function createRunRepository(db: Db): RunRepository {
   const insert = db.prepare(
     `INSERT INTO runs (id, session_key, name, message, model, thinking, timeout_seconds, wake_mode, deliver,
        channel, "to", allow_unsafe_external_content, content_source, status, request_id, created_at, mapping_id)
@@ -90,7 +117,7 @@ export function createRunRepository(db: Db) {
   const countByStatus = db.prepare('SELECT status, COUNT(*) AS n FROM runs GROUP BY status');
 
   return {
-    insert(run: { id: string; requestId?: string; createdAt: number } & Omit<AgentAction, 'kind'>): void {
+    insert(run) {
       // Positional parameters: binding by name cost about 2 µs more per row.
       insert.run(
         run.id,
@@ -111,34 +138,27 @@ export function createRunRepository(db: Db) {
         run.mappingId ?? null,
       );
     },
-    get(id: string): RunRecord | undefined {
+    get(id) {
       const row = get.get(id) as RunRow | undefined;
       return row && toRecord(row);
     },
-    /** Runs not yet summarized in the main session (queued, running, or stopped before their summary), oldest first. */
-    unfinished(): RunRecord[] {
+    unfinished() {
       return (unfinished.all() as RunRow[]).map(toRecord);
     },
-    markRunning(id: string, at: number): void {
+    markRunning(id, at) {
       start.run(at, id);
     },
-    finish(
-      id: string,
-      outcome: { status: Exclude<RunStatus, 'queued' | 'running'>; output?: string; error?: string },
-      at: number,
-    ): void {
+    finish(id, outcome, at) {
       finish.run(outcome.status, outcome.output ?? null, outcome.error ?? null, at, id);
     },
-    markSummarized(id: string, at: number): void {
+    markSummarized(id, at) {
       summarize.run(at, id);
     },
-    recordDelivery(id: string, delivery: DeliveryOutcome): void {
+    recordDelivery(id, delivery) {
       deliver.run(JSON.stringify(delivery), id);
     },
-    countByStatus(): Record<string, number> {
+    countByStatus() {
       return Object.fromEntries((countByStatus.all() as { status: string; n: number }[]).map((r) => [r.status, r.n]));
     },
   };
 }
-
-export type RunRepository = ReturnType<typeof createRunRepository>;

@@ -154,8 +154,9 @@ describe('the runtime end to end (fake model and chat servers over real sockets)
     expect(messages[0]?.content).toContain('first question');
     expect(messages[1]).toEqual({ role: 'assistant', content: 'answer 0' });
     expect(messages[2]?.content).toContain('second question');
-    const session = await w.admin('/api/sessions/hook:thread:1');
-    expect((session.body.messages as unknown[]).length).toBe(4);
+    // The second turn is written after the model answers: wait for its commit.
+    const transcript = async () => (await w.admin('/api/sessions/hook:thread:1')).body.messages as unknown[];
+    await expect.poll(async () => (await transcript()).length).toBe(4);
   });
 
   it('sends nothing for HEARTBEAT_OK, NO_REPLY or deliver: false, and still summarises each', async () => {

@@ -1,0 +1,45 @@
+import { type Db, type OpenDbOptions, openDb } from './db.js';
+import { createEventRepository, type EventRepository } from './events.js';
+import { createFailedRequestRepository, type FailedRequestRepository } from './failed-requests.js';
+import { createGroupCommit, type GroupCommit } from './group-commit.js';
+import { createIdempotencyRepository, type IdempotencyRepository } from './idempotency.js';
+import { createMessageRepository, type MessageRepository } from './messages.js';
+import { createMetaRepository, type MetaRepository } from './meta.js';
+import { createRunRepository, type RunRepository } from './runs.js';
+
+/** The store and its repositories: what the runtime, the sink and the mail watcher write to. */
+export interface Store {
+  readonly db: Db;
+  readonly events: EventRepository;
+  readonly runs: RunRepository;
+  readonly messages: MessageRepository;
+  readonly meta: MetaRepository;
+  /** Hook requests answered 5xx, kept for replay. */
+  readonly failedRequests: FailedRequestRepository;
+  readonly idempotency: IdempotencyRepository;
+  /** Runs `fn` in one transaction (nested calls join the outer one). */
+  transaction<T>(fn: () => T): T;
+  /** Writes that share one commit per event-loop turn (see group-commit.ts). */
+  readonly group: GroupCommit;
+  close(): void;
+}
+
+/** Opens the embedded SQLite store at `options.path` (`:memory:` for tests). */
+export function createStore(options: OpenDbOptions): Store {
+  const db = openDb(options);
+  const transaction = <T>(fn: () => T): T => db.transaction(fn)();
+  return {
+    db,
+    events: createEventRepository(db),
+    runs: createRunRepository(db),
+    messages: createMessageRepository(db),
+    meta: createMetaRepository(db),
+    failedRequests: createFailedRequestRepository(db),
+    idempotency: createIdempotencyRepository(db),
+    transaction,
+    group: createGroupCommit(transaction),
+    close: () => {
+      if (db.open) db.close();
+    },
+  };
+}
