@@ -16,6 +16,7 @@ let poolOffset = pool.length;
 let lastMs = 0;
 let counter = 0;
 
+/** A new time-ordered id (UUIDv7) for an event, a run, a request or a `hook:` session key. */
 export function newId(now: number = Date.now()): string {
   if (now > lastMs) {
     lastMs = now;

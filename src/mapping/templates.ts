@@ -103,6 +103,7 @@ export function buildView(input: ViewInput): TemplateView {
   };
 }
 
+/** True for an object that is not an array (and not null). */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

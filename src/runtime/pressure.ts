@@ -32,6 +32,7 @@ export interface IngressPressureOptions {
   readonly utilization?: () => number;
 }
 
+/** Creates the ingress-pressure gauge; `start()` samples it every `intervalMs` (100). */
 export function createIngressPressure(options: IngressPressureOptions = {}): IngressPressure {
   const enterAt = options.enterAt ?? 0.9;
   const leaveAt = options.leaveAt ?? 0.75;

@@ -38,6 +38,7 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
+/** Starts the checkpoint thread on its own connection to the database at `path`. */
 export function startCheckpointer(options: {
   path: string;
   everyMs?: number;

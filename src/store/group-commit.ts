@@ -15,6 +15,7 @@ interface Queued {
   reject(err: unknown): void;
 }
 
+/** Creates the group commit over a store's `transaction`. */
 export function createGroupCommit(transaction: <T>(fn: () => T) => T): GroupCommit {
   let queue: Queued[] = [];
 
