@@ -63,23 +63,95 @@ export async function compileRoutes(
   };
 }
 
-/** Composition root: store → runtime → app → listen. The caller owns signals. */
+/** What a gateway has started, stopped in the order that loses nothing (ingress first, the store last). */
+interface Parts {
+  transforms: TransformHost;
+  store?: Store;
+  runtime?: Runtime;
+  app?: FastifyInstance;
+  checkpointer?: Checkpointer;
+  watcher?: MailWatcher;
+}
+
+async function stopParts(parts: Parts): Promise<void> {
+  const steps = [
+    () => parts.watcher?.stop(),
+    () => parts.app?.close(),
+    () => parts.runtime?.stop(),
+    () => parts.transforms.close(),
+    () => parts.checkpointer?.stop(),
+    () => parts.store?.close(),
+  ];
+  // Every step runs even when one fails, so that nothing is left open; the first failure is thrown.
+  const failures: unknown[] = [];
+  for (const step of steps)
+    await Promise.resolve()
+      .then(step)
+      .catch((err: unknown) => failures.push(err));
+  if (failures.length > 0) throw failures[0];
+}
+
+/** The gateway token: configured, else generated once and kept beside the database. */
+function gatewayTokenOf(config: Config): string {
+  const token =
+    config.gateway.auth.token ?? readOrCreateSecret(join(dirname(config.storage.path), 'gateway-token')).value;
+  if (config.hooks.token !== undefined && config.hooks.token === token) {
+    throw configInvalid(['hooks.token: must differ from gateway.auth.token (use a dedicated hook token)'], config.file);
+  }
+  return token;
+}
+
+/** Listens on `server.host:port`; resolves to the bound `http://host:port`. */
+async function listen(app: FastifyInstance, config: Config, log: Logger): Promise<string> {
+  if (!LOOPBACK.test(config.server.host)) {
+    log.warn(
+      { host: config.server.host },
+      'listening beyond loopback: keep hook endpoints behind a private network or a trusted reverse proxy',
+    );
+  }
+  await app.listen({ host: config.server.host, port: config.server.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.server.port;
+  const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+  return `http://${host}:${port}`;
+}
+
+/** Starts the mail watcher when `hooks.mail.watch` is configured and not turned off. */
+async function startMailWatch(
+  config: Config,
+  url: string,
+  store: Store,
+  log: Logger,
+): Promise<MailWatcher | undefined> {
+  const mail = config.hooks.mail;
+  if (!mail?.watch || !config.hooks.token) return undefined;
+  // imapflow and mailparser cost about 300 ms to load: only a gateway that watches mail pays.
+  const { createMailWatcher } = await import('./mail/index.js');
+  const watcher = createMailWatcher({
+    account: mail.account ?? mail.watch.imap.user,
+    watch: mail.watch,
+    hookUrl: mail.watch.hookUrl ?? `${url}${config.hooks.path}/mail`,
+    hookToken: config.hooks.token,
+    meta: store.meta,
+    log,
+  });
+  watcher.start();
+  return watcher;
+}
+
+/** Composition root: store → runtime (adapters plugged into its ports) → app → listen. The caller owns signals. */
 export async function startGateway(
   config: Config,
   log: Logger,
   options: { models?: ModelRouter; mailWatch?: boolean } = {},
 ): Promise<Gateway> {
-  const gatewayToken =
-    config.gateway.auth.token ?? readOrCreateSecret(join(dirname(config.storage.path), 'gateway-token')).value;
-  if (config.hooks.token !== undefined && config.hooks.token === gatewayToken) {
-    throw configInvalid(['hooks.token: must differ from gateway.auth.token (use a dedicated hook token)'], config.file);
-  }
+  const gatewayToken = gatewayTokenOf(config);
   const metrics = createMetrics();
   const { actionOptions, mappings, transforms } = await compileRoutes(config, log, {
     watch: true,
     observe: (mapping, seconds) => metrics.transformSeconds.observe({ mapping }, seconds),
   });
-  const started: { store?: Store; app?: FastifyInstance; checkpointer?: Checkpointer } = {};
+  const parts: Parts = { transforms };
   try {
     const onDisk = config.storage.path !== ':memory:';
     const store = createStore({
@@ -87,91 +159,38 @@ export async function startGateway(
       synchronous: config.storage.synchronous,
       ...(onDisk ? { autocheckpointPages: WRITER_AUTOCHECKPOINT_PAGES } : {}),
     });
-    started.store = store;
+    parts.store = store;
     const runtime = createRuntime({
       config,
       store,
       log,
       onDelivery: (outcome) => metrics.deliveries.inc({ status: outcome.status }),
-      // The adapters the runtime's ports are plugged into.
       models: options.models ?? createModelRouter(config),
+      channels: createChannels(config),
       mappingLimits: new Map(
         mappings.mappings.flatMap((m) => (m.maxConcurrent === undefined ? [] : [[m.id, m.maxConcurrent] as const])),
       ),
-      channels: createChannels(config),
     });
+    parts.runtime = runtime;
     metrics.attach({ queueDepth: () => runtime.queueDepth, runsByStatus: () => store.runs.countByStatus() });
-    let watcher: MailWatcher | undefined;
-    const app = await buildApp({
-      mappings,
-      metrics,
-      config,
-      log,
-      sink: runtime.sink,
-      actionOptions,
-      gatewayToken,
-      queries: { ...runtime.queries, mailStatus: () => watcher?.status() },
-    });
-    started.app = app;
-    if (!LOOPBACK.test(config.server.host)) {
-      log.warn(
-        { host: config.server.host },
-        'listening beyond loopback: keep hook endpoints behind a private network or a trusted reverse proxy',
-      );
-    }
-    await app.listen({ host: config.server.host, port: config.server.port });
+    const queries = { ...runtime.queries, mailStatus: () => parts.watcher?.status() };
+    const deps = { mappings, metrics, config, log, sink: runtime.sink, actionOptions, gatewayToken, queries };
+    const app = await buildApp(deps);
+    parts.app = app;
+    const url = await listen(app, config, log);
     // Started once listening: a thread's start is not on the way to the first answer.
-    const checkpointer = onDisk
-      ? startCheckpointer({
-          path: config.storage.path,
-          onError: (message) => log.error({ error: message }, 'background WAL checkpoint failed'),
-        })
-      : undefined;
-    started.checkpointer = checkpointer;
-    runtime.start();
-    const address = app.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.server.port;
-    const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
-    const url = `http://${host}:${port}`;
-    log.info({ url, hooksPath: config.hooks.enabled ? config.hooks.path : null }, 'hookd listening');
-    const mail = config.hooks.mail;
-    if (mail?.watch && options.mailWatch !== false && config.hooks.token) {
-      // imapflow and mailparser cost about 300 ms to load: only a gateway that watches mail pays.
-      const { createMailWatcher } = await import('./mail/index.js');
-      watcher = createMailWatcher({
-        account: mail.account ?? mail.watch.imap.user,
-        watch: mail.watch,
-        hookUrl: mail.watch.hookUrl ?? `${url}${config.hooks.path}/mail`,
-        hookToken: config.hooks.token,
-        meta: store.meta,
-        log,
-      });
-      watcher.start();
+    if (onDisk) {
+      const onError = (message: string) => log.error({ error: message }, 'background WAL checkpoint failed');
+      parts.checkpointer = startCheckpointer({ path: config.storage.path, onError });
     }
-    let closed = false;
-    return {
-      app,
-      store,
-      runtime,
-      url,
-      gatewayToken,
-      async close() {
-        if (closed) return;
-        closed = true;
-        await watcher?.stop();
-        await app.close();
-        await runtime.stop();
-        transforms.close();
-        await checkpointer?.stop();
-        store.close();
-      },
-    };
+    runtime.start();
+    log.info({ url, hooksPath: config.hooks.enabled ? config.hooks.path : null }, 'hookd listening');
+    if (options.mailWatch !== false) parts.watcher = await startMailWatch(config, url, store, log);
+    let closed: Promise<void> | undefined;
+    return { app, store, runtime, url, gatewayToken, close: () => (closed ??= stopParts(parts)) };
   } catch (err) {
     // Whatever started is stopped, so that a failed start exits instead of lingering.
-    await started.app?.close().catch(() => undefined);
-    transforms.close();
-    await started.checkpointer?.stop();
-    started.store?.close();
+    await stopParts(parts).catch(() => undefined);
     throw err;
   }
 }
