@@ -1,10 +1,12 @@
-import { type Action, type ActionOptions, parseAgentBody, parseWakeBody } from '../actions/index.js';
+import type { ActionOptions } from '../actions/index.js';
 import { type Config, configInvalid } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import { CREDENTIAL_HEADERS, flattenHeaders } from '../headers.js';
 import { type CompiledMapping, compileMappings } from './compile.js';
+import { itemPayloads } from './for-each.js';
 import { MAX_ACTIONS, mergeTransformResult } from './merge.js';
 import { buildView, EMPTY_VIEW, isPlainObject } from './templates.js';
+import { createActionValidator } from './to-action.js';
 import type { Draft, HookRequest, MappingOutcome, TransformContext, TransformRunner } from './types.js';
 
 export interface MappingEngineOptions {
@@ -51,47 +53,40 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
     );
   }
 
-  // Each mapping's validation options, built once (not per request).
-  const optionsByMapping = new Map(
-    mappings.map((m) => {
-      const settings = {
-        allowUnsafeExternalContent: m.policy.allowUnsafeExternalContent,
-        contentSource: m.policy.contentSource,
-      };
-      return [m, { settings, agent: { ...actionOptions, ...settings } }] as const;
-    }),
-  );
+  const toAction = createActionValidator(actionOptions);
 
-  function toAction(draft: Draft, mapping: CompiledMapping): Action {
-    const { policy } = mapping;
-    const prepared = optionsByMapping.get(mapping);
-    if (!prepared) throw new Error(`mapping ${mapping.id} is not one of this engine's`);
-    const { settings, agent: agentOptions } = prepared;
-    if (draft.kind === 'wake') {
-      return parseWakeBody(
-        { text: draft.text ?? draft.message, mode: draft.mode ?? draft.wakeMode ?? policy.wakeMode },
-        settings,
-      );
+  /** One request's drafts: rendered per item, each merged with the transform's result. */
+  async function draftsFor(
+    mapping: CompiledMapping,
+    request: HookRequest,
+  ): Promise<{ drafts: Draft[]; fanOut: boolean }> {
+    const drafts: Draft[] = [];
+    let fanOut = mapping.forEach !== undefined;
+    // One request's transform calls share one time budget (a fan-out calls once per item, and
+    // calls run on the gateway's thread).
+    const budgetMs = options.transforms?.timeoutMs;
+    const started = performance.now();
+    for (const payload of itemPayloads(mapping.forEach, request.payload)) {
+      const view = mapping.usesView
+        ? buildView({ payload, headers: request.headers, query: request.query, path: request.subPath, clock: now })
+        : EMPTY_VIEW;
+      const draft = mapping.draft(view);
+      if (!mapping.transform || !options.transforms) {
+        drafts.push(draft);
+        continue;
+      }
+      const left = budgetMs === undefined ? undefined : budgetMs - (performance.now() - started);
+      if (left !== undefined && left < 1) {
+        const reason = `this request's transform calls used up their budget of ${budgetMs} ms`;
+        throw hookdError('TRANSFORM_FAILED', { reason });
+      }
+      const result = await options.transforms.run(mapping.id, transformContext(request, payload), left);
+      const merged = mergeTransformResult(draft, result);
+      fanOut ||= merged.fanOut;
+      drafts.push(...merged.drafts);
     }
-    const { kind: _kind, text, mode, ...agent } = draft;
-    const action = parseAgentBody(
-      { ...agent, message: draft.message ?? text, wakeMode: draft.wakeMode ?? mode ?? policy.wakeMode },
-      agentOptions,
-    );
-    return { ...action, mappingId: mapping.id };
-  }
-
-  function itemPayloads(mapping: CompiledMapping, payload: unknown): unknown[] {
-    if (mapping.forEach === undefined) return [payload];
-    const path = mapping.forEach;
-    const list = path
-      .split('.')
-      .reduce<unknown>((value, key) => (isPlainObject(value) ? value[key] : undefined), payload);
-    if (list === undefined) return [];
-    if (!Array.isArray(list)) throw hookdError('INVALID_FIELD', { field: path, expected: 'an array' });
-    if (list.length > MAX_ACTIONS) throw hookdError('TOO_MANY_ACTIONS', { count: list.length, max: MAX_ACTIONS });
-    // The item replaces the array with a one-element array, so `messages.0` templates keep working.
-    return list.map((item) => setPath(payload, path.split('.'), [item]));
+    if (drafts.length > MAX_ACTIONS) throw hookdError('TOO_MANY_ACTIONS', { count: drafts.length, max: MAX_ACTIONS });
+    return { drafts, fanOut };
   }
 
   return {
@@ -113,33 +108,7 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       const mapping = resolve(request.subPath, request.payload);
       if (!mapping) return { kind: 'none' };
       if (request.verifiedMappings && !request.verifiedMappings.has(mapping.id)) throw hookdError('UNAUTHORIZED');
-      const drafts: Draft[] = [];
-      let fanOut = mapping.forEach !== undefined;
-      // One request's transform calls share one time budget (a fan-out calls once per item, and
-      // calls run on the gateway's thread).
-      const budgetMs = options.transforms?.timeoutMs;
-      const started = performance.now();
-      for (const payload of itemPayloads(mapping, request.payload)) {
-        const view = mapping.usesView
-          ? buildView({ payload, headers: request.headers, query: request.query, path: request.subPath, clock: now })
-          : EMPTY_VIEW;
-        const draft = mapping.draft(view);
-        if (!mapping.transform || !options.transforms) {
-          drafts.push(draft);
-          continue;
-        }
-        const left = budgetMs === undefined ? undefined : budgetMs - (performance.now() - started);
-        if (left !== undefined && left < 1) {
-          throw hookdError('TRANSFORM_FAILED', {
-            reason: `this request's transform calls used up their budget of ${budgetMs} ms`,
-          });
-        }
-        const result = await options.transforms.run(mapping.id, transformContext(request, payload), left);
-        const merged = mergeTransformResult(draft, result);
-        fanOut ||= merged.fanOut;
-        drafts.push(...merged.drafts);
-      }
-      if (drafts.length > MAX_ACTIONS) throw hookdError('TOO_MANY_ACTIONS', { count: drafts.length, max: MAX_ACTIONS });
+      const { drafts, fanOut } = await draftsFor(mapping, request);
       return { kind: 'actions', mappingId: mapping.id, actions: drafts.map((d) => toAction(d, mapping)), fanOut };
     },
   };
@@ -155,12 +124,4 @@ function transformContext(request: HookRequest, payload: unknown): TransformCont
     rawBody: request.rawBody.toString('utf8'),
     ...(request.payloadIsJsonOfRawBody && payload === request.payload ? { payloadIsJsonOfRawBody: true } : {}),
   };
-}
-
-/** A copy of `value` with `path` set to `replacement` (objects along the path are copied). */
-function setPath(value: unknown, path: readonly string[], replacement: unknown): unknown {
-  if (path.length === 0) return replacement;
-  const [head, ...rest] = path as [string, ...string[]];
-  const object = isPlainObject(value) ? value : {};
-  return { ...object, [head]: setPath(object[head], rest, replacement) };
 }
