@@ -101,6 +101,7 @@ export async function createSandbox(
           const answer = callRef.applySync(undefined, [json, rawBody], { timeout }) as string;
           return answer === '' ? (settledRef.applySync(undefined, [], { timeout }) as string) : answer;
         } catch (err) {
+          // isolated-vm gives its errors no code: a time-out and a memory-limit kill are told by their text.
           const message = (err as Error).message ?? String(err);
           if (/timed out/i.test(message))
             throw hookdError('TRANSFORM_FAILED', { reason: `timed out after ${timeout} ms` });
