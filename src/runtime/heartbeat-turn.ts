@@ -1,0 +1,94 @@
+import type { ThinkingLevel } from '../action-shape.js';
+import type { Logger } from '../log.js';
+import type { EventRecord, Store } from '../store/index.js';
+import type { Delivery } from './delivery.js';
+import type { ModelRouter } from './ports.js';
+import { wrapExternalContent } from './safety.js';
+import { MAIN_SESSION } from './sink.js';
+import { timeoutSignal } from './timeout.js';
+
+export const DEFAULT_HEARTBEAT_PROMPT =
+  'Heartbeat check. The system events below arrived since the last check, oldest first. Tell the user ' +
+  'what needs their attention, briefly. If nothing does, reply with exactly HEARTBEAT_OK.';
+
+export interface HeartbeatTurnOptions {
+  readonly store: Store;
+  readonly models: ModelRouter;
+  readonly delivery: Delivery;
+  readonly model: string;
+  readonly thinking?: ThinkingLevel;
+  readonly timeoutSeconds: number;
+  readonly prompt?: string;
+  readonly log: Logger;
+  /** Earlier main-session messages sent as history. */
+  readonly historyLimit?: number;
+  /** Events shown in one heartbeat turn, oldest first (default 200). */
+  readonly maxEventsPerTurn?: number;
+  readonly now?: () => number;
+}
+
+/** The heartbeat turn's one user message: the prompt, then every pending event (DESIGN §6.3). */
+export function heartbeatMessage(prompt: string, events: readonly EventRecord[]): string {
+  const line = (e: EventRecord) => `[${new Date(e.createdAt).toISOString()}] ${e.text}`;
+  const trusted = events.filter((e) => e.allowUnsafeExternalContent || e.origin === 'system').map(line);
+  const untrusted = events.filter((e) => !(e.allowUnsafeExternalContent || e.origin === 'system')).map(line);
+  const parts = [prompt];
+  if (trusted.length > 0) parts.push(trusted.join('\n'));
+  if (untrusted.length > 0) parts.push(wrapExternalContent(untrusted.join('\n'), 'webhook'));
+  return parts.join('\n\n');
+}
+
+/**
+ * One heartbeat turn: shows the model the pending events, records the turn and consumes them
+ * in one transaction, then delivers the reply to the last route. Resolves true when more
+ * events wait than one turn shows. A failed turn leaves its events pending.
+ */
+export type HeartbeatTurn = (reason: 'request' | 'periodic', shutdown: AbortSignal) => Promise<boolean>;
+
+/** Creates the turn of the main session's heartbeat. */
+export function createHeartbeatTurn(options: HeartbeatTurnOptions): HeartbeatTurn {
+  const { store, models, delivery, log } = options;
+  const historyLimit = options.historyLimit ?? 40;
+  const maxEvents = options.maxEventsPerTurn ?? 200;
+  const now = options.now ?? Date.now;
+
+  return async (reason, shutdown) => {
+    // A bounded turn: after an outage the backlog could outgrow the model's context and
+    // fail every heartbeat; the rest follows in the next turn.
+    const events = store.events.pending(MAIN_SESSION, maxEvents);
+    if (events.length === 0) return false;
+    const content = heartbeatMessage(options.prompt ?? DEFAULT_HEARTBEAT_PROMPT, events);
+    const history = store.messages.recent(MAIN_SESSION, historyLimit);
+    const timeout = timeoutSignal(options.timeoutSeconds);
+    let reply: string;
+    try {
+      reply = await models.complete(options.model, {
+        messages: [...history, { role: 'user', content }],
+        ...(options.thinking ? { thinking: options.thinking } : {}),
+        signal: AbortSignal.any([timeout, shutdown]),
+      });
+    } catch (err) {
+      if (!shutdown.aborted) {
+        const failure = { reason, events: events.length, err: (err as Error).message };
+        log.warn(failure, 'heartbeat turn failed; events stay pending');
+      }
+      return false;
+    }
+    const at = now();
+    const messages = [
+      { role: 'user', content },
+      { role: 'assistant', content: reply },
+    ] as const;
+    store.transaction(() => {
+      store.messages.append(MAIN_SESSION, messages, null, at);
+      store.events.markConsumed(
+        events.map((e) => e.id),
+        at,
+      );
+    });
+    const more = events.length === maxEvents && store.events.countPending(MAIN_SESSION) > 0;
+    const outcome = await delivery.deliver({ channel: 'last' }, reply, shutdown);
+    log.info({ reason, events: events.length, delivery: outcome.status, why: outcome.reason }, 'heartbeat done');
+    return more;
+  };
+}
