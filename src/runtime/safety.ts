@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ContentSource } from '../action-shape.js';
+import { foldForMatching, foldText } from './fold.js';
 
 /** The notice that precedes every wrapped piece of external content (DESIGN §9). */
 export const SECURITY_NOTICE =
@@ -9,42 +10,27 @@ export const SECURITY_NOTICE =
 
 const SOURCE_LABEL: Record<ContentSource, string> = { webhook: 'Webhook', email: 'Email' };
 
-// Angle-bracket look-alikes folded to < and > before marker detection.
-const OPENERS = '‹〈⟨＜﹤˂ᐸ❮❰⦉«≺⧼';
-const CLOSERS = '›〉⟩＞﹥˃ᐳ❯❱⦊»≻⧽';
-
-const FOLDABLE = new RegExp(`[\\uff01-\\uff5e${OPENERS}${CLOSERS}]`);
-
-/** Folds full-width letters and angle-bracket homoglyphs, one UTF-16 unit for one, so indices stay aligned. */
-function fold(text: string): string {
-  if (!FOLDABLE.test(text)) return text;
-  let out = '';
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i] as string;
-    const code = ch.charCodeAt(0);
-    if (code >= 0xff01 && code <= 0xff5e) out += String.fromCharCode(code - 0xfee0);
-    else if (OPENERS.includes(ch)) out += '<';
-    else if (CLOSERS.includes(ch)) out += '>';
-    else out += ch;
-  }
-  return out;
-}
-
-const SEP = '[\\s_\\-]*';
+// Between the marker's words: any run of white space, punctuation or symbols (`_`, `-`, `.`, `/`, …).
+const SEP = '[\\s\\p{P}\\p{S}]{0,8}';
 const MARKER = new RegExp(
   `(?:<+\\s*)?(END${SEP})?EXTERNAL${SEP}UNTRUSTED${SEP}CONTENT(?:\\s+id\\s*=\\s*"[^"\\n]{0,64}")?(?:\\s*>+)?`,
-  'gi',
+  'giu',
 );
 
-/** Replaces look-alikes of the wrapper's markers with `[[MARKER_SANITIZED]]` / `[[END_MARKER_SANITIZED]]`. */
+/**
+ * Replaces look-alikes of the wrapper's markers with `[[MARKER_SANITIZED]]` /
+ * `[[END_MARKER_SANITIZED]]`: matched on the folded text (see fold.ts), replaced in the original.
+ */
 export function sanitizeMarkers(text: string): string {
-  const folded = fold(text);
+  const folded = foldForMatching(text);
   let out = '';
   let last = 0;
-  for (const match of folded.matchAll(MARKER)) {
-    const start = match.index;
+  for (const match of folded.text.matchAll(MARKER)) {
+    if (match[0] === '') continue;
+    const start = folded.startOf(match.index);
+    const end = folded.endOf(match.index + match[0].length - 1);
     out += text.slice(last, start) + (match[1] ? '[[END_MARKER_SANITIZED]]' : '[[MARKER_SANITIZED]]');
-    last = start + match[0].length;
+    last = end;
   }
   return out + text.slice(last);
 }
@@ -83,6 +69,6 @@ const INJECTION_PHRASES: readonly [string, RegExp][] = [
 
 /** Names of known prompt-injection phrases found in `text` (logged, never blocked). */
 export function findInjectionPhrases(text: string): string[] {
-  const folded = fold(text);
+  const folded = foldText(text);
   return INJECTION_PHRASES.filter(([, pattern]) => pattern.test(folded)).map(([name]) => name);
 }
