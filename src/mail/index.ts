@@ -1,6 +1,5 @@
 export { type MailMessage, toMailMessage, truncateUtf8 } from './message.js';
 export {
-  chunksOf,
   createMailWatcher,
   type MailWatcher,
   type MailWatcherOptions,

@@ -5,20 +5,10 @@ import type { MailConfig } from '../config/index.js';
 import type { Logger } from '../log.js';
 import type { MetaRepository } from '../store/index.js';
 import { undiciRequest as request } from '../undici.js';
+import { type Cursor, chunksOf, createCursorStore } from './cursor-store.js';
 import { type MailMessage, toMailMessage } from './message.js';
 
 type WatchConfig = NonNullable<MailConfig['watch']>;
-
-/** Where the watcher is: the UIDVALIDITY and last UID delivered, and the newest date seen. */
-interface Cursor {
-  uidValidity: string;
-  lastUid: number;
-  lastDate: number;
-  /** After a UIDVALIDITY change: only mail newer than this is sent (no flood), until caught up. */
-  since?: number;
-  /** The batch being posted: after a crash it is posted again exactly, under the same key. */
-  pending?: { firstUid: number; lastUid: number };
-}
 
 export interface MailWatcherStatus {
   readonly account: string;
@@ -43,22 +33,6 @@ export interface MailWatcherOptions {
 }
 
 /**
- * Splits UIDs into batches; a batch left pending by a crash comes first, cut exactly as
- * before (its Idempotency-Key depends on the cut).
- */
-export function chunksOf(uids: readonly number[], pending: Cursor['pending'], size: number): number[][] {
-  const chunks: number[][] = [];
-  let rest = uids;
-  if (pending) {
-    const first = rest.filter((uid) => uid <= pending.lastUid);
-    if (first.length > 0) chunks.push(first);
-    rest = rest.filter((uid) => uid > pending.lastUid);
-  }
-  for (let i = 0; i < rest.length; i += size) chunks.push(rest.slice(i, i + size));
-  return chunks;
-}
-
-/**
  * The mail watch flow (DESIGN §11): IMAP IDLE on one mailbox, each new message parsed and
  * posted to `/hooks/mail` in the preset's payload shape. The cursor advances only after a
  * 2xx, and each batch carries an Idempotency-Key, so a restart neither skips nor repeats.
@@ -67,7 +41,6 @@ export function createMailWatcher(options: MailWatcherOptions) {
   const { watch, account } = options;
   const log = options.log.child({ component: 'mail-watch', account, mailbox: watch.mailbox });
   const backoff = options.backoff ?? { minMs: 1000, maxMs: 30_000 };
-  const cursorKey = `mail:cursor:${account}:${watch.mailbox}`;
   const stopper = new AbortController();
   let client: ImapFlow | undefined;
   let wake: (() => void) | undefined;
@@ -77,6 +50,7 @@ export function createMailWatcher(options: MailWatcherOptions) {
       connected: false,
       delivered: 0,
     };
+  const cursors = createCursorStore({ meta: options.meta, account, mailbox: watch.mailbox, log });
 
   const pause = (ms: number) => sleep(ms, undefined, { signal: stopper.signal }).catch(() => undefined);
 
@@ -111,28 +85,12 @@ export function createMailWatcher(options: MailWatcherOptions) {
     throw new Error('stopped');
   }
 
-  function loadCursor(uidValidity: string, uidNext: number): Cursor {
-    const stored = options.meta.get<Cursor>(cursorKey);
-    let cursor: Cursor;
-    if (!stored) cursor = { uidValidity, lastUid: uidNext - 1, lastDate: Date.now() };
-    else if (stored.uidValidity !== uidValidity) {
-      log.warn(
-        { was: stored.uidValidity, now: uidValidity },
-        'UIDVALIDITY changed; re-syncing mail newer than the last seen',
-      );
-      cursor = { uidValidity, lastUid: 0, lastDate: stored.lastDate, since: stored.lastDate };
-    } else cursor = stored;
-    options.meta.set(cursorKey, cursor);
-    return cursor;
-  }
-
   async function drain(imap: ImapFlow, cursor: Cursor): Promise<void> {
     const found = await imap.search({ uid: `${cursor.lastUid + 1}:*` }, { uid: true });
     const uids = (found || []).filter((uid) => uid > cursor.lastUid).sort((a, b) => a - b);
     for (const chunk of chunksOf(uids, cursor.pending, watch.batchSize)) {
       if (stopper.signal.aborted) return;
-      cursor.pending = { firstUid: chunk[0] as number, lastUid: chunk[chunk.length - 1] as number };
-      options.meta.set(cursorKey, cursor);
+      cursors.markPending(cursor, { firstUid: chunk[0] as number, lastUid: chunk[chunk.length - 1] as number });
       const messages: MailMessage[] = [];
       let newest = cursor.lastDate;
       for await (const msg of imap.fetch(
@@ -157,11 +115,8 @@ export function createMailWatcher(options: MailWatcherOptions) {
       }
       messages.sort((a, b) => Number(a.id.split('-')[1]) - Number(b.id.split('-')[1]));
       const lastUid = chunk[chunk.length - 1] as number;
-      if (messages.length > 0) await post(cursor, cursor.pending.firstUid, cursor.pending.lastUid, messages);
-      cursor.lastUid = lastUid;
-      cursor.lastDate = newest;
-      cursor.pending = undefined;
-      options.meta.set(cursorKey, cursor);
+      if (messages.length > 0) await post(cursor, chunk[0] as number, lastUid, messages);
+      cursors.markDelivered(cursor, lastUid, newest);
       status.lastUid = lastUid;
       status.delivered += messages.length;
       if (messages.length > 0) log.info({ messages: messages.length, lastUid }, 'mail delivered to the hook');
@@ -185,18 +140,14 @@ export function createMailWatcher(options: MailWatcherOptions) {
     await imap.connect();
     const mailbox = await imap.mailboxOpen(watch.mailbox);
     status.connected = true;
-    const cursor = loadCursor(String(mailbox.uidValidity), Number(mailbox.uidNext));
+    const cursor = cursors.load(String(mailbox.uidValidity), Number(mailbox.uidNext));
     status.uidValidity = cursor.uidValidity;
     status.lastUid = cursor.lastUid;
     log.info({ uidValidity: cursor.uidValidity, lastUid: cursor.lastUid }, 'mail watch connected');
     imap.on('exists', () => wake?.());
     while (!stopper.signal.aborted && imap.usable) {
       await drain(imap, cursor);
-      if (cursor.since !== undefined && !stopper.signal.aborted) {
-        // Caught up after a UIDVALIDITY change: from here on every new message counts.
-        cursor.since = undefined;
-        options.meta.set(cursorKey, cursor);
-      }
+      if (cursor.since !== undefined && !stopper.signal.aborted) cursors.markCaughtUp(cursor);
       status.lastError = undefined;
       await Promise.race([
         new Promise<void>((resolve) => {
