@@ -4,7 +4,7 @@ import { type BackoffBounds, backoffMs } from '../backoff.js';
 import type { MailConfig } from '../config/index.js';
 import type { Logger } from '../log.js';
 import type { MetaRepository } from '../store/index.js';
-import { undiciRequest as request } from '../undici.js';
+import { createBatchPoster } from './batch-poster.js';
 import { type Cursor, chunksOf, createCursorStore } from './cursor-store.js';
 import { type MailMessage, toMailMessage } from './message.js';
 
@@ -51,39 +51,20 @@ export function createMailWatcher(options: MailWatcherOptions) {
       delivered: 0,
     };
   const cursors = createCursorStore({ meta: options.meta, account, mailbox: watch.mailbox, log });
+  const poster = createBatchPoster({
+    account,
+    mailbox: watch.mailbox,
+    hookUrl: options.hookUrl,
+    hookToken: options.hookToken,
+    backoff,
+    signal: stopper.signal,
+    log,
+    onError: (message) => {
+      status.lastError = message;
+    },
+  });
 
   const pause = (ms: number) => sleep(ms, undefined, { signal: stopper.signal }).catch(() => undefined);
-
-  async function post(cursor: Cursor, firstUid: number, lastUid: number, messages: MailMessage[]): Promise<void> {
-    const body = JSON.stringify({ source: 'mail', account, historyId: String(lastUid), messages });
-    const key = `mail:${account}:${watch.mailbox}:${cursor.uidValidity}:${firstUid}-${lastUid}`;
-    for (let attempt = 0; !stopper.signal.aborted; attempt++) {
-      try {
-        const res = await request(options.hookUrl, {
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${options.hookToken}`,
-            'content-type': 'application/json',
-            'idempotency-key': key,
-          },
-          body,
-          signal: AbortSignal.any([stopper.signal, AbortSignal.timeout(30_000)]),
-        });
-        const answer = await res.body.text();
-        if (res.statusCode >= 200 && res.statusCode < 300) return;
-        // 409 for another body: this key was accepted before (flags changed since): delivered.
-        // 409 while the first is still in flight: not yet; retry.
-        if (res.statusCode === 409 && !answer.includes('"IDEMPOTENCY_IN_FLIGHT"')) return;
-        status.lastError = `the hook answered ${res.statusCode}: ${answer.slice(0, 200)}`;
-      } catch (err) {
-        if (stopper.signal.aborted) break;
-        status.lastError = `the hook is unreachable: ${(err as Error).message}`;
-      }
-      log.warn({ attempt, err: status.lastError }, 'mail batch not accepted; retrying');
-      await pause(backoffMs(attempt, backoff));
-    }
-    throw new Error('stopped');
-  }
 
   async function drain(imap: ImapFlow, cursor: Cursor): Promise<void> {
     const found = await imap.search({ uid: `${cursor.lastUid + 1}:*` }, { uid: true });
@@ -115,7 +96,8 @@ export function createMailWatcher(options: MailWatcherOptions) {
       }
       messages.sort((a, b) => Number(a.id.split('-')[1]) - Number(b.id.split('-')[1]));
       const lastUid = chunk[chunk.length - 1] as number;
-      if (messages.length > 0) await post(cursor, chunk[0] as number, lastUid, messages);
+      if (messages.length > 0)
+        await poster.post({ uidValidity: cursor.uidValidity, firstUid: chunk[0] as number, lastUid, messages });
       cursors.markDelivered(cursor, lastUid, newest);
       status.lastUid = lastUid;
       status.delivered += messages.length;
