@@ -10,6 +10,7 @@ import { type MailMessage, toMailMessage } from './message.js';
 
 type WatchConfig = NonNullable<MailConfig['watch']>;
 
+/** What `/api/mail/status` shows: the mailbox, the connection and the cursor. */
 export interface MailWatcherStatus {
   readonly account: string;
   readonly mailbox: string;
@@ -32,12 +33,70 @@ export interface MailWatcherOptions {
   readonly backoff?: BackoffBounds;
 }
 
+/** The changing part of the status, written by the session and the poster. */
+type Progress = Omit<{ -readonly [K in keyof MailWatcherStatus]: MailWatcherStatus[K] }, 'account' | 'mailbox'>;
+
+/** One mailbox watched over IMAP, its new mail posted to the hook. */
+export interface MailWatcher {
+  /** Connects and keeps reconnecting until stopped; a second call does nothing. */
+  start(): void;
+  /** Where the watcher is, for `/api/mail/status` and the stop log line. */
+  status(): MailWatcherStatus;
+  /** Closes the IMAP connection and resolves once the watcher has wound down. */
+  stop(): Promise<void>;
+}
+
+/** An IMAP client for the configured server (not yet connected). */
+function openImap(imap: WatchConfig['imap']): ImapFlow {
+  return new ImapFlow({
+    host: imap.host,
+    port: imap.port ?? (imap.secure === false ? 143 : 993),
+    secure: imap.secure ?? true,
+    auth: { user: imap.user, pass: imap.password },
+    logger: false,
+    emitLogs: false,
+  });
+}
+
+/**
+ * Fetches and parses the messages of one batch, in UID order; skips those not newer than
+ * `cursor.since`. `newest` is the latest internal date seen, skipped messages included.
+ */
+async function fetchBatch(
+  imap: ImapFlow,
+  uids: readonly number[],
+  cursor: Cursor,
+  watch: WatchConfig,
+): Promise<{ messages: MailMessage[]; newest: number }> {
+  const messages: MailMessage[] = [];
+  let newest = cursor.lastDate;
+  const query = { uid: true, source: true, flags: true, internalDate: true } as const;
+  for await (const msg of imap.fetch(uids.join(','), query, { uid: true })) {
+    const date = msg.internalDate ? new Date(msg.internalDate).getTime() : Date.now();
+    newest = Math.max(newest, date);
+    if (cursor.since !== undefined && date <= cursor.since) continue;
+    if (!msg.source) continue;
+    messages.push(
+      await toMailMessage(msg.source, {
+        uid: msg.uid,
+        uidValidity: cursor.uidValidity,
+        mailbox: watch.mailbox,
+        flags: [...(msg.flags ?? [])].sort(),
+        includeBody: watch.includeBody,
+        maxBodyBytes: watch.maxBodyBytes,
+      }),
+    );
+  }
+  messages.sort((a, b) => Number(a.id.split('-')[1]) - Number(b.id.split('-')[1]));
+  return { messages, newest };
+}
+
 /**
  * The mail watch flow (DESIGN §11): IMAP IDLE on one mailbox, each new message parsed and
  * posted to `/hooks/mail` in the preset's payload shape. The cursor advances only after a
  * 2xx, and each batch carries an Idempotency-Key, so a restart neither skips nor repeats.
  */
-export function createMailWatcher(options: MailWatcherOptions) {
+export function createMailWatcher(options: MailWatcherOptions): MailWatcher {
   const { watch, account } = options;
   const log = options.log.child({ component: 'mail-watch', account, mailbox: watch.mailbox });
   const backoff = options.backoff ?? { minMs: 1000, maxMs: 30_000 };
@@ -45,11 +104,7 @@ export function createMailWatcher(options: MailWatcherOptions) {
   let client: ImapFlow | undefined;
   let wake: (() => void) | undefined;
   let running: Promise<void> | undefined;
-  const status: { connected: boolean; uidValidity?: string; lastUid?: number; delivered: number; lastError?: string } =
-    {
-      connected: false,
-      delivered: 0,
-    };
+  const status: Progress = { connected: false, delivered: 0 };
   const cursors = createCursorStore({ meta: options.meta, account, mailbox: watch.mailbox, log });
   const poster = createBatchPoster({
     account,
@@ -71,49 +126,20 @@ export function createMailWatcher(options: MailWatcherOptions) {
     const uids = (found || []).filter((uid) => uid > cursor.lastUid).sort((a, b) => a - b);
     for (const chunk of chunksOf(uids, cursor.pending, watch.batchSize)) {
       if (stopper.signal.aborted) return;
-      cursors.markPending(cursor, { firstUid: chunk[0] as number, lastUid: chunk[chunk.length - 1] as number });
-      const messages: MailMessage[] = [];
-      let newest = cursor.lastDate;
-      for await (const msg of imap.fetch(
-        chunk.join(','),
-        { uid: true, source: true, flags: true, internalDate: true },
-        { uid: true },
-      )) {
-        const date = msg.internalDate ? new Date(msg.internalDate).getTime() : Date.now();
-        newest = Math.max(newest, date);
-        if (cursor.since !== undefined && date <= cursor.since) continue;
-        if (!msg.source) continue;
-        messages.push(
-          await toMailMessage(msg.source, {
-            uid: msg.uid,
-            uidValidity: cursor.uidValidity,
-            mailbox: watch.mailbox,
-            flags: [...(msg.flags ?? [])].sort(),
-            includeBody: watch.includeBody,
-            maxBodyBytes: watch.maxBodyBytes,
-          }),
-        );
-      }
-      messages.sort((a, b) => Number(a.id.split('-')[1]) - Number(b.id.split('-')[1]));
-      const lastUid = chunk[chunk.length - 1] as number;
-      if (messages.length > 0)
-        await poster.post({ uidValidity: cursor.uidValidity, firstUid: chunk[0] as number, lastUid, messages });
-      cursors.markDelivered(cursor, lastUid, newest);
-      status.lastUid = lastUid;
+      const batch = { firstUid: chunk[0] as number, lastUid: chunk[chunk.length - 1] as number };
+      cursors.markPending(cursor, batch);
+      const { messages, newest } = await fetchBatch(imap, chunk, cursor, watch);
+      if (messages.length > 0) await poster.post({ ...batch, uidValidity: cursor.uidValidity, messages });
+      cursors.markDelivered(cursor, batch.lastUid, newest);
+      status.lastUid = batch.lastUid;
       status.delivered += messages.length;
-      if (messages.length > 0) log.info({ messages: messages.length, lastUid }, 'mail delivered to the hook');
+      if (messages.length > 0)
+        log.info({ messages: messages.length, lastUid: batch.lastUid }, 'mail delivered to the hook');
     }
   }
 
   async function session(): Promise<void> {
-    const imap = new ImapFlow({
-      host: watch.imap.host,
-      port: watch.imap.port ?? (watch.imap.secure === false ? 143 : 993),
-      secure: watch.imap.secure ?? true,
-      auth: { user: watch.imap.user, pass: watch.imap.password },
-      logger: false,
-      emitLogs: false,
-    });
+    const imap = openImap(watch.imap);
     client = imap;
     const closed = new Promise<void>((resolve) => imap.once('close', () => resolve()));
     imap.on('error', (err: Error) => {
@@ -175,5 +201,3 @@ export function createMailWatcher(options: MailWatcherOptions) {
     },
   };
 }
-
-export type MailWatcher = ReturnType<typeof createMailWatcher>;
