@@ -33,6 +33,30 @@ export interface BatchPosterOptions {
 
 const REQUEST_TIMEOUT_MS = 30_000;
 
+/**
+ * Whether the hook's answer means the batch is delivered: any 2xx, or a 409 other than
+ * `IDEMPOTENCY_IN_FLIGHT` (the key was accepted before, with flags changed since). A 409
+ * whose body is not JSON, or has no string `code`, counts as such an other 409: delivered.
+ * @example isBatchDelivered(409, '{"ok":false,"error":"…","code":"IDEMPOTENCY_IN_FLIGHT"}') // false
+ */
+export function isBatchDelivered(statusCode: number, body: string): boolean {
+  if (statusCode >= 200 && statusCode < 300) return true;
+  if (statusCode !== 409) return false;
+  return errorCode(body) !== 'IDEMPOTENCY_IN_FLIGHT';
+}
+
+/** The `code` of a `{ ok: false, error, code }` body, if the body is one. */
+function errorCode(body: string): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    if (typeof parsed !== 'object' || parsed === null) return undefined;
+    const { code } = parsed as { code?: unknown };
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A poster that sends each batch under an Idempotency-Key derived from its UID range. */
 export function createBatchPoster(options: BatchPosterOptions): BatchPoster {
   const { account, mailbox, signal, log } = options;
@@ -65,10 +89,7 @@ export function createBatchPoster(options: BatchPosterOptions): BatchPoster {
         let error: string;
         try {
           const { statusCode, answer } = await send(key, body);
-          if (statusCode >= 200 && statusCode < 300) return;
-          // 409 for another body: this key was accepted before (flags changed since): delivered.
-          // 409 while the first is still in flight: not yet; retry.
-          if (statusCode === 409 && !answer.includes('"IDEMPOTENCY_IN_FLIGHT"')) return;
+          if (isBatchDelivered(statusCode, answer)) return;
           error = `the hook answered ${statusCode}: ${answer.slice(0, 200)}`;
         } catch (err) {
           if (signal.aborted) break;

@@ -2,9 +2,41 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBatchPoster } from '../../../src/mail/batch-poster.js';
+import { createBatchPoster, isBatchDelivered } from '../../../src/mail/batch-poster.js';
 
 const body409 = (code: unknown, error = 'idempotency') => JSON.stringify({ ok: false, error, code });
+
+describe('isBatchDelivered', () => {
+  it('counts any 2xx as delivered', () => {
+    for (const status of [200, 202, 204, 299]) expect(isBatchDelivered(status, '{"ok":true}')).toBe(true);
+  });
+
+  it('retries every answer that is neither 2xx nor 409', () => {
+    for (const status of [301, 400, 401, 408, 413, 429, 500, 503]) expect(isBatchDelivered(status, '')).toBe(false);
+  });
+
+  it('retries a 409 whose code is IDEMPOTENCY_IN_FLIGHT', () => {
+    expect(isBatchDelivered(409, body409('IDEMPOTENCY_IN_FLIGHT'))).toBe(false);
+    expect(isBatchDelivered(409, '{ "ok": false, "code": "IDEMPOTENCY\\u005fIN_FLIGHT" }')).toBe(false);
+  });
+
+  it('counts a 409 with any other code as delivered under that key before', () => {
+    expect(isBatchDelivered(409, body409('IDEMPOTENCY_CONFLICT'))).toBe(true);
+    const mentionsInFlight = {
+      ok: false,
+      error: 'different body',
+      code: 'IDEMPOTENCY_CONFLICT',
+      was: 'IDEMPOTENCY_IN_FLIGHT',
+    };
+    expect(isBatchDelivered(409, JSON.stringify(mentionsInFlight))).toBe(true);
+  });
+
+  it('counts a 409 without a JSON body or a string code as delivered, like an unknown code', () => {
+    for (const body of ['', 'Conflict', '<html>"IDEMPOTENCY_IN_FLIGHT"</html>', 'null', '[]', '{"ok":false}'])
+      expect(isBatchDelivered(409, body)).toBe(true);
+    expect(isBatchDelivered(409, body409(409))).toBe(true);
+  });
+});
 
 type Answer = { status: number; body: string };
 
