@@ -4,22 +4,13 @@ import { type BackoffBounds, backoffMs } from '../backoff.js';
 import type { MailConfig } from '../config/index.js';
 import type { Logger } from '../log.js';
 import type { MetaRepository } from '../store/index.js';
-import { undiciRequest as request } from '../undici.js';
+import { createBatchPoster } from './batch-poster.js';
+import { type Cursor, chunksOf, createCursorStore } from './cursor-store.js';
 import { type MailMessage, toMailMessage } from './message.js';
 
 type WatchConfig = NonNullable<MailConfig['watch']>;
 
-/** Where the watcher is: the UIDVALIDITY and last UID delivered, and the newest date seen. */
-interface Cursor {
-  uidValidity: string;
-  lastUid: number;
-  lastDate: number;
-  /** After a UIDVALIDITY change: only mail newer than this is sent (no flood), until caught up. */
-  since?: number;
-  /** The batch being posted: after a crash it is posted again exactly, under the same key. */
-  pending?: { firstUid: number; lastUid: number };
-}
-
+/** What `/api/mail/status` shows: the mailbox, the connection and the cursor. */
 export interface MailWatcherStatus {
   readonly account: string;
   readonly mailbox: string;
@@ -42,20 +33,62 @@ export interface MailWatcherOptions {
   readonly backoff?: BackoffBounds;
 }
 
+/** The changing part of the status, written by the session and the poster. */
+type Progress = Omit<{ -readonly [K in keyof MailWatcherStatus]: MailWatcherStatus[K] }, 'account' | 'mailbox'>;
+
+/** One mailbox watched over IMAP, its new mail posted to the hook. */
+export interface MailWatcher {
+  /** Connects and keeps reconnecting until stopped; a second call does nothing. */
+  start(): void;
+  /** Where the watcher is, for `/api/mail/status` and the stop log line. */
+  status(): MailWatcherStatus;
+  /** Closes the IMAP connection and resolves once the watcher has wound down. */
+  stop(): Promise<void>;
+}
+
+/** An IMAP client for the configured server (not yet connected). */
+function openImap(imap: WatchConfig['imap']): ImapFlow {
+  return new ImapFlow({
+    host: imap.host,
+    port: imap.port ?? (imap.secure === false ? 143 : 993),
+    secure: imap.secure ?? true,
+    auth: { user: imap.user, pass: imap.password },
+    logger: false,
+    emitLogs: false,
+  });
+}
+
 /**
- * Splits UIDs into batches; a batch left pending by a crash comes first, cut exactly as
- * before (its Idempotency-Key depends on the cut).
+ * Fetches and parses the messages of one batch, in UID order; skips those not newer than
+ * `cursor.since`. `newest` is the latest internal date seen, skipped messages included.
  */
-export function chunksOf(uids: readonly number[], pending: Cursor['pending'], size: number): number[][] {
-  const chunks: number[][] = [];
-  let rest = uids;
-  if (pending) {
-    const first = rest.filter((uid) => uid <= pending.lastUid);
-    if (first.length > 0) chunks.push(first);
-    rest = rest.filter((uid) => uid > pending.lastUid);
+async function fetchBatch(
+  imap: ImapFlow,
+  uids: readonly number[],
+  cursor: Cursor,
+  watch: WatchConfig,
+): Promise<{ messages: MailMessage[]; newest: number }> {
+  const messages: MailMessage[] = [];
+  let newest = cursor.lastDate;
+  const query = { uid: true, source: true, flags: true, internalDate: true } as const;
+  for await (const msg of imap.fetch(uids.join(','), query, { uid: true })) {
+    const date = msg.internalDate ? new Date(msg.internalDate).getTime() : Date.now();
+    newest = Math.max(newest, date);
+    if (cursor.since !== undefined && date <= cursor.since) continue;
+    if (!msg.source) continue;
+    messages.push(
+      await toMailMessage(msg.source, {
+        uid: msg.uid,
+        uidValidity: cursor.uidValidity,
+        mailbox: watch.mailbox,
+        flags: [...(msg.flags ?? [])].sort(),
+        includeBody: watch.includeBody,
+        maxBodyBytes: watch.maxBodyBytes,
+      }),
+    );
   }
-  for (let i = 0; i < rest.length; i += size) chunks.push(rest.slice(i, i + size));
-  return chunks;
+  messages.sort((a, b) => Number(a.id.split('-')[1]) - Number(b.id.split('-')[1]));
+  return { messages, newest };
 }
 
 /**
@@ -63,120 +96,50 @@ export function chunksOf(uids: readonly number[], pending: Cursor['pending'], si
  * posted to `/hooks/mail` in the preset's payload shape. The cursor advances only after a
  * 2xx, and each batch carries an Idempotency-Key, so a restart neither skips nor repeats.
  */
-export function createMailWatcher(options: MailWatcherOptions) {
+export function createMailWatcher(options: MailWatcherOptions): MailWatcher {
   const { watch, account } = options;
   const log = options.log.child({ component: 'mail-watch', account, mailbox: watch.mailbox });
   const backoff = options.backoff ?? { minMs: 1000, maxMs: 30_000 };
-  const cursorKey = `mail:cursor:${account}:${watch.mailbox}`;
   const stopper = new AbortController();
   let client: ImapFlow | undefined;
   let wake: (() => void) | undefined;
   let running: Promise<void> | undefined;
-  const status: { connected: boolean; uidValidity?: string; lastUid?: number; delivered: number; lastError?: string } =
-    {
-      connected: false,
-      delivered: 0,
-    };
+  const status: Progress = { connected: false, delivered: 0 };
+  const cursors = createCursorStore({ meta: options.meta, account, mailbox: watch.mailbox, log });
+  const poster = createBatchPoster({
+    account,
+    mailbox: watch.mailbox,
+    hookUrl: options.hookUrl,
+    hookToken: options.hookToken,
+    backoff,
+    signal: stopper.signal,
+    log,
+    onError: (message) => {
+      status.lastError = message;
+    },
+  });
 
   const pause = (ms: number) => sleep(ms, undefined, { signal: stopper.signal }).catch(() => undefined);
-
-  async function post(cursor: Cursor, firstUid: number, lastUid: number, messages: MailMessage[]): Promise<void> {
-    const body = JSON.stringify({ source: 'mail', account, historyId: String(lastUid), messages });
-    const key = `mail:${account}:${watch.mailbox}:${cursor.uidValidity}:${firstUid}-${lastUid}`;
-    for (let attempt = 0; !stopper.signal.aborted; attempt++) {
-      try {
-        const res = await request(options.hookUrl, {
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${options.hookToken}`,
-            'content-type': 'application/json',
-            'idempotency-key': key,
-          },
-          body,
-          signal: AbortSignal.any([stopper.signal, AbortSignal.timeout(30_000)]),
-        });
-        const answer = await res.body.text();
-        if (res.statusCode >= 200 && res.statusCode < 300) return;
-        // 409 for another body: this key was accepted before (flags changed since): delivered.
-        // 409 while the first is still in flight: not yet; retry.
-        if (res.statusCode === 409 && !answer.includes('"IDEMPOTENCY_IN_FLIGHT"')) return;
-        status.lastError = `the hook answered ${res.statusCode}: ${answer.slice(0, 200)}`;
-      } catch (err) {
-        if (stopper.signal.aborted) break;
-        status.lastError = `the hook is unreachable: ${(err as Error).message}`;
-      }
-      log.warn({ attempt, err: status.lastError }, 'mail batch not accepted; retrying');
-      await pause(backoffMs(attempt, backoff));
-    }
-    throw new Error('stopped');
-  }
-
-  function loadCursor(uidValidity: string, uidNext: number): Cursor {
-    const stored = options.meta.get<Cursor>(cursorKey);
-    let cursor: Cursor;
-    if (!stored) cursor = { uidValidity, lastUid: uidNext - 1, lastDate: Date.now() };
-    else if (stored.uidValidity !== uidValidity) {
-      log.warn(
-        { was: stored.uidValidity, now: uidValidity },
-        'UIDVALIDITY changed; re-syncing mail newer than the last seen',
-      );
-      cursor = { uidValidity, lastUid: 0, lastDate: stored.lastDate, since: stored.lastDate };
-    } else cursor = stored;
-    options.meta.set(cursorKey, cursor);
-    return cursor;
-  }
 
   async function drain(imap: ImapFlow, cursor: Cursor): Promise<void> {
     const found = await imap.search({ uid: `${cursor.lastUid + 1}:*` }, { uid: true });
     const uids = (found || []).filter((uid) => uid > cursor.lastUid).sort((a, b) => a - b);
     for (const chunk of chunksOf(uids, cursor.pending, watch.batchSize)) {
       if (stopper.signal.aborted) return;
-      cursor.pending = { firstUid: chunk[0] as number, lastUid: chunk[chunk.length - 1] as number };
-      options.meta.set(cursorKey, cursor);
-      const messages: MailMessage[] = [];
-      let newest = cursor.lastDate;
-      for await (const msg of imap.fetch(
-        chunk.join(','),
-        { uid: true, source: true, flags: true, internalDate: true },
-        { uid: true },
-      )) {
-        const date = msg.internalDate ? new Date(msg.internalDate).getTime() : Date.now();
-        newest = Math.max(newest, date);
-        if (cursor.since !== undefined && date <= cursor.since) continue;
-        if (!msg.source) continue;
-        messages.push(
-          await toMailMessage(msg.source, {
-            uid: msg.uid,
-            uidValidity: cursor.uidValidity,
-            mailbox: watch.mailbox,
-            flags: [...(msg.flags ?? [])].sort(),
-            includeBody: watch.includeBody,
-            maxBodyBytes: watch.maxBodyBytes,
-          }),
-        );
-      }
-      messages.sort((a, b) => Number(a.id.split('-')[1]) - Number(b.id.split('-')[1]));
-      const lastUid = chunk[chunk.length - 1] as number;
-      if (messages.length > 0) await post(cursor, cursor.pending.firstUid, cursor.pending.lastUid, messages);
-      cursor.lastUid = lastUid;
-      cursor.lastDate = newest;
-      cursor.pending = undefined;
-      options.meta.set(cursorKey, cursor);
-      status.lastUid = lastUid;
+      const batch = { firstUid: chunk[0] as number, lastUid: chunk[chunk.length - 1] as number };
+      cursors.markPending(cursor, batch);
+      const { messages, newest } = await fetchBatch(imap, chunk, cursor, watch);
+      if (messages.length > 0) await poster.post({ ...batch, uidValidity: cursor.uidValidity, messages });
+      cursors.markDelivered(cursor, batch.lastUid, newest);
+      status.lastUid = batch.lastUid;
       status.delivered += messages.length;
-      if (messages.length > 0) log.info({ messages: messages.length, lastUid }, 'mail delivered to the hook');
+      if (messages.length > 0)
+        log.info({ messages: messages.length, lastUid: batch.lastUid }, 'mail delivered to the hook');
     }
   }
 
   async function session(): Promise<void> {
-    const imap = new ImapFlow({
-      host: watch.imap.host,
-      port: watch.imap.port ?? (watch.imap.secure === false ? 143 : 993),
-      secure: watch.imap.secure ?? true,
-      auth: { user: watch.imap.user, pass: watch.imap.password },
-      logger: false,
-      emitLogs: false,
-    });
+    const imap = openImap(watch.imap);
     client = imap;
     const closed = new Promise<void>((resolve) => imap.once('close', () => resolve()));
     imap.on('error', (err: Error) => {
@@ -185,18 +148,14 @@ export function createMailWatcher(options: MailWatcherOptions) {
     await imap.connect();
     const mailbox = await imap.mailboxOpen(watch.mailbox);
     status.connected = true;
-    const cursor = loadCursor(String(mailbox.uidValidity), Number(mailbox.uidNext));
+    const cursor = cursors.load(String(mailbox.uidValidity), Number(mailbox.uidNext));
     status.uidValidity = cursor.uidValidity;
     status.lastUid = cursor.lastUid;
     log.info({ uidValidity: cursor.uidValidity, lastUid: cursor.lastUid }, 'mail watch connected');
     imap.on('exists', () => wake?.());
     while (!stopper.signal.aborted && imap.usable) {
       await drain(imap, cursor);
-      if (cursor.since !== undefined && !stopper.signal.aborted) {
-        // Caught up after a UIDVALIDITY change: from here on every new message counts.
-        cursor.since = undefined;
-        options.meta.set(cursorKey, cursor);
-      }
+      if (cursor.since !== undefined && !stopper.signal.aborted) cursors.markCaughtUp(cursor);
       status.lastError = undefined;
       await Promise.race([
         new Promise<void>((resolve) => {
@@ -242,5 +201,3 @@ export function createMailWatcher(options: MailWatcherOptions) {
     },
   };
 }
-
-export type MailWatcher = ReturnType<typeof createMailWatcher>;
