@@ -37,6 +37,11 @@ export interface DeliveryOptions {
 export interface DeliveryTarget {
   readonly channel: Channel;
   readonly to?: string;
+  /**
+   * True for a main-session turn (a heartbeat): once sent, its route becomes the main
+   * session's last route. A hook's run never moves it, whatever its `to` (DESIGN §6.4).
+   */
+  readonly mainSession?: boolean;
 }
 
 /** Delivers replies to chat channels (DESIGN §6.4). */
@@ -102,7 +107,7 @@ export function createDelivery(options: DeliveryOptions): Delivery {
       };
     try {
       await channel.send(route.to, reply, signal);
-      options.meta.set(LAST_ROUTE_KEY, route);
+      if (target.mainSession) options.meta.set(LAST_ROUTE_KEY, route);
       return { status: 'sent', channel: route.channel, to: route.to };
     } catch (err) {
       log.warn({ channel: route.channel, err: (err as Error).message }, 'delivery failed');

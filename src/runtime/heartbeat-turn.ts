@@ -87,7 +87,7 @@ export function createHeartbeatTurn(options: HeartbeatTurnOptions): HeartbeatTur
       );
     });
     const more = events.length === maxEvents && store.events.countPending(MAIN_SESSION) > 0;
-    const outcome = await delivery.deliver({ channel: 'last' }, reply, shutdown);
+    const outcome = await delivery.deliver({ channel: 'last', mainSession: true }, reply, shutdown);
     log.info({ reason, events: events.length, delivery: outcome.status, why: outcome.reason }, 'heartbeat done');
     return more;
   };
