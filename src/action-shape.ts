@@ -5,6 +5,12 @@
  * it may return) all derive from here.
  */
 
+/** The main session's key (DESIGN §6.1): reached only through wake, never as a run's `sessionKey`. */
+export const MAIN_SESSION = 'main';
+
+/** Session keys a request or a mapping may name start with one of these unless configured (DESIGN §5). */
+export const DEFAULT_SESSION_KEY_PREFIXES = ['hook:'] as const;
+
 export const ACTION_KINDS = ['wake', 'agent'] as const;
 export type ActionKind = (typeof ACTION_KINDS)[number];
 

@@ -47,6 +47,7 @@ export async function compileRoutes(
   const actionOptions = {
     models: createModelCatalog(config),
     chatnetConfigured: config.channels.chatnet !== undefined,
+    sessionKeyPrefixes: config.hooks.allowedSessionKeyPrefixes,
   };
   const compiled = compileMappings(config, actionOptions.models);
   const transforms = await createTransformHost({

@@ -2,6 +2,8 @@ import {
   CHANNELS,
   type Channel,
   type ContentSource,
+  DEFAULT_SESSION_KEY_PREFIXES,
+  MAIN_SESSION,
   THINKING_LEVELS,
   type ThinkingLevel,
   WAKE_MODES,
@@ -16,6 +18,8 @@ import type { AgentAction, WakeAction } from './types.js';
 export interface ActionOptions {
   readonly models: ModelCatalog;
   readonly chatnetConfigured: boolean;
+  /** `hooks.allowedSessionKeyPrefixes` (default `hook:`), compared case-insensitively. */
+  readonly sessionKeyPrefixes?: readonly string[];
   /** Set by a mapping; the built-in endpoints always wrap. */
   readonly allowUnsafeExternalContent?: boolean;
   readonly contentSource?: ContentSource;
@@ -24,8 +28,8 @@ export interface ActionOptions {
 /** The longest run a request may ask for (setTimeout's range is ~24 days; a day is plenty). */
 export const MAX_TIMEOUT_SECONDS = 86_400;
 const MAX_SESSION_KEY = 256;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects
-const CONTROL = /[\u0000-\u001f\u007f]/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters (C0, DEL, C1) are what it rejects
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 type Body = Readonly<Record<string, unknown>>;
 
@@ -51,12 +55,7 @@ export function parseAgentBody(body: unknown, options: ActionOptions): AgentActi
   const message = requiredText(b, 'message');
   const name = optionalString(b, 'name');
   const sessionKey = optionalString(b, 'sessionKey');
-  if (
-    sessionKey !== undefined &&
-    (sessionKey.length > MAX_SESSION_KEY || sessionKey.length === 0 || CONTROL.test(sessionKey))
-  ) {
-    throw invalid('sessionKey', `a string of 1 to ${MAX_SESSION_KEY} characters without control characters`);
-  }
+  if (sessionKey !== undefined) checkSessionKey(sessionKey, options.sessionKeyPrefixes ?? DEFAULT_SESSION_KEY_PREFIXES);
   const wakeMode: WakeMode = optionalEnum(b, 'wakeMode', WAKE_MODES) ?? 'now';
   const deliver = optionalBoolean(b, 'deliver') ?? true;
   const channel: Channel = optionalEnum(b, 'channel', CHANNELS) ?? 'last';
@@ -83,6 +82,21 @@ export function parseAgentBody(body: unknown, options: ActionOptions): AgentActi
     allowUnsafeExternalContent: options.allowUnsafeExternalContent ?? false,
     contentSource: options.contentSource ?? 'webhook',
   };
+}
+
+/**
+ * A run's own session key (DESIGN §5): 1 to 256 characters without control characters,
+ * starting with an allowed prefix, and never the main session.
+ */
+function checkSessionKey(key: string, prefixes: readonly string[]): void {
+  if (key.length > MAX_SESSION_KEY || key.length === 0 || CONTROL.test(key)) {
+    throw invalid('sessionKey', `a string of 1 to ${MAX_SESSION_KEY} characters without control characters`);
+  }
+  const lower = key.toLowerCase();
+  if (lower === MAIN_SESSION || !prefixes.some((prefix) => lower.startsWith(prefix.toLowerCase()))) {
+    const allowed = prefixes.join(', ');
+    throw invalid('sessionKey', `a key starting with ${allowed} (the main session is reached only through wake)`);
+  }
 }
 
 function asObject(body: unknown): Body {

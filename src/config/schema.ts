@@ -7,6 +7,7 @@
 import {
   ACTION_KINDS,
   CONTENT_SOURCES,
+  DEFAULT_SESSION_KEY_PREFIXES,
   TEMPLATED_FIELDS,
   type TemplatedField,
   THINKING_LEVELS,
@@ -153,6 +154,12 @@ export const configSchema = {
         path: { type: 'string', default: '/hooks' },
         maxBodyBytes: { type: 'integer', minimum: 1, default: 262144 },
         allowQueryToken: { type: 'boolean', default: true },
+        allowedSessionKeyPrefixes: {
+          type: 'array',
+          items: { type: 'string', minLength: 1 },
+          minItems: 1,
+          default: [...DEFAULT_SESSION_KEY_PREFIXES],
+        },
         presets: { type: 'array', items: { type: 'string', enum: ['mail'] }, uniqueItems: true, default: [] },
         mappings: { type: 'array', items: mappingSchema, default: [] },
         transformsDir: { type: 'string', minLength: 1, default: 'transforms' },

@@ -1,9 +1,9 @@
+import { MAIN_SESSION } from '../action-shape.js';
 import type { AcceptContext, Accepted, Action, ActionSink } from '../actions/index.js';
 import { newId } from '../ids.js';
 import type { Store } from '../store/index.js';
 
-/** The main session's key (DESIGN §6.1). */
-export const MAIN_SESSION = 'main';
+export { MAIN_SESSION } from '../action-shape.js';
 
 export interface StoreSinkOptions {
   /** Called after the actions are committed (the runtime schedules work here). */

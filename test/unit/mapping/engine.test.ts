@@ -145,7 +145,7 @@ describe('routing', () => {
       mappings: [
         {
           forEach: 'data.items',
-          sessionKey: 's:{{data.items.0.id}}',
+          sessionKey: 'hook:s:{{data.items.0.id}}',
           messageTemplate: '{{data.items.0.id}} of {{batch}}',
         },
       ],
@@ -157,9 +157,9 @@ describe('routing', () => {
     expect(
       outcome.kind === 'actions' && outcome.actions.map((a) => (a.kind === 'agent' ? [a.sessionKey, a.message] : [])),
     ).toEqual([
-      ['s:a', 'a of b1'],
-      ['s:b', 'b of b1'],
-      ['s:c', 'c of b1'],
+      ['hook:s:a', 'a of b1'],
+      ['hook:s:b', 'b of b1'],
+      ['hook:s:c', 'c of b1'],
     ]);
     const none = await e.route(request('x', { data: { items: [] } }));
     expect(none).toMatchObject({ kind: 'actions', actions: [], fanOut: true });
