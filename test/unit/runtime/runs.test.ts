@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { createModelRouter, type ModelRouter } from '../../../src/providers/index.js';
 import { createDelivery } from '../../../src/runtime/delivery.js';
 import { createHeartbeat } from '../../../src/runtime/heartbeat.js';
-import { createIngressPressure } from '../../../src/runtime/pressure.js';
 import { createRunQueue } from '../../../src/runtime/runs.js';
 import { createStore, type Store } from '../../../src/store/index.js';
 
@@ -88,40 +87,7 @@ describe('run queue writes', () => {
   });
 });
 
-describe('ingress pressure', () => {
-  it('turns on only when requests arrived in a saturated window, and off (releasing runs) when they stop or the loop calms', () => {
-    let busy = 0;
-    const released: number[] = [];
-    const pressure = createIngressPressure({ utilization: () => busy, onRelease: () => released.push(1) });
-    busy = 1;
-    pressure.tick();
-    expect(pressure.high).toBe(false); // runs alone never count
-    pressure.accepted();
-    busy = 0.5;
-    pressure.tick();
-    expect(pressure.high).toBe(false); // requests on a calm loop
-    pressure.accepted();
-    busy = 0.95;
-    pressure.tick();
-    expect(pressure.high).toBe(true);
-    pressure.accepted();
-    busy = 0.8;
-    pressure.tick();
-    expect(pressure.high).toBe(true); // between the thresholds: unchanged
-    pressure.accepted();
-    busy = 0.6;
-    pressure.tick();
-    expect(pressure.high).toBe(false);
-    expect(released).toHaveLength(1);
-    pressure.accepted();
-    busy = 1;
-    pressure.tick();
-    expect(pressure.high).toBe(true);
-    pressure.tick(); // a window without requests
-    expect(pressure.high).toBe(false);
-    expect(released).toHaveLength(2);
-  });
-
+describe('run queue concurrency', () => {
   it('lets one run execute at a time while high, and the waiting ones start when released', async () => {
     const waiting: (() => void)[] = [];
     const models: ModelRouter = {
