@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBuiltinProvider, createOpenAiChatProvider, ProviderError } from '../../../src/providers/index.js';
-import { wrapExternalContent } from '../../../src/runtime/index.js';
+import { createOpenAiChatProvider } from '../../../src/providers/index.js';
 import { type FakeModel, startFakeModel } from '../../helpers/fake-model.js';
 
 let model: FakeModel | undefined;
@@ -47,24 +46,5 @@ describe('openai-chat provider', () => {
     const provider = createOpenAiChatProvider({ baseUrl: model.url, api: 'openai-chat' });
     await expect(ask(provider, AbortSignal.timeout(600))).rejects.toThrow();
     expect(model.requests.length).toBeGreaterThan(1);
-  });
-});
-
-describe('builtin provider', () => {
-  const echo = createBuiltinProvider();
-  const signal = AbortSignal.timeout(1000);
-  it('restates what it received, without the safety wrapper', async () => {
-    const reply = await echo.complete({
-      model: 'echo',
-      messages: [{ role: 'user', content: wrapExternalContent('ping') }],
-      signal,
-    });
-    expect(reply).toBe('Echo: ping');
-  });
-  it('answers HEARTBEAT_OK to an empty message and refuses unknown models', async () => {
-    await expect(echo.complete({ model: 'echo', messages: [{ role: 'user', content: '' }], signal })).resolves.toBe(
-      'HEARTBEAT_OK',
-    );
-    await expect(echo.complete({ model: 'gpt', messages: [], signal })).rejects.toBeInstanceOf(ProviderError);
   });
 });
