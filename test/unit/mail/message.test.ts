@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunksOf, toMailMessage, truncateUtf8 } from '../../../src/mail/index.js';
+import { toMailMessage, truncateUtf8 } from '../../../src/mail/index.js';
 
 const options = {
   uid: 7,
@@ -74,18 +74,5 @@ describe('truncateUtf8', () => {
     expect(truncateUtf8('abc', 3)).toEqual({ text: 'abc', truncated: false });
     expect(truncateUtf8('ääää', 5)).toEqual({ text: 'ää', truncated: true });
     expect(truncateUtf8('a😀b', 4)).toEqual({ text: 'a', truncated: true });
-  });
-});
-
-describe('chunksOf', () => {
-  it('cuts batches by size', () => {
-    expect(chunksOf([1, 2, 3, 4, 5], undefined, 2)).toEqual([[1, 2], [3, 4], [5]]);
-  });
-  it('re-cuts a batch left pending by a crash exactly as before, whatever arrived since', () => {
-    expect(chunksOf([1, 2, 3, 4, 5], { firstUid: 1, lastUid: 3 }, 2)).toEqual([
-      [1, 2, 3],
-      [4, 5],
-    ]);
-    expect(chunksOf([4, 5], { firstUid: 1, lastUid: 3 }, 2)).toEqual([[4, 5]]);
   });
 });
