@@ -206,24 +206,4 @@ describe('compiling', () => {
       ),
     ).toThrow(/hooks\.mappings\[0\]\.model: model not allowed: builtin\/other/);
   });
-
-  it('applies hooks.mail to the mail preset', async () => {
-    const e = engine({
-      presets: ['mail'],
-      mail: { account: 'me@x', model: 'builtin/echo', thinking: 'low', allowUnsafeExternalContent: true },
-    });
-    const outcome = await e.route(
-      request('mail', { source: 'mail', messages: [{ id: 'i1', from: 'f', subject: 's', snippet: 'sn', body: 'b' }] }),
-    );
-    expect(outcome.kind === 'actions' && outcome.actions[0]).toMatchObject({
-      kind: 'agent',
-      name: 'Mail',
-      sessionKey: 'hook:mail:i1',
-      message: 'New email from f\nSubject: s\nsn\nb',
-      model: 'builtin/echo',
-      thinking: 'low',
-      allowUnsafeExternalContent: true,
-      contentSource: 'email',
-    });
-  });
 });
