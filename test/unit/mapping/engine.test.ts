@@ -1,8 +1,12 @@
+import { join } from 'node:path';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createModelCatalog } from '../../../src/actions/index.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { ConfigError } from '../../../src/errors.js';
 import { createMappingEngine, type HookRequest } from '../../../src/mapping/index.js';
+import { createTransformHost } from '../../../src/transforms/index.js';
+import { ROOT } from '../../helpers/hookd-process.js';
 
 function engine(hooks: Record<string, unknown>, extra: Record<string, unknown> = {}) {
   const config = loadConfig({ data: { hooks: { enabled: true, token: 't'.repeat(20), ...hooks }, ...extra }, env: {} });
@@ -205,5 +209,43 @@ describe('compiling', () => {
         { agents: { defaults: { models: ['builtin/echo'] } } },
       ),
     ).toThrow(/hooks\.mappings\[0\]\.model: model not allowed: builtin\/other/);
+  });
+});
+
+describe('a request shares one transform time budget', () => {
+  it('stops a fan-out of slow transform calls once their sum passes timeoutMs', async () => {
+    const config = loadConfig({
+      data: {
+        hooks: {
+          enabled: true,
+          token: 't'.repeat(20),
+          transformsDir: join(ROOT, 'test/fixtures/transforms'),
+          transforms: { timeoutMs: 200 },
+          mappings: [
+            {
+              match: { path: 'loop' },
+              forEach: 'items',
+              messageTemplate: 'item {{items.0}}',
+              transform: { module: 'hostile.ts', export: 'slow' },
+            },
+          ],
+        },
+      },
+      env: {},
+    });
+    const transforms = await createTransformHost({ config, log: pino({ level: 'silent' }) });
+    try {
+      const actionOptions = { models: createModelCatalog(config), chatnetConfigured: false };
+      const e = createMappingEngine({ config, actionOptions, transforms });
+      const started = performance.now();
+      await expect(e.route(request('loop', { items: [1, 2, 3, 4, 5] }))).rejects.toMatchObject({
+        code: 'TRANSFORM_FAILED',
+        statusCode: 500,
+      });
+      expect(performance.now() - started).toBeLessThan(450);
+      await expect(e.route(request('loop', { items: [1] }))).resolves.toMatchObject({ kind: 'actions' });
+    } finally {
+      transforms.close();
+    }
   });
 });
