@@ -1,5 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createIngressPressure } from '../../../src/runtime/pressure.js';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('ingress pressure', () => {
   it('turns on only when requests arrived in a saturated window, and off (releasing runs) when they stop or the loop calms', () => {
@@ -33,5 +37,30 @@ describe('ingress pressure', () => {
     pressure.tick(); // a window without requests
     expect(pressure.high).toBe(false);
     expect(released).toHaveLength(2);
+  });
+
+  it('samples every intervalMs once started, and no more once stopped', () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    let samples = 0;
+    const pressure = createIngressPressure({
+      intervalMs: 100,
+      utilization: () => {
+        samples++;
+        return 1;
+      },
+    });
+    pressure.start();
+    pressure.accepted();
+    vi.advanceTimersByTime(99);
+    expect(samples).toBe(0);
+    expect(pressure.high).toBe(false);
+    vi.advanceTimersByTime(1);
+    expect(samples).toBe(1);
+    expect(pressure.high).toBe(true);
+    vi.advanceTimersByTime(200);
+    expect(samples).toBe(3);
+    pressure.stop();
+    vi.advanceTimersByTime(1000);
+    expect(samples).toBe(3);
   });
 });
