@@ -89,20 +89,32 @@ describe('run queue writes', () => {
 
 describe('run queue concurrency', () => {
   it('lets one run execute at a time while high, and the waiting ones start when released', async () => {
-    const waiting: (() => void)[] = [];
+    const calls: { id: string; release: () => void }[] = [];
+    let executing = 0;
+    let mostExecuting = 0;
     const models: ModelRouter = {
-      complete: () => new Promise<string>((resolve) => waiting.push(() => resolve('done'))),
+      complete: (_ref, request) =>
+        new Promise<string>((resolve) => {
+          mostExecuting = Math.max(mostExecuting, ++executing);
+          const id = /hello (\w)/.exec(request.messages.at(-1)?.content ?? '')?.[1] ?? '?';
+          calls.push({ id, release: () => resolve(`done ${id}`) });
+        }).finally(() => executing--),
     };
     let limit = 1;
     const { store, runs, add } = setup({ models, concurrency: () => limit });
     for (const id of ['a', 'b', 'c', 'd']) add(id, false);
-    await expect.poll(() => waiting.length).toBe(1);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(waiting).toHaveLength(1);
+    await expect.poll(() => calls.length).toBe(1);
+    // The end of run a is the next chance to start runs: exactly one (b) may take its place.
+    calls[0]?.release();
+    await expect.poll(() => calls.length).toBeGreaterThanOrEqual(2);
+    expect(store.runs.get('a')?.status).toBe('ok');
+    expect(calls.map((c) => c.id)).toEqual(['a', 'b']);
+    expect(mostExecuting).toBe(1);
     limit = 4;
     runs.kick();
-    await expect.poll(() => waiting.length).toBe(4);
-    for (const release of waiting) release();
+    await expect.poll(() => calls.length).toBe(4);
+    expect(calls.map((c) => c.id)).toEqual(['a', 'b', 'c', 'd']);
+    for (const call of calls) call.release();
     await expect.poll(() => store.runs.unfinished().length).toBe(0);
     await runs.stop();
   });
