@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'transforms/**/*.test.ts'],
+    // Spawned hookd processes start from a fresh dist/ (see test/helpers/build.ts).
+    globalSetup: ['test/helpers/build.ts'],
     // isolated-vm needs Node's startup snapshot off; worker threads cannot take the flag.
     pool: 'forks',
     execArgv: ['--no-node-snapshot'],

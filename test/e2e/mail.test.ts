@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Dovecot, rfc822, startDovecot } from '../helpers/dovecot.js';
 import { isHeartbeat, lastUser, startFakeModel } from '../helpers/fake-model.js';
@@ -149,11 +148,19 @@ describe.skipIf(!hasDovecot && !process.env.CI)('the mail watch flow against a r
     cleanups.push(() => watcher.stop());
     await imap.append(rfc822(4));
     await expect.poll(() => model.requests.filter((r) => !isHeartbeat(r)).length, { timeout: 15_000 }).toBe(4);
-    await sleep(1500);
-    const subjects = model.requests
-      .filter((r) => !isHeartbeat(r))
-      .map((r) => /Subject: (Test message \d)/.exec(lastUser(r))?.[1]);
-    expect(subjects.sort()).toEqual(['Test message 1', 'Test message 2', 'Test message 3', 'Test message 4']);
+    // The watcher posts in UID order, one batch after another: a message appended now reaches
+    // the model after any message it would deliver twice.
+    await imap.append(rfc822(5));
+    const subjects = () =>
+      model.requests.filter((r) => !isHeartbeat(r)).map((r) => /Subject: (Test message \d)/.exec(lastUser(r))?.[1]);
+    await expect.poll(() => subjects().includes('Test message 5'), { timeout: 15_000 }).toBe(true);
+    expect(subjects().sort()).toEqual([
+      'Test message 1',
+      'Test message 2',
+      'Test message 3',
+      'Test message 4',
+      'Test message 5',
+    ]);
   });
 
   it('keeps retrying while the hook answers 500, then delivers each message once; truncates a 1 MB body', async () => {

@@ -52,7 +52,10 @@ describe('backpressure and shutdown', () => {
   });
 
   it('holds a mapping to its maxConcurrent while other runs proceed', async () => {
-    const model = await stalledModel();
+    const model = await startFakeModel((r) =>
+      isHeartbeat(r) ? 'HEARTBEAT_OK' : lastUser(r).includes('slow') ? { stall: true } : 'done',
+    );
+    cleanups.push(() => model.close());
     const hookd = await startHookd({
       config: config(
         model.url,
@@ -71,12 +74,27 @@ describe('backpressure and shutdown', () => {
       ),
     });
     cleanups.push(() => hookd.stop());
+    const modelSaw = (text: string) => model.requests.filter((r) => lastUser(r).includes(text)).length;
+    const direct = (message: string) =>
+      call(`${hookd.url}/hooks/agent`, { headers: HOOK, json: { message, wakeMode: 'next-heartbeat' } });
     for (const n of [1, 2, 3]) await call(`${hookd.url}/hooks/slow`, { headers: HOOK, json: { n } });
     await expect.poll(() => model.requests.length).toBe(1);
-    await call(`${hookd.url}/hooks/agent`, { headers: HOOK, json: { message: 'direct', wakeMode: 'next-heartbeat' } });
-    await expect.poll(() => model.requests.length).toBe(2);
-    await sleep(300);
-    expect(model.requests.filter((r) => lastUser(r).includes('slow'))).toHaveLength(1);
+    // The queue passes over slow 2 and 3 each time it starts runs: when the first direct run is
+    // accepted, when it ends, and when the second is accepted. A run started at any of those
+    // times reaches the model before the second direct run does.
+    const first = await direct('direct one');
+    await expect
+      .poll(async () => {
+        const run = await call(`${hookd.url}/api/runs/${first.body.runId}`, {
+          method: 'GET',
+          headers: { authorization: `Bearer ${GATEWAY}` },
+        });
+        return run.body.status;
+      })
+      .toBe('ok');
+    await direct('direct two');
+    await expect.poll(() => modelSaw('direct two')).toBe(1);
+    expect(modelSaw('slow')).toBe(1);
   });
 
   it('on SIGTERM finishes answers in flight, exits 0, and leaves queued runs for the next start', async () => {
@@ -144,8 +162,8 @@ describe('backpressure and shutdown', () => {
       headers: HOOK,
       json: { message: 'deliver me', wakeMode: 'next-heartbeat' },
     });
-    await expect.poll(() => hookd.stdout()).toMatch(/"msg":"hookd listening"/);
-    await sleep(800);
+    // SIGTERM once the channel was told to wait 60 s.
+    await expect.poll(() => chat.refused).toBe(1);
     const stopping = Date.now();
     hookd.child.kill('SIGTERM');
     expect((await hookd.exited).code).toBe(0);

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeChat, startFakeChat } from '../helpers/fake-chat.js';
 import {
@@ -71,6 +70,15 @@ async function world(
   };
 }
 
+/** The `heartbeat done` lines hookd has logged so far, oldest first. */
+function heartbeatsDone(hookd: HookdProcess): { reason: 'request' | 'periodic'; events: number }[] {
+  return hookd
+    .stdout()
+    .split('\n')
+    .filter((line) => line.includes('"msg":"heartbeat done"'))
+    .map((line) => JSON.parse(line));
+}
+
 /** Replies `HEARTBEAT_OK` to heartbeats and `reply` to agent turns. */
 const agentReplies =
   (reply: (request: ChatRequest, index: number) => FakeReply) =>
@@ -96,12 +104,14 @@ describe('the runtime end to end (fake model and chat servers over real sockets)
   });
 
   it('wake next-heartbeat: no model call until the next periodic tick', async () => {
-    const w = await world(() => 'noted', { every: '3s' });
+    const w = await world(() => 'noted', { every: '2s' });
     const res = await w.post('wake', { text: 'backup finished', mode: 'next-heartbeat' });
     expect(res.body.mode).toBe('next-heartbeat');
-    await sleep(1500);
-    expect(w.model.requests).toHaveLength(0);
-    await expect.poll(() => w.model.requests.length, { timeout: 4000, interval: 50 }).toBe(1);
+    // A turn requested by the wake would end 250 ms later, well before the tick: the first turn
+    // to end must be the periodic one.
+    await expect.poll(() => heartbeatsDone(w.hookd).length, { timeout: 4000, interval: 50 }).toBeGreaterThan(0);
+    expect(heartbeatsDone(w.hookd)[0]).toMatchObject({ reason: 'periodic', events: 1 });
+    expect(w.model.requests).toHaveLength(1);
     expect(lastUser(w.model.requests[0])).toContain('backup finished');
   });
 
@@ -167,13 +177,25 @@ describe('the runtime end to end (fake model and chat servers over real sockets)
       return 'a real answer';
     });
     const base = { wakeMode: 'next-heartbeat' };
-    await w.post('agent', { ...base, message: 'quiet one', name: 'A' });
-    await w.post('agent', { ...base, message: 'silent one', name: 'B' });
-    await w.post('agent', { ...base, message: 'kept to itself', name: 'C', deliver: false });
+    const runIds: string[] = [];
+    for (const body of [
+      { ...base, message: 'quiet one', name: 'A' },
+      { ...base, message: 'silent one', name: 'B' },
+      { ...base, message: 'kept to itself', name: 'C', deliver: false },
+    ]) {
+      runIds.push((await w.post('agent', body)).body.runId as string);
+    }
     await expect.poll(async () => (await w.mainEvents()).length).toBe(3);
     const texts = (await w.mainEvents()).map((e) => e.text).sort();
     expect(texts).toEqual(['Hook A: HEARTBEAT_OK', 'Hook B: NO_REPLY', 'Hook C: a real answer']);
-    await sleep(300);
+    // A summary is committed with its run's delivery outcome, after the delivery step: each run
+    // has decided, and recorded, that it sends nothing.
+    const outcomes = await Promise.all(runIds.map(async (id) => (await w.admin(`/api/runs/${id}`)).body.delivery));
+    expect(outcomes).toEqual([
+      { status: 'skipped', reason: 'heartbeat acknowledgement' },
+      { status: 'skipped', reason: 'NO_REPLY' },
+      { status: 'skipped', reason: 'deliver is false' },
+    ]);
     expect(w.chat.sent).toEqual([]);
   });
 
@@ -211,10 +233,15 @@ describe('the runtime end to end (fake model and chat servers over real sockets)
     await Promise.all([1, 2, 3, 4, 5].map((n) => w.post('wake', { text: `event ${n}` })));
     expect(Date.now() - started).toBeLessThan(100);
     await expect.poll(() => w.model.requests.length).toBe(1);
-    await sleep(600);
-    expect(w.model.requests).toHaveLength(1);
     const prompt = lastUser(w.model.requests[0]);
     for (const n of [1, 2, 3, 4, 5]) expect(prompt).toContain(`event ${n}`);
+    // Heartbeats run one at a time: a later wake's turn comes after any other turn for the five.
+    await expect.poll(() => heartbeatsDone(w.hookd).length).toBe(1);
+    await w.post('wake', { text: 'a later wake' });
+    await expect.poll(() => w.model.requests.length).toBeGreaterThanOrEqual(2);
+    expect(w.model.requests).toHaveLength(2);
+    expect(lastUser(w.model.requests[1])).toContain('a later wake');
+    expect(lastUser(w.model.requests[1])).not.toContain('event ');
   });
 
   it('sanitises spoofed markers so the model sees exactly one real pair', async () => {
@@ -291,7 +318,9 @@ describe('the runtime end to end (fake model and chat servers over real sockets)
     w.hookd.child.kill('SIGKILL');
     await w.hookd.exited;
 
-    w.model.respond((r) => (isHeartbeat(r) ? 'HEARTBEAT_OK' : 'job finished'));
+    w.model.respond((r) =>
+      isHeartbeat(r) ? 'HEARTBEAT_OK' : lastUser(r).includes('long job') ? 'job finished' : 'noted',
+    );
     const restarted = await startHookd({ config: configFor(w.model, w.chat), dir: temp.dir });
     cleanups.push(() => restarted.stop());
     const admin = (path: string) => call(`${restarted.url}${path}`, { method: 'GET', headers: ADMIN });
@@ -303,7 +332,13 @@ describe('the runtime end to end (fake model and chat servers over real sockets)
       .toBe(true);
     const events = (await admin('/api/main/events')).body.events as { text: string }[];
     expect(events.map((e) => e.text)).toEqual(['queued before the crash', 'Hook Job: job finished']);
-    await sleep(300);
+    // Runs of one session execute one after another, in order: a later run on the job's session
+    // reaches the model only after any further execution of the job would have.
+    await call(`${restarted.url}/hooks/agent`, {
+      headers: HOOK,
+      json: { message: 'after the job', sessionKey: res.body.sessionKey, wakeMode: 'next-heartbeat', deliver: false },
+    });
+    await expect.poll(() => w.model.requests.some((r) => lastUser(r).includes('after the job'))).toBe(true);
     const agentCalls = w.model.requests.filter((r) => lastUser(r).includes('long job'));
     expect(agentCalls).toHaveLength(2);
     expect(w.chat.sent.map((m) => m.text)).toEqual(['job finished']);

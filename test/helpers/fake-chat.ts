@@ -11,6 +11,8 @@ export interface FakeChat {
   /** The channel's apiBase. */
   readonly url: string;
   readonly sent: SentMessage[];
+  /** sendMessage calls answered 429 so far. */
+  readonly refused: number;
   /** Answer the next `count` sendMessage calls with 429 and this retry_after. */
   throttleNext(count: number, retryAfterSeconds: number): void;
   close(): Promise<void>;
@@ -20,6 +22,7 @@ export interface FakeChat {
 export async function startFakeChat(): Promise<FakeChat> {
   const sent: SentMessage[] = [];
   let throttled = 0;
+  let refused = 0;
   let retryAfter = 0;
   const server = createServer((req, res) => {
     let raw = '';
@@ -35,6 +38,7 @@ export async function startFakeChat(): Promise<FakeChat> {
       }
       if (throttled > 0) {
         throttled--;
+        refused++;
         const tooMany = {
           ok: false,
           error_code: 429,
@@ -54,6 +58,9 @@ export async function startFakeChat(): Promise<FakeChat> {
   return {
     url: `http://127.0.0.1:${port}`,
     sent,
+    get refused() {
+      return refused;
+    },
     throttleNext(count, seconds) {
       throttled = count;
       retryAfter = seconds;

@@ -30,8 +30,23 @@ describe('createAuthThrottle', () => {
     expect(throttle.lockedForSeconds('1.2.3.4')).toBe(0);
   });
 
+  it('does not extend a lock for failures during it, and counts afresh once it ends', () => {
+    const c = clock();
+    const throttle = createAuthThrottle({ now: c.now });
+    for (let i = 0; i < 20; i++) throttle.fail('1.2.3.4');
+    c.advance(30_000);
+    for (let i = 0; i < 10; i++) throttle.fail('1.2.3.4');
+    expect(throttle.lockedForSeconds('1.2.3.4')).toBe(30);
+    c.advance(30_000);
+    expect(throttle.lockedForSeconds('1.2.3.4')).toBe(0);
+    for (let i = 0; i < 19; i++) throttle.fail('1.2.3.4');
+    expect(throttle.lockedForSeconds('1.2.3.4')).toBe(0);
+    throttle.fail('1.2.3.4');
+    expect(throttle.lockedForSeconds('1.2.3.4')).toBe(60);
+  });
+
   it('forgets a client after a success and keeps other clients apart', () => {
-    const throttle = createAuthThrottle();
+    const throttle = createAuthThrottle({ now: clock().now });
     for (let i = 0; i < 20; i++) throttle.fail('a');
     for (let i = 0; i < 19; i++) throttle.fail('b');
     expect(throttle.lockedForSeconds('a')).toBeGreaterThan(0);
@@ -41,7 +56,7 @@ describe('createAuthThrottle', () => {
   });
 
   it('holds at most maxEntries clients, dropping the stalest', () => {
-    const throttle = createAuthThrottle({ maxEntries: 100 });
+    const throttle = createAuthThrottle({ maxEntries: 100, now: clock().now });
     for (let i = 0; i < 10_000; i++) throttle.fail(`10.0.${i >> 8}.${i & 255}`);
     expect(throttle.size).toBe(100);
   });

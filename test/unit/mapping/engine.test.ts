@@ -1,8 +1,13 @@
+import { join } from 'node:path';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createModelCatalog } from '../../../src/actions/index.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { type HookdError, isHookdError } from '../../../src/errors.js';
 import { createMappingEngine, type HookRequest } from '../../../src/mapping/index.js';
+import { createTransformHost } from '../../../src/transforms/index.js';
+import { ROOT } from '../../helpers/hookd-process.js';
+import { hostConfig } from '../../helpers/transforms.js';
 
 function engine(hooks: Record<string, unknown>, extra: Record<string, unknown> = {}) {
   const config = loadConfig({ data: { hooks: { enabled: true, token: 't'.repeat(20), ...hooks }, ...extra }, env: {} });
@@ -206,24 +211,42 @@ describe('compiling', () => {
       ),
     ).toThrow(/hooks\.mappings\[0\]\.model: model not allowed: builtin\/other/);
   });
+});
 
-  it('applies hooks.mail to the mail preset', async () => {
-    const e = engine({
-      presets: ['mail'],
-      mail: { account: 'me@x', model: 'builtin/echo', thinking: 'low', allowUnsafeExternalContent: true },
+describe('a request shares one transform time budget', () => {
+  it('stops a fan-out of slow transform calls once their sum passes timeoutMs', async () => {
+    const config = loadConfig({
+      data: {
+        hooks: {
+          enabled: true,
+          token: 't'.repeat(20),
+          transformsDir: join(ROOT, 'test/fixtures/transforms'),
+          transforms: { timeoutMs: 200 },
+          mappings: [
+            {
+              match: { path: 'loop' },
+              forEach: 'items',
+              messageTemplate: 'item {{items.0}}',
+              transform: { module: 'hostile.ts', export: 'slow' },
+            },
+          ],
+        },
+      },
+      env: {},
     });
-    const outcome = await e.route(
-      request('mail', { source: 'mail', messages: [{ id: 'i1', from: 'f', subject: 's', snippet: 'sn', body: 'b' }] }),
-    );
-    expect(outcome.kind === 'actions' && outcome.actions[0]).toMatchObject({
-      kind: 'agent',
-      name: 'Mail',
-      sessionKey: 'hook:mail:i1',
-      message: 'New email from f\nSubject: s\nsn\nb',
-      model: 'builtin/echo',
-      thinking: 'low',
-      allowUnsafeExternalContent: true,
-      contentSource: 'email',
-    });
+    const transforms = await createTransformHost({ ...hostConfig(config), log: pino({ level: 'silent' }) });
+    try {
+      const actionOptions = { models: createModelCatalog(config), chatnetConfigured: false };
+      const e = createMappingEngine({ config, actionOptions, transforms });
+      const started = performance.now();
+      await expect(e.route(request('loop', { items: [1, 2, 3, 4, 5] }))).rejects.toMatchObject({
+        code: 'TRANSFORM_FAILED',
+        statusCode: 500,
+      });
+      expect(performance.now() - started).toBeLessThan(450);
+      await expect(e.route(request('loop', { items: [1] }))).resolves.toMatchObject({ kind: 'actions' });
+    } finally {
+      transforms.close();
+    }
   });
 });

@@ -1,13 +1,22 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { createBuiltinProvider, createOpenAiChatProvider } from '../../../src/providers/index.js';
-import { wrapExternalContent } from '../../../src/runtime/index.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createOpenAiChatProvider } from '../../../src/providers/index.js';
+import { until, waits } from '../../helpers/clock.js';
 import { type FakeModel, startFakeModel } from '../../helpers/fake-model.js';
+
+vi.mock('node:timers/promises', async (importOriginal) =>
+  (await import('../../helpers/clock.js')).timersOnGlobalClock(await importOriginal()),
+);
 
 let model: FakeModel | undefined;
 afterEach(async () => {
+  vi.useRealTimers();
+  waits.length = 0;
   await model?.close();
   model = undefined;
 });
+
+/** Fake timeouts only: sockets, and the fake model server, stay real. */
+const fakeTimeouts = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
 
 const ask = (provider: ReturnType<typeof createOpenAiChatProvider>, signal = AbortSignal.timeout(5000)) =>
   provider.complete({ model: 'llama3.1', messages: [{ role: 'user', content: 'hi' }], thinking: 'low', signal });
@@ -25,12 +34,20 @@ describe('openai-chat provider', () => {
     });
   });
 
-  it('retries 429 (honouring Retry-After) and 5xx, then succeeds', async () => {
+  it('retries a 429 after its Retry-After and a 5xx after the back-off, then succeeds', async () => {
     model = await startFakeModel((_r, i) =>
-      i === 0 ? { status: 429, retryAfter: 0 } : i === 1 ? { status: 503 } : 'third time',
+      i === 0 ? { status: 429, retryAfter: 2 } : i === 1 ? { status: 503 } : 'third time',
     );
     const provider = createOpenAiChatProvider({ baseUrl: model.url, api: 'openai-chat' });
-    await expect(ask(provider)).resolves.toBe('third time');
+    fakeTimeouts();
+    const answer = ask(provider, new AbortController().signal);
+    await until(() => waits.length === 1);
+    expect(waits[0]?.delayMs).toBe(2000);
+    await vi.advanceTimersByTimeAsync(2000);
+    await until(() => waits.length === 2);
+    expect(waits[1]?.delayMs).toBe(500);
+    await vi.advanceTimersByTimeAsync(500);
+    await expect(answer).resolves.toBe('third time');
     expect(model.requests).toHaveLength(3);
     expect(model.requests[0]).not.toHaveProperty('authorization');
   });
@@ -42,31 +59,19 @@ describe('openai-chat provider', () => {
     expect(model.requests).toHaveLength(1);
   });
 
-  it('gives up when the signal aborts during retries', async () => {
+  it('backs off 0.25 s doubling up to 5 s while 5xx go on, and gives up when the signal aborts', async () => {
     model = await startFakeModel(() => ({ status: 500 }));
     const provider = createOpenAiChatProvider({ baseUrl: model.url, api: 'openai-chat' });
-    await expect(ask(provider, AbortSignal.timeout(600))).rejects.toThrow();
-    expect(model.requests.length).toBeGreaterThan(1);
-  });
-});
-
-describe('builtin provider', () => {
-  const echo = createBuiltinProvider();
-  const signal = AbortSignal.timeout(1000);
-  it('restates what it received, without the safety wrapper', async () => {
-    const reply = await echo.complete({
-      model: 'echo',
-      messages: [{ role: 'user', content: wrapExternalContent('ping') }],
-      signal,
-    });
-    expect(reply).toBe('Echo: ping');
-  });
-  it('answers HEARTBEAT_OK to an empty message and refuses unknown models', async () => {
-    await expect(echo.complete({ model: 'echo', messages: [{ role: 'user', content: '' }], signal })).resolves.toBe(
-      'HEARTBEAT_OK',
-    );
-    await expect(echo.complete({ model: 'gpt', messages: [], signal })).rejects.toMatchObject({
-      code: 'MODEL_UNKNOWN',
-    });
+    const shutdown = new AbortController();
+    fakeTimeouts();
+    const answer = ask(provider, shutdown.signal);
+    for (const [n, delayMs] of [250, 500, 1000, 2000, 4000, 5000, 5000].entries()) {
+      await until(() => waits.length === n + 1);
+      expect(waits[n]?.delayMs).toBe(delayMs);
+      if (n < 6) await vi.advanceTimersByTimeAsync(delayMs);
+    }
+    shutdown.abort(new Error('shutting down'));
+    await expect(answer).rejects.toMatchObject({ name: 'AbortError' });
+    expect(model.requests).toHaveLength(7);
   });
 });

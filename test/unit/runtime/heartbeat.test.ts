@@ -1,9 +1,11 @@
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createModelRouter } from '../../../src/providers/index.js';
 import { createDelivery } from '../../../src/runtime/delivery.js';
-import { createHeartbeat } from '../../../src/runtime/heartbeat.js';
+import { createHeartbeat, type HeartbeatOptions } from '../../../src/runtime/heartbeat.js';
+import type { ModelRouter } from '../../../src/runtime/index.js';
 import { createStore } from '../../../src/store/index.js';
+import { until } from '../../helpers/clock.js';
 
 describe('heartbeat turns', () => {
   it('show at most maxEventsPerTurn events, oldest first, and follow up until the backlog is consumed', async () => {
@@ -41,5 +43,152 @@ describe('heartbeat turns', () => {
     expect(turns[2]?.content).toContain('event 5');
     await heartbeat.stop();
     store.close();
+  });
+});
+
+/** A heartbeat on the builtin echo model, recording the user message of each model call. */
+function setup(options: Partial<HeartbeatOptions> = {}) {
+  const store = createStore({ path: ':memory:', synchronous: 'normal' });
+  const log = pino({ level: 'silent' });
+  const echo = createModelRouter({ models: { providers: {} } });
+  const calls: string[] = [];
+  let gate: Promise<void> | undefined;
+  const models: ModelRouter = {
+    async complete(ref, request) {
+      calls.push(request.messages.at(-1)?.content ?? '');
+      await gate;
+      return echo.complete(ref, request);
+    },
+  };
+  const heartbeat = createHeartbeat({
+    store,
+    models,
+    delivery: createDelivery({ channels: new Map(), ackMaxChars: 300, meta: store.meta, log }),
+    model: 'builtin/echo',
+    timeoutSeconds: 5,
+    everyMs: 0,
+    log,
+    ...options,
+  });
+  let n = 0;
+  const event = (text: string) =>
+    store.events.insert({
+      id: `e${++n}`,
+      sessionKey: 'main',
+      text,
+      origin: 'system',
+      allowUnsafeExternalContent: true,
+      contentSource: 'webhook',
+      createdAt: n,
+    });
+  /** Holds model calls until the returned function is called. */
+  const hold = () => {
+    let release = () => {};
+    gate = new Promise((resolve) => {
+      release = resolve;
+    });
+    return () => {
+      gate = undefined;
+      release();
+    };
+  };
+  const settled = () => until(() => store.events.countPending('main') === 0);
+  return { store, heartbeat, calls, event, hold, settled };
+}
+
+describe('heartbeat timing (fake timers)', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('starts one turn 250 ms after a request, for every event requested within that window', async () => {
+    const { heartbeat, calls, event, settled } = setup();
+    event('disk full');
+    heartbeat.request();
+    vi.advanceTimersByTime(100);
+    event('backup done');
+    heartbeat.request();
+    vi.advanceTimersByTime(149);
+    expect(calls).toHaveLength(0);
+    vi.advanceTimersByTime(1);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toContain('disk full');
+    expect(calls[0]).toContain('backup done');
+    await settled();
+    event('later');
+    heartbeat.request();
+    vi.advanceTimersByTime(249);
+    expect(calls).toHaveLength(1);
+    vi.advanceTimersByTime(1);
+    expect(calls).toHaveLength(2);
+    await heartbeat.stop();
+  });
+
+  it('turns requests made during a turn into one more turn, 250 ms after it ends', async () => {
+    const { heartbeat, calls, event, hold, settled } = setup();
+    const release = hold();
+    event('first');
+    heartbeat.request();
+    vi.advanceTimersByTime(250);
+    expect(calls).toHaveLength(1);
+    for (const text of ['second', 'third']) {
+      event(text);
+      heartbeat.request();
+    }
+    vi.advanceTimersByTime(1000);
+    expect(calls).toHaveLength(1);
+    release();
+    await until(() => vi.getTimerCount() === 1);
+    vi.advanceTimersByTime(249);
+    expect(calls).toHaveLength(1);
+    vi.advanceTimersByTime(1);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]).toContain('second');
+    expect(calls[1]).toContain('third');
+    await settled();
+    await heartbeat.stop();
+  });
+
+  it('runs a periodic turn every everyMs while events are pending, and calls no model when none are', async () => {
+    const { heartbeat, calls, event, settled } = setup({ everyMs: 60_000 });
+    heartbeat.start();
+    event('quiet arrival');
+    await vi.advanceTimersByTimeAsync(59_999);
+    expect(calls).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toContain('quiet arrival');
+    await settled();
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(calls).toHaveLength(1);
+    event('next one');
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]).toContain('next one');
+    await settled();
+    await heartbeat.stop();
+  });
+
+  it('starts with a turn for events a previous process left pending, not at the first tick', async () => {
+    const { heartbeat, calls, event, settled } = setup({ everyMs: 3_600_000 });
+    event('left over');
+    heartbeat.start();
+    vi.advanceTimersByTime(250);
+    expect(calls).toHaveLength(1);
+    await settled();
+    await heartbeat.stop();
+  });
+
+  it('drops a requested turn and the periodic timer when stopped', async () => {
+    const { heartbeat, calls, event } = setup({ everyMs: 60_000 });
+    event('too late');
+    heartbeat.start();
+    await heartbeat.stop();
+    vi.advanceTimersByTime(120_000);
+    expect(calls).toHaveLength(0);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });

@@ -4,7 +4,6 @@ import { createModelRouter } from '../../../src/providers/index.js';
 import { createDelivery } from '../../../src/runtime/delivery.js';
 import { createHeartbeat } from '../../../src/runtime/heartbeat.js';
 import type { ModelRouter } from '../../../src/runtime/index.js';
-import { createIngressPressure } from '../../../src/runtime/pressure.js';
 import { createRunQueue } from '../../../src/runtime/runs.js';
 import { createStore, type Store } from '../../../src/store/index.js';
 
@@ -89,55 +88,34 @@ describe('run queue writes', () => {
   });
 });
 
-describe('ingress pressure', () => {
-  it('turns on only when requests arrived in a saturated window, and off (releasing runs) when they stop or the loop calms', () => {
-    let busy = 0;
-    const released: number[] = [];
-    const pressure = createIngressPressure({ utilization: () => busy, onRelease: () => released.push(1) });
-    busy = 1;
-    pressure.tick();
-    expect(pressure.high).toBe(false); // runs alone never count
-    pressure.accepted();
-    busy = 0.5;
-    pressure.tick();
-    expect(pressure.high).toBe(false); // requests on a calm loop
-    pressure.accepted();
-    busy = 0.95;
-    pressure.tick();
-    expect(pressure.high).toBe(true);
-    pressure.accepted();
-    busy = 0.8;
-    pressure.tick();
-    expect(pressure.high).toBe(true); // between the thresholds: unchanged
-    pressure.accepted();
-    busy = 0.6;
-    pressure.tick();
-    expect(pressure.high).toBe(false);
-    expect(released).toHaveLength(1);
-    pressure.accepted();
-    busy = 1;
-    pressure.tick();
-    expect(pressure.high).toBe(true);
-    pressure.tick(); // a window without requests
-    expect(pressure.high).toBe(false);
-    expect(released).toHaveLength(2);
-  });
-
+describe('run queue concurrency', () => {
   it('lets one run execute at a time while high, and the waiting ones start when released', async () => {
-    const waiting: (() => void)[] = [];
+    const calls: { id: string; release: () => void }[] = [];
+    let executing = 0;
+    let mostExecuting = 0;
     const models: ModelRouter = {
-      complete: () => new Promise<string>((resolve) => waiting.push(() => resolve('done'))),
+      complete: (_ref, request) =>
+        new Promise<string>((resolve) => {
+          mostExecuting = Math.max(mostExecuting, ++executing);
+          const id = /hello (\w)/.exec(request.messages.at(-1)?.content ?? '')?.[1] ?? '?';
+          calls.push({ id, release: () => resolve(`done ${id}`) });
+        }).finally(() => executing--),
     };
     let limit = 1;
     const { store, runs, add } = setup({ models, concurrency: () => limit });
     for (const id of ['a', 'b', 'c', 'd']) add(id, false);
-    await expect.poll(() => waiting.length).toBe(1);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(waiting).toHaveLength(1);
+    await expect.poll(() => calls.length).toBe(1);
+    // The end of run a is the next chance to start runs: exactly one (b) may take its place.
+    calls[0]?.release();
+    await expect.poll(() => calls.length).toBeGreaterThanOrEqual(2);
+    expect(store.runs.get('a')?.status).toBe('ok');
+    expect(calls.map((c) => c.id)).toEqual(['a', 'b']);
+    expect(mostExecuting).toBe(1);
     limit = 4;
     runs.kick();
-    await expect.poll(() => waiting.length).toBe(4);
-    for (const release of waiting) release();
+    await expect.poll(() => calls.length).toBe(4);
+    expect(calls.map((c) => c.id)).toEqual(['a', 'b', 'c', 'd']);
+    for (const call of calls) call.release();
     await expect.poll(() => store.runs.unfinished().length).toBe(0);
     await runs.stop();
   });

@@ -1,153 +1,76 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createModelCatalog } from '../../../src/actions/index.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/index.js';
-import type { TransformContext } from '../../../src/mapping/index.js';
-import { compileMappings } from '../../../src/mapping/index.js';
-import { createTransformHost, type TransformHost } from '../../../src/transforms/index.js';
-import { ROOT } from '../../helpers/hookd-process.js';
+import { type HookdError, isHookdError } from '../../../src/errors.js';
+import { createTransformHost } from '../../../src/transforms/index.js';
+import { makeTempDir, ROOT } from '../../helpers/hookd-process.js';
+import { hostConfig } from '../../helpers/transforms.js';
 
-const DIR = join(ROOT, 'test/fixtures/transforms');
-const EXPORTS = [
-  'loop',
-  'asyncLoop',
-  'allocate',
-  'exit',
-  'requireFs',
-  'importFs',
-  'constructorEscape',
-  'fetchLoopback',
-  'throws',
-  'pollute',
-  'readPollution',
-  'skip',
-  'keep',
-  'toWake',
-  'chatty',
-];
-const TIMEOUT_MS = 300;
-
-const context = (payload: unknown): TransformContext => ({
-  payload,
-  headers: { 'x-github-event': 'push' },
-  query: {},
-  path: 'x',
-  url: '/hooks/x',
-  rawBody: JSON.stringify(payload),
+let temp: ReturnType<typeof makeTempDir>;
+let dir: string;
+beforeEach(() => {
+  temp = makeTempDir();
+  dir = join(temp.dir, 'transforms');
+  cpSync(join(ROOT, 'test/fixtures/transforms'), dir, { recursive: true });
 });
+afterEach(() => temp.cleanup());
 
-let host: TransformHost;
 const logs: string[] = [];
-beforeAll(async () => {
-  const config = loadConfig({
-    data: {
-      hooks: {
-        transformsDir: DIR,
-        transforms: { timeoutMs: TIMEOUT_MS, memoryLimitMb: 64 },
-        mappings: [
-          { id: 'typed', transform: { module: 'typed.ts' } },
-          ...EXPORTS.map((name) => ({ id: name, transform: { module: 'hostile.ts', export: name } })),
-        ],
-      },
-    },
-    env: {},
-  });
-  const log = pino({ level: 'debug' }, { write: (line: string) => logs.push(line) });
-  host = await createTransformHost({ config, mappings: compileMappings(config, createModelCatalog(config)), log });
+beforeEach(() => {
+  logs.length = 0;
 });
-afterAll(() => host.close());
-
-const failure = (message: RegExp | string) =>
-  expect.objectContaining({ code: 'TRANSFORM_FAILED', statusCode: 500, message: expect.stringMatching(message) });
-
-describe('the transform sandbox', () => {
-  it('runs a TypeScript transform with a relative import and type annotations', async () => {
-    const payload = {
-      repository: { full_name: 'acme/site' },
-      pusher: { name: 'ada' },
-      commits: [{ message: 'a' }, { message: 'b' }],
-    };
-    await expect(host.run('typed', context(payload))).resolves.toEqual({
-      message: 'push: ada pushed 2 commits to acme/site',
-      name: 'GitHub',
-      sessionKey: 'hook:gh:acme/site',
-    });
+const log = pino({ level: 'info' }, { write: (line: string) => logs.push(line) });
+const hostFor = (mappings: unknown[], extra: { watch?: boolean } = {}) =>
+  createTransformHost({
+    ...hostConfig(loadConfig({ data: { hooks: { transformsDir: dir, mappings } }, env: {} })),
+    log,
+    ...extra,
+    debounceMs: 20,
   });
+/** How many times the host has logged `msg` so far. */
+const logged = (msg: string) => logs.filter((line) => line.includes(`"msg":"${msg}"`)).length;
 
-  it('stops an infinite loop within timeoutMs + 100 ms, and the transform works again afterwards', async () => {
-    for (const name of ['loop', 'asyncLoop']) {
-      const started = performance.now();
-      await expect(host.run(name, context({}))).rejects.toEqual(
-        failure(`transform failed: timed out after ${TIMEOUT_MS} ms`),
-      );
-      expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + 100);
-    }
-    await expect(
-      host.run('typed', context({ repository: { full_name: 'r' }, pusher: { name: 'p' }, commits: [] })),
-    ).resolves.toBeTruthy();
-  });
-
-  it('kills an allocation of 1 GB at the memory limit and rebuilds the isolate', async () => {
-    await expect(host.run('allocate', context({}))).rejects.toEqual(
-      failure('transform failed: exceeded its memory limit of 64 MB'),
+describe('loading transforms', () => {
+  it('refuses a module without the named export', async () => {
+    const err = await hostFor([{ transform: { module: 'counter.js', export: 'nope' } }]).catch((e: unknown) => e);
+    expect(isHookdError(err, 'CONFIG_INVALID')).toBe(true);
+    expect((err as HookdError<'CONFIG_INVALID'>).params.problems[0]).toMatch(
+      /counter\.js: the module exports no function named nope/,
     );
-    await expect(host.run('keep', context({}))).resolves.toBeUndefined();
   });
+});
 
-  it.each([
-    ['exit', /process is not defined/],
-    ['requireFs', /Dynamic require of "fs" is not supported/],
-    ['importFs', /^transform failed: Not supported$/],
-    ['constructorEscape', /process is not defined/],
-    ['throws', /^transform failed: cannot handle this payload$/],
-  ])("%s fails with the transform's own message", async (name, message) => {
-    await expect(host.run(name, context({}))).rejects.toEqual(failure(message));
-  });
-
-  it('has no fetch: a loopback port receives nothing', async () => {
-    let hits = 0;
-    const server = createServer((_req, res) => {
-      hits++;
-      res.end('leaked');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+describe('hot reload', () => {
+  it('swaps in an edited transform within 2 s and keeps the last good version on a broken edit', async () => {
+    const file = join(dir, 'live.ts');
+    const version = (n: number) => `export default () => ({ message: 'version ${n}' });\n`;
+    writeFileSync(file, version(1));
+    const host = await hostFor([{ id: 'live', transform: { module: 'live.ts' } }], { watch: true });
+    const call = () =>
+      host.run('live', { payload: {}, headers: {}, query: {}, path: 'live', url: '/hooks/live', rawBody: '{}' });
     try {
-      await expect(host.run('fetchLoopback', context({ url }))).rejects.toEqual(failure(/fetch is not defined/));
-      expect(hits).toBe(0);
+      await expect(call()).resolves.toEqual({ message: 'version 1' });
+      writeFileSync(file, version(2));
+      await expect.poll(() => logged('transform reloaded'), { timeout: 2000, interval: 20 }).toBe(1);
+      await expect(call()).resolves.toEqual({ message: 'version 2' });
+      // The broken edit is seen (its compile error is logged) before the call that must still get version 2.
+      writeFileSync(file, "export default () => ({ message: 'broken' ;\n");
+      await expect
+        .poll(() => logged('transform recompile failed; keeping the last good version'), {
+          timeout: 2000,
+          interval: 20,
+        })
+        .toBeGreaterThan(0);
+      await expect(call()).resolves.toEqual({ message: 'version 2' });
+      mkdirSync(join(dir, 'lib2'));
+      writeFileSync(join(dir, 'lib2/v.ts'), "export const v = 'from an import';\n");
+      writeFileSync(file, "import { v } from './lib2/v.js';\nexport default () => ({ message: v });\n");
+      await expect.poll(() => logged('transform reloaded'), { timeout: 2000, interval: 20 }).toBe(2);
+      await expect(call()).resolves.toEqual({ message: 'from an import' });
     } finally {
-      server.close();
+      host.close();
     }
-  });
-
-  it('keeps prototype tampering inside the transform that did it', async () => {
-    await host.run('pollute', context({}));
-    await expect(host.run('readPollution', context({}))).resolves.toEqual({ message: 'polluted=undefined map=2' });
-    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-  });
-
-  it('passes null, undefined and kind switches through', async () => {
-    await expect(host.run('skip', context({}))).resolves.toBeNull();
-    await expect(host.run('keep', context({}))).resolves.toBeUndefined();
-    await expect(host.run('toWake', context({ alert: 'disk' }))).resolves.toEqual({
-      kind: 'wake',
-      text: 'alert: disk',
-    });
-  });
-
-  it('sends console output to the log with the mapping id', async () => {
-    await host.run('chatty', context({ n: 7 }));
-    await expect.poll(() => logs.join('\n')).toContain('"msg":"seen 7 {\\"nested\\":true}"');
-    const line = logs.find((l) => l.includes('seen 7')) ?? '';
-    expect(JSON.parse(line)).toMatchObject({ level: 30, mapping: 'chatty', source: 'console' });
-    expect(logs.some((l) => l.includes('"level":40') && l.includes('careful'))).toBe(true);
-  });
-
-  it('caps concurrent calls per isolate and still answers them all', async () => {
-    const results = await Promise.all(Array.from({ length: 30 }, () => host.run('toWake', context({ alert: 'x' }))));
-    expect(results).toHaveLength(30);
   });
 });

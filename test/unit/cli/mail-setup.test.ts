@@ -1,8 +1,8 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
-import { makeTempDir, ROOT } from '../../helpers/hookd-process.js';
+import { makeTempDir } from '../../helpers/hookd-process.js';
 
 let temp: ReturnType<typeof makeTempDir>;
 beforeEach(() => {
@@ -77,83 +77,6 @@ describe('hookd mail setup', () => {
     expect(result.code).toBe(1);
     expect(result.err).toMatch(/hooks\.mail\.model: unknown model provider "nowhere"/);
     expect(readFileSync(file, 'utf8')).toBe(COMMENTED);
-  });
-});
-
-describe('hookd try', () => {
-  function writeTryConfig() {
-    const file = join(temp.dir, 'hookd.json5');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        hooks: {
-          enabled: true,
-          token: 'hook-token-0123456789abcd',
-          mappings: [
-            {
-              match: { path: 'github' },
-              name: 'GitHub',
-              sessionKey: 'hook:github:{{repository.full_name}}',
-              messageTemplate:
-                '{{headers.x-github-event}} to {{repository.full_name}}: {{head_commit.message}} ({{query.note}})',
-            },
-          ],
-        },
-        storage: { path: join(temp.dir, 'data/hookd.db') },
-      }),
-    );
-    return file;
-  }
-
-  it('prints the action a fixture becomes and dispatches nothing', async () => {
-    const file = writeTryConfig();
-    const result = await runCli(
-      [
-        'try',
-        'github',
-        '--payload',
-        join(ROOT, 'test/fixtures/github-push.json'),
-        '--header',
-        'X-GitHub-Event: push',
-        '--query',
-        'note=dry',
-        '--config',
-        file,
-      ],
-      { cwd: temp.dir },
-    );
-    expect(result.err).toBe('');
-    expect(result.code).toBe(0);
-    const printed = JSON.parse(result.out);
-    expect(printed).toMatchObject({
-      ok: true,
-      mapping: 'hooks.mappings[0]',
-      actions: [
-        {
-          kind: 'agent',
-          name: 'GitHub',
-          sessionKey: 'hook:github:acme/site',
-          message: 'push to acme/site: Fix <nav> & footer (dry)',
-        },
-      ],
-    });
-    expect(existsSync(join(temp.dir, 'data'))).toBe(false);
-  });
-
-  it('exits non-zero with the error the endpoint would give', async () => {
-    const file = writeTryConfig();
-    const payload = join(temp.dir, 'p.json');
-    writeFileSync(payload, '{"x":1}');
-    const none = await runCli(['try', 'nothing', '--payload', payload, '--config', file], { cwd: temp.dir });
-    expect(none.code).toBe(1);
-    expect(JSON.parse(none.err)).toEqual({
-      ok: false,
-      code: 'NO_MAPPING',
-      error: 'no mapping for hook: nothing',
-      status: 404,
-    });
-    const wake = await runCli(['try', 'wake', '--payload', payload, '--config', file], { cwd: temp.dir });
-    expect(JSON.parse(wake.err)).toMatchObject({ code: 'TEXT_REQUIRED', status: 400 });
   });
 });
 

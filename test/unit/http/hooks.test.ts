@@ -1,0 +1,163 @@
+import { createHmac } from 'node:crypto';
+import { connect } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AUTH, createTestApp, type TestApp } from '../../helpers/app.js';
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+const count = (table: string) => {
+  if (!t) throw new Error('no app');
+  return (t.store.db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+};
+
+describe('signatures on mappings (DESIGN §10)', () => {
+  const secret = 'gh-secret-123';
+  const sign = (raw: string) => `sha256=${createHmac('sha256', secret).update(raw).digest('hex')}`;
+  const github = {
+    hooks: {
+      mappings: [
+        { id: 'open', match: { path: 'github', source: 'other' }, messageTemplate: 'unverified' },
+        { id: 'gh', match: { path: 'github' }, verify: { scheme: 'github', secret }, messageTemplate: '{{action}}' },
+        {
+          id: 'slack',
+          match: { path: 'slack' },
+          verify: { scheme: 'slack', secret: 'slack-secret' },
+          action: 'wake',
+          textTemplate: '{{event.text}}',
+        },
+      ],
+    },
+  };
+
+  it('accepts a valid signature instead of the token, and dedupes on X-GitHub-Delivery', async () => {
+    t = await createTestApp(github);
+    const raw = '{"action":"opened"}';
+    const headers = {
+      'content-type': 'application/json',
+      'x-hub-signature-256': sign(raw),
+      'x-github-delivery': 'delivery-1',
+    };
+    const first = await t.app.inject({ method: 'POST', url: '/hooks/github', headers, payload: raw });
+    expect(first.statusCode).toBe(202);
+    const redelivered = await t.app.inject({ method: 'POST', url: '/hooks/github', headers, payload: raw });
+    expect(redelivered.headers['idempotent-replayed']).toBe('true');
+    expect(count('runs')).toBe(1);
+  });
+
+  it('answers 401 to a bad or missing signature without a token, and counts it toward the lock', async () => {
+    t = await createTestApp(github);
+    const raw = '{"action":"opened"}';
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: '/hooks/github',
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': 'sha256=00' },
+      payload: raw,
+    });
+    expect(bad.statusCode).toBe(401);
+    expect(bad.body).not.toContain(sign(raw).slice(7));
+    for (let i = 0; i < 19; i++) {
+      await t.app.inject({
+        method: 'POST',
+        url: '/hooks/github',
+        headers: { 'content-type': 'application/json' },
+        payload: raw,
+      });
+    }
+    const locked = await t.app.inject({
+      method: 'POST',
+      url: '/hooks/github',
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': sign(raw) },
+      payload: raw,
+    });
+    expect(locked.statusCode).toBe(429);
+    const token = await t.app.inject({
+      method: 'POST',
+      url: '/hooks/github',
+      headers: AUTH,
+      payload: { action: 'with token' },
+    });
+    expect(token.statusCode).toBe(202);
+  });
+
+  it('does not let a signature for one mapping reach another', async () => {
+    t = await createTestApp(github);
+    const raw = '{"source":"other"}';
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/hooks/github',
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': sign(raw) },
+      payload: raw,
+    });
+    expect(res.statusCode).toBe(401);
+  });
+
+  it('echoes Slack url_verification challenges once the signature holds', async () => {
+    t = await createTestApp(github);
+    const raw = '{"type":"url_verification","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"}';
+    const ts = String(Math.floor(Date.now() / 1000));
+    const signature = `v0=${createHmac('sha256', 'slack-secret').update(`v0:${ts}:${raw}`).digest('hex')}`;
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/hooks/slack',
+      headers: { 'content-type': 'application/json', 'x-slack-signature': signature, 'x-slack-request-timestamp': ts },
+      payload: raw,
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P' });
+    expect(count('events')).toBe(0);
+  });
+});
+
+describe('credentials never reach templates or transforms', () => {
+  it('renders the token headers and ?token= empty', async () => {
+    t = await createTestApp({
+      hooks: {
+        mappings: [
+          {
+            match: { path: 'leak' },
+            action: 'wake',
+            textTemplate: '[{{headers.authorization}}|{{headers.x-service-token}}|{{query.token}}|{{query.keep}}]',
+          },
+        ],
+      },
+    });
+    const viaHeader = await t.app.inject({ method: 'POST', url: '/hooks/leak?keep=1', headers: AUTH, payload: {} });
+    const viaQuery = await t.app.inject({
+      method: 'POST',
+      url: `/hooks/leak?token=${AUTH.authorization.slice(7)}&keep=2`,
+      payload: {},
+    });
+    const texts = [viaHeader, viaQuery].map((r) => t?.store.events.get(r.json().eventId)?.text);
+    expect(texts).toEqual(['[|||1]', '[|||2]']);
+  });
+});
+
+describe('lingering close of a refused body', () => {
+  it('does not hold up the server closing when the client stops sending after its 413', async () => {
+    t = await createTestApp({ hooks: { maxBodyBytes: 4096 } });
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = t.app.server.address() as { port: number };
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk) => {
+      answer += chunk.toString();
+    });
+    socket.on('error', () => undefined);
+    // 300 KB announced, 10 KB sent, then nothing more: the client waits on its answer.
+    socket.write(
+      `POST /hooks/agent HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 300000\r\n\r\n',
+    );
+    socket.write('x'.repeat(10_000));
+    await expect.poll(() => answer).toContain('413');
+    const closing = Date.now();
+    await t.close();
+    t = undefined;
+    expect(Date.now() - closing).toBeLessThan(2000);
+    socket.destroy();
+  });
+});

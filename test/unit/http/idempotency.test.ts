@@ -1,0 +1,150 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { AUTH, createTestApp, type TestApp } from '../../helpers/app.js';
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  vi.useRealTimers();
+  await t?.close();
+  t = undefined;
+});
+
+const count = (table: string) => {
+  if (!t) throw new Error('no app');
+  return (t.store.db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+};
+
+describe('idempotency (DESIGN §10)', () => {
+  it('answers a repeat with the first response, marked replayed, and starts nothing', async () => {
+    t = await createTestApp();
+    const send = (key: string, payload: object, url = '/hooks/agent') =>
+      t?.app.inject({ method: 'POST', url, headers: { ...AUTH, 'idempotency-key': key }, payload });
+    const first = await send('k-1', { message: 'once' });
+    expect(first?.statusCode).toBe(202);
+    expect(first?.headers['idempotent-replayed']).toBeUndefined();
+    const again = await send('k-1', { message: 'once' });
+    expect(again?.statusCode).toBe(202);
+    expect(again?.headers['idempotent-replayed']).toBe('true');
+    expect(again?.json()).toEqual(first?.json());
+    expect(count('runs')).toBe(1);
+    const other = await t.app.inject({
+      method: 'POST',
+      url: '/hooks/agent',
+      headers: { ...AUTH, 'x-service-idempotency-key': 'k-1' },
+      payload: { message: 'different' },
+    });
+    expect(other.statusCode).toBe(409);
+    expect(other.json()).toMatchObject({
+      code: 'IDEMPOTENCY_CONFLICT',
+      error: 'this Idempotency-Key was used with a different body',
+    });
+    expect(count('runs')).toBe(1);
+  });
+
+  it('scopes keys per sub-path', async () => {
+    t = await createTestApp();
+    await t.app.inject({
+      method: 'POST',
+      url: '/hooks/agent',
+      headers: { ...AUTH, 'idempotency-key': 'same' },
+      payload: { message: 'm' },
+    });
+    const wake = await t.app.inject({
+      method: 'POST',
+      url: '/hooks/wake',
+      headers: { ...AUTH, 'idempotency-key': 'same' },
+      payload: { text: 't' },
+    });
+    expect(wake.statusCode).toBe(200);
+    expect(wake.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('answers 409 to a repeat that arrives while the first is still being processed', async () => {
+    t = await createTestApp();
+    const send = () =>
+      t?.app.inject({
+        method: 'POST',
+        url: '/hooks/wake',
+        headers: { ...AUTH, 'idempotency-key': 'race' },
+        payload: { text: 'x' },
+      });
+    const [a, b] = await Promise.all([send(), send()]);
+    expect([a?.statusCode, b?.statusCode].sort()).toEqual([200, 409]);
+    expect([a, b].find((r) => r?.statusCode === 409)?.json().code).toBe('IDEMPOTENCY_IN_FLIGHT');
+    expect(count('events')).toBe(1);
+  });
+
+  it('records only 2xx answers: a failed request is processed anew when retried', async () => {
+    t = await createTestApp();
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: '/hooks/wake',
+      headers: { ...AUTH, 'idempotency-key': 'retry' },
+      payload: { text: '' },
+    });
+    expect(bad.statusCode).toBe(400);
+    const good = await t.app.inject({
+      method: 'POST',
+      url: '/hooks/wake',
+      headers: { ...AUTH, 'idempotency-key': 'retry' },
+      payload: { text: '' },
+    });
+    expect(good.statusCode).toBe(400);
+    const fixed = await t.app.inject({
+      method: 'POST',
+      url: '/hooks/wake',
+      headers: { ...AUTH, 'idempotency-key': 'retry2' },
+      payload: { text: 'ok' },
+    });
+    expect(fixed.statusCode).toBe(200);
+  });
+
+  it('remembers a 204 too', async () => {
+    t = await createTestApp({ hooks: { presets: ['mail'] } });
+    const send = () =>
+      t?.app.inject({
+        method: 'POST',
+        url: '/hooks/mail',
+        headers: { ...AUTH, 'idempotency-key': 'empty' },
+        payload: { messages: [] },
+      });
+    expect((await send())?.statusCode).toBe(204);
+    const again = await send();
+    expect(again?.statusCode).toBe(204);
+    expect(again?.headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('refuses a malformed key', async () => {
+    t = await createTestApp();
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/hooks/wake',
+      headers: { ...AUTH, 'idempotency-key': 'a b' },
+      payload: { text: 'x' },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatch(/Idempotency-Key/);
+  });
+
+  it('forgets a key after hooks.idempotency.ttlSeconds: a repeat is then processed anew', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    t = await createTestApp({ hooks: { idempotency: { ttlSeconds: 60 } } });
+    const send = () =>
+      t?.app.inject({
+        method: 'POST',
+        url: '/hooks/wake',
+        headers: { ...AUTH, 'idempotency-key': 'ttl' },
+        payload: { text: 'x' },
+      });
+    const first = await send();
+    vi.advanceTimersByTime(59_999);
+    const replayed = await send();
+    expect(replayed?.headers['idempotent-replayed']).toBe('true');
+    expect(replayed?.json()).toEqual(first?.json());
+    vi.advanceTimersByTime(1);
+    const fresh = await send();
+    expect(fresh?.statusCode).toBe(200);
+    expect(fresh?.headers['idempotent-replayed']).toBeUndefined();
+    expect(fresh?.json().eventId).not.toBe(first?.json().eventId);
+    expect(count('events')).toBe(2);
+  });
+});

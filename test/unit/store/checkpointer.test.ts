@@ -1,0 +1,37 @@
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createStore, startCheckpointer } from '../../../src/store/index.js';
+
+const event = (id: string, text = 'x') => ({
+  id,
+  sessionKey: 'main',
+  text,
+  origin: 'hook' as const,
+  allowUnsafeExternalContent: false,
+  contentSource: 'webhook' as const,
+  createdAt: 1,
+});
+
+describe('background checkpointer', () => {
+  it('copies committed pages into the database file while the writer never checkpoints, and stops', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hookd-ckpt-'));
+    const path = join(dir, 'hookd.db');
+    const store = createStore({ path, synchronous: 'normal', autocheckpointPages: 1_000_000 });
+    const errors: string[] = [];
+    const checkpointer = startCheckpointer({ path, everyMs: 20, onError: (m) => errors.push(m) });
+    const before = statSync(path).size;
+    store.transaction(() => {
+      for (let i = 0; i < 500; i++) store.events.insert(event(`e${i}`, 'y'.repeat(2000)));
+    });
+    expect(statSync(`${path}-wal`).size).toBeGreaterThan(1_000_000);
+    await expect.poll(() => statSync(path).size, { timeout: 5000 }).toBeGreaterThan(before + 1_000_000);
+    await checkpointer.stop();
+    expect(errors).toEqual([]);
+    store.close();
+    // The writer's own close, as the last connection, folds the WAL away.
+    expect(existsSync(`${path}-wal`)).toBe(false);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});

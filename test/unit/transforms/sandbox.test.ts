@@ -1,0 +1,164 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../src/config/index.js';
+import type { TransformContext } from '../../../src/mapping/index.js';
+import { createTransformHost, type TransformHost } from '../../../src/transforms/index.js';
+import { ROOT } from '../../helpers/hookd-process.js';
+import { hostConfig } from '../../helpers/transforms.js';
+
+const DIR = join(ROOT, 'test/fixtures/transforms');
+const EXPORTS = [
+  'loop',
+  'asyncLoop',
+  'allocate',
+  'exit',
+  'requireFs',
+  'importFs',
+  'constructorEscape',
+  'fetchLoopback',
+  'throws',
+  'pollute',
+  'readPollution',
+  'skip',
+  'keep',
+  'toWake',
+  'chatty',
+];
+const TIMEOUT_MS = 300;
+
+const context = (payload: unknown): TransformContext => ({
+  payload,
+  headers: { 'x-github-event': 'push' },
+  query: {},
+  path: 'x',
+  url: '/hooks/x',
+  rawBody: JSON.stringify(payload),
+});
+
+let host: TransformHost;
+const logs: string[] = [];
+beforeAll(async () => {
+  const config = loadConfig({
+    data: {
+      hooks: {
+        transformsDir: DIR,
+        transforms: { timeoutMs: TIMEOUT_MS, memoryLimitMb: 64 },
+        mappings: [
+          { id: 'typed', transform: { module: 'typed.ts' } },
+          { id: 'counter', transform: { module: 'counter.js' } },
+          ...EXPORTS.map((name) => ({ id: name, transform: { module: 'hostile.ts', export: name } })),
+        ],
+      },
+    },
+    env: {},
+  });
+  const log = pino({ level: 'debug' }, { write: (line: string) => logs.push(line) });
+  host = await createTransformHost({ ...hostConfig(config), log });
+});
+afterAll(() => host.close());
+
+const failure = (message: RegExp | string) =>
+  expect.objectContaining({ code: 'TRANSFORM_FAILED', statusCode: 500, message: expect.stringMatching(message) });
+
+describe('the transform sandbox', () => {
+  it('runs a TypeScript transform with a relative import and type annotations', async () => {
+    const payload = {
+      repository: { full_name: 'acme/site' },
+      pusher: { name: 'ada' },
+      commits: [{ message: 'a' }, { message: 'b' }],
+    };
+    await expect(host.run('typed', context(payload))).resolves.toEqual({
+      message: 'push: ada pushed 2 commits to acme/site',
+      name: 'GitHub',
+      sessionKey: 'hook:gh:acme/site',
+    });
+  });
+
+  it('stops an infinite loop within timeoutMs + 100 ms, and the transform works again afterwards', async () => {
+    for (const name of ['loop', 'asyncLoop']) {
+      const started = performance.now();
+      await expect(host.run(name, context({}))).rejects.toEqual(
+        failure(`transform failed: timed out after ${TIMEOUT_MS} ms`),
+      );
+      expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + 100);
+    }
+    await expect(
+      host.run('typed', context({ repository: { full_name: 'r' }, pusher: { name: 'p' }, commits: [] })),
+    ).resolves.toBeTruthy();
+  });
+
+  it('kills an allocation of 1 GB at the memory limit and rebuilds the isolate', async () => {
+    await expect(host.run('allocate', context({}))).rejects.toEqual(
+      failure('transform failed: exceeded its memory limit of 64 MB'),
+    );
+    await expect(host.run('keep', context({}))).resolves.toBeUndefined();
+  });
+
+  it.each([
+    ['exit', /process is not defined/],
+    ['requireFs', /Dynamic require of "fs" is not supported/],
+    ['importFs', /^transform failed: Not supported$/],
+    ['constructorEscape', /process is not defined/],
+    ['throws', /^transform failed: cannot handle this payload$/],
+  ])("%s fails with the transform's own message", async (name, message) => {
+    await expect(host.run(name, context({}))).rejects.toEqual(failure(message));
+  });
+
+  it('has no fetch: a loopback port receives nothing', async () => {
+    let hits = 0;
+    const server = createServer((_req, res) => {
+      hits++;
+      res.end('leaked');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    try {
+      await expect(host.run('fetchLoopback', context({ url }))).rejects.toEqual(failure(/fetch is not defined/));
+      expect(hits).toBe(0);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('keeps prototype tampering inside the transform that did it', async () => {
+    await host.run('pollute', context({}));
+    await expect(host.run('readPollution', context({}))).resolves.toEqual({ message: 'polluted=undefined map=2' });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('passes null, undefined and kind switches through', async () => {
+    await expect(host.run('skip', context({}))).resolves.toBeNull();
+    await expect(host.run('keep', context({}))).resolves.toBeUndefined();
+    await expect(host.run('toWake', context({ alert: 'disk' }))).resolves.toEqual({
+      kind: 'wake',
+      text: 'alert: disk',
+    });
+  });
+
+  it('sends console output to the log with the mapping id', async () => {
+    await host.run('chatty', context({ n: 7 }));
+    await expect.poll(() => logs.join('\n')).toContain('"msg":"seen 7 {\\"nested\\":true}"');
+    const line = logs.find((l) => l.includes('seen 7')) ?? '';
+    expect(JSON.parse(line)).toMatchObject({ level: 30, mapping: 'chatty', source: 'console' });
+    expect(logs.some((l) => l.includes('"level":40') && l.includes('careful'))).toBe(true);
+  });
+
+  it('answers concurrent calls one after another on the one warm isolate, each with its own result', async () => {
+    // No cap is involved (hooks.transforms.maxInFlight has no effect): each call runs to completion
+    // on the gateway's thread, so concurrent calls queue in arrival order on the same isolate.
+    const counted = await Promise.all(Array.from({ length: 30 }, () => host.run('counter', context({}))));
+    expect(counted).toEqual(Array.from({ length: 30 }, (_, i) => ({ message: `call ${i + 1}` })));
+    const repos = Array.from({ length: 30 }, (_, i) => `acme/repo-${i}`);
+    const typed = await Promise.all(
+      repos.map((full_name) =>
+        host.run('typed', context({ repository: { full_name }, pusher: { name: 'ada' }, commits: [] })),
+      ),
+    );
+    expect(typed.map((result) => (result as { sessionKey: string }).sessionKey)).toEqual(
+      repos.map((name) => `hook:gh:${name}`),
+    );
+  });
+});
