@@ -7,6 +7,8 @@ export default defineConfig({
     globalSetup: ['test/helpers/build.ts'],
     // isolated-vm needs Node's startup snapshot off; worker threads cannot take the flag.
     pool: 'forks',
+    // Two files at once on two cores (the default leaves one core to the main process, which idles).
+    maxWorkers: 2,
     execArgv: ['--no-node-snapshot'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
