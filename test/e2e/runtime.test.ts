@@ -343,4 +343,15 @@ describe('the runtime end to end (fake model and chat servers over real sockets)
     expect(agentCalls).toHaveLength(2);
     expect(w.chat.sent.map((m) => m.text)).toEqual(['job finished']);
   });
+
+  it("a hook's run with its own `to` is delivered there but never moves the main session's route", async () => {
+    const w = await world((request) => (isHeartbeat(request) ? 'Your NAS disk is almost full.' : 'run reply'));
+    const run = await w.post('agent', { message: 'hello', to: '-100777', wakeMode: 'next-heartbeat' });
+    expect(run.status).toBe(202);
+    await expect.poll(() => w.chat.sent.map((m) => m.chat_id)).toEqual(['-100777']);
+    await expect.poll(async () => (await w.mainEvents()).length).toBe(1);
+    expect((await w.post('wake', { text: 'disk at 97 %' })).status).toBe(200);
+    // The heartbeat's reply goes to the owner's route (defaultTo), not to the caller's chat.
+    await expect.poll(() => w.chat.sent.map((m) => m.chat_id)).toEqual(['-100777', '42']);
+  });
 });

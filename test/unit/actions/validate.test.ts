@@ -66,6 +66,21 @@ describe('POST /hooks/agent fields (seed table 2.3)', () => {
     ['sessionKey', 12, 400, /sessionKey: expected a string/],
     ['sessionKey', 'a\nb', 400, /sessionKey: expected a string of 1 to 256 characters without control characters/],
     ['sessionKey', 'k'.repeat(257), 400, /sessionKey: expected a string of 1 to 256/],
+    [
+      'sessionKey',
+      'main',
+      400,
+      /sessionKey: expected a key starting with hook: \(the main session is reached only through wake\)/,
+    ],
+    ['sessionKey', 'MAIN', 400, /sessionKey: expected a key starting with hook:/],
+    ['sessionKey', 'other:1', 400, /sessionKey: expected a key starting with hook:/],
+    ['sessionKey', 'HOOK:Upper', 202, { sessionKey: 'HOOK:Upper' }],
+    [
+      'sessionKey',
+      'hook:c1\u0085',
+      400,
+      /sessionKey: expected a string of 1 to 256 characters without control characters/,
+    ],
     ['wakeMode', 'next-heartbeat', 202],
     ['wakeMode', 1, 400, /wakeMode: expected one of now, next-heartbeat/],
     ['wakeMode', 'soon', 400, /wakeMode: expected one of now, next-heartbeat/],
@@ -152,5 +167,36 @@ describe('a channel without configuration', () => {
     } finally {
       await open.close();
     }
+  });
+});
+
+describe('hooks.allowedSessionKeyPrefixes (DESIGN §5)', () => {
+  let custom: TestApp;
+  beforeAll(async () => {
+    custom = await createTestApp({
+      hooks: {
+        allowedSessionKeyPrefixes: ['team:'],
+        mappings: [
+          { match: { path: 'owned' }, messageTemplate: 'x', sessionKey: '{{key}}' },
+          { match: { path: 'as-main' }, messageTemplate: 'x', sessionKey: 'main' },
+        ],
+      },
+    });
+  });
+  afterAll(() => custom.close());
+  const send = (path: string, payload: object) =>
+    custom.app.inject({ method: 'POST', url: `/hooks/${path}`, headers: AUTH, payload });
+
+  it('takes keys with a configured prefix, in any case, and refuses the default prefix when it is not listed', async () => {
+    expect((await send('agent', { message: 'm', sessionKey: 'TEAM:ops' })).statusCode).toBe(202);
+    const refused = await send('agent', { message: 'm', sessionKey: 'hook:x' });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json()).toMatchObject({ code: 'INVALID_FIELD', error: expect.stringMatching(/^sessionKey: /) });
+  });
+
+  it('applies the same rule to a key a mapping renders, and never lets one be main', async () => {
+    expect((await send('owned', { key: 'team:a' })).statusCode).toBe(202);
+    expect((await send('owned', { key: 'main' })).json()).toMatchObject({ code: 'INVALID_FIELD' });
+    expect((await send('as-main', {})).json()).toMatchObject({ code: 'INVALID_FIELD' });
   });
 });
