@@ -17,10 +17,7 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
   const throttle = options.throttle ?? createAuthThrottle();
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const presented = findToken(request.headers, undefined);
-    if (presented?.source === 'bearer' && matches(presented.token)) {
-      throttle.succeed(request.ip);
-      return;
-    }
+    if (presented?.source === 'bearer' && matches(presented.token)) return;
     const locked = throttle.lockedForSeconds(request.ip);
     if (locked > 0)
       throw hookdError('TOO_MANY_AUTH_FAILURES', undefined, { headers: { 'retry-after': String(locked) } });

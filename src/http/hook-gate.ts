@@ -24,8 +24,6 @@ export interface HookGate {
   admit(request: FastifyRequest, reply: FastifyReply): HookState;
   /** Counts an authentication failure and returns the 401 (or 429 once locked) to throw. */
   refuse(request: FastifyRequest, why: string): HookdError;
-  /** A valid signature took the token's place: the client is not throttled for it. */
-  verified(request: FastifyRequest): void;
 }
 
 export interface HookGateOptions {
@@ -52,20 +50,18 @@ export function createHookGate(options: HookGateOptions): HookGate {
     return hookdError('UNAUTHORIZED');
   };
 
-  /** The mappings whose signature may stand in for a missing or wrong token. */
+  /**
+   * The mappings whose signature may stand in for a missing or wrong token. A valid signature
+   * is never throttled, so a locked client still gets its signature checked (a bad one is 429).
+   */
   const verifiersFor = (request: FastifyRequest, subPath: string): readonly CompiledMapping[] => {
     const verifiers = subPath && !isBuiltIn(subPath) && mappings ? mappings.verifiersFor(subPath) : [];
-    if (verifiers.length === 0 || throttle.lockedForSeconds(request.ip) > 0) {
-      throw refuse(request, 'missing or invalid token');
-    }
+    if (verifiers.length === 0) throw refuse(request, 'missing or invalid token');
     return verifiers;
   };
 
   return {
     refuse,
-    verified(request) {
-      throttle.succeed(request.ip);
-    },
     admit(request, reply) {
       if (request.method !== 'POST') throw hookdError('METHOD_NOT_ALLOWED', undefined, { headers: { allow: 'POST' } });
       const presented = findToken(request.headers, request.query);
@@ -79,9 +75,9 @@ export function createHookGate(options: HookGateOptions): HookGate {
       }
       const subPath = subPathOf(request);
       let verifiers: readonly CompiledMapping[] = [];
-      if (presented !== undefined && tokenMatches(presented.token)) throttle.succeed(request.ip);
-      // Mappings with `verify` accept a valid signature instead: checked once the body is read.
-      else verifiers = verifiersFor(request, subPath);
+      // A correct token is never throttled. Without one, mappings with `verify` accept a valid
+      // signature instead: checked once the body is read.
+      if (presented === undefined || !tokenMatches(presented.token)) verifiers = verifiersFor(request, subPath);
       if (subPath === '') throw hookdError('NOT_FOUND', { resource: 'hook name', hint: `e.g. ${hooks.path}/wake` });
       const maxBodyBytes = isBuiltIn(subPath) || !mappings ? hooks.maxBodyBytes : mappings.maxBodyBytesFor(subPath);
       return { subPath, maxBodyBytes, res: reply.raw, verifiers };

@@ -67,7 +67,6 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     if (state.verifiers.length > 0) {
       verified = verifyWebhook(state.verifiers, request.headers, body.rawBody);
       if (!verified) throw gate.refuse(request, 'missing or invalid signature');
-      gate.verified(request);
       const challenge = slackChallenge(state.verifiers, verified, body.payload);
       if (challenge !== undefined) return reply.code(200).send({ challenge });
     }

@@ -1,11 +1,12 @@
-/** Auth-failure throttling per client address (DESIGN §5). */
+/**
+ * Auth-failure throttling per client address (DESIGN §5). A success erases nothing: failures
+ * age out with their window, so one correct request cannot reset an attacker's count.
+ */
 export interface AuthThrottle {
   /** Seconds until `client` may try again, or 0 when it is not locked. */
   lockedForSeconds(client: string): number;
   /** Counts a failure; the one that reaches the limit starts the lock. */
   fail(client: string): void;
-  /** A correct token: forget the client's failures. */
-  succeed(client: string): void;
   readonly size: number;
 }
 
@@ -52,9 +53,6 @@ export function createAuthThrottle(options: AuthThrottleOptions = {}): AuthThrot
       entries.delete(client);
       entries.set(client, entry);
       if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
-    },
-    succeed(client) {
-      entries.delete(client);
     },
     get size() {
       return entries.size;

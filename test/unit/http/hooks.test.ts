@@ -67,20 +67,26 @@ describe('signatures on mappings (DESIGN §10)', () => {
         payload: raw,
       });
     }
-    const locked = await t.app.inject({
-      method: 'POST',
-      url: '/hooks/github',
-      headers: { 'content-type': 'application/json', 'x-hub-signature-256': sign(raw) },
-      payload: raw,
-    });
-    expect(locked.statusCode).toBe(429);
-    const token = await t.app.inject({
-      method: 'POST',
-      url: '/hooks/github',
-      headers: AUTH,
-      payload: { action: 'with token' },
-    });
-    expect(token.statusCode).toBe(202);
+    const post = (headers: Record<string, string>) =>
+      t?.app.inject({ method: 'POST', url: '/hooks/github', headers, payload: raw });
+    // The client is locked now: a bad signature is 429, but a valid signature and the token never are.
+    expect((await post({ 'content-type': 'application/json', 'x-hub-signature-256': 'sha256=00' }))?.statusCode).toBe(
+      429,
+    );
+    expect((await post({ 'content-type': 'application/json', 'x-hub-signature-256': sign(raw) }))?.statusCode).toBe(
+      202,
+    );
+    expect((await post({ ...AUTH, 'content-type': 'application/json' }))?.statusCode).toBe(202);
+  });
+
+  it('lets no success erase earlier failures: a correct token between guesses does not reset the count', async () => {
+    t = await createTestApp();
+    const guess = () => t?.app.inject({ method: 'POST', url: '/hooks/wake', payload: { text: 'x' } });
+    for (let i = 0; i < 19; i++) expect((await guess())?.statusCode).toBe(401);
+    const right = await t.app.inject({ method: 'POST', url: '/hooks/wake', headers: AUTH, payload: { text: 'x' } });
+    expect(right.statusCode).toBe(200);
+    expect((await guess())?.statusCode).toBe(401);
+    expect((await guess())?.statusCode).toBe(429);
   });
 
   it('does not let a signature for one mapping reach another', async () => {

@@ -45,14 +45,12 @@ describe('createAuthThrottle', () => {
     expect(throttle.lockedForSeconds('1.2.3.4')).toBe(60);
   });
 
-  it('forgets a client after a success and keeps other clients apart', () => {
+  it('keeps clients apart', () => {
     const throttle = createAuthThrottle({ now: clock().now });
     for (let i = 0; i < 20; i++) throttle.fail('a');
     for (let i = 0; i < 19; i++) throttle.fail('b');
     expect(throttle.lockedForSeconds('a')).toBeGreaterThan(0);
     expect(throttle.lockedForSeconds('b')).toBe(0);
-    throttle.succeed('a');
-    expect(throttle.lockedForSeconds('a')).toBe(0);
   });
 
   it('holds at most maxEntries clients, dropping the stalest', () => {
