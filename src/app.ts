@@ -34,13 +34,25 @@ function endpointOf(url: string, subPath: string | undefined, hooksPath: string)
   return url.startsWith(hooksPath) ? 'hooks' : 'other';
 }
 
+/**
+ * `server.trustProxy` for fastify: the client is the address the last trusted proxy saw,
+ * never a left-most X-Forwarded-For entry a client can write. `true` means one proxy hop
+ * (fastify's own `true` trusts every hop); a number, that many hops; a list, those addresses.
+ */
+function trustedProxies(setting: Config['server']['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (setting === false) return false;
+  if (Array.isArray(setting)) return [...setting];
+  const hops = setting === true ? 1 : (setting as number);
+  return (_address, hop) => hop < hops;
+}
+
 /** Builds the HTTP app; never listens (tests inject, `main` listens). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, log } = deps;
   const app = Fastify({
     loggerInstance: log.child({ component: 'http' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
-    trustProxy: config.server.trustProxy,
+    trustProxy: trustedProxies(config.server.trustProxy),
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];

@@ -128,7 +128,15 @@ export const configSchema = {
       properties: {
         host: { type: 'string', minLength: 1, default: '127.0.0.1' },
         port: { type: 'integer', minimum: 0, maximum: 65535, default: 8787 },
-        trustProxy: { type: 'boolean', default: false },
+        trustProxy: {
+          description: 'false, a hop count, or a list of proxy addresses (IP or CIDR)',
+          anyOf: [
+            { type: 'boolean' },
+            { type: 'integer', minimum: 0 },
+            { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
+          ],
+          default: false,
+        },
       },
     },
     gateway: {
