@@ -39,7 +39,9 @@ function endpointOf(url: string, subPath: string | undefined, hooksPath: string)
  * never a left-most X-Forwarded-For entry a client can write. `true` means one proxy hop
  * (fastify's own `true` trusts every hop); a number, that many hops; a list, those addresses.
  */
-function trustedProxies(setting: Config['server']['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
+function trustedProxies(
+  setting: Config['server']['trustProxy'],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
   if (setting === false) return false;
   if (Array.isArray(setting)) return [...setting];
   const hops = setting === true ? 1 : (setting as number);

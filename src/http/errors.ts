@@ -26,11 +26,39 @@ export function toHookdError(err: unknown): HookdError {
   return hookdError('INTERNAL', undefined, { cause: err });
 }
 
+/** The 5xx a sender can cause at will: logged at warn, at most one line per code per interval. */
+const EXPECTED_5XX: ReadonlySet<string> = new Set(['QUEUE_FULL', 'TRANSFORM_FAILED']);
+
+/**
+ * One log line per key per `intervalMs`; `allow` answers how many were held back since the
+ * last line it allowed, or undefined to hold this one back too.
+ */
+export function createLogLimiter(intervalMs: number, now: () => number = Date.now) {
+  const last = new Map<string, { at: number; held: number }>();
+  return {
+    allow(key: string): number | undefined {
+      const seen = last.get(key);
+      const at = now();
+      if (seen && at - seen.at < intervalMs) {
+        seen.held++;
+        return undefined;
+      }
+      last.set(key, { at, held: 0 });
+      return seen?.held ?? 0;
+    },
+  };
+}
+
 /** Installs the JSON error and not-found handlers: `{ ok: false, error, code }` everywhere. */
-export function installErrorHandlers(app: FastifyInstance, log: Logger): void {
+export function installErrorHandlers(app: FastifyInstance, log: Logger, options: { logEveryMs?: number } = {}): void {
+  const limiter = createLogLimiter(options.logEveryMs ?? 10_000);
   app.setErrorHandler((err, request, reply) => {
     const e = toHookdError(err);
-    if (e.statusCode >= 500) log.error({ err, reqId: request.id }, 'request failed');
+    if (EXPECTED_5XX.has(e.code)) {
+      // A full queue or a failing transform, answered to every sender: no stack, no flood.
+      const held = limiter.allow(e.code);
+      if (held !== undefined) log.warn({ code: e.code, reqId: request.id, alsoSince: held }, 'request refused');
+    } else if (e.statusCode >= 500) log.error({ err, reqId: request.id }, 'request failed');
     reply.code(e.statusCode).headers(e.headers).send(errorBody(e));
   });
   app.setNotFoundHandler((_request, reply) => {
