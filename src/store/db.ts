@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { hookdError } from '../errors.js';
@@ -17,7 +17,7 @@ export interface OpenDbOptions {
 
 /** Opens (creating its folder) and migrates the SQLite database. */
 export function openDb(options: OpenDbOptions): Db {
-  if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+  if (options.path !== ':memory:') createPrivately(options.path);
   const db = new Database(options.path);
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
@@ -28,6 +28,23 @@ export function openDb(options: OpenDbOptions): Db {
   db.pragma('foreign_keys = ON');
   migrate(db);
   return db;
+}
+
+/**
+ * Creates the database file (and its folder) readable by its owner only: it holds payloads,
+ * transcripts and replies. SQLite gives the WAL and shared-memory files the same mode.
+ */
+function createPrivately(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  if (existsSync(path)) {
+    try {
+      chmodSync(path, 0o600);
+    } catch {
+      // Not ours to change (another owner): it stays as its owner set it.
+    }
+    return;
+  }
+  closeSync(openSync(path, 'a', 0o600));
 }
 
 function migrate(db: Db): void {

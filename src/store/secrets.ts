@@ -18,7 +18,7 @@ export function readOrCreateSecret(file: string): { value: string; created: bool
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  mkdirSync(dirname(file), { recursive: true });
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const value = generateToken();
   try {
     writeFileSync(file, `${value}\n`, { mode: 0o600, flag: 'wx' });
