@@ -11,6 +11,15 @@ interface ChatCompletion {
   choices?: { message?: { content?: unknown } }[];
 }
 
+/**
+ * The start of an error body, safe to store in a run, log and summarise: a server that
+ * echoes the request's API key gets it masked (before cutting, so no piece of it survives).
+ */
+export function excerptOf(body: string, apiKey: string | undefined): string {
+  const masked = apiKey ? body.split(apiKey).join('[REDACTED]') : body;
+  return masked.slice(0, 300);
+}
+
 /** Extracts `choices[0].message.content` (a string, or an array of text parts). */
 function contentOf(body: ChatCompletion): string {
   const content = body.choices?.[0]?.message?.content;
@@ -44,7 +53,7 @@ export function createOpenAiChatProvider(config: ProviderConfig): ModelProvider 
           const text = await res.body.text();
           if (res.statusCode >= 200 && res.statusCode < 300) return contentOf(JSON.parse(text) as ChatCompletion);
           if (res.statusCode !== 429 && res.statusCode < 500) {
-            throw hookdError('MODEL_REFUSED', { status: res.statusCode, excerpt: text.slice(0, 300) });
+            throw hookdError('MODEL_REFUSED', { status: res.statusCode, excerpt: excerptOf(text, config.apiKey) });
           }
           const header = Number(res.headers['retry-after']);
           if (Number.isFinite(header) && header >= 0) retryAfterMs = header * 1000;

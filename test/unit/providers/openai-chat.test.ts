@@ -59,6 +59,15 @@ describe('openai-chat provider', () => {
     expect(model.requests).toHaveLength(1);
   });
 
+  it('masks the API key in an error body that echoes it', async () => {
+    const apiKey = 'sk-live-0123456789abcdef';
+    model = await startFakeModel(() => ({ status: 401, body: { error: { message: `invalid key: ${apiKey}` } } }));
+    const provider = createOpenAiChatProvider({ baseUrl: model.url, apiKey, api: 'openai-chat' });
+    const failure = await ask(provider).catch((err: Error) => err);
+    expect((failure as Error).message).toMatch(/answered 401: .*invalid key: \[REDACTED\]/);
+    expect((failure as Error).message).not.toContain('sk-live');
+  });
+
   it('backs off 0.25 s doubling up to 5 s while 5xx go on, and gives up when the signal aborts', async () => {
     model = await startFakeModel(() => ({ status: 500 }));
     const provider = createOpenAiChatProvider({ baseUrl: model.url, api: 'openai-chat' });
