@@ -115,3 +115,11 @@ describe('transforms/normalize.ts', () => {
     expect(await run('normalize', { value: 42 })).toBeUndefined();
   });
 });
+
+describe('the example transforms on a body that is not an object', () => {
+  it.each([[null], [[]], ['text'], [7]])('skip %j instead of failing', async (payload) => {
+    expect(await run('github', payload, { 'x-github-event': 'push' })).toBeNull();
+    expect(await run('stripe', payload)).toBeNull();
+    expect(await run('normalize', payload)).toBeUndefined();
+  });
+});

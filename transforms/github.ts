@@ -19,7 +19,9 @@ interface GitHubPayload {
 
 const firstLine = (text: string) => text.split('\n')[0] ?? '';
 
-export default defineTransform<GitHubPayload>(({ payload, headers }) => {
+export default defineTransform<GitHubPayload | null>(({ payload, headers }) => {
+  // Not a GitHub event (GitHub always sends an object): skipped.
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return null;
   const event = headers['x-github-event'];
   const repo = payload.repository?.full_name ?? 'unknown repository';
   const base = { name: `GitHub ${repo}`, sessionKey: `hook:github:${repo}` };

@@ -17,7 +17,9 @@ function pick(payload: Payload, fields: string[]): string | undefined {
   return undefined;
 }
 
-export default defineTransform<Payload>(({ payload, path }) => {
+export default defineTransform<Payload | null>(({ payload, path }) => {
+  // A body that is not an object (null, a list, a string) has no fields to find.
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return undefined;
   const title = pick(payload, TITLE_FIELDS);
   const body = pick(payload, BODY_FIELDS);
   if (!title && !body) return undefined; // fall back to the mapping's own templates

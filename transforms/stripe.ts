@@ -13,7 +13,9 @@ const money = (cents: unknown, currency: unknown) =>
     ? `${(cents / 100).toFixed(2)} ${String(currency ?? '').toUpperCase()}`
     : 'an unknown amount';
 
-export default defineTransform<StripeEvent>(({ payload }) => {
+export default defineTransform<StripeEvent | null>(({ payload }) => {
+  // Not a Stripe event (Stripe always sends an object): skipped.
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return null;
   const object = payload.data?.object ?? {};
   const base = { name: 'Stripe', sessionKey: `hook:stripe:${String(object.customer ?? payload.id)}` };
   switch (payload.type) {
