@@ -227,6 +227,7 @@ export const configSchema = {
               properties: {
                 every: { ...duration, default: '30m' },
                 ackMaxChars: { type: 'integer', minimum: 0, default: 300 },
+                maxPromptChars: { type: 'integer', minimum: 10_000, default: 200_000 },
                 prompt: { type: 'string', minLength: 1 },
               },
             },

@@ -24,6 +24,8 @@ export interface HeartbeatTurnOptions {
   readonly historyLimit?: number;
   /** Events shown in one heartbeat turn, oldest first (default 200). */
   readonly maxEventsPerTurn?: number;
+  /** The events' text in one turn, at most (default 200,000 characters); the rest waits for the next. */
+  readonly maxPromptChars?: number;
   readonly now?: () => number;
 }
 
@@ -38,6 +40,31 @@ export function heartbeatMessage(prompt: string, events: readonly EventRecord[])
   return parts.join('\n\n');
 }
 
+/** What a line costs besides its text: the `[<ISO time>] ` stamp and the newline. */
+const LINE_OVERHEAD = 28;
+
+/**
+ * The events one turn shows, oldest first, within `maxChars` of text: at least one, and one
+ * too big alone is cut with a note of how much was left out.
+ */
+export function eventsWithin(events: readonly EventRecord[], maxChars: number): EventRecord[] {
+  const shown: EventRecord[] = [];
+  let used = 0;
+  for (const event of events) {
+    const cost = event.text.length + LINE_OVERHEAD;
+    if (used + cost <= maxChars) {
+      shown.push(event);
+      used += cost;
+    } else if (shown.length === 0) {
+      const keep = Math.max(0, maxChars - LINE_OVERHEAD - 100);
+      const note = ` … [truncated by hookd: ${event.text.length - keep} of ${event.text.length} characters left out]`;
+      shown.push({ ...event, text: `${event.text.slice(0, keep)}${note}` });
+      break;
+    } else break;
+  }
+  return shown;
+}
+
 /**
  * One heartbeat turn: shows the model the pending events, records the turn and consumes them
  * in one transaction, then delivers the reply to the last route. Resolves true when more
@@ -50,13 +77,15 @@ export function createHeartbeatTurn(options: HeartbeatTurnOptions): HeartbeatTur
   const { store, models, delivery, log } = options;
   const historyLimit = options.historyLimit ?? 40;
   const maxEvents = options.maxEventsPerTurn ?? 200;
+  const maxChars = options.maxPromptChars ?? 200_000;
   const now = options.now ?? Date.now;
 
   return async (reason, shutdown) => {
     // A bounded turn: after an outage the backlog could outgrow the model's context and
     // fail every heartbeat; the rest follows in the next turn.
-    const events = store.events.pending(MAIN_SESSION, maxEvents);
-    if (events.length === 0) return false;
+    const pending = store.events.pending(MAIN_SESSION, maxEvents);
+    if (pending.length === 0) return false;
+    const events = eventsWithin(pending, maxChars);
     const content = heartbeatMessage(options.prompt ?? DEFAULT_HEARTBEAT_PROMPT, events);
     const history = store.messages.recent(MAIN_SESSION, historyLimit);
     const timeout = timeoutSignal(options.timeoutSeconds);
@@ -86,7 +115,8 @@ export function createHeartbeatTurn(options: HeartbeatTurnOptions): HeartbeatTur
         at,
       );
     });
-    const more = events.length === maxEvents && store.events.countPending(MAIN_SESSION) > 0;
+    const more =
+      events.length < pending.length || (pending.length === maxEvents && store.events.countPending(MAIN_SESSION) > 0);
     const outcome = await delivery.deliver({ channel: 'last', mainSession: true }, reply, shutdown);
     log.info({ reason, events: events.length, delivery: outcome.status, why: outcome.reason }, 'heartbeat done');
     return more;

@@ -60,6 +60,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     model: defaults.model,
     timeoutSeconds: defaults.timeoutSeconds,
     everyMs: parseDurationMs(defaults.heartbeat.every),
+    maxPromptChars: defaults.heartbeat.maxPromptChars,
     log,
     ...(defaults.thinking ? { thinking: defaults.thinking } : {}),
     ...(defaults.heartbeat.prompt ? { prompt: defaults.heartbeat.prompt } : {}),
