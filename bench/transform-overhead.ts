@@ -27,7 +27,7 @@ export async function measureTransformOverhead(dir: string) {
     rawBody,
     payloadIsJsonOfRawBody: true,
   };
-  const limits = { timeoutMs: 1000, memoryLimitMb: 128 };
+  const limits = { timeoutMs: 1000, memoryLimitMb: 128, maxResultBytes: 1_048_576 };
 
   const compileStart = performance.now();
   const compiled = await compileTransform(join(dir, 'agent.ts'), dir);

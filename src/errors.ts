@@ -31,6 +31,9 @@ const MODEL_ANSWER_WORDS = {
   'invalid-json': 'the model server answered with invalid JSON',
 } as const;
 
+/** Error text in answers, logs and stored failures, at most 1 KiB (DESIGN §16). */
+const capped = (text: string) => (text.length > 1024 ? `${text.slice(0, 1024)}…` : text);
+
 const configProblems = (p: { problems: readonly string[]; file?: string }) =>
   `${p.file ? `${p.file}: ` : ''}invalid configuration:\n${p.problems.map((line) => `  - ${line}`).join('\n')}`;
 
@@ -65,7 +68,7 @@ export const errorCatalogue = {
   IDEMPOTENCY_IN_FLIGHT: http(409, () => 'a request with this Idempotency-Key is still being processed; retry later'),
   QUEUE_FULL: http(503, () => 'the run queue is full; retry later'),
   TRANSFORM_FAILED: {
-    ...http(500, (p: { reason: string }) => `transform failed: ${p.reason}`),
+    ...http(500, (p: { reason: string }) => `transform failed: ${capped(p.reason)}`),
     exposed: true,
   },
   INTERNAL: http(500, () => 'internal error'),

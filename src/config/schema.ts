@@ -179,6 +179,7 @@ export const configSchema = {
             timeoutMs: { type: 'integer', minimum: 1, default: 1000 },
             memoryLimitMb: { type: 'integer', minimum: 8, default: 128 },
             maxInFlight: { type: 'integer', minimum: 1, default: 8 },
+            maxResultBytes: { type: 'integer', minimum: 1024, default: 1_048_576 },
           },
         },
         idempotency: {

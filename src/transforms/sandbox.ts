@@ -5,7 +5,12 @@ import { BUNDLE_GLOBAL } from './compile.js';
 export interface SandboxLimits {
   readonly timeoutMs: number;
   readonly memoryLimitMb: number;
+  /** The result's JSON, at most (characters); checked in the isolate, before it is copied out. */
+  readonly maxResultBytes: number;
 }
+
+/** An error's text crossing out of the sandbox, at most (DESIGN §16). */
+export const MAX_ERROR_CHARS = 1024;
 
 export type ConsoleLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -14,7 +19,7 @@ export type ConsoleLevel = 'debug' | 'info' | 'warn' | 'error';
  * `__hookdCall(json)` which parses the context, awaits the transform and answers a JSON
  * envelope — so only strings ever cross the boundary.
  */
-function prelude(exportName: string | undefined): string {
+function prelude(exportName: string | undefined, maxResultBytes: number): string {
   const pick = exportName
     ? `m[${JSON.stringify(exportName)}]`
     : `(typeof m.default === 'function' ? m.default : m.transform)`;
@@ -28,8 +33,23 @@ function prelude(exportName: string | undefined): string {
   const m = globalThis.${BUNDLE_GLOBAL} ?? {};
   const fn = ${pick};
   globalThis.__hookdReady = typeof fn === 'function';
-  const fail = (err) => JSON.stringify({ ok: false, error: (err && typeof err.message === 'string' ? err.message : String(err)) || 'the transform threw' });
-  const done = (value) => (value === undefined ? '{"ok":true}' : JSON.stringify({ ok: true, value }));
+  // Bounded in here, so that a huge message or result is never copied to the host.
+  const text = (err) => {
+    try {
+      const message = err && typeof err.message === 'string' ? err.message : String(err);
+      return message.length > ${MAX_ERROR_CHARS} ? message.slice(0, ${MAX_ERROR_CHARS}) + '…' : message;
+    } catch {
+      return 'the transform threw something that cannot be shown';
+    }
+  };
+  const fail = (err) => JSON.stringify({ ok: false, error: text(err) || 'the transform threw' });
+  const done = (value) => {
+    if (value === undefined) return '{"ok":true}';
+    let json;
+    try { json = JSON.stringify({ ok: true, value }); } catch (err) { return fail('its result is not JSON: ' + text(err)); }
+    if (json.length > ${maxResultBytes}) return fail('its result is over ${maxResultBytes} characters of JSON');
+    return json;
+  };
   let settled;
   // Sync transforms answer at once. An async one can only wait on microtasks (the sandbox
   // has no timers or I/O), so it has settled by the time the call returns: __hookdSettled reads it.
@@ -76,7 +96,9 @@ export async function createSandbox(
     // was seen to wait forever on one; these take about 2 ms per transform.
     const context = isolate.createContextSync();
     context.global.setSync('__hookdLog', new ivm.Callback(onConsole, { ignored: true }));
-    const script = isolate.compileScriptSync(`${code}\n${prelude(exportName)}`, { filename: 'transform.js' });
+    const script = isolate.compileScriptSync(`${code}\n${prelude(exportName, limits.maxResultBytes)}`, {
+      filename: 'transform.js',
+    });
     script.runSync(context, { timeout: limits.timeoutMs });
     if (context.global.getSync('__hookdReady') !== true) {
       throw hookdError('TRANSFORM_EXPORT_MISSING', exportName ? { exportName } : {});

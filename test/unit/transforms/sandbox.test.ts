@@ -26,6 +26,10 @@ const EXPORTS = [
   'keep',
   'toWake',
   'chatty',
+  'hugeMessage',
+  'hugeResult',
+  'notJson',
+  'unshowable',
 ];
 const TIMEOUT_MS = 300;
 
@@ -160,5 +164,16 @@ describe('the transform sandbox', () => {
     expect(typed.map((result) => (result as { sessionKey: string }).sessionKey)).toEqual(
       repos.map((name) => `hook:gh:${name}`),
     );
+  });
+
+  it('bounds what crosses out of the sandbox: error text 1 KiB, result 1 MiB of JSON, only JSON (issue 13 item 10)', async () => {
+    const thrown = await host.run('hugeMessage', context({})).catch((err: Error) => err);
+    expect(thrown).toEqual(failure(/^transform failed: boom x+…$/));
+    expect((thrown as Error).message.length).toBeLessThan(1100);
+    await expect(host.run('hugeResult', context({}))).rejects.toEqual(failure(/its result is over 1048576 characters/));
+    await expect(host.run('notJson', context({}))).rejects.toEqual(failure(/its result is not JSON/));
+    await expect(host.run('unshowable', context({}))).rejects.toEqual(failure(/cannot be shown/));
+    // The isolate is still usable afterwards.
+    await expect(host.run('keep', context({}))).resolves.toBeUndefined();
   });
 });
