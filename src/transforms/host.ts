@@ -3,6 +3,7 @@ import { type HookdError, hookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CompiledMapping, TransformContext, TransformRunner } from '../mapping/index.js';
 import { compileTransform } from './compile.js';
+import { CONSOLE_LEVELS } from './console.js';
 import { loadTransforms } from './load.js';
 import type { TransformSlot } from './slot.js';
 import { type TransformsWatch, watchTransforms } from './watch.js';
@@ -39,7 +40,12 @@ export async function createTransformHost(options: TransformHostOptions): Promis
   const slots = await loadTransforms({
     config,
     mappings: options.mappings,
-    consoleFor: (key) => (level, text) => log[level]({ mapping: key, source: 'console' }, text),
+    consoleFor: (key) => ({
+      enabled: CONSOLE_LEVELS.filter((level) => log.isLevelEnabled(level)),
+      // The level and the bindings are the host's: a transform chooses neither.
+      write: (level, text) => log[level]({ mapping: key, source: 'console' }, text),
+      dropped: (lines) => log.warn({ mapping: key, dropped: lines }, 'transform console lines over the budget dropped'),
+    }),
   });
 
   /** Calls the sandbox; its own failures (time-out, memory, a rebuild that fails to load) are logged. */

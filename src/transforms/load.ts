@@ -2,8 +2,9 @@ import { type Config, configInvalid } from '../config/index.js';
 import { isHookdError } from '../errors.js';
 import type { CompiledMapping } from '../mapping/index.js';
 import { type CompiledTransform, compileTransform } from './compile.js';
+import type { ConsoleSink } from './console.js';
 import { resolveTransformModule } from './resolve.js';
-import { type ConsoleSink, createTransformSlot, type TransformSlot } from './slot.js';
+import { createTransformSlot, type TransformSlot } from './slot.js';
 
 export interface LoadTransformsOptions {
   readonly config: Pick<Config, 'hooks' | 'file'>;
@@ -38,7 +39,7 @@ export async function loadTransforms(options: LoadTransformsOptions): Promise<Ma
         const { code } = await compileOnce(resolved.file);
         const limits = config.hooks.transforms;
         const slotOptions = { key: id, file: resolved.file, exportName: transform.export, code, limits };
-        return { slot: createTransformSlot({ ...slotOptions, onConsole: options.consoleFor(id) }) };
+        return { slot: createTransformSlot({ ...slotOptions, console: options.consoleFor(id) }) };
       } catch (err) {
         if (!isHookdError(err, 'TRANSFORM_COMPILE_FAILED')) throw err;
         return { problems: err.params.problems.map((p) => `${where}: ${p}`) };

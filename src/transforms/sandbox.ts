@@ -1,6 +1,7 @@
 import ivm from 'isolated-vm';
 import { hookdError, isHookdError } from '../errors.js';
 import { BUNDLE_GLOBAL } from './compile.js';
+import { type ConsoleSink, consolePrelude, createConsoleBudget } from './console.js';
 
 export interface SandboxLimits {
   readonly timeoutMs: number;
@@ -11,8 +12,6 @@ export interface SandboxLimits {
 
 /** An error's text crossing out of the sandbox, at most (DESIGN §16). */
 export const MAX_ERROR_CHARS = 1024;
-
-export type ConsoleLevel = 'debug' | 'info' | 'warn' | 'error';
 
 /**
  * The code that runs inside the isolate after the bundle: picks the export, and defines
@@ -25,11 +24,6 @@ function prelude(exportName: string | undefined, maxResultBytes: number): string
     : `(typeof m.default === 'function' ? m.default : m.transform)`;
   return `
 (() => {
-  const log = globalThis.__hookdLog;
-  delete globalThis.__hookdLog;
-  const fmt = (v) => { if (typeof v === 'string') return v; try { return JSON.stringify(v); } catch { return String(v); } };
-  const write = (level) => (...args) => log(level, args.map(fmt).join(' '));
-  globalThis.console = { log: write('info'), info: write('info'), debug: write('debug'), warn: write('warn'), error: write('error') };
   const m = globalThis.${BUNDLE_GLOBAL} ?? {};
   const fn = ${pick};
   globalThis.__hookdReady = typeof fn === 'function';
@@ -87,15 +81,20 @@ export async function createSandbox(
   code: string,
   exportName: string | undefined,
   limits: SandboxLimits,
-  onConsole: (level: ConsoleLevel, text: string) => void,
+  sink: ConsoleSink,
 ): Promise<Sandbox> {
+  const console = createConsoleBudget(sink);
   const isolate = new ivm.Isolate({ memoryLimit: limits.memoryLimitMb });
   try {
     // The synchronous variants, on this thread: an isolate's asynchronous calls complete
     // through a wake-up of Node's event loop, and a start-up (where nothing else is pending)
     // was seen to wait forever on one; these take about 2 ms per transform.
     const context = isolate.createContextSync();
-    context.global.setSync('__hookdLog', new ivm.Callback(onConsole, { ignored: true }));
+    // Synchronous, so that a line is counted against the call that wrote it (an ignored callback
+    // runs later, and queued every copy: 300 lines of 30 MB took the host past 6 GB).
+    context.global.setSync('__hookdLog', new ivm.Callback(console.write, { sync: true }));
+    // The console first, so that the transform's code never sees the log function.
+    isolate.compileScriptSync(consolePrelude(sink.enabled), { filename: 'console.js' }).runSync(context);
     const script = isolate.compileScriptSync(`${code}\n${prelude(exportName, limits.maxResultBytes)}`, {
       filename: 'transform.js',
     });
@@ -119,6 +118,7 @@ export async function createSandbox(
       // apply costs tens and needs a free core. isolated-vm enforces the timeout itself.
       call(json, rawBody, budgetMs) {
         const timeout = Math.max(1, Math.min(limits.timeoutMs, Math.ceil(budgetMs ?? limits.timeoutMs)));
+        console.begin();
         try {
           const answer = callRef.applySync(undefined, [json, rawBody], { timeout }) as string;
           return answer === '' ? (settledRef.applySync(undefined, [], { timeout }) as string) : answer;
@@ -132,6 +132,8 @@ export async function createSandbox(
             throw hookdError('TRANSFORM_FAILED', { reason: `exceeded its memory limit of ${limits.memoryLimitMb} MB` });
           }
           throw hookdError('TRANSFORM_FAILED', { reason: message });
+        } finally {
+          console.end();
         }
       },
       get disposed() {

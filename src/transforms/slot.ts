@@ -1,6 +1,5 @@
+import type { ConsoleSink } from './console.js';
 import { createSandbox, type Sandbox, type SandboxLimits } from './sandbox.js';
-
-export type ConsoleSink = (level: 'debug' | 'info' | 'warn' | 'error', text: string) => void;
 
 /** One mapping's transform: its current code and the warm sandbox running it. */
 export interface TransformSlot {
@@ -27,19 +26,19 @@ export interface TransformSlotOptions {
   readonly exportName: string | undefined;
   readonly code: string;
   readonly limits: SandboxLimits;
-  readonly onConsole: ConsoleSink;
+  readonly console: ConsoleSink;
 }
 
 /** Creates a slot; its sandbox is built on the first `sandbox()`. */
 export function createTransformSlot(options: TransformSlotOptions): TransformSlot {
-  const { exportName, limits, onConsole } = options;
+  const { exportName, limits, console } = options;
   let code = options.code;
   let current: Sandbox | undefined;
   let building: Promise<Sandbox> | undefined;
 
   function build(): Promise<Sandbox> {
     const builtFrom = code;
-    building ??= createSandbox(builtFrom, exportName, limits, onConsole)
+    building ??= createSandbox(builtFrom, exportName, limits, console)
       .then((sandbox) => {
         // A swap put in newer code meanwhile: keep that one, drop this rebuild.
         if (code !== builtFrom && current && !current.disposed) {
@@ -65,7 +64,7 @@ export function createTransformSlot(options: TransformSlotOptions): TransformSlo
       return current && !current.disposed ? Promise.resolve(current) : build();
     },
     async swap(next, graceMs) {
-      const sandbox = await createSandbox(next, exportName, limits, onConsole);
+      const sandbox = await createSandbox(next, exportName, limits, console);
       const old = current;
       code = next;
       current = sandbox;

@@ -30,6 +30,7 @@ const EXPORTS = [
   'hugeResult',
   'notJson',
   'unshowable',
+  'floodConsole',
 ];
 const TIMEOUT_MS = 300;
 
@@ -52,6 +53,7 @@ beforeAll(async () => {
         transforms: { timeoutMs: TIMEOUT_MS, memoryLimitMb: 64 },
         mappings: [
           { id: 'typed', transform: { module: 'typed.ts' } },
+          { id: 'stealLog', transform: { module: 'steal-log.ts' } },
           { id: 'counter', transform: { module: 'counter.js' } },
           ...EXPORTS.map((name) => ({ id: name, transform: { module: 'hostile.ts', export: name } })),
         ],
@@ -175,5 +177,26 @@ describe('the transform sandbox', () => {
     await expect(host.run('unshowable', context({}))).rejects.toEqual(failure(/cannot be shown/));
     // The isolate is still usable afterwards.
     await expect(host.run('keep', context({}))).resolves.toBeUndefined();
+  });
+
+  it("bounds a transform's console to 16 lines and 8 KiB per call, at the host's level (issue 13 items 1 and 11)", async () => {
+    logs.length = 0;
+    await expect(host.run('floodConsole', context({}))).resolves.toBeUndefined();
+    const lines = logs.map(
+      (line) => JSON.parse(line) as { level: number; msg: string; source?: string; dropped?: number },
+    );
+    const fromConsole = lines.filter((line) => line.source === 'console');
+    expect(fromConsole.length).toBeLessThanOrEqual(16);
+    expect(fromConsole.reduce((chars, line) => chars + line.msg.length, 0)).toBeLessThanOrEqual(8192);
+    expect(lines.find((line) => line.dropped !== undefined)).toMatchObject({ level: 40, dropped: expect.any(Number) });
+  });
+
+  it('never lets transform code reach the log function, not even at load', async () => {
+    logs.length = 0;
+    await expect(host.run('stealLog', context({}))).resolves.toEqual({
+      kind: 'wake',
+      text: 'the log function was undefined',
+    });
+    expect(logs.join('\n')).not.toContain('owned');
   });
 });
