@@ -62,9 +62,16 @@ function describe(message: Message, cwd: string): string {
 /** Bundles one transform module (TypeScript or JavaScript) into a single sandbox script; throws TRANSFORM_COMPILE_FAILED with `file:line:col: message` lines. */
 export async function compileTransform(file: string, transformsDir: string): Promise<CompiledTransform> {
   const realDir = realpathSync(transformsDir);
+  // Checked on every compile, reloads included: the entry may have become a symlink out.
+  const realFile = realpathSync(file);
+  if (!isInside(realDir, realFile)) {
+    throw hookdError('TRANSFORM_COMPILE_FAILED', {
+      problems: [`${file}: expected a file inside hooks.transformsDir; it now leads out of it`],
+    });
+  }
   try {
     const result = await build({
-      entryPoints: [file],
+      entryPoints: [realFile],
       absWorkingDir: realDir,
       bundle: true,
       write: false,
@@ -77,6 +84,8 @@ export async function compileTransform(file: string, transformsDir: string): Pro
       logLevel: 'silent',
       metafile: true,
       sourcemap: false,
+      // A fixed tsconfig: esbuild never reads a tsconfig.json (or what it extends) from the folder.
+      tsconfigRaw: {},
       plugins: [containment(realDir)],
     });
     const code = result.outputFiles[0]?.text ?? '';

@@ -5,6 +5,7 @@ import type { CompiledMapping, TransformContext, TransformRunner } from '../mapp
 import { compileTransform } from './compile.js';
 import { CONSOLE_LEVELS } from './console.js';
 import { loadTransforms } from './load.js';
+import { resolveTransformModule } from './resolve.js';
 import type { TransformSlot } from './slot.js';
 import { type TransformsWatch, watchTransforms } from './watch.js';
 
@@ -79,7 +80,10 @@ export async function createTransformHost(options: TransformHostOptions): Promis
   async function reload(): Promise<void> {
     for (const slot of slots.values()) {
       try {
-        const { code } = await compileTransform(slot.file, config.hooks.transformsDir);
+        // The same containment as at start: no absolute path, no .., no symlink out of the folder.
+        const resolved = resolveTransformModule(config.hooks.transformsDir, slot.module);
+        if ('problem' in resolved) throw hookdError('TRANSFORM_COMPILE_FAILED', { problems: [resolved.problem] });
+        const { code } = await compileTransform(resolved.file, config.hooks.transformsDir);
         if (code === slot.code) continue;
         // Calls already running on the old isolate may finish; then it goes.
         await slot.swap(code, limits.timeoutMs + 100);

@@ -38,8 +38,9 @@ export async function loadTransforms(options: LoadTransformsOptions): Promise<Ma
       try {
         const { code } = await compileOnce(resolved.file);
         const limits = config.hooks.transforms;
-        const slotOptions = { key: id, file: resolved.file, exportName: transform.export, code, limits };
-        return { slot: createTransformSlot({ ...slotOptions, console: options.consoleFor(id) }) };
+        const slotOptions = { key: id, file: resolved.file, module: transform.module, code, limits };
+        const exportName = transform.export;
+        return { slot: createTransformSlot({ ...slotOptions, exportName, console: options.consoleFor(id) }) };
       } catch (err) {
         if (!isHookdError(err, 'TRANSFORM_COMPILE_FAILED')) throw err;
         return { problems: err.params.problems.map((p) => `${where}: ${p}`) };

@@ -5,8 +5,10 @@ import { createSandbox, type Sandbox, type SandboxLimits } from './sandbox.js';
 export interface TransformSlot {
   /** The mapping id it runs under. */
   readonly key: string;
-  /** The module's real path. */
+  /** The module's real path when it was loaded. */
   readonly file: string;
+  /** `transform.module` as configured (resolved again, with its containment, on every reload). */
+  readonly module: string;
   readonly code: string;
   /** The warm sandbox; built again when the last one was disposed (a memory-limit kill). */
   sandbox(): Promise<Sandbox>;
@@ -23,6 +25,7 @@ export interface TransformSlot {
 export interface TransformSlotOptions {
   readonly key: string;
   readonly file: string;
+  readonly module: string;
   readonly exportName: string | undefined;
   readonly code: string;
   readonly limits: SandboxLimits;
@@ -57,6 +60,7 @@ export function createTransformSlot(options: TransformSlotOptions): TransformSlo
   return {
     key: options.key,
     file: options.file,
+    module: options.module,
     get code() {
       return code;
     },

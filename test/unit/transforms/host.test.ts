@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -69,6 +69,42 @@ describe('hot reload', () => {
       writeFileSync(file, "import { v } from './lib2/v.js';\nexport default () => ({ message: v });\n");
       await expect.poll(() => logged('transform reloaded'), { timeout: 2000, interval: 20 }).toBe(2);
       await expect(call()).resolves.toEqual({ message: 'from an import' });
+    } finally {
+      host.close();
+    }
+  });
+
+  it('refuses a reload whose module became a symlink out of the folder, keeping the last good version (issue 13 item 9)', async () => {
+    const file = join(dir, 'moved.ts');
+    writeFileSync(file, "export default () => ({ message: 'inside' });\n");
+    const outside = join(temp.dir, 'outside.ts');
+    writeFileSync(outside, "export default () => ({ message: 'outside' });\n");
+    const host = await hostFor([{ id: 'moved', transform: { module: 'moved.ts' } }]);
+    const call = () =>
+      host.run('moved', { payload: {}, headers: {}, query: {}, path: 'moved', url: '/hooks/moved', rawBody: '{}' });
+    try {
+      rmSync(file);
+      symlinkSync(outside, file);
+      await host.reload();
+      expect(logged('transform recompile failed; keeping the last good version')).toBe(1);
+      expect(logs.join('\n')).toContain('symlink that leads out');
+      await expect(call()).resolves.toEqual({ message: 'inside' });
+    } finally {
+      host.close();
+    }
+  });
+});
+
+describe('compiling in the folder', () => {
+  it("never reads the folder's tsconfig.json, nor what it extends (issue 13 item 9)", async () => {
+    writeFileSync(join(temp.dir, 'secret.json'), 'TOPSECRET_0123 is not JSON');
+    writeFileSync(join(dir, 'tsconfig.json'), '{ "extends": "../secret.json" }');
+    writeFileSync(join(dir, 'plain.ts'), "export default () => ({ message: 'fine' });\n");
+    const host = await hostFor([{ id: 'plain', transform: { module: 'plain.ts' } }]);
+    try {
+      const input = { payload: {}, headers: {}, query: {}, path: 'p', url: '/hooks/p', rawBody: '{}' };
+      await expect(host.run('plain', input)).resolves.toEqual({ message: 'fine' });
+      expect(logs.join('\n')).not.toContain('TOPSECRET');
     } finally {
       host.close();
     }
