@@ -180,6 +180,7 @@ export const configSchema = {
             memoryLimitMb: { type: 'integer', minimum: 8, default: 128 },
             maxInFlight: { type: 'integer', minimum: 1, default: 8 },
             maxResultBytes: { type: 'integer', minimum: 1024, default: 1_048_576 },
+            allowWasm: { type: 'boolean', default: false },
           },
         },
         idempotency: {

@@ -8,7 +8,16 @@ export interface SandboxLimits {
   readonly memoryLimitMb: number;
   /** The result's JSON, at most (characters); checked in the isolate, before it is copied out. */
   readonly maxResultBytes: number;
+  /** WebAssembly, SharedArrayBuffer and Atomics stay (they are removed by default). */
+  readonly allowWasm?: boolean;
 }
+
+/**
+ * Removes what escapes the isolate's memory limit: WebAssembly memory is allocated outside
+ * V8's heap (a filled `new WebAssembly.Memory({ initial: 16000 })` took 1-2 GB per call),
+ * and SharedArrayBuffer with Atomics can block a thread.
+ */
+const WITHOUT_WASM = 'delete globalThis.WebAssembly; delete globalThis.SharedArrayBuffer; delete globalThis.Atomics;';
 
 /** An error's text crossing out of the sandbox, at most (DESIGN §16). */
 export const MAX_ERROR_CHARS = 1024;
@@ -95,6 +104,7 @@ export async function createSandbox(
     context.global.setSync('__hookdLog', new ivm.Callback(console.write, { sync: true }));
     // The console first, so that the transform's code never sees the log function.
     isolate.compileScriptSync(consolePrelude(sink.enabled), { filename: 'console.js' }).runSync(context);
+    if (!limits.allowWasm) isolate.compileScriptSync(WITHOUT_WASM, { filename: 'limits.js' }).runSync(context);
     const script = isolate.compileScriptSync(`${code}\n${prelude(exportName, limits.maxResultBytes)}`, {
       filename: 'transform.js',
     });

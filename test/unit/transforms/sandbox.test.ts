@@ -31,6 +31,7 @@ const EXPORTS = [
   'notJson',
   'unshowable',
   'floodConsole',
+  'wasmMemory',
 ];
 const TIMEOUT_MS = 300;
 
@@ -198,5 +199,9 @@ describe('the transform sandbox', () => {
       text: 'the log function was undefined',
     });
     expect(logs.join('\n')).not.toContain('owned');
+  });
+
+  it('has no WebAssembly, SharedArrayBuffer or Atomics, whose memory escapes the limit (issue 13 item 2)', async () => {
+    await expect(host.run('wasmMemory', context({}))).resolves.toBeUndefined();
   });
 });
