@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import type { ActionOptions, ActionSink } from './actions/index.js';
 import type { Config } from './config/index.js';
-import { errorBody, hookdError } from './errors.js';
-import { adminRoutes, healthRoutes, hookRoutes, installErrorHandlers } from './http/index.js';
+import { errorBody, type HookdError, hookdError } from './errors.js';
+import { adminRoutes, healthRoutes, hookRoutes, installErrorHandlers, toHookdError } from './http/index.js';
 import type { Logger } from './log.js';
 import type { MappingEngine } from './mapping/index.js';
 import type { Metrics } from './metrics.js';
@@ -48,6 +49,35 @@ function trustedProxies(
   return (_address, hop) => hop < hops;
 }
 
+/** A complete JSON answer written on a raw socket or response, for what never reaches fastify. */
+function rawAnswer(err: HookdError): { status: number; headers: Record<string, string | number>; body: string } {
+  const body = JSON.stringify(errorBody(err));
+  const headers = {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'x-request-id': randomUUID(),
+    connection: 'close',
+    ...err.headers,
+  };
+  return { status: err.statusCode, headers, body };
+}
+
+/**
+ * What node:http answers itself, answered like the rest: an `Expect:` other than
+ * `100-continue` (417), and CONNECT (405, which node would otherwise leave unanswered).
+ */
+function answerOutsideFastify(server: Server): void {
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const answer = rawAnswer(hookdError('EXPECTATION_FAILED', { expect: String(req.headers.expect).slice(0, 100) }));
+    res.writeHead(answer.status, answer.headers).end(answer.body);
+  });
+  server.on('connect', (_req: IncomingMessage, socket: Socket) => {
+    const answer = rawAnswer(hookdError('METHOD_NOT_ALLOWED', undefined, { headers: { allow: 'POST' } }));
+    const head = Object.entries(answer.headers).map(([k, v]) => `${k}: ${v}`);
+    socket.end(`HTTP/1.1 405 Method Not Allowed\r\n${head.join('\r\n')}\r\n\r\n${answer.body}`);
+  });
+}
+
 /** Builds the HTTP app; never listens (tests inject, `main` listens). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, log } = deps;
@@ -59,6 +89,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    // Errors fastify meets before routing (a malformed URL) answer like the rest: JSON, a code, an id.
+    frameworkErrors: (err, request, reply) => {
+      const e = err.code === 'FST_ERR_BAD_URL' ? hookdError('BAD_URL') : toHookdError(err);
+      (reply as FastifyReply).header('x-request-id', request.id).code(e.statusCode).send(errorBody(e));
     },
     clientErrorHandler: (err: NodeJS.ErrnoException, socket: Socket) => {
       if (err.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
@@ -72,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  answerOutsideFastify(app.server);
   // The access log is at debug; without it the hook is not even installed (it costs throughput).
   if (log.isLevelEnabled('debug'))
     app.addHook('onResponse', async (request, reply) => {

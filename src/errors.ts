@@ -52,6 +52,8 @@ export const errorCatalogue = {
   PAYLOAD_TOO_LARGE: http(413, (p: { limitBytes?: number }) =>
     p.limitBytes === undefined ? 'payload too large' : `payload too large: the limit is ${p.limitBytes} bytes`,
   ),
+  BAD_URL: http(400, () => 'malformed URL (a bad percent-encoding)'),
+  EXPECTATION_FAILED: http(417, (p: { expect: string }) => `unsupported Expect header: ${p.expect}`),
   INVALID_JSON: http(400, (p: { reason: string }) => `invalid JSON body: ${p.reason}`),
   INVALID_BODY: http(400, (p: { problem: keyof typeof INVALID_BODY_WORDS }) => INVALID_BODY_WORDS[p.problem]),
   INVALID_FIELD: http(400, (p: { field: string; expected: string }) => `${p.field}: expected ${p.expected}`),

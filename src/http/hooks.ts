@@ -1,3 +1,4 @@
+import { METHODS } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Accepted, ActionOptions, ActionSink, IdempotencyIntent } from '../actions/index.js';
@@ -30,8 +31,6 @@ declare module 'fastify' {
   }
 }
 
-const HTTP_METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
-
 /**
  * Registers `POST {hooks.path}/*`: the gate (method, token, name), the body within its
  * limit, the signature, idempotency, then the actions committed through the sink.
@@ -44,6 +43,12 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   const inFlight = createInFlightKeys();
 
   app.decorateRequest('hook', null);
+  // Every method node:http parses reaches the gate, which answers all but POST 405 (TRACE,
+  // PROPFIND and the rest included); CONNECT never reaches a route (app.ts answers it).
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
+  }
+  const methods = app.supportedMethods.filter((method) => method !== 'CONNECT');
   registerBodyReader(app);
 
   const accept = async (
@@ -89,7 +94,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     request.hook = gate.admit(request, reply);
   };
   for (const url of [hooks.path, `${hooks.path}/*`]) {
-    app.route({ method: HTTP_METHODS, url, onRequest, handler });
+    app.route({ method: methods, url, onRequest, handler });
   }
 }
 

@@ -289,4 +289,23 @@ describe('hooks.allowQueryToken: false', () => {
       await strict.stop();
     }
   });
+
+  it.each([
+    ['a malformed URL', 'POST /hooks/%zz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n', 400, 'BAD_URL'],
+    [
+      'an Expect other than 100-continue',
+      'POST /hooks/wake HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nContent-Length: 0\r\n\r\n',
+      417,
+      'EXPECTATION_FAILED',
+    ],
+    ['TRACE', 'TRACE /hooks/wake HTTP/1.1\r\nHost: x\r\n\r\n', 405, 'METHOD_NOT_ALLOWED'],
+    ['PROPFIND', 'PROPFIND /hooks/wake HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n', 405, 'METHOD_NOT_ALLOWED'],
+    ['CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 405, 'METHOD_NOT_ALLOWED'],
+  ])('answers %s as JSON with a code and x-request-id (issue 13 item 14)', async (_name, request, status, code) => {
+    const answer = await raw(request, '');
+    const [head = '', body = ''] = answer.split('\r\n\r\n');
+    expect(head).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+    expect(head).toMatch(/\r\nx-request-id: [\w-]+/i);
+    expect(JSON.parse(body)).toMatchObject({ ok: false, code });
+  });
 });
