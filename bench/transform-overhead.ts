@@ -36,7 +36,11 @@ export async function measureTransformOverhead(dir: string) {
   const firsts: number[] = [];
   for (let i = 0; i < 9; i++) {
     const firstStart = performance.now();
-    const sandbox = await createSandbox(compiled.code, undefined, limits, { enabled: [], write: () => {}, dropped: () => {} });
+    const sandbox = await createSandbox(compiled.code, undefined, limits, {
+      enabled: [],
+      write: () => {},
+      dropped: () => {},
+    });
     sandbox.call(JSON.stringify({ ...context, rawBody: undefined }), rawBody);
     firsts.push(performance.now() - firstStart);
     sandbox.dispose();

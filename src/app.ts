@@ -78,6 +78,35 @@ function answerOutsideFastify(server: Server): void {
   });
 }
 
+/**
+ * The 400 for bytes that are not HTTP. A request before them on the same connection may still
+ * be in flight (committed, its answer not yet written): it is answered first, then the 400.
+ */
+function answerMalformed(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const answer = rawAnswer(hookdError('INVALID_BODY', { problem: 'malformed-request' }));
+  const head = Object.entries(answer.headers).map(([k, v]) => `${k}: ${v}`);
+  let sent = false;
+  const refuse = () => {
+    if (sent) return;
+    sent = true;
+    if (socket.writable) socket.end(`HTTP/1.1 400 Bad Request\r\n${head.join('\r\n')}\r\n\r\n${answer.body}`);
+    else socket.destroy();
+  };
+  const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (!pending || pending.writableFinished) {
+    refuse();
+    return;
+  }
+  pending.once('finish', refuse);
+  pending.once('close', refuse);
+  // Bounded like any request: an answer that never comes does not hold the socket.
+  setTimeout(() => socket.destroy(), 30_000).unref();
+}
+
 /** Builds the HTTP app; never listens (tests inject, `main` listens). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, log } = deps;
@@ -95,13 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const e = err.code === 'FST_ERR_BAD_URL' ? hookdError('BAD_URL') : toHookdError(err);
       (reply as FastifyReply).header('x-request-id', request.id).code(e.statusCode).send(errorBody(e));
     },
-    clientErrorHandler: (err: NodeJS.ErrnoException, socket: Socket) => {
-      if (err.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
-      const body = JSON.stringify(errorBody(hookdError('INVALID_BODY', { problem: 'malformed-request' })));
-      socket.end(
-        `HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
-    },
+    clientErrorHandler: answerMalformed,
   });
 
   app.addHook('onRequest', async (request, reply) => {

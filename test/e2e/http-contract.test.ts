@@ -308,4 +308,27 @@ describe('hooks.allowQueryToken: false', () => {
     expect(head).toMatch(/\r\nx-request-id: [\w-]+/i);
     expect(JSON.parse(body)).toMatchObject({ ok: false, code });
   });
+
+  it('answers a committed request before the 400 for garbage that follows it on the same connection (issue 13 item 14)', async () => {
+    const body = '{"text":"before the garbage"}';
+    const wake = `POST /hooks/wake HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const answer = await rawUntilClosed(`${wake}GARBAGE / NOT-HTTP\r\n\r\n`);
+    const statuses = [...answer.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]);
+    expect(statuses).toEqual(['200', '400']);
+  });
 });
+
+/** Sends `data` on one connection and returns everything answered until the server closes it. */
+function rawUntilClosed(data: string): Promise<string> {
+  const { port } = new URL(hookd.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1');
+    let answer = '';
+    socket.on('data', (c) => {
+      answer += c.toString();
+    });
+    socket.on('error', (err) => (answer ? resolve(answer) : reject(err)));
+    socket.on('close', () => resolve(answer));
+    socket.write(data);
+  });
+}
