@@ -52,6 +52,7 @@ export const errorCatalogue = {
   PAYLOAD_TOO_LARGE: http(413, (p: { limitBytes?: number }) =>
     p.limitBytes === undefined ? 'payload too large' : `payload too large: the limit is ${p.limitBytes} bytes`,
   ),
+  REQUEST_TIMEOUT: http(408, () => 'the request took too long to arrive; the connection is closed'),
   BAD_URL: http(400, () => 'malformed URL (a bad percent-encoding)'),
   EXPECTATION_FAILED: http(417, (p: { expect: string }) => `unsupported Expect header: ${p.expect}`),
   INVALID_JSON: http(400, (p: { reason: string }) => `invalid JSON body: ${p.reason}`),

@@ -128,6 +128,9 @@ export const configSchema = {
       properties: {
         host: { type: 'string', minLength: 1, default: '127.0.0.1' },
         port: { type: 'integer', minimum: 0, maximum: 65535, default: 8787 },
+        headersTimeoutMs: { type: 'integer', minimum: 1000, default: 10_000 },
+        requestTimeoutMs: { type: 'integer', minimum: 1000, default: 30_000 },
+        maxConnections: { type: 'integer', minimum: 1, default: 4096 },
         trustProxy: {
           description: 'false, a hop count, or a list of proxy addresses (IP or CIDR)',
           anyOf: [

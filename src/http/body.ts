@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
 import sjson from 'secure-json-parse';
 import { type HookdError, hookdError } from '../errors.js';
 
@@ -18,9 +18,12 @@ export type BodyOutcome =
 
 type BodyKind = 'json' | 'form';
 
-/** After a 413/415 the rest of the body is read and dropped (so the client sees the answer, not a reset) up to this much. */
-const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
-const DRAIN_LIMIT_MS = 30_000;
+/**
+ * After a 413/415 the rest of the body is read and dropped (so that the client reads the
+ * answer, not a reset), up to 64 KiB or 2 s (DESIGN §16); then the connection is closed.
+ */
+const DRAIN_LIMIT_BYTES = 64 * 1024;
+const DRAIN_LIMIT_MS = 2_000;
 
 /** `application/json`, `*\/*+json`, `text/plain` and none are JSON; form-urlencoded is form; else unsupported. */
 export function classifyContentType(header: string | undefined): BodyKind | undefined {
@@ -156,6 +159,42 @@ function failure(error: HookdError): BodyOutcome {
 }
 
 /**
+ * The body of a request refused before it was read (401, 404, 405, 429): read and dropped
+ * within the same bounds as a refused body, then the connection closes.
+ */
+export function drainRefused(req: IncomingMessage, res: ServerResponse, lingering?: Set<Socket>): void {
+  // Only a real connection has a socket to close (app.inject's requests have none).
+  if (req.readableEnded || req.destroyed || !(req.socket instanceof Socket)) return;
+  const socket = req.socket;
+  let dropped = 0;
+  const done = () => {
+    clearTimeout(timer);
+    lingering?.delete(socket);
+  };
+  // Past a limit: reading stops and the answer goes out with a FIN; the socket goes a moment later.
+  const cut = () => {
+    done();
+    req.pause();
+    const close = () => {
+      socket.end();
+      setTimeout(() => socket.destroy(), DRAIN_LIMIT_MS).unref();
+    };
+    if (res.writableFinished) close();
+    else res.once('finish', close);
+  };
+  const timer = setTimeout(cut, DRAIN_LIMIT_MS);
+  timer.unref();
+  lingering?.add(socket);
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DRAIN_LIMIT_BYTES) cut();
+  });
+  req.on('end', done);
+  req.on('close', done);
+  req.resume();
+}
+
+/**
  * Lingering close for a refused body: the rest is read and dropped, and the connection
  * is kept open until the client has sent it all, so that the answer reaches the client
  * instead of a TCP reset. A body that keeps coming past the drain limits loses its socket.
@@ -171,7 +210,19 @@ function drain(
   let dropped = 0;
   const socket = req.socket;
   lingering?.add(socket);
-  const timer = setTimeout(() => socket.destroy(), DRAIN_LIMIT_MS);
+  // Past a limit: the answer goes out with a FIN and reading stops, so that the client can
+  // still read it; the socket goes a moment later whatever the client does.
+  const stop = () => {
+    payload.pause();
+    res.shouldKeepAlive = false;
+    const close = () => {
+      socket.end();
+      setTimeout(() => socket.destroy(), DRAIN_LIMIT_MS).unref();
+    };
+    if (res.writableFinished) close();
+    else res.once('finish', close);
+  };
+  const timer = setTimeout(stop, DRAIN_LIMIT_MS);
   timer.unref();
   const done = () => {
     clearTimeout(timer);
@@ -179,7 +230,10 @@ function drain(
   };
   payload.on('data', (chunk: Buffer) => {
     dropped += chunk.length;
-    if (dropped > DRAIN_LIMIT_BYTES) req.socket.destroy();
+    if (dropped > DRAIN_LIMIT_BYTES) {
+      done();
+      stop();
+    }
   });
   payload.on('end', () => {
     done();

@@ -5,7 +5,7 @@ import type { Accepted, ActionOptions, ActionSink, IdempotencyIntent } from '../
 import type { HooksConfig } from '../config/index.js';
 import type { Logger } from '../log.js';
 import type { MappingEngine } from '../mapping/index.js';
-import { type BodyOutcome, type ParsedBody, readBody } from './body.js';
+import { type BodyOutcome, drainRefused, type ParsedBody, readBody } from './body.js';
 import { createHookActions } from './hook-actions.js';
 import { createHookGate, type HookState } from './hook-gate.js';
 import { createInFlightKeys, hashBody, idempotencyKeyOf } from './idempotency.js';
@@ -49,7 +49,11 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
   }
   const methods = app.supportedMethods.filter((method) => method !== 'CONNECT');
-  registerBodyReader(app);
+  const lingering = registerBodyReader(app);
+  // A request the gate refused has an unread body: bounded like any refused body, then closed.
+  app.addHook('onError', async (request, reply) => {
+    if (request.hook === null) drainRefused(request.raw, reply.raw, lingering);
+  });
 
   const accept = async (
     request: FastifyRequest,
@@ -99,7 +103,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
 }
 
 /** Bodies are read by hookd itself: within the request's limit, refused ones drained (see body.ts). */
-function registerBodyReader(app: FastifyInstance): void {
+function registerBodyReader(app: FastifyInstance): Set<Socket> {
   // Connections draining a refused body are cut when the gateway closes: a client that
   // stopped sending after its 413 would otherwise hold the close up to the drain limit.
   const lingering = new Set<Socket>();
@@ -116,6 +120,7 @@ function registerBodyReader(app: FastifyInstance): void {
       (err: Error) => done(err, undefined),
     );
   });
+  return lingering;
 }
 
 function send(reply: FastifyReply, answer: Answer) {

@@ -1,3 +1,4 @@
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
@@ -51,5 +52,46 @@ describe('server.trustProxy never takes a left-most X-Forwarded-For entry a clie
     await failUntilLocked('192.0.2.66, 203.0.113.9, 10.0.0.2');
     expect(await statusFor('203.0.113.9, 10.0.0.3')).toBe(429);
     expect(await statusFor('192.0.2.66, 10.0.0.2')).toBe(401);
+  });
+});
+
+describe('connection bounds (DESIGN §16, issue 13 item 3)', () => {
+  const open = async (app: NonNullable<typeof t>['app']) => {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    return (app.server.address() as AddressInfo).port;
+  };
+  /** Everything a connection receives until it closes. */
+  const received = (socket: Socket) =>
+    new Promise<string>((resolve) => {
+      let data = '';
+      socket.on('data', (chunk) => {
+        data += chunk.toString();
+      });
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(data));
+    });
+
+  it('answers 408 as JSON and closes a connection whose headers never finish', async () => {
+    t = await createTestApp({ server: { headersTimeoutMs: 1000 } });
+    const socket = connect(await open(t.app), '127.0.0.1');
+    const answer = received(socket);
+    socket.write('POST /hooks/wake HTTP/1.1\r\nHost: x\r\n');
+    const started = Date.now();
+    const text = await answer;
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(text).toMatch(/^HTTP\/1\.1 408 /);
+    expect(JSON.parse(text.split('\r\n\r\n')[1] ?? '')).toMatchObject({ code: 'REQUEST_TIMEOUT' });
+  });
+
+  it('refuses connections past server.maxConnections at accept', async () => {
+    t = await createTestApp({ server: { maxConnections: 2 } });
+    const port = await open(t.app);
+    const held = [connect(port, '127.0.0.1'), connect(port, '127.0.0.1')];
+    await Promise.all(held.map((s) => new Promise((resolve) => s.once('connect', resolve))));
+    const third = connect(port, '127.0.0.1');
+    const answer = received(third);
+    third.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(await answer).toBe('');
+    for (const socket of held) socket.destroy();
   });
 });

@@ -6,7 +6,14 @@ import { type HookdError, isHookdError } from '../../../src/errors.js';
 describe('loadConfig', () => {
   it('fills every default of DESIGN §2 and freezes the result', () => {
     const config = loadConfig({ data: {}, baseDir: '/srv/hookd', env: {} });
-    expect(config.server).toEqual({ host: '127.0.0.1', port: 8787, trustProxy: false });
+    expect(config.server).toEqual({
+      host: '127.0.0.1',
+      port: 8787,
+      trustProxy: false,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      maxConnections: 4096,
+    });
     expect(config.hooks).toMatchObject({
       enabled: false,
       path: '/hooks',

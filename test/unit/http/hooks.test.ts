@@ -167,3 +167,27 @@ describe('lingering close of a refused body', () => {
     socket.destroy();
   });
 });
+
+describe('the body of a refused request (DESIGN §16, issue 13 item 3)', () => {
+  it('is read for at most 2 s after a 401, then the connection closes, however slowly it trickles', async () => {
+    t = await createTestApp();
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = t.app.server.address() as { port: number };
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk) => {
+      answer += chunk.toString();
+    });
+    socket.on('error', () => undefined);
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write(
+      'POST /hooks/wake HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n',
+    );
+    const trickle = setInterval(() => socket.writable && socket.write('x'), 200);
+    const started = Date.now();
+    await closed;
+    clearInterval(trickle);
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+    expect(Date.now() - started).toBeLessThan(6000);
+  });
+});
