@@ -165,39 +165,13 @@ function failure(error: HookdError): BodyOutcome {
 export function drainRefused(req: IncomingMessage, res: ServerResponse, lingering?: Set<Socket>): void {
   // Only a real connection has a socket to close (app.inject's requests have none).
   if (req.readableEnded || req.destroyed || !(req.socket instanceof Socket)) return;
-  const socket = req.socket;
-  let dropped = 0;
-  const done = () => {
-    clearTimeout(timer);
-    lingering?.delete(socket);
-  };
-  // Past a limit: reading stops and the answer goes out with a FIN; the socket goes a moment later.
-  const cut = () => {
-    done();
-    req.pause();
-    const close = () => {
-      socket.end();
-      setTimeout(() => socket.destroy(), DRAIN_LIMIT_MS).unref();
-    };
-    if (res.writableFinished) close();
-    else res.once('finish', close);
-  };
-  const timer = setTimeout(cut, DRAIN_LIMIT_MS);
-  timer.unref();
-  lingering?.add(socket);
-  req.on('data', (chunk: Buffer) => {
-    dropped += chunk.length;
-    if (dropped > DRAIN_LIMIT_BYTES) cut();
-  });
-  req.on('end', done);
-  req.on('close', done);
-  req.resume();
+  dropBounded(req, res, req.socket, lingering);
 }
 
 /**
  * Lingering close for a refused body: the rest is read and dropped, and the connection
  * is kept open until the client has sent it all, so that the answer reaches the client
- * instead of a TCP reset. A body that keeps coming past the drain limits loses its socket.
+ * instead of a TCP reset.
  */
 function drain(
   req: IncomingMessage,
@@ -207,41 +181,56 @@ function drain(
 ): void {
   const clientAskedToClose = !res.shouldKeepAlive;
   res.shouldKeepAlive = true;
+  dropBounded(payload, res, req.socket, lingering, () => {
+    if (clientAskedToClose) closeAfter(res, req.socket, false);
+  });
+}
+
+/**
+ * Reads and drops `payload` for at most 64 KiB or 2 s. Past a bound, reading stops and the
+ * answer goes out with a FIN, so that the client can still read it; the socket goes a moment
+ * later whatever the client does.
+ */
+function dropBounded(
+  payload: NodeJS.ReadableStream,
+  res: ServerResponse,
+  socket: Socket,
+  lingering: Set<Socket> | undefined,
+  onEnd: () => void = () => undefined,
+): void {
   let dropped = 0;
-  const socket = req.socket;
-  lingering?.add(socket);
-  // Past a limit: the answer goes out with a FIN and reading stops, so that the client can
-  // still read it; the socket goes a moment later whatever the client does.
-  const stop = () => {
-    payload.pause();
-    res.shouldKeepAlive = false;
-    const close = () => {
-      socket.end();
-      setTimeout(() => socket.destroy(), DRAIN_LIMIT_MS).unref();
-    };
-    if (res.writableFinished) close();
-    else res.once('finish', close);
-  };
-  const timer = setTimeout(stop, DRAIN_LIMIT_MS);
-  timer.unref();
   const done = () => {
     clearTimeout(timer);
     lingering?.delete(socket);
   };
+  const cut = () => {
+    done();
+    payload.pause();
+    res.shouldKeepAlive = false;
+    closeAfter(res, socket, true);
+  };
+  const timer = setTimeout(cut, DRAIN_LIMIT_MS);
+  timer.unref();
+  lingering?.add(socket);
   payload.on('data', (chunk: Buffer) => {
     dropped += chunk.length;
-    if (dropped > DRAIN_LIMIT_BYTES) {
-      done();
-      stop();
-    }
+    if (dropped > DRAIN_LIMIT_BYTES) cut();
   });
   payload.on('end', () => {
     done();
-    if (!clientAskedToClose) return;
-    if (res.writableFinished) req.socket.end();
-    else res.once('finish', () => req.socket.end());
+    onEnd();
   });
   payload.on('error', done);
   payload.on('close', done);
   payload.resume();
+}
+
+/** Ends the connection once the answer is out; `force` also destroys it a moment later. */
+function closeAfter(res: ServerResponse, socket: Socket, force: boolean): void {
+  const close = () => {
+    socket.end();
+    if (force) setTimeout(() => socket.destroy(), DRAIN_LIMIT_MS).unref();
+  };
+  if (res.writableFinished) close();
+  else res.once('finish', close);
 }

@@ -19,9 +19,14 @@ const url = (path: string) => `${hookd.url}${path}`;
 
 /**
  * Sends a raw HTTP request: `head`, then `chunks` body pieces (each framed as an HTTP/1.1
- * chunk when `chunked`), and returns the server's answer once it is complete.
+ * chunk when `chunked`), and returns the server's answer once it is complete (or, with `untilClosed`, all it
+ * answered until it closed the connection).
  */
-function raw(head: string, body: string, options: { chunks?: number; chunked?: boolean } = {}): Promise<string> {
+function raw(
+  head: string,
+  body: string,
+  options: { chunks?: number; chunked?: boolean; untilClosed?: boolean } = {},
+): Promise<string> {
   const { port } = new URL(hookd.url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), '127.0.0.1');
@@ -30,7 +35,7 @@ function raw(head: string, body: string, options: { chunks?: number; chunked?: b
       answer += c.toString();
       const [head = '', body = ''] = answer.split('\r\n\r\n');
       const length = /content-length: (\d+)/i.exec(head);
-      if (length && Buffer.byteLength(body) >= Number(length[1])) {
+      if (!options.untilClosed && length && Buffer.byteLength(body) >= Number(length[1])) {
         resolve(answer);
         socket.destroy();
       }
@@ -312,23 +317,8 @@ describe('hooks.allowQueryToken: false', () => {
   it('answers a committed request before the 400 for garbage that follows it on the same connection (issue 13 item 14)', async () => {
     const body = '{"text":"before the garbage"}';
     const wake = `POST /hooks/wake HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
-    const answer = await rawUntilClosed(`${wake}GARBAGE / NOT-HTTP\r\n\r\n`);
+    const answer = await raw(`${wake}GARBAGE / NOT-HTTP\r\n\r\n`, '', { untilClosed: true });
     const statuses = [...answer.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]);
     expect(statuses).toEqual(['200', '400']);
   });
 });
-
-/** Sends `data` on one connection and returns everything answered until the server closes it. */
-function rawUntilClosed(data: string): Promise<string> {
-  const { port } = new URL(hookd.url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), '127.0.0.1');
-    let answer = '';
-    socket.on('data', (c) => {
-      answer += c.toString();
-    });
-    socket.on('error', (err) => (answer ? resolve(answer) : reject(err)));
-    socket.on('close', () => resolve(answer));
-    socket.write(data);
-  });
-}
