@@ -2,6 +2,7 @@
  * The one JSON Schema of hookd's configuration (DESIGN §2). Types are derived from it
  * (types.ts); defaults live here so that validation fills them in.
  * A `description` on a constrained string is what error messages say was expected.
+ * It runs past 300 lines on purpose: the whole file format in one place, read top to bottom.
  */
 
 import {
