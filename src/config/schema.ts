@@ -109,7 +109,8 @@ const mailSchema = {
         },
         mailbox: { type: 'string', minLength: 1, default: 'INBOX' },
         includeBody: { type: 'boolean', default: true },
-        maxBodyBytes: { type: 'integer', minimum: 1, default: 20000 },
+        // A message's text stays under the 256 KiB one action may carry (with its headers and snippet).
+        maxBodyBytes: { type: 'integer', minimum: 1, maximum: 200_000, default: 20000 },
         batchSize: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
         hookUrl: { type: 'string', minLength: 1 },
         pollIntervalSeconds: { type: 'integer', minimum: 1, default: 60 },

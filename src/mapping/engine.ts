@@ -86,6 +86,7 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       drafts.push(...merged.drafts);
     }
     if (drafts.length > MAX_ACTIONS) throw hookdError('TOO_MANY_ACTIONS', { count: drafts.length, max: MAX_ACTIONS });
+    for (const draft of drafts) checkTextSize(draft, mapping);
     return { drafts, fanOut };
   }
 
@@ -112,6 +113,23 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       return { kind: 'actions', mappingId: mapping.id, actions: drafts.map((d) => toAction(d, mapping)), fanOut };
     },
   };
+}
+
+/** The most text one action may carry (DESIGN §16): a 30-byte request cannot become a 50 MB wake. */
+const MAX_TEXT_CHARS = 256 * 1024;
+
+/** Refuses a rendered `text` or `message` over MAX_TEXT_CHARS: the transform's failure, or the template's 400. */
+function checkTextSize(draft: Draft, mapping: CompiledMapping): void {
+  for (const field of ['text', 'message'] as const) {
+    const length = draft[field]?.length ?? 0;
+    if (length <= MAX_TEXT_CHARS) continue;
+    if (mapping.transform) {
+      throw hookdError('TRANSFORM_FAILED', {
+        reason: `its ${field} is ${length} characters; the limit is ${MAX_TEXT_CHARS}`,
+      });
+    }
+    throw hookdError('INVALID_FIELD', { field, expected: `at most ${MAX_TEXT_CHARS} characters once rendered` });
+  }
 }
 
 function transformContext(request: HookRequest, payload: unknown): TransformContext {

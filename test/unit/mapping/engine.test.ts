@@ -250,3 +250,38 @@ describe('a request shares one transform time budget', () => {
     }
   });
 });
+
+describe('the size of what a mapping renders (DESIGN §16, issue 13 item 10)', () => {
+  it('refuses a template that renders over 256 KiB of text from a small payload with 400', async () => {
+    const e = engine({ mappings: [{ match: { path: 'amp' }, messageTemplate: '{{#items}}{{big}}{{/items}}' }] });
+    const payload = { big: 'b'.repeat(1024), items: Array.from({ length: 300 }, () => ({})) };
+    await expect(e.route(request('amp', payload))).rejects.toMatchObject({ code: 'INVALID_FIELD', statusCode: 400 });
+    const small = { big: 'b', items: [{}, {}] };
+    await expect(e.route(request('amp', small))).resolves.toMatchObject({ kind: 'actions' });
+  });
+
+  it('fails a transform that returns over 256 KiB of text with TRANSFORM_FAILED', async () => {
+    const config = loadConfig({
+      data: {
+        hooks: {
+          enabled: true,
+          token: 't'.repeat(20),
+          transformsDir: join(ROOT, 'test/fixtures/transforms'),
+          mappings: [{ match: { path: 'big' }, transform: { module: 'hostile.ts', export: 'bigWake' } }],
+        },
+      },
+      env: {},
+    });
+    const transforms = await createTransformHost({ ...hostConfig(config), log: pino({ level: 'silent' }) });
+    try {
+      const actionOptions = { models: createModelCatalog(config), chatnetConfigured: false };
+      const e = createMappingEngine({ config, actionOptions, transforms });
+      await expect(e.route(request('big', {}))).rejects.toMatchObject({
+        code: 'TRANSFORM_FAILED',
+        message: expect.stringMatching(/its text is 300000 characters; the limit is 262144/),
+      });
+    } finally {
+      transforms.close();
+    }
+  });
+});
