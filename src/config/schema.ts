@@ -109,8 +109,7 @@ const mailSchema = {
         },
         mailbox: { type: 'string', minLength: 1, default: 'INBOX' },
         includeBody: { type: 'boolean', default: true },
-        // A message's text stays under the 256 KiB one action may carry (with its headers and snippet).
-        maxBodyBytes: { type: 'integer', minimum: 1, maximum: 200_000, default: 20000 },
+        maxBodyBytes: { type: 'integer', minimum: 1, default: 20000 },
         batchSize: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
         hookUrl: { type: 'string', minLength: 1 },
         pollIntervalSeconds: { type: 'integer', minimum: 1, default: 60 },

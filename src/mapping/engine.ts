@@ -86,8 +86,7 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       drafts.push(...merged.drafts);
     }
     if (drafts.length > MAX_ACTIONS) throw hookdError('TOO_MANY_ACTIONS', { count: drafts.length, max: MAX_ACTIONS });
-    for (const draft of drafts) checkTextSize(draft, mapping);
-    return { drafts, fanOut };
+    return { drafts: drafts.map((draft) => boundText(draft, mapping)), fanOut };
   }
 
   return {
@@ -118,18 +117,23 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
 /** The most text one action may carry (DESIGN §16): a 30-byte request cannot become a 50 MB wake. */
 const MAX_TEXT_CHARS = 256 * 1024;
 
-/** Refuses a rendered `text` or `message` over MAX_TEXT_CHARS: the transform's failure, or the template's 400. */
-function checkTextSize(draft: Draft, mapping: CompiledMapping): void {
+/**
+ * Bounds a draft's `text` and `message`: a transform that returns more fails (500, its bug to
+ * fix); a template that renders more is cut with a note (a mail with a long body still runs).
+ */
+function boundText(draft: Draft, mapping: CompiledMapping): Draft {
+  let bounded = draft;
   for (const field of ['text', 'message'] as const) {
-    const length = draft[field]?.length ?? 0;
-    if (length <= MAX_TEXT_CHARS) continue;
+    const value = bounded[field];
+    if (value === undefined || value.length <= MAX_TEXT_CHARS) continue;
     if (mapping.transform) {
-      throw hookdError('TRANSFORM_FAILED', {
-        reason: `its ${field} is ${length} characters; the limit is ${MAX_TEXT_CHARS}`,
-      });
+      const reason = `its ${field} is ${value.length} characters; the limit is ${MAX_TEXT_CHARS}`;
+      throw hookdError('TRANSFORM_FAILED', { reason });
     }
-    throw hookdError('INVALID_FIELD', { field, expected: `at most ${MAX_TEXT_CHARS} characters once rendered` });
+    const note = `\n… [cut by hookd: ${value.length - MAX_TEXT_CHARS} more characters]`;
+    bounded = { ...bounded, [field]: value.slice(0, MAX_TEXT_CHARS - note.length) + note };
   }
+  return bounded;
 }
 
 function transformContext(request: HookRequest, payload: unknown): TransformContext {

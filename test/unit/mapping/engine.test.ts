@@ -252,10 +252,14 @@ describe('a request shares one transform time budget', () => {
 });
 
 describe('the size of what a mapping renders (DESIGN §16, issue 13 item 10)', () => {
-  it('refuses a template that renders over 256 KiB of text from a small payload with 400', async () => {
+  it('cuts a template that renders over 256 KiB of text from a small payload, with a note', async () => {
     const e = engine({ mappings: [{ match: { path: 'amp' }, messageTemplate: '{{#items}}{{big}}{{/items}}' }] });
     const payload = { big: 'b'.repeat(1024), items: Array.from({ length: 300 }, () => ({})) };
-    await expect(e.route(request('amp', payload))).rejects.toMatchObject({ code: 'INVALID_FIELD', statusCode: 400 });
+    const outcome = await e.route(request('amp', payload));
+    const message =
+      outcome.kind === 'actions' && outcome.actions[0]?.kind === 'agent' ? outcome.actions[0].message : '';
+    expect(message.length).toBe(256 * 1024);
+    expect(message).toMatch(/\n… \[cut by hookd: \d+ more characters\]$/);
     const small = { big: 'b', items: [{}, {}] };
     await expect(e.route(request('amp', small))).resolves.toMatchObject({ kind: 'actions' });
   });
