@@ -318,16 +318,24 @@ describe('the runtime end to end (fake model and chat servers over real sockets)
     w.hookd.child.kill('SIGKILL');
     await w.hookd.exited;
 
+    // The resumed run answers after the heartbeat the restart starts for the pending wake (250 ms
+    // coalescing), so its summary (next-heartbeat) waits for the periodic tick: the order the
+    // suite once met by chance under load, now every time.
     w.model.respond((r) =>
-      isHeartbeat(r) ? 'HEARTBEAT_OK' : lastUser(r).includes('long job') ? 'job finished' : 'noted',
+      isHeartbeat(r)
+        ? 'HEARTBEAT_OK'
+        : lastUser(r).includes('long job')
+          ? { text: 'job finished', delayMs: 600 }
+          : 'noted',
     );
-    const restarted = await startHookd({ config: configFor(w.model, w.chat), dir: temp.dir });
+    const restarted = await startHookd({ config: configFor(w.model, w.chat, { every: '1s' }), dir: temp.dir });
     cleanups.push(() => restarted.stop());
     const admin = (path: string) => call(`${restarted.url}${path}`, { method: 'GET', headers: ADMIN });
     await expect.poll(async () => (await admin(`/api/runs/${runId}`)).body.status).toBe('ok');
     await expect
-      .poll(async () =>
-        ((await admin('/api/main/events')).body.events as { consumed: boolean }[]).every((e) => e.consumed),
+      .poll(
+        async () => ((await admin('/api/main/events')).body.events as { consumed: boolean }[]).every((e) => e.consumed),
+        { timeout: 5000 },
       )
       .toBe(true);
     const events = (await admin('/api/main/events')).body.events as { text: string }[];

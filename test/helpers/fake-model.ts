@@ -8,8 +8,12 @@ export interface ChatRequest {
   authorization?: string;
 }
 
-/** What the fake answers: a reply text, an HTTP error, or a stall (no answer until closed). */
-export type FakeReply = string | { status: number; body?: unknown; retryAfter?: number } | { stall: true };
+/** What the fake answers: a reply text (now or after `delayMs`), an HTTP error, or a stall (no answer until closed). */
+export type FakeReply =
+  | string
+  | { text: string; delayMs: number }
+  | { status: number; body?: unknown; retryAfter?: number }
+  | { stall: true };
 
 export interface FakeModel {
   /** The provider's baseUrl. */
@@ -38,16 +42,19 @@ export async function startFakeModel(fn?: (request: ChatRequest, index: number) 
       if (req.headers.authorization) body.authorization = req.headers.authorization;
       const index = requests.push(body) - 1;
       const reply = responder(body, index);
-      if (typeof reply === 'string') {
+      const answer = (content: string) => {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(
           JSON.stringify({
             id: `c${index}`,
             object: 'chat.completion',
-            choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }],
+            choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
           }),
         );
-      } else if ('status' in reply) {
+      };
+      if (typeof reply === 'string') answer(reply);
+      else if ('text' in reply) setTimeout(() => answer(reply.text), reply.delayMs);
+      else if ('status' in reply) {
         res.writeHead(reply.status, {
           'content-type': 'application/json',
           ...(reply.retryAfter === undefined ? {} : { 'retry-after': String(reply.retryAfter) }),
