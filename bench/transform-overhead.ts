@@ -41,7 +41,7 @@ export async function measureTransformOverhead(dir: string) {
       write: () => {},
       dropped: () => {},
     });
-    sandbox.call(JSON.stringify({ ...context, rawBody: undefined }), rawBody);
+    sandbox.callSync(JSON.stringify({ ...context, rawBody: undefined }), rawBody, limits.timeoutMs);
     firsts.push(performance.now() - firstStart);
     sandbox.dispose();
   }

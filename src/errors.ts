@@ -70,8 +70,16 @@ export const errorCatalogue = {
   IDEMPOTENCY_CONFLICT: http(409, () => 'this Idempotency-Key was used with a different body'),
   IDEMPOTENCY_IN_FLIGHT: http(409, () => 'a request with this Idempotency-Key is still being processed; retry later'),
   QUEUE_FULL: http(503, () => 'the run queue is full; retry later'),
+  TRANSFORM_BUSY: {
+    ...http(
+      503,
+      (p: { mapping: string; maxInFlight: number }) =>
+        `mapping ${p.mapping} has ${p.maxInFlight} transform calls running (maxInFlight) and more waiting; retry later`,
+    ),
+    exposed: true,
+  },
   TRANSFORM_FAILED: {
-    ...http(500, (p: { reason: string }) => `transform failed: ${capped(p.reason)}`),
+    ...http(500, (p: { reason: string; timedOutAfterMs?: number }) => `transform failed: ${capped(p.reason)}`),
     exposed: true,
   },
   INTERNAL: http(500, () => 'internal error'),

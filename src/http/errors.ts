@@ -27,7 +27,7 @@ export function toHookdError(err: unknown): HookdError {
 }
 
 /** The 5xx a sender can cause at will: logged at warn, at most one line per code per interval. */
-const EXPECTED_5XX: ReadonlySet<string> = new Set(['QUEUE_FULL', 'TRANSFORM_FAILED']);
+const EXPECTED_5XX: ReadonlySet<string> = new Set(['QUEUE_FULL', 'TRANSFORM_BUSY', 'TRANSFORM_FAILED']);
 
 /**
  * One log line per key per `intervalMs`; `allow` answers how many were held back since the

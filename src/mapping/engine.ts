@@ -62,8 +62,8 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
   ): Promise<{ drafts: Draft[]; fanOut: boolean }> {
     const drafts: Draft[] = [];
     let fanOut = mapping.forEach !== undefined;
-    // One request's transform calls share one time budget (a fan-out calls once per item, and
-    // calls run on the gateway's thread).
+    // One request's transform calls share one time budget (a fan-out calls once per item: one
+    // request must not hold an isolate for items × timeoutMs).
     const budgetMs = options.transforms?.timeoutMs;
     const started = performance.now();
     for (const payload of itemPayloads(mapping.forEach, request.payload)) {

@@ -52,32 +52,39 @@ export function consolePrelude(enabled: readonly ConsoleLevel[]): string {
 })();`;
 }
 
-/** The host's side of the console: the level checked, the per-call budget counted. */
+/**
+ * The host's side of the console: the level checked, the per-call budget counted. Lines are
+ * held until the call ends (at most 16 lines and 8 KiB), so that a call cut off to run again
+ * elsewhere leaves none.
+ */
 export function createConsoleBudget(sink: ConsoleSink) {
   const levels = new Set<string>(CONSOLE_LEVELS);
-  let lines = 0;
+  let lines: [ConsoleLevel, string][] = [];
   let chars = 0;
   let dropped = 0;
   return {
     /** The callback the isolate's `console` calls. */
     write(level: unknown, text: unknown): void {
       if (typeof level !== 'string' || !levels.has(level) || typeof text !== 'string') return;
-      if (lines >= MAX_CONSOLE_LINES || chars + text.length > MAX_CONSOLE_CHARS) {
+      if (lines.length >= MAX_CONSOLE_LINES || chars + text.length > MAX_CONSOLE_CHARS) {
         dropped++;
         return;
       }
-      lines++;
+      lines.push([level as ConsoleLevel, text]);
       chars += text.length;
-      sink.write(level as ConsoleLevel, text);
     },
     /** Starts a call's budget. */
     begin(): void {
-      lines = 0;
+      lines = [];
       chars = 0;
       dropped = 0;
     },
-    /** Ends a call: reports what went over its budget. */
-    end(): void {
+    /** Ends a call: writes its lines and reports what went over its budget, unless `discard`. */
+    end(discard = false): void {
+      const held = lines;
+      lines = [];
+      if (discard) return;
+      for (const [level, text] of held) sink.write(level, text);
       if (dropped > 0) sink.dropped(dropped);
     },
   };

@@ -6,7 +6,7 @@ import { compileTransform } from './compile.js';
 import { CONSOLE_LEVELS } from './console.js';
 import { loadTransforms } from './load.js';
 import { resolveTransformModule } from './resolve.js';
-import type { TransformSlot } from './slot.js';
+import { OFF_LOOP_FOR_MS, ON_LOOP_SLICE_MS, type TransformSlot } from './slot.js';
 import { type TransformsWatch, watchTransforms } from './watch.js';
 
 export interface TransformHostOptions {
@@ -41,6 +41,11 @@ export async function createTransformHost(options: TransformHostOptions): Promis
   const slots = await loadTransforms({
     config,
     mappings: options.mappings,
+    onLeaveLoop: (key) =>
+      log.info(
+        { mapping: key, sliceMs: ON_LOOP_SLICE_MS, forMs: OFF_LOOP_FOR_MS },
+        'a transform call needed more than the event-loop slice; its calls run off the loop for a while',
+      ),
     consoleFor: (key) => ({
       enabled: CONSOLE_LEVELS.filter((level) => log.isLevelEnabled(level)),
       // The level and the bindings are the host's: a transform chooses neither.
@@ -52,16 +57,16 @@ export async function createTransformHost(options: TransformHostOptions): Promis
   /** Calls the sandbox; its own failures (time-out, memory, a rebuild that fails to load) are logged. */
   async function call(slot: TransformSlot, context: TransformContext, budgetMs?: number): Promise<string> {
     try {
-      const sandbox = await slot.sandbox();
       const { rawBody, payloadIsJsonOfRawBody, payload, ...rest } = context;
       const input = JSON.stringify(payloadIsJsonOfRawBody ? rest : { ...rest, payload });
+      const timeout = Math.max(1, Math.min(limits.timeoutMs, Math.ceil(budgetMs ?? limits.timeoutMs)));
       const started = performance.now();
-      const answer = sandbox.call(input, rawBody, budgetMs);
+      const answer = await slot.call(input, rawBody, timeout);
       options.observe?.(slot.key, (performance.now() - started) / 1000);
       return answer;
     } catch (err) {
+      // TRANSFORM_BUSY goes out as it is: the sender retries, nothing is kept.
       if (!isHookdError(err, 'TRANSFORM_FAILED', 'TRANSFORM_LOAD_FAILED', 'TRANSFORM_EXPORT_MISSING')) throw err;
-      slot.forgetDisposed();
       const reason =
         err.code === 'TRANSFORM_FAILED' ? (err as HookdError<'TRANSFORM_FAILED'>).params.reason : err.message;
       log.warn({ mapping: slot.key, reason }, 'transform failed');
@@ -85,8 +90,8 @@ export async function createTransformHost(options: TransformHostOptions): Promis
         if ('problem' in resolved) throw hookdError('TRANSFORM_COMPILE_FAILED', { problems: [resolved.problem] });
         const { code } = await compileTransform(resolved.file, config.hooks.transformsDir);
         if (code === slot.code) continue;
-        // Calls already running on the old isolate may finish; then it goes.
-        await slot.swap(code, limits.timeoutMs + 100);
+        // Calls already running on old isolates finish there; then those go.
+        await slot.swap(code);
         log.info({ mapping: slot.key }, 'transform reloaded');
       } catch (err) {
         const problems = isHookdError(err, 'TRANSFORM_COMPILE_FAILED') ? err.params.problems : [(err as Error).message];

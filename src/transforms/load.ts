@@ -11,6 +11,8 @@ export interface LoadTransformsOptions {
   readonly mappings: readonly Pick<CompiledMapping, 'id' | 'configPath' | 'transform'>[];
   /** Where a transform's `console.*` goes, by mapping id. */
   readonly consoleFor: (key: string) => ConsoleSink;
+  /** Told when a mapping's calls move off the event loop. */
+  readonly onLeaveLoop?: (key: string) => void;
 }
 
 type Loaded = { readonly slot?: TransformSlot; readonly problems?: readonly string[] };
@@ -40,7 +42,11 @@ export async function loadTransforms(options: LoadTransformsOptions): Promise<Ma
         const limits = config.hooks.transforms;
         const slotOptions = { key: id, file: resolved.file, module: transform.module, code, limits };
         const exportName = transform.export;
-        return { slot: createTransformSlot({ ...slotOptions, exportName, console: options.consoleFor(id) }) };
+        const console = options.consoleFor(id);
+        const onLeaveLoop = options.onLeaveLoop ? () => options.onLeaveLoop?.(id) : undefined;
+        return {
+          slot: createTransformSlot({ ...slotOptions, exportName, console, ...(onLeaveLoop ? { onLeaveLoop } : {}) }),
+        };
       } catch (err) {
         if (!isHookdError(err, 'TRANSFORM_COMPILE_FAILED')) throw err;
         return { problems: err.params.problems.map((p) => `${where}: ${p}`) };
@@ -51,7 +57,7 @@ export async function loadTransforms(options: LoadTransformsOptions): Promise<Ma
   if (problems.length > 0) throw configInvalid(problems, config.file);
   const slots = new Map(results.flatMap((r) => (r.slot ? [[r.slot.key, r.slot] as const] : [])));
 
-  const loaded = await Promise.allSettled([...slots.values()].map((slot) => slot.sandbox()));
+  const loaded = await Promise.allSettled([...slots.values()].map((slot) => slot.warm()));
   const loadProblems = loaded.flatMap((result, i) =>
     result.status === 'rejected' ? [`${[...slots.values()][i]?.file}: ${(result.reason as Error).message}`] : [],
   );

@@ -1,7 +1,18 @@
+import { hookdError, isHookdError } from '../errors.js';
 import type { ConsoleSink } from './console.js';
+import { createSandboxPool } from './pool.js';
 import { createSandbox, type Sandbox, type SandboxLimits } from './sandbox.js';
 
-/** One mapping's transform: its current code and the warm sandbox running it. */
+/**
+ * How long one call may hold the event loop. A call on the loop costs a few microseconds; on
+ * isolated-vm's own thread about 60 µs more CPU, but hook answers go on meanwhile (DESIGN §14).
+ * A call that needs more than this slice is cut off and run again off the loop.
+ */
+export const ON_LOOP_SLICE_MS = 5;
+/** Once a call of a mapping needed more than the slice, its calls run off the loop this long. */
+export const OFF_LOOP_FOR_MS = 60_000;
+
+/** One mapping's transform: its current code and the warm isolates running it. */
 export interface TransformSlot {
   /** The mapping id it runs under. */
   readonly key: string;
@@ -10,15 +21,22 @@ export interface TransformSlot {
   /** `transform.module` as configured (resolved again, with its containment, on every reload). */
   readonly module: string;
   readonly code: string;
-  /** The warm sandbox; built again when the last one was disposed (a memory-limit kill). */
-  sandbox(): Promise<Sandbox>;
+  /** Isolates alive. */
+  readonly isolates: number;
+  /** Whether calls run off the event loop now (a recent call needed more than the slice). */
+  readonly offLoop: boolean;
+  /** Loads one isolate now: a module that throws at load stops start-up, and first calls are warm. */
+  warm(): Promise<void>;
   /**
-   * Swaps in newer code once its sandbox has loaded (throws, keeping the old code, when it
-   * does not load); calls already running on the old isolate get `graceMs` to finish.
+   * Runs one call within `timeoutMs`, the wait for a free isolate included: over `maxInFlight`
+   * calls it waits, then TRANSFORM_BUSY; the call's own failures are TRANSFORM_FAILED.
    */
-  swap(code: string, graceMs: number): Promise<void>;
-  /** Drops a sandbox a call found dead, so that the next call builds a new one. */
-  forgetDisposed(): void;
+  call(json: string, rawBody: string, timeoutMs: number): Promise<string>;
+  /**
+   * Swaps in newer code once an isolate of it has loaded (throws, keeping the old code, when it
+   * does not load); calls already running on old isolates finish there.
+   */
+  swap(code: string): Promise<void>;
   dispose(): void;
 }
 
@@ -28,33 +46,52 @@ export interface TransformSlotOptions {
   readonly module: string;
   readonly exportName: string | undefined;
   readonly code: string;
-  readonly limits: SandboxLimits;
+  readonly limits: SandboxLimits & { readonly maxInFlight: number };
   readonly console: ConsoleSink;
+  /** Told when the mapping's calls move off the event loop. */
+  readonly onLeaveLoop?: () => void;
 }
 
-/** Creates a slot; its sandbox is built on the first `sandbox()`. */
+const timedOut = (err: unknown): boolean =>
+  isHookdError(err, 'TRANSFORM_FAILED') && err.params.timedOutAfterMs !== undefined;
+
+/** Creates a slot; its first isolate is built by `warm()` or the first call. */
 export function createTransformSlot(options: TransformSlotOptions): TransformSlot {
   const { exportName, limits, console } = options;
-  let code = options.code;
-  let current: Sandbox | undefined;
-  let building: Promise<Sandbox> | undefined;
+  const pool = createSandboxPool({
+    key: options.key,
+    code: options.code,
+    build: (code) => createSandbox(code, exportName, limits, console),
+    maxInFlight: limits.maxInFlight,
+    maxWaiting: limits.maxInFlight,
+    retryAfterS: Math.max(1, Math.ceil(limits.timeoutMs / 1000)),
+  });
+  let offLoopUntil = 0;
 
-  function build(): Promise<Sandbox> {
-    const builtFrom = code;
-    building ??= createSandbox(builtFrom, exportName, limits, console)
-      .then((sandbox) => {
-        // A swap put in newer code meanwhile: keep that one, drop this rebuild.
-        if (code !== builtFrom && current && !current.disposed) {
-          sandbox.dispose();
-          return current;
-        }
-        current = sandbox;
-        return sandbox;
-      })
-      .finally(() => {
-        building = undefined;
-      });
-    return building;
+  function leaveLoop(): void {
+    if (performance.now() >= offLoopUntil) options.onLeaveLoop?.();
+    offLoopUntil = performance.now() + OFF_LOOP_FOR_MS;
+  }
+
+  /** The call on the loop, cut at the slice; undefined when it needs to run again off the loop. */
+  function onLoop(sandbox: Sandbox, json: string, rawBody: string, budgetMs: number): string | undefined {
+    const slice = Math.min(ON_LOOP_SLICE_MS, budgetMs);
+    try {
+      return sandbox.callSync(json, rawBody, slice, slice < budgetMs ? { cut: true } : undefined);
+    } catch (err) {
+      if (!timedOut(err) || slice >= budgetMs) throw err;
+      leaveLoop();
+      return undefined;
+    }
+  }
+
+  async function offLoop(sandbox: Sandbox, json: string, rawBody: string, budgetMs: number): Promise<string> {
+    const started = performance.now();
+    try {
+      return await sandbox.callAsync(json, rawBody, budgetMs);
+    } finally {
+      if (performance.now() - started >= ON_LOOP_SLICE_MS) leaveLoop();
+    }
   }
 
   return {
@@ -62,23 +99,54 @@ export function createTransformSlot(options: TransformSlotOptions): TransformSlo
     file: options.file,
     module: options.module,
     get code() {
-      return code;
+      return pool.code;
     },
-    sandbox() {
-      return current && !current.disposed ? Promise.resolve(current) : build();
+    get isolates() {
+      return pool.size;
     },
-    async swap(next, graceMs) {
-      const sandbox = await createSandbox(next, exportName, limits, console);
-      const old = current;
-      code = next;
-      current = sandbox;
-      if (old) setTimeout(() => old.dispose(), graceMs).unref();
+    get offLoop() {
+      return performance.now() < offLoopUntil;
     },
-    forgetDisposed() {
-      if (current?.disposed) current = undefined;
+    async warm() {
+      pool.release(await pool.acquire(0));
+    },
+    async call(json, rawBody, timeoutMs) {
+      const started = performance.now();
+      const left = () => Math.max(1, Math.ceil(timeoutMs - (performance.now() - started)));
+      try {
+        if (performance.now() >= offLoopUntil) {
+          // Taken without a wait when one is idle: calls on the loop run one after another.
+          const sandbox = pool.takeIdle() ?? (await pool.acquire(left()));
+          let answer: string | undefined;
+          try {
+            answer = onLoop(sandbox, json, rawBody, left());
+          } finally {
+            pool.release(sandbox);
+          }
+          if (answer !== undefined) return answer;
+        }
+        const sandbox = await pool.acquire(left());
+        try {
+          return await offLoop(sandbox, json, rawBody, left());
+        } finally {
+          pool.release(sandbox);
+        }
+      } catch (err) {
+        // The whole budget is what timed out, however it was split between the loop and off it.
+        if (timedOut(err)) {
+          throw hookdError('TRANSFORM_FAILED', {
+            reason: `timed out after ${timeoutMs} ms`,
+            timedOutAfterMs: timeoutMs,
+          });
+        }
+        throw err;
+      }
+    },
+    swap(code) {
+      return pool.swap(code);
     },
     dispose() {
-      current?.dispose();
+      pool.dispose();
     },
   };
 }

@@ -154,8 +154,8 @@ describe('the transform sandbox', () => {
   });
 
   it('answers concurrent calls one after another on the one warm isolate, each with its own result', async () => {
-    // No cap is involved (hooks.transforms.maxInFlight has no effect): each call runs to completion
-    // on the gateway's thread, so concurrent calls queue in arrival order on the same isolate.
+    // Quick calls run on the gateway's thread, each to completion, so concurrent ones take turns
+    // on the one warm isolate in arrival order (and never meet maxInFlight).
     const counted = await Promise.all(Array.from({ length: 30 }, () => host.run('counter', context({}))));
     expect(counted).toEqual(Array.from({ length: 30 }, (_, i) => ({ message: `call ${i + 1}` })));
     const repos = Array.from({ length: 30 }, (_, i) => `acme/repo-${i}`);

@@ -1,0 +1,150 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { describe, expect, it } from 'vitest';
+import { type HookdError, isHookdError } from '../../../src/errors.js';
+import { createTransformSlot, ON_LOOP_SLICE_MS, type TransformSlot } from '../../../src/transforms/slot.js';
+
+/** Plain script, as esbuild's bundle leaves it: the transform on the bundle global. */
+const bundle = (body: string) => `globalThis.__hookdTransform = { default: ${body} };`;
+/** Spins for `payload.ms` (at most until the time-out cuts it), then answers which code ran. */
+const SPIN = bundle(
+  `(ctx) => { const end = Date.now() + (ctx.payload.ms ?? 0); while (Date.now() < end); return { message: 'v1' }; }`,
+);
+const input = (ms: number) => JSON.stringify({ payload: { ms }, headers: {}, query: {}, path: 'p', url: '/hooks/p' });
+
+function slotFor(
+  maxInFlight: number,
+  code = SPIN,
+  options: { lines?: string[]; leftLoop?: string[] } = {},
+): TransformSlot {
+  return createTransformSlot({
+    key: 'spin',
+    file: 'spin.ts',
+    module: 'spin.ts',
+    exportName: undefined,
+    code,
+    limits: { timeoutMs: 1000, memoryLimitMb: 64, maxResultBytes: 1 << 20, maxInFlight },
+    console: {
+      enabled: ['info'],
+      write: (_level, text) => options.lines?.push(text),
+      dropped: () => {},
+    },
+    onLeaveLoop: () => options.leftLoop?.push('left'),
+  });
+}
+
+const outcome = (p: Promise<string>) =>
+  p.then(
+    (answer) => JSON.parse(answer) as { ok: boolean; value?: unknown },
+    (err: HookdError) => ({ code: err.code, reason: (err.params as { reason?: string }).reason, headers: err.headers }),
+  );
+
+describe('a transform slot (issue 13 item 5, DESIGN §14 and §16)', () => {
+  it('runs quick calls on the event loop, one after another on one warm isolate', async () => {
+    const slot = slotFor(8);
+    await slot.warm();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => outcome(slot.call(input(0), '{}', 1000))));
+    expect(answers.every((a) => 'ok' in a && a.ok)).toBe(true);
+    expect(slot.isolates).toBe(1);
+    expect(slot.offLoop).toBe(false);
+    slot.dispose();
+  });
+
+  it('moves a call that needs more than the slice off the loop, which keeps running meanwhile', async () => {
+    const leftLoop: string[] = [];
+    const slot = slotFor(8, SPIN, { leftLoop });
+    await slot.warm();
+    const delay = monitorEventLoopDelay({ resolution: 5 });
+    delay.enable();
+    // Four clients' worth of 900 ms calls at once: on the loop, they held it 3.6 s.
+    const answers = await Promise.all(Array.from({ length: 4 }, () => outcome(slot.call(input(900), '{}', 1000))));
+    delay.disable();
+    expect(answers).toEqual(Array.from({ length: 4 }, () => ({ ok: true, value: { message: 'v1' } })));
+    expect(slot.offLoop).toBe(true);
+    expect(leftLoop).toEqual(['left']);
+    // The slice itself, and an isolate build or two, are all the loop ever waited for.
+    expect(delay.max / 1e6).toBeLessThan(ON_LOOP_SLICE_MS + 100);
+    slot.dispose();
+  });
+
+  it('answers every one of 8 spinning calls at once within timeoutMs, and rebuilds the isolates they poisoned', async () => {
+    const slot = slotFor(8);
+    await slot.warm();
+    const started = performance.now();
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        outcome(slot.call(input(60_000), '{}', 1000)).then((a) => [a, performance.now() - started] as const),
+      ),
+    );
+    for (const [answer, ms] of answers) {
+      expect(answer).toMatchObject({ code: 'TRANSFORM_FAILED', reason: 'timed out after 1000 ms' });
+      // DESIGN §16 allows 50 ms over timeoutMs; this machine's 2× swings get 250.
+      expect(ms).toBeLessThan(1250);
+    }
+    // Timed-out isolates are dropped; the next call gets a fresh one and works.
+    expect(slot.isolates).toBe(0);
+    await expect(outcome(slot.call(input(0), '{}', 1000))).resolves.toEqual({ ok: true, value: { message: 'v1' } });
+    expect(slot.isolates).toBe(1);
+    slot.dispose();
+  });
+
+  it('honours maxInFlight: calls over it wait, bounded, then 503 TRANSFORM_BUSY with Retry-After', async () => {
+    const slot = slotFor(2);
+    await slot.warm();
+    // Off the loop first, so that the calls below overlap.
+    await outcome(slot.call(input(ON_LOOP_SLICE_MS + 20), '{}', 1000));
+    expect(slot.offLoop).toBe(true);
+    const calls = Array.from({ length: 5 }, (_, i) =>
+      outcome(slot.call(input(i < 2 ? 300 : 0), '{}', 1000)).then((a) => [a, performance.now()] as const),
+    );
+    const answers = await Promise.all(calls);
+    // Two run; two wait behind them (maxWaiting = maxInFlight) and then run; the fifth is refused at once.
+    expect(answers.slice(0, 4).map(([a]) => a)).toEqual(
+      Array.from({ length: 4 }, () => ({ ok: true, value: { message: 'v1' } })),
+    );
+    expect(answers[4]?.[0]).toEqual({
+      code: 'TRANSFORM_BUSY',
+      reason: undefined,
+      headers: { 'retry-after': '1' },
+    });
+    expect(slot.isolates).toBeLessThanOrEqual(2);
+    // A wait is bounded by the call's own budget: behind two 900 ms calls, a 200 ms budget is refused.
+    const long = [outcome(slot.call(input(900), '{}', 1000)), outcome(slot.call(input(900), '{}', 1000))];
+    const refused = await outcome(slot.call(input(0), '{}', 200));
+    expect(refused).toMatchObject({ code: 'TRANSFORM_BUSY' });
+    await Promise.all(long);
+    slot.dispose();
+  });
+
+  it('drops the console lines of a call cut at the slice: its rerun writes them once', async () => {
+    const lines: string[] = [];
+    const code = bundle(
+      `(ctx) => { console.log('start'); const end = Date.now() + 50; while (Date.now() < end); console.log('end'); return null; }`,
+    );
+    const slot = slotFor(8, code, { lines });
+    await slot.warm();
+    await expect(outcome(slot.call(input(0), '{}', 1000))).resolves.toEqual({ ok: true, value: null });
+    expect(lines).toEqual(['start', 'end']);
+    slot.dispose();
+  });
+
+  it('swaps code while a call runs: the running call finishes on the old isolate, the next gets the new code', async () => {
+    const slot = slotFor(8);
+    await slot.warm();
+    await outcome(slot.call(input(ON_LOOP_SLICE_MS + 20), '{}', 1000));
+    const running = outcome(slot.call(input(300), '{}', 1000));
+    await slot.swap(SPIN.replace("'v1'", "'v2'"));
+    await expect(running).resolves.toEqual({ ok: true, value: { message: 'v1' } });
+    await expect(outcome(slot.call(input(0), '{}', 1000))).resolves.toEqual({ ok: true, value: { message: 'v2' } });
+    // The old isolate went when its call ended.
+    expect(slot.isolates).toBe(1);
+    slot.dispose();
+  });
+
+  it('is TRANSFORM_BUSY, never a hang, once disposed', async () => {
+    const slot = slotFor(1);
+    await slot.warm();
+    slot.dispose();
+    const err = await slot.call(input(0), '{}', 1000).catch((e: unknown) => e);
+    expect(isHookdError(err, 'TRANSFORM_BUSY')).toBe(true);
+  });
+});
