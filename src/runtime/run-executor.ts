@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ThinkingLevel } from '../action-shape.js';
+import { type BackoffBounds, backoffMs } from '../backoff.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { DeliveryOutcome, RunRecord, SessionMessage, Store } from '../store/index.js';
@@ -10,6 +12,8 @@ import { MAIN_SESSION } from './sink.js';
 import { timeoutSignal } from './timeout.js';
 
 export const SUMMARY_MAX_CHARS = 2000;
+/** Between tries of a run's write the store refused (a full disk): 250 ms doubling to 30 s. */
+export const WRITE_RETRY: BackoffBounds = { minMs: 250, maxMs: 30_000 };
 
 /** `Hook <name>: <reply>` / `Hook <name> (error): <reason>` (DESIGN §6.2). */
 export function summaryText(run: RunRecord): string {
@@ -117,22 +121,47 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
     return delivery.deliver(target, run.output ?? '', shutdown);
   }
 
+  /**
+   * Commits `write`, trying again with back-off while the store refuses it (a full disk, a
+   * locked file): the run keeps its model reply and its delivery instead of being stuck
+   * `running` until a restart. A failed commit rolled back, so trying again is safe. Only a
+   * shutdown ends the tries; the run then resumes at the next start.
+   */
+  async function commit(runId: string, write: () => void, shutdown: AbortSignal): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await store.group.write(write);
+        if (attempt > 0) log.info({ runId, attempts: attempt + 1 }, 'run write committed after retries');
+        return;
+      } catch (err) {
+        if (shutdown.aborted) throw err;
+        const retryInMs = backoffMs(attempt, WRITE_RETRY);
+        log.error({ err, runId, attempt: attempt + 1, retryInMs }, 'run write failed; retrying');
+        await sleep(retryInMs, undefined, { signal: shutdown });
+      }
+    }
+  }
+
   /** The turn (unless written before), the delivery outcome and the summary, in one commit. */
-  function summarize(run: RunRecord, turn: Turn | undefined, outcome: DeliveryOutcome): Promise<void> {
-    return store.group.write(() => {
-      if (turn) recordTurn(turn);
-      if (!run.delivery) store.runs.recordDelivery(run.id, outcome);
-      store.events.insert({
-        id: `${run.id}:summary`,
-        sessionKey: MAIN_SESSION,
-        text: summaryText(run),
-        origin: 'run-summary',
-        allowUnsafeExternalContent: run.allowUnsafeExternalContent,
-        contentSource: run.contentSource,
-        createdAt: now(),
-      });
-      store.runs.markSummarized(run.id, now());
-    });
+  function summarize(run: RunRecord, turn: Turn | undefined, outcome: DeliveryOutcome, shutdown: AbortSignal) {
+    return commit(
+      run.id,
+      () => {
+        if (turn) recordTurn(turn);
+        if (!run.delivery) store.runs.recordDelivery(run.id, outcome);
+        store.events.insert({
+          id: `${run.id}:summary`,
+          sessionKey: MAIN_SESSION,
+          text: summaryText(run),
+          origin: 'run-summary',
+          allowUnsafeExternalContent: run.allowUnsafeExternalContent,
+          contentSource: run.contentSource,
+          createdAt: now(),
+        });
+        store.runs.markSummarized(run.id, now());
+      },
+      shutdown,
+    );
   }
 
   return {
@@ -150,14 +179,14 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
           // A delivery is network I/O: the turn is committed first, so that a crash while
           // delivering does not ask the model again.
           const written = unwritten;
-          await store.group.write(() => recordTurn(written));
+          await commit(run.id, () => recordTurn(written), shutdown);
           unwritten = undefined;
         }
         outcome = await deliveryOf(run, shutdown);
         // Cut off by shutdown: left unsummarised, so the next start delivers it again.
         if (delivering && shutdown.aborted) return;
       }
-      await summarize(run, unwritten, outcome);
+      await summarize(run, unwritten, outcome, shutdown);
       log.info({ runId: run.id, status: run.status, delivery: outcome.status, why: outcome.reason }, 'run done');
       if (run.wakeMode === 'now') heartbeat.request();
     },

@@ -56,7 +56,10 @@ export function createRunQueue(options: RunQueueOptions): RunQueue {
     }
     const task = executor
       .execute(run, shutdown.signal)
-      .catch((err: unknown) => log.error({ err, runId: run.id }, 'run crashed'))
+      .catch((err: unknown) => {
+        // A shutdown ends a write's tries: the run resumes at the next start.
+        if (!shutdown.signal.aborted) log.error({ err, runId: run.id }, 'run crashed');
+      })
       .finally(() => {
         scheduler.release(next);
         inFlight.delete(task);

@@ -7,7 +7,7 @@ import type { ModelRouter } from '../../../src/runtime/index.js';
 import { createRunQueue } from '../../../src/runtime/runs.js';
 import { createStore, type Store } from '../../../src/store/index.js';
 
-function setup(options: { models?: ModelRouter; concurrency?: () => number } = {}) {
+function setup(options: { models?: ModelRouter; concurrency?: () => number; logs?: string[] } = {}) {
   const base = createStore({ path: ':memory:', synchronous: 'normal' });
   let writes = 0;
   // The same store, counting the writes handed to the group commit.
@@ -20,7 +20,9 @@ function setup(options: { models?: ModelRouter; concurrency?: () => number } = {
       },
     },
   };
-  const log = pino({ level: 'silent' });
+  const log = options.logs
+    ? pino({ level: 'info' }, { write: (line: string) => options.logs?.push(line) })
+    : pino({ level: 'silent' });
   const models = options.models ?? createModelRouter({ models: { providers: {} } });
   const delivery = createDelivery({ channels: new Map(), ackMaxChars: 300, meta: store.meta, log });
   const heartbeat = createHeartbeat({
@@ -42,11 +44,11 @@ function setup(options: { models?: ModelRouter; concurrency?: () => number } = {
     log,
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
   });
-  const add = (id: string, deliver: boolean) => {
+  const add = (id: string, deliver: boolean, message = `hello ${id}`) => {
     store.runs.insert({
       id,
       sessionKey: `hook:${id}`,
-      message: `hello ${id}`,
+      message,
       model: 'builtin/echo',
       wakeMode: 'next-heartbeat',
       deliver,
@@ -118,5 +120,44 @@ describe('run queue concurrency', () => {
     for (const call of calls) call.release();
     await expect.poll(() => store.runs.unfinished().length).toBe(0);
     await runs.stop();
+  });
+});
+
+describe('a run whose store write fails (issue 13 item 12)', () => {
+  it('is retried without a restart once the disk has room again, and asks the model once', async () => {
+    const logs: string[] = [];
+    let modelCalls = 0;
+    const models: ModelRouter = {
+      complete: async (_ref, request) => {
+        modelCalls++;
+        return `echo ${request.messages.at(-1)?.content.length}`;
+      },
+    };
+    const { store, runs, add } = setup({ models, logs });
+    // A real SQLITE_FULL: once the run is in, the database may not grow past the pages it has,
+    // and the run's transcript (its 64 KB message again) needs more.
+    add('full', false, 'x'.repeat(64 * 1024));
+    store.db.pragma(`max_page_count = ${store.db.pragma('page_count', { simple: true }) as number}`);
+    await expect.poll(() => logs.filter((l) => l.includes('run write failed; retrying')).length).toBeGreaterThan(0);
+    expect(logs.find((l) => l.includes('run write failed'))).toMatch(/SQLITE_FULL|full/);
+    expect(store.runs.unfinished().map((r) => r.id)).toEqual(['full']);
+    store.db.pragma('max_page_count = 1073741823');
+    await expect.poll(() => store.runs.get('full')?.status, { timeout: 5000 }).toBe('ok');
+    await expect.poll(() => store.events.get('full:summary')).toBeDefined();
+    expect(store.runs.unfinished()).toEqual([]);
+    expect(modelCalls).toBe(1);
+    expect(logs.some((l) => l.includes('run write committed after retries'))).toBe(true);
+    await runs.stop();
+  });
+
+  it('stops retrying at shutdown, leaving the run to resume at the next start', async () => {
+    const logs: string[] = [];
+    const { store, runs, add } = setup({ logs });
+    add('stuck', false, 'y'.repeat(64 * 1024));
+    store.db.pragma(`max_page_count = ${store.db.pragma('page_count', { simple: true }) as number}`);
+    await expect.poll(() => logs.some((l) => l.includes('run write failed; retrying'))).toBe(true);
+    await runs.stop();
+    expect(store.runs.unfinished().map((r) => r.id)).toEqual(['stuck']);
+    expect(logs.some((l) => l.includes('run crashed'))).toBe(false);
   });
 });
