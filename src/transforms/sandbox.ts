@@ -90,6 +90,8 @@ export interface Sandbox {
   callSync(json: string, rawBody: string, timeoutMs: number, cut?: CutOptions): string;
   /** The same call on isolated-vm's own thread: the event loop runs meanwhile (about 60 µs more CPU). */
   callAsync(json: string, rawBody: string, timeoutMs: number): Promise<string>;
+  /** The CPU time the isolate spent on the last call, in ms (wall time may be more: a busy machine). */
+  readonly lastCallCpuMs: number;
   /** True once a memory-limit kill, a time-out (state left half-changed) or `dispose` ended it. */
   readonly disposed: boolean;
   dispose(): void;
@@ -148,15 +150,24 @@ export async function createSandbox(
       return hookdError('TRANSFORM_FAILED', { reason: message });
     };
     const args = (json: string, rawBody: string): [string, string] => [json, rawBody];
+    let lastCallCpuMs = 0;
+    /** The isolate's CPU time so far (ns); about 0.2 µs to read. A killed isolate has none. */
+    const cpuNs = (): bigint => (isolate.isDisposed ? 0n : isolate.cpuTime);
+    const since = (startNs: bigint) => {
+      const now = cpuNs();
+      lastCallCpuMs = now > startNs ? Number(now - startNs) / 1e6 : 0;
+    };
     return {
       // applySync on a warm reference costs a few microseconds; isolated-vm enforces the timeout itself.
       callSync(json, rawBody, timeout, cut) {
         console.begin();
+        const cpuStart = cpuNs();
         let error: HookdError<'TRANSFORM_FAILED'> | undefined;
         try {
           const answer = callRef.applySync(undefined, args(json, rawBody), { timeout }) as string;
           return answer === '' ? (settledRef.applySync(undefined, [], { timeout }) as string) : answer;
         } catch (err) {
+          since(cpuStart);
           error = failed(err, timeout);
           throw error;
         } finally {
@@ -165,6 +176,7 @@ export async function createSandbox(
       },
       async callAsync(json, rawBody, timeout) {
         console.begin();
+        const cpuStart = cpuNs();
         try {
           const started = performance.now();
           const answer = (await callRef.apply(undefined, args(json, rawBody), { timeout })) as string;
@@ -173,10 +185,15 @@ export async function createSandbox(
           const left = Math.max(1, Math.ceil(timeout - (performance.now() - started)));
           return (await settledRef.apply(undefined, [], { timeout: left })) as string;
         } catch (err) {
+          since(cpuStart);
           throw failed(err, timeout);
         } finally {
+          if (!isolate.isDisposed) since(cpuStart);
           console.end();
         }
+      },
+      get lastCallCpuMs() {
+        return lastCallCpuMs;
       },
       get disposed() {
         return disposed;

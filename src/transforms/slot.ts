@@ -9,8 +9,11 @@ import { createSandbox, type Sandbox, type SandboxLimits } from './sandbox.js';
  * A call that needs more than this slice is cut off and run again off the loop.
  */
 export const ON_LOOP_SLICE_MS = 5;
-/** Once a call of a mapping needed more than the slice, its calls run off the loop this long. */
-export const OFF_LOOP_FOR_MS = 60_000;
+/**
+ * Once a call of a mapping spent the slice in CPU time (not wall time, which a busy machine
+ * stretches), its calls run off the loop this long, renewed by every such call.
+ */
+export const OFF_LOOP_FOR_MS = 10_000;
 
 /** One mapping's transform: its current code and the warm isolates running it. */
 export interface TransformSlot {
@@ -80,17 +83,17 @@ export function createTransformSlot(options: TransformSlotOptions): TransformSlo
       return sandbox.callSync(json, rawBody, slice, slice < budgetMs ? { cut: true } : undefined);
     } catch (err) {
       if (!timedOut(err) || slice >= budgetMs) throw err;
-      leaveLoop();
+      // Cut while mostly waiting for a core: only this call runs again off the loop.
+      if (sandbox.lastCallCpuMs >= slice / 2) leaveLoop();
       return undefined;
     }
   }
 
   async function offLoop(sandbox: Sandbox, json: string, rawBody: string, budgetMs: number): Promise<string> {
-    const started = performance.now();
     try {
       return await sandbox.callAsync(json, rawBody, budgetMs);
     } finally {
-      if (performance.now() - started >= ON_LOOP_SLICE_MS) leaveLoop();
+      if (sandbox.lastCallCpuMs >= ON_LOOP_SLICE_MS) leaveLoop();
     }
   }
 

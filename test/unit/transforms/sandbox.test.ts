@@ -153,11 +153,9 @@ describe('the transform sandbox', () => {
     expect(logs.some((l) => l.includes('"level":40') && l.includes('careful'))).toBe(true);
   });
 
-  it('answers concurrent calls one after another on the one warm isolate, each with its own result', async () => {
-    // Quick calls run on the gateway's thread, each to completion, so concurrent ones take turns
-    // on the one warm isolate in arrival order (and never meet maxInFlight).
-    const counted = await Promise.all(Array.from({ length: 30 }, () => host.run('counter', context({}))));
-    expect(counted).toEqual(Array.from({ length: 30 }, (_, i) => ({ message: `call ${i + 1}` })));
+  it('answers concurrent calls each with its own result', async () => {
+    // Calls may run in different isolates (a pool per mapping), so nothing here counts on
+    // state kept between calls.
     const repos = Array.from({ length: 30 }, (_, i) => `acme/repo-${i}`);
     const typed = await Promise.all(
       repos.map((full_name) =>
