@@ -1,17 +1,17 @@
 // `npm run bench`: loads hookd and a bare node:http baseline with autocannon in one run,
 // and prints every figure as a ratio to a baseline measured in the same run.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import autocannon from 'autocannon';
+import type autocannon from 'autocannon';
+import { type BenchGateway, measureIsolation } from './isolation.js';
+import { CONNECTIONS, load, rssMb, startChild, TOKEN } from './lib.js';
 import { measureTransformOverhead } from './transform-overhead.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const TOKEN = 'bench-hook-token-0123456789abcdef';
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const CONNECTIONS = 50;
 const RSS_REQUESTS = Number(process.env.BENCH_RSS_REQUESTS ?? 200_000);
 
 interface Scenario {
@@ -21,6 +21,8 @@ interface Scenario {
   server: 'baseline' | 'hookd';
 }
 
+type Measured = autocannon.Result & { cpuUsPerAnswer: number };
+
 interface Row {
   scenario: string;
   reqPerSec: number;
@@ -28,6 +30,8 @@ interface Row {
   p99Ms: number;
   non2xx: number;
   ratio: string;
+  cpuUs: number;
+  cpuRatio: string;
 }
 
 const filler = 'lorem ipsum dolor sit amet '.repeat(70).slice(0, 1850);
@@ -56,36 +60,6 @@ const mailBody = JSON.stringify({
   })),
 });
 
-function startChild(args: string[], cwd: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['--no-node-snapshot', ...args], { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((done, fail) => {
-    let out = '';
-    child.stdout?.on('data', (c: Buffer) => {
-      out += c.toString();
-      const port = /"port":(\d+)/.exec(out) ?? /"url":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(out);
-      if (port) done({ child, port: Number(port[1]) });
-    });
-    child.on('exit', (code) => fail(new Error(`${args.join(' ')} exited with ${code}: ${out}`)));
-  });
-}
-
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-}
-
-async function load(port: number, path: string, body: string, options: { duration?: number; amount?: number } = {}) {
-  const result = await autocannon({
-    url: `http://127.0.0.1:${port}${path}`,
-    method: 'POST',
-    connections: CONNECTIONS,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-    body,
-    ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? DURATION_S }),
-  });
-  return result;
-}
-
 function hookdConfig(dir: string, modelPort: number, transforms = 1) {
   const mappings = [
     {
@@ -100,6 +74,7 @@ function hookdConfig(dir: string, modelPort: number, transforms = 1) {
       match: { path: i === 0 ? 'transform' : `transform${i}` },
       transform: { module: 'agent.ts' },
     })),
+    { id: 'spin', match: { path: 'spin' }, transform: { module: 'spin.ts' } },
   ];
   const config = {
     server: { port: 0 },
@@ -124,19 +99,22 @@ async function startHookd(dir: string) {
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'hookd-bench-'));
-  mkdirSync(join(dir, 'transforms'));
-  cpSync(join(ROOT, 'bench/transforms/agent.ts'), join(dir, 'transforms/agent.ts'));
+  cpSync(join(ROOT, 'bench/transforms'), join(dir, 'transforms'), { recursive: true });
   const children: ChildProcess[] = [];
   try {
     const model = await startChild(['--import', 'tsx', join(ROOT, 'bench/fake-model.ts')], ROOT);
     children.push(model.child);
+    const stalled = await startChild(['--import', 'tsx', join(ROOT, 'bench/fake-model.ts')], ROOT, {
+      ...process.env,
+      BENCH_MODEL_STALL: '1',
+    });
+    children.push(stalled.child);
     const baseline = await startChild(['--import', 'tsx', join(ROOT, 'bench/baseline-server.ts')], ROOT);
     children.push(baseline.child);
 
     // Start-up with 10 transforms, measured on a fresh data folder (the tsx cache is warm by then).
     const startDir = mkdtempSync(join(tmpdir(), 'hookd-bench-start-'));
-    mkdirSync(join(startDir, 'transforms'));
-    cpSync(join(ROOT, 'bench/transforms/agent.ts'), join(startDir, 'transforms/agent.ts'));
+    cpSync(join(ROOT, 'bench/transforms'), join(startDir, 'transforms'), { recursive: true });
     hookdConfig(startDir, model.port, 10);
     const warm = await startHookd(startDir);
     warm.child.kill('SIGTERM');
@@ -162,7 +140,7 @@ async function main() {
     // Each hookd scenario gets a fresh gateway and data folder, so that runs left over from
     // one scenario are not executing during the next; a 1 s warm-up settles the JIT. The
     // machine is noisy, so every scenario runs ROUNDS times, interleaved, and the median counts.
-    const rounds: Record<string, autocannon.Result[]> = {};
+    const rounds: Record<string, Measured[]> = {};
     let idleRssMb = 0;
     for (let round = 0; round < ROUNDS; round++) {
       // Each round starts one scenario later, so that a drift of the machine's speed within
@@ -176,23 +154,26 @@ async function main() {
           idleRssMb = rssMb(hookd.child.pid as number);
         }
         const port = hookd ? hookd.port : baseline.port;
-        await load(port, s.path, s.body, { duration: 1 });
-        const result = await load(port, s.path, s.body);
+        const pid = (hookd ? hookd.child.pid : baseline.child.pid) as number;
+        await load(port, pid, s.path, s.body, { duration: 1 });
+        const result = await load(port, pid, s.path, s.body, { duration: DURATION_S });
         rounds[s.name] = [...(rounds[s.name] ?? []), result];
         hookd?.child.kill('SIGTERM');
         if (hookd) await new Promise((r) => hookd.child.once('exit', r));
       }
     }
-    const results: Record<string, autocannon.Result> = {};
+    const results: Record<string, Measured> = {};
     for (const [name, list] of Object.entries(rounds)) {
       const sorted = [...list].sort((a, b) => a.requests.average - b.requests.average);
-      results[name] = sorted[Math.floor(sorted.length / 2)] as autocannon.Result;
+      results[name] = sorted[Math.floor(sorted.length / 2)] as Measured;
       process.stderr.write(`bench: ${name}: ${sorted.map((r) => Math.round(r.requests.average)).join(' / ')} req/s\n`);
     }
     const rps = (name: string) => results[name]?.requests.average ?? 0;
+    const cpu = (name: string) => results[name]?.cpuUsPerAnswer ?? 0;
     const base = rps(scenarios[0]?.name as string);
+    const baseCpu = cpu(scenarios[0]?.name as string);
     const rows: Row[] = scenarios.map((s) => {
-      const r = results[s.name] as autocannon.Result;
+      const r = results[s.name] as Measured;
       return {
         scenario: s.name,
         reqPerSec: Math.round(r.requests.average),
@@ -200,29 +181,88 @@ async function main() {
         p99Ms: r.latency.p99,
         non2xx: r.non2xx,
         ratio: `${Math.round((r.requests.average / base) * 100)} %`,
+        cpuUs: Math.round(r.cpuUsPerAnswer),
+        cpuRatio: `${(r.cpuUsPerAnswer / baseCpu).toFixed(2)}×`,
       };
     });
 
     rmSync(join(dir, 'data'), { recursive: true, force: true });
     const hookd = await startHookd(dir);
     children.push(hookd.child);
+    const probe = JSON.stringify({ text: 'rss probe', mode: 'next-heartbeat' });
+    const hookdPid = hookd.child.pid as number;
     // Settle first (the JIT, SQLite's page cache), then measure growth over the long run.
-    await load(hookd.port, '/hooks/wake', JSON.stringify({ text: 'rss probe', mode: 'next-heartbeat' }), {
-      amount: 20_000,
-    });
-    const rssBefore = rssMb(hookd.child.pid as number);
-    await load(hookd.port, '/hooks/wake', JSON.stringify({ text: 'rss probe', mode: 'next-heartbeat' }), {
-      amount: RSS_REQUESTS,
-    });
+    await load(hookd.port, hookdPid, '/hooks/wake', probe, { amount: 20_000 });
+    const rssBefore = rssMb(hookdPid);
+    await load(hookd.port, hookdPid, '/hooks/wake', probe, { amount: RSS_REQUESTS });
     await new Promise((r) => setTimeout(r, 1000));
-    const rssAfter = rssMb(hookd.child.pid as number);
+    const rssAfter = rssMb(hookdPid);
+    hookd.child.kill('SIGTERM');
+    await new Promise((r) => hookd.child.once('exit', r));
+
+    const isolation = await measureIsolation({
+      agentBody,
+      durationS: DURATION_S,
+      soakRequests: RSS_REQUESTS,
+      async start(which) {
+        rmSync(join(dir, 'data'), { recursive: true, force: true });
+        hookdConfig(dir, which === 'answering' ? model.port : stalled.port);
+        const started = await startHookd(dir);
+        return { child: started.child, port: started.port, dir };
+      },
+      async stop(gateway: BenchGateway) {
+        gateway.child.kill('SIGTERM');
+        await new Promise((r) => gateway.child.once('exit', r));
+      },
+    });
+    const { spinning, runs, soak } = isolation;
 
     const overhead = await measureTransformOverhead(join(ROOT, 'bench/transforms'));
     const agent = rps('POST /hooks/agent');
     const template = rps('template mapping');
     const transform = rps('transform mapping');
     const agentP99 = results['POST /hooks/agent']?.latency.p99 ?? 0;
+    const agentCpu = cpu('POST /hooks/agent');
+    const templateCpu = cpu('template mapping');
+    const transformCpu = cpu('transform mapping');
+    const spinRatio = spinning.loaded.latency.p99 / Math.max(1, spinning.plain.latency.p99);
+    const runsRatio = runs.executing.requests.average / runs.paused.requests.average;
     const targets = [
+      {
+        target: '/hooks/agent CPU per request ≤ 2.0× baseline',
+        value: `${agentCpu.toFixed(0)} µs (${(agentCpu / baseCpu).toFixed(2)}×)`,
+        met: agentCpu / baseCpu <= 2,
+      },
+      {
+        target: 'template mapping CPU ≤ 1.15× /hooks/agent',
+        value: `${templateCpu.toFixed(0)} µs (${(templateCpu / agentCpu).toFixed(2)}×)`,
+        met: templateCpu / agentCpu <= 1.15,
+      },
+      {
+        target: 'transform mapping CPU ≤ 1.15× template',
+        value: `${transformCpu.toFixed(0)} µs (${(transformCpu / templateCpu).toFixed(2)}×)`,
+        met: transformCpu / templateCpu <= 1.15,
+      },
+      {
+        target: 'an executed run ≤ 150 µs of gateway CPU',
+        value: `${runs.runCpuUs.toFixed(0)} µs (${runs.drained} runs drained)`,
+        met: runs.runCpuUs <= 150,
+      },
+      {
+        target: '/hooks/agent p99 with 4 clients on a 900 ms transform ≤ 2× without',
+        value: `${spinning.loaded.latency.p99} vs ${spinning.plain.latency.p99} ms (${spinRatio.toFixed(2)}×; ${spinning.spins} spins answered ${JSON.stringify(spinning.spinStatuses)})`,
+        met: spinRatio <= 2,
+      },
+      {
+        target: '/hooks/agent with runs executing ≥ 90 % of runs paused',
+        value: `${Math.round(runs.executing.requests.average)} vs ${Math.round(runs.paused.requests.average)} req/s (${Math.round(runsRatio * 100)} %)`,
+        met: runsRatio >= 0.9,
+      },
+      {
+        target: `soak: ${RSS_REQUESTS.toLocaleString('en')} agent requests, runs drained, RSS ≤ 1.5× idle`,
+        value: `${soak.idleMb.toFixed(1)} → ${soak.loadedMb.toFixed(1)} → ${soak.drainedMb.toFixed(1)} MB (${(soak.drainedMb / soak.idleMb).toFixed(2)}×; load ${soak.loadS.toFixed(0)} s, drain ${soak.drainS.toFixed(0)} s, ${soak.unfinished} of ${soak.runs} runs unfinished)`,
+        met: soak.drainedMb / soak.idleMb <= 1.5 && soak.unfinished === 0,
+      },
       {
         target: '/hooks/agent ≥ 60 % of baseline',
         value: `${Math.round((agent / base) * 100)} %`,
@@ -263,9 +303,12 @@ async function main() {
     ];
 
     const table = [
-      '| scenario | req/s | p50 ms | p99 ms | non-2xx | vs baseline |',
-      '|---|---:|---:|---:|---:|---:|',
-      ...rows.map((r) => `| ${r.scenario} | ${r.reqPerSec} | ${r.p50Ms} | ${r.p99Ms} | ${r.non2xx} | ${r.ratio} |`),
+      '| scenario | req/s | p50 ms | p99 ms | non-2xx | vs baseline | CPU µs/request | CPU vs baseline |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
+      ...rows.map(
+        (r) =>
+          `| ${r.scenario} | ${r.reqPerSec} | ${r.p50Ms} | ${r.p99Ms} | ${r.non2xx} | ${r.ratio} | ${r.cpuUs} | ${r.cpuRatio} |`,
+      ),
       '',
       '| target | measured | met |',
       '|---|---|---|',
@@ -286,6 +329,21 @@ async function main() {
           idleRssMb,
           rssBefore,
           rssAfter,
+          isolation: {
+            spinning: {
+              plainP99Ms: spinning.plain.latency.p99,
+              loadedP99Ms: spinning.loaded.latency.p99,
+              spins: spinning.spins,
+              spinStatuses: spinning.spinStatuses,
+            },
+            runs: {
+              pausedRps: runs.paused.requests.average,
+              executingRps: runs.executing.requests.average,
+              runCpuUs: runs.runCpuUs,
+              drained: runs.drained,
+            },
+            soak,
+          },
         },
         null,
         2,

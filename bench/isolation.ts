@@ -1,0 +1,135 @@
+// DESIGN §14 in figures: ingress beside spinning transforms and executing runs, the CPU of one
+// executed run, and RSS after a soak whose runs drained.
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { request } from 'undici';
+import { cpuUs, HOOK_HEADERS, load, rssMb, sleep } from './lib.js';
+
+/** A gateway the bench started on a fresh data folder, its model answering or stalled. */
+export interface BenchGateway {
+  readonly child: ChildProcess;
+  readonly port: number;
+  readonly dir: string;
+}
+
+export interface IsolationOptions {
+  /** Starts a fresh gateway whose model answers at once, or never (`stalled`: runs stay paused). */
+  start(model: 'answering' | 'stalled'): Promise<BenchGateway>;
+  stop(gateway: BenchGateway): Promise<void>;
+  readonly agentBody: string;
+  readonly durationS: number;
+  readonly soakRequests: number;
+}
+
+/** Runs not yet summarised, read from the gateway's own database. */
+function unfinishedRuns(gateway: BenchGateway): { total: number; unfinished: number } {
+  const db = new Database(join(gateway.dir, 'data/hookd.db'), { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare('SELECT count(*) AS total, count(*) - count(summarized_at) AS unfinished FROM runs').get() as {
+      total: number;
+      unfinished: number;
+    };
+  } finally {
+    db.close();
+  }
+}
+
+/** Waits until every run is summarised (or `maxS` passes); returns the seconds it took. */
+async function drain(gateway: BenchGateway, maxS: number): Promise<number> {
+  const started = performance.now();
+  while (unfinishedRuns(gateway).unfinished > 0 && performance.now() - started < maxS * 1000) await sleep(250);
+  return (performance.now() - started) / 1000;
+}
+
+/** `/hooks/agent` alone, then with 4 clients hitting a transform that spins 900 ms (its p99 ≤ 2×). */
+async function spinning(options: IsolationOptions) {
+  const gateway = await options.start('stalled');
+  try {
+    await load(gateway.port, gateway.child.pid as number, '/hooks/agent', options.agentBody, { duration: 1 });
+    const plain = await load(gateway.port, gateway.child.pid as number, '/hooks/agent', options.agentBody, {
+      duration: options.durationS,
+    });
+    let stop = false;
+    let spins = 0;
+    const statuses = new Map<number, number>();
+    const client = async () => {
+      while (!stop) {
+        const res = await request(`http://127.0.0.1:${gateway.port}/hooks/spin`, {
+          method: 'POST',
+          headers: HOOK_HEADERS,
+          body: JSON.stringify({ ms: 900 }),
+        });
+        await res.body.dump();
+        spins++;
+        statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+      }
+    };
+    const clients = Array.from({ length: 4 }, client);
+    await sleep(500);
+    const loaded = await load(gateway.port, gateway.child.pid as number, '/hooks/agent', options.agentBody, {
+      duration: options.durationS,
+    });
+    stop = true;
+    await Promise.all(clients);
+    return { plain, loaded, spins, spinStatuses: Object.fromEntries(statuses) };
+  } finally {
+    await options.stop(gateway);
+  }
+}
+
+/**
+ * `/hooks/agent` with its runs paused (the model never answers) and executing (the model answers
+ * at once), then the drain of the runs left: the gateway CPU one executed run costs.
+ */
+async function runsExecuting(options: IsolationOptions) {
+  const measure = async (model: 'answering' | 'stalled') => {
+    const gateway = await options.start(model);
+    try {
+      const pid = gateway.child.pid as number;
+      await load(gateway.port, pid, '/hooks/agent', options.agentBody, { duration: 1 });
+      const result = await load(gateway.port, pid, '/hooks/agent', options.agentBody, { duration: options.durationS });
+      if (model === 'stalled') return { result, runCpuUs: 0, drained: 0 };
+      // The runs left after the load execute with no ingress: their CPU is the runs' alone.
+      const before = unfinishedRuns(gateway).unfinished;
+      const cpuBefore = cpuUs(pid);
+      await drain(gateway, 60);
+      const drained = before - unfinishedRuns(gateway).unfinished;
+      return { result, runCpuUs: drained > 0 ? (cpuUs(pid) - cpuBefore) / drained : 0, drained };
+    } finally {
+      await options.stop(gateway);
+    }
+  };
+  const paused = await measure('stalled');
+  const executing = await measure('answering');
+  return {
+    paused: paused.result,
+    executing: executing.result,
+    runCpuUs: executing.runCpuUs,
+    drained: executing.drained,
+  };
+}
+
+/** 200,000 agent requests, then their runs drained: RSS against the idle gateway's. */
+async function soak(options: IsolationOptions) {
+  const gateway = await options.start('answering');
+  try {
+    const pid = gateway.child.pid as number;
+    await sleep(500);
+    const idleMb = rssMb(pid);
+    const started = performance.now();
+    await load(gateway.port, pid, '/hooks/agent', options.agentBody, { amount: options.soakRequests });
+    const loadS = (performance.now() - started) / 1000;
+    const loadedMb = rssMb(pid);
+    const drainS = await drain(gateway, 600);
+    const { total, unfinished } = unfinishedRuns(gateway);
+    await sleep(2000);
+    return { idleMb, loadedMb, drainedMb: rssMb(pid), loadS, drainS, runs: total, unfinished };
+  } finally {
+    await options.stop(gateway);
+  }
+}
+
+export async function measureIsolation(options: IsolationOptions) {
+  return { spinning: await spinning(options), runs: await runsExecuting(options), soak: await soak(options) };
+}

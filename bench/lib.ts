@@ -1,0 +1,67 @@
+// What every bench scenario uses: child processes, their RSS and CPU time, and autocannon.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+
+export const TOKEN = 'bench-hook-token-0123456789abcdef';
+export const CONNECTIONS = 50;
+export const HOOK_HEADERS = { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` };
+
+export function startChild(
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ['--no-node-snapshot', ...args], {
+    cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((done, fail) => {
+    let out = '';
+    child.stdout?.on('data', (c: Buffer) => {
+      out += c.toString();
+      const port = /"port":(\d+)/.exec(out) ?? /"url":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(out);
+      if (port) done({ child, port: Number(port[1]) });
+    });
+    child.on('exit', (code) => fail(new Error(`${args.join(' ')} exited with ${code}: ${out}`)));
+  });
+}
+
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+const TICKS_PER_S = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+
+/** A process's user + system CPU time so far, all its threads, in microseconds (from /proc). */
+export function cpuUs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) / TICKS_PER_S) * 1e6;
+}
+
+/** Loads `path` with autocannon; `cpuUsPerAnswer` is the server's CPU over the load ÷ answers. */
+export async function load(
+  port: number,
+  pid: number,
+  path: string,
+  body: string,
+  options: { duration?: number; amount?: number } = {},
+): Promise<autocannon.Result & { cpuUsPerAnswer: number }> {
+  const cpuBefore = cpuUs(pid);
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}${path}`,
+    method: 'POST',
+    connections: CONNECTIONS,
+    headers: HOOK_HEADERS,
+    body,
+    ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? 4 }),
+  });
+  const answers = Math.max(1, result.requests.total - result.errors - result.timeouts);
+  return Object.assign(result, { cpuUsPerAnswer: (cpuUs(pid) - cpuBefore) / answers });
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
