@@ -73,8 +73,8 @@ export const errorCatalogue = {
   TRANSFORM_BUSY: {
     ...http(
       503,
-      (p: { mapping: string; maxInFlight: number }) =>
-        `mapping ${p.mapping} has ${p.maxInFlight} transform calls running (maxInFlight) and more waiting; retry later`,
+      (p: { mapping: string; running: number; limit: string }) =>
+        `the transform of mapping ${p.mapping} did not start: ${p.running} calls already run (${p.limit}); retry later`,
     ),
     exposed: true,
   },

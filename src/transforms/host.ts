@@ -1,9 +1,11 @@
+import { availableParallelism } from 'node:os';
 import type { Config } from '../config/index.js';
 import { type HookdError, hookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CompiledMapping, TransformContext, TransformRunner } from '../mapping/index.js';
 import { compileTransform } from './compile.js';
 import { CONSOLE_LEVELS } from './console.js';
+import { createOffLoopGate } from './gate.js';
 import { loadTransforms } from './load.js';
 import { resolveTransformModule } from './resolve.js';
 import { OFF_LOOP_FOR_MS, ON_LOOP_SLICE_MS, type TransformSlot } from './slot.js';
@@ -21,6 +23,8 @@ export interface TransformHostOptions {
   readonly debounceMs?: number;
   /** Called with each call's duration (the transform duration histogram). */
   readonly observe?: (key: string, seconds: number) => void;
+  /** Calls running off the event loop at once, across mappings (default: one per spare core). */
+  readonly offLoopSlots?: number;
 }
 
 /** The sandbox host: compiles every mapping's transform and runs it in a warm isolate. */
@@ -41,6 +45,7 @@ export async function createTransformHost(options: TransformHostOptions): Promis
   const slots = await loadTransforms({
     config,
     mappings: options.mappings,
+    gate: createOffLoopGate(options.offLoopSlots ?? Math.max(1, availableParallelism() - 1)),
     onLeaveLoop: (key) =>
       log.info(
         { mapping: key, sliceMs: ON_LOOP_SLICE_MS, forMs: OFF_LOOP_FOR_MS },

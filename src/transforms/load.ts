@@ -3,6 +3,7 @@ import { isHookdError } from '../errors.js';
 import type { CompiledMapping } from '../mapping/index.js';
 import { type CompiledTransform, compileTransform } from './compile.js';
 import type { ConsoleSink } from './console.js';
+import type { OffLoopGate } from './gate.js';
 import { resolveTransformModule } from './resolve.js';
 import { createTransformSlot, type TransformSlot } from './slot.js';
 
@@ -13,6 +14,8 @@ export interface LoadTransformsOptions {
   readonly consoleFor: (key: string) => ConsoleSink;
   /** Told when a mapping's calls move off the event loop. */
   readonly onLeaveLoop?: (key: string) => void;
+  /** Shared by every slot: the calls running off the event loop at once. */
+  readonly gate?: OffLoopGate;
 }
 
 type Loaded = { readonly slot?: TransformSlot; readonly problems?: readonly string[] };
@@ -45,7 +48,13 @@ export async function loadTransforms(options: LoadTransformsOptions): Promise<Ma
         const console = options.consoleFor(id);
         const onLeaveLoop = options.onLeaveLoop ? () => options.onLeaveLoop?.(id) : undefined;
         return {
-          slot: createTransformSlot({ ...slotOptions, exportName, console, ...(onLeaveLoop ? { onLeaveLoop } : {}) }),
+          slot: createTransformSlot({
+            ...slotOptions,
+            exportName,
+            console,
+            ...(onLeaveLoop ? { onLeaveLoop } : {}),
+            ...(options.gate ? { gate: options.gate } : {}),
+          }),
         };
       } catch (err) {
         if (!isHookdError(err, 'TRANSFORM_COMPILE_FAILED')) throw err;

@@ -59,7 +59,7 @@ export function createSandboxPool(options: SandboxPoolOptions): SandboxPool {
   const busyError = () =>
     hookdError(
       'TRANSFORM_BUSY',
-      { mapping: key, maxInFlight },
+      { mapping: key, running: maxInFlight, limit: 'hooks.transforms.maxInFlight' },
       { headers: { 'retry-after': String(options.retryAfterS) } },
     );
 

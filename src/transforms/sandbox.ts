@@ -97,37 +97,64 @@ export interface Sandbox {
   dispose(): void;
 }
 
+/**
+ * How an isolate is set up: on this thread (start-up and `hookd try`: an isolate's asynchronous
+ * calls complete through a wake-up of Node's event loop, and a start-up where nothing else was
+ * pending was seen to wait forever on one), or on isolated-vm's threads while serving, so that
+ * rebuilding an isolate a call timed out in (about 5 ms of compiling) does not stall answers.
+ */
+function setupSteps(isolate: ivm.Isolate, offThread: boolean) {
+  return offThread
+    ? {
+        context: () => isolate.createContext(),
+        run: async (context: ivm.Context, source: string, filename: string, timeout?: number) => {
+          const script = await isolate.compileScript(source, { filename });
+          await script.run(context, timeout === undefined ? {} : { timeout });
+        },
+        set: (context: ivm.Context, key: string, value: ivm.Transferable) => context.global.set(key, value),
+        get: (context: ivm.Context, key: string) => context.global.get(key),
+        ref: (context: ivm.Context, key: string) => context.global.get(key, { reference: true }),
+      }
+    : {
+        context: async () => isolate.createContextSync(),
+        run: async (context: ivm.Context, source: string, filename: string, timeout?: number) => {
+          isolate.compileScriptSync(source, { filename }).runSync(context, timeout === undefined ? {} : { timeout });
+        },
+        set: async (context: ivm.Context, key: string, value: ivm.Transferable) => {
+          context.global.setSync(key, value);
+        },
+        get: async (context: ivm.Context, key: string) => context.global.getSync(key),
+        ref: async (context: ivm.Context, key: string) => context.global.getSync(key, { reference: true }),
+      };
+}
+
 /** Builds an isolate, runs the bundle, and keeps a reference to `__hookdCall`. */
 export async function createSandbox(
   code: string,
   exportName: string | undefined,
   limits: SandboxLimits,
   sink: ConsoleSink,
+  options: { offThread?: boolean } = {},
 ): Promise<Sandbox> {
   const console = createConsoleBudget(sink);
   const isolate = new ivm.Isolate({ memoryLimit: limits.memoryLimitMb });
   try {
-    // The synchronous variants, on this thread: an isolate's asynchronous calls complete
-    // through a wake-up of Node's event loop, and a start-up (where nothing else is pending)
-    // was seen to wait forever on one; these take about 2 ms per transform.
-    const context = isolate.createContextSync();
+    const step = setupSteps(isolate, options.offThread === true);
+    const context = await step.context();
     // Synchronous, so that a line is counted against the call that wrote it (an ignored callback
     // runs later, and queued every copy: 300 lines of 30 MB took the host past 6 GB).
-    context.global.setSync('__hookdLog', new ivm.Callback(console.write, { sync: true }));
+    await step.set(context, '__hookdLog', new ivm.Callback(console.write, { sync: true }));
     // The console first, so that the transform's code never sees the log function.
-    isolate.compileScriptSync(consolePrelude(sink.enabled), { filename: 'console.js' }).runSync(context);
-    if (!limits.allowWasm) isolate.compileScriptSync(WITHOUT_WASM, { filename: 'limits.js' }).runSync(context);
-    const script = isolate.compileScriptSync(`${code}\n${prelude(exportName, limits.maxResultBytes)}`, {
-      filename: 'transform.js',
-    });
-    script.runSync(context, { timeout: limits.timeoutMs });
-    if (context.global.getSync('__hookdReady') !== true) {
+    await step.run(context, consolePrelude(sink.enabled), 'console.js');
+    if (!limits.allowWasm) await step.run(context, WITHOUT_WASM, 'limits.js');
+    await step.run(context, `${code}\n${prelude(exportName, limits.maxResultBytes)}`, 'transform.js', limits.timeoutMs);
+    if ((await step.get(context, '__hookdReady')) !== true) {
       throw hookdError('TRANSFORM_EXPORT_MISSING', exportName ? { exportName } : {});
     }
-    const callRef = context.global.getSync('__hookdCall', { reference: true }) as ivm.Reference<
+    const callRef = (await step.ref(context, '__hookdCall')) as ivm.Reference<
       (json: string, rawBody: string) => string
     >;
-    const settledRef = context.global.getSync('__hookdSettled', { reference: true }) as ivm.Reference<() => string>;
+    const settledRef = (await step.ref(context, '__hookdSettled')) as ivm.Reference<() => string>;
     // Kept in JavaScript: asking the isolate (isDisposed) on every call cost about 1 µs. It is
     // disposed only here and by a memory-limit kill, which a call's error reports.
     let disposed = false;
@@ -152,7 +179,13 @@ export async function createSandbox(
     const args = (json: string, rawBody: string): [string, string] => [json, rawBody];
     let lastCallCpuMs = 0;
     /** The isolate's CPU time so far (ns); about 0.2 µs to read. A killed isolate has none. */
-    const cpuNs = (): bigint => (isolate.isDisposed ? 0n : isolate.cpuTime);
+    const cpuNs = (): bigint => {
+      try {
+        return isolate.cpuTime;
+      } catch {
+        return 0n;
+      }
+    };
     const since = (startNs: bigint) => {
       const now = cpuNs();
       lastCallCpuMs = now > startNs ? Number(now - startNs) / 1e6 : 0;
@@ -188,7 +221,7 @@ export async function createSandbox(
           since(cpuStart);
           throw failed(err, timeout);
         } finally {
-          if (!isolate.isDisposed) since(cpuStart);
+          if (!disposed) since(cpuStart);
           console.end();
         }
       },

@@ -1,5 +1,6 @@
 import { hookdError, isHookdError } from '../errors.js';
 import type { ConsoleSink } from './console.js';
+import type { OffLoopGate } from './gate.js';
 import { createSandboxPool } from './pool.js';
 import { createSandbox, type Sandbox, type SandboxLimits } from './sandbox.js';
 
@@ -53,6 +54,8 @@ export interface TransformSlotOptions {
   readonly console: ConsoleSink;
   /** Told when the mapping's calls move off the event loop. */
   readonly onLeaveLoop?: () => void;
+  /** Bounds the calls running off the loop across mappings (none: as many as `maxInFlight`). */
+  readonly gate?: OffLoopGate;
 }
 
 const timedOut = (err: unknown): boolean =>
@@ -61,14 +64,18 @@ const timedOut = (err: unknown): boolean =>
 /** Creates a slot; its first isolate is built by `warm()` or the first call. */
 export function createTransformSlot(options: TransformSlotOptions): TransformSlot {
   const { exportName, limits, console } = options;
+  const retryAfterS = Math.max(1, Math.ceil(limits.timeoutMs / 1000));
+  let warmed = false;
   const pool = createSandboxPool({
     key: options.key,
     code: options.code,
-    build: (code) => createSandbox(code, exportName, limits, console),
+    // The first isolate loads on this thread (start-up); later ones, built while serving, off it.
+    build: (code) => createSandbox(code, exportName, limits, console, { offThread: warmed }),
     maxInFlight: limits.maxInFlight,
     maxWaiting: limits.maxInFlight,
-    retryAfterS: Math.max(1, Math.ceil(limits.timeoutMs / 1000)),
+    retryAfterS,
   });
+  const { gate } = options;
   let offLoopUntil = 0;
 
   function leaveLoop(): void {
@@ -89,10 +96,16 @@ export function createTransformSlot(options: TransformSlotOptions): TransformSlo
     }
   }
 
-  async function offLoop(sandbox: Sandbox, json: string, rawBody: string, budgetMs: number): Promise<string> {
+  async function offLoop(sandbox: Sandbox, json: string, rawBody: string, budgetMs: () => number): Promise<string> {
+    if (gate && !(await gate.acquire(budgetMs()))) {
+      const limit = 'off the event loop, one per spare core';
+      const params = { mapping: options.key, running: gate.slots, limit };
+      throw hookdError('TRANSFORM_BUSY', params, { headers: { 'retry-after': String(retryAfterS) } });
+    }
     try {
-      return await sandbox.callAsync(json, rawBody, budgetMs);
+      return await sandbox.callAsync(json, rawBody, budgetMs());
     } finally {
+      gate?.release();
       if (sandbox.lastCallCpuMs >= ON_LOOP_SLICE_MS) leaveLoop();
     }
   }
@@ -112,6 +125,7 @@ export function createTransformSlot(options: TransformSlotOptions): TransformSlo
     },
     async warm() {
       pool.release(await pool.acquire(0));
+      warmed = true;
     },
     async call(json, rawBody, timeoutMs) {
       const started = performance.now();
@@ -130,7 +144,7 @@ export function createTransformSlot(options: TransformSlotOptions): TransformSlo
         }
         const sandbox = await pool.acquire(left());
         try {
-          return await offLoop(sandbox, json, rawBody, left());
+          return await offLoop(sandbox, json, rawBody, left);
         } finally {
           pool.release(sandbox);
         }

@@ -175,8 +175,10 @@ describe('transforms end to end', () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     await Promise.all(clients);
-    expect(spinStatuses.length).toBeGreaterThanOrEqual(8);
-    expect(new Set(spinStatuses)).toEqual(new Set([204]));
+    // One spinning call at a time per spare core: the others wait within their budget, then
+    // time out (500) or are refused (503 TRANSFORM_BUSY); the gateway answers the rest meanwhile.
+    expect(spinStatuses).toContain(204);
+    for (const status of spinStatuses) expect([204, 500, 503]).toContain(status);
     took.sort((a, b) => a - b);
     // On the event loop, /healthz waited 882 ms at the median, 8 s at worst; off it, milliseconds
     // (the bound leaves room for this 2-core machine, whose test process shares the cores).
@@ -211,7 +213,8 @@ describe('transforms end to end', () => {
     expect(busy[0]?.body).toEqual({
       ok: false,
       code: 'TRANSFORM_BUSY',
-      error: 'mapping hooks.mappings[0] has 1 transform calls running (maxInFlight) and more waiting; retry later',
+      error:
+        'the transform of mapping hooks.mappings[0] did not start: 1 calls already run (hooks.transforms.maxInFlight); retry later',
     });
     const waited = [second, third].find((a) => a.status !== 503);
     expect(waited?.status).toBe(204);

@@ -1,6 +1,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { type HookdError, isHookdError } from '../../../src/errors.js';
+import { createOffLoopGate, type OffLoopGate } from '../../../src/transforms/gate.js';
 import { createTransformSlot, ON_LOOP_SLICE_MS, type TransformSlot } from '../../../src/transforms/slot.js';
 
 /** Plain script, as esbuild's bundle leaves it: the transform on the bundle global. */
@@ -14,7 +15,7 @@ const input = (ms: number) => JSON.stringify({ payload: { ms }, headers: {}, que
 function slotFor(
   maxInFlight: number,
   code = SPIN,
-  options: { lines?: string[]; leftLoop?: string[]; timeoutMs?: number } = {},
+  options: { lines?: string[]; leftLoop?: string[]; timeoutMs?: number; gate?: OffLoopGate } = {},
 ): TransformSlot {
   return createTransformSlot({
     key: 'spin',
@@ -29,6 +30,7 @@ function slotFor(
       dropped: () => {},
     },
     onLeaveLoop: () => options.leftLoop?.push('left'),
+    ...(options.gate ? { gate: options.gate } : {}),
   });
 }
 
@@ -114,6 +116,32 @@ describe('a transform slot (issue 13 item 5, DESIGN §14 and §16)', () => {
     expect(refused).toMatchObject({ code: 'TRANSFORM_BUSY' });
     await Promise.all(long);
     slot.dispose();
+  });
+
+  it('runs off the loop only as many calls as the gate has slots, across mappings; a wait past the budget is TRANSFORM_BUSY', async () => {
+    const gate = createOffLoopGate(1);
+    const a = slotFor(8, SPIN, { gate });
+    const b = slotFor(8, SPIN, { gate });
+    await Promise.all([a.warm(), b.warm()]);
+    await outcome(a.call(input(ON_LOOP_SLICE_MS + 20), '{}', 1000));
+    await outcome(b.call(input(ON_LOOP_SLICE_MS + 20), '{}', 1000));
+    const started = performance.now();
+    const first = outcome(a.call(input(300), '{}', 1000)).then((x) => [x, performance.now() - started] as const);
+    const second = outcome(b.call(input(300), '{}', 1000)).then((x) => [x, performance.now() - started] as const);
+    const refused = await outcome(b.call(input(0), '{}', 100));
+    // The second waited for the first's slot: one after the other, not side by side.
+    const [[one, oneMs], [two, twoMs]] = await Promise.all([first, second]);
+    expect([one, two]).toEqual([
+      { ok: true, value: { message: 'v1' } },
+      { ok: true, value: { message: 'v1' } },
+    ]);
+    expect(twoMs - oneMs).toBeGreaterThan(250);
+    expect(refused).toMatchObject({
+      code: 'TRANSFORM_BUSY',
+      headers: { 'retry-after': '1' },
+    });
+    a.dispose();
+    b.dispose();
   });
 
   it('drops the console lines of a call cut at the slice: its rerun writes them once', async () => {
