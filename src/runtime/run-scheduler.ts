@@ -21,7 +21,10 @@ export interface RunScheduler {
 
 /** Creates the scheduler; `mappingLimits` caps runs executing at once per mapping id. */
 export function createRunScheduler(mappingLimits: ReadonlyMap<string, number> = new Map()): RunScheduler {
-  const pending: PendingRun[] = [];
+  // A queue read from `head`: the run taken is almost always the oldest, and shifting an array
+  // of 20,000 waiting runs cost about 40 µs per run.
+  let pending: PendingRun[] = [];
+  let head = 0;
   const busySessions = new Set<string>();
   const busyMappings = new Map<string, number>();
   const mappingFull = (id: string | undefined) =>
@@ -32,9 +35,20 @@ export function createRunScheduler(mappingLimits: ReadonlyMap<string, number> = 
       pending.push(run);
     },
     take() {
-      const at = pending.findIndex((run) => !busySessions.has(run.sessionKey) && !mappingFull(run.mappingId));
-      if (at === -1) return undefined;
-      const [run] = pending.splice(at, 1) as [PendingRun];
+      let at = head;
+      while (at < pending.length) {
+        const candidate = pending[at] as PendingRun;
+        if (!busySessions.has(candidate.sessionKey) && !mappingFull(candidate.mappingId)) break;
+        at++;
+      }
+      if (at === pending.length) return undefined;
+      const run = pending[at] as PendingRun;
+      if (at === head) head++;
+      else pending.splice(at, 1);
+      if (head > 1024 && head * 2 > pending.length) {
+        pending = pending.slice(head);
+        head = 0;
+      }
       busySessions.add(run.sessionKey);
       if (run.mappingId !== undefined) busyMappings.set(run.mappingId, (busyMappings.get(run.mappingId) ?? 0) + 1);
       return run;
@@ -44,7 +58,7 @@ export function createRunScheduler(mappingLimits: ReadonlyMap<string, number> = 
       if (run.mappingId !== undefined) busyMappings.set(run.mappingId, (busyMappings.get(run.mappingId) ?? 1) - 1);
     },
     get waiting() {
-      return pending.length;
+      return pending.length - head;
     },
   };
 }

@@ -27,4 +27,24 @@ describe('createRunScheduler', () => {
     scheduler.release(g1);
     expect(scheduler.take()).toBe(g2);
   });
+
+  it('keeps arrival order across thousands of runs, past its internal compaction and a blocked session', () => {
+    const scheduler = createRunScheduler();
+    const runs = Array.from({ length: 3000 }, (_, i) => ({
+      id: `r${i}`,
+      sessionKey: i % 1000 === 7 ? 'hook:busy' : `hook:${i}`,
+    }));
+    for (const run of runs) scheduler.add(run);
+    const taken: string[] = [];
+    for (let run = scheduler.take(); run; run = scheduler.take()) taken.push(run.id);
+    // r7 took hook:busy, so r1007 and r2007 wait behind it; every other run came in order.
+    expect(taken).toEqual(runs.filter((r) => r.id !== 'r1007' && r.id !== 'r2007').map((r) => r.id));
+    expect(scheduler.waiting).toBe(2);
+    scheduler.release({ id: 'r7', sessionKey: 'hook:busy' });
+    expect(scheduler.take()?.id).toBe('r1007');
+    expect(scheduler.take()).toBeUndefined();
+    scheduler.release({ id: 'r1007', sessionKey: 'hook:busy' });
+    expect(scheduler.take()?.id).toBe('r2007');
+    expect(scheduler.waiting).toBe(0);
+  });
 });
