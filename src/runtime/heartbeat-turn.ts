@@ -5,7 +5,7 @@ import type { Delivery } from './delivery.js';
 import type { ModelRouter } from './ports.js';
 import { wrapExternalContent } from './safety.js';
 import { MAIN_SESSION } from './sink.js';
-import { timeoutSignal } from './timeout.js';
+import { deadline } from './timeout.js';
 
 export const DEFAULT_HEARTBEAT_PROMPT =
   'Heartbeat check. The system events below arrived since the last check, oldest first. Tell the user ' +
@@ -88,13 +88,13 @@ export function createHeartbeatTurn(options: HeartbeatTurnOptions): HeartbeatTur
     const events = eventsWithin(pending, maxChars);
     const content = heartbeatMessage(options.prompt ?? DEFAULT_HEARTBEAT_PROMPT, events);
     const history = store.messages.recent(MAIN_SESSION, historyLimit);
-    const timeout = timeoutSignal(options.timeoutSeconds);
+    const timeout = deadline(options.timeoutSeconds, shutdown);
     let reply: string;
     try {
       reply = await models.complete(options.model, {
         messages: [...history, { role: 'user', content }],
         ...(options.thinking ? { thinking: options.thinking } : {}),
-        signal: AbortSignal.any([timeout, shutdown]),
+        signal: timeout.signal,
       });
     } catch (err) {
       if (!shutdown.aborted) {
@@ -102,6 +102,8 @@ export function createHeartbeatTurn(options: HeartbeatTurnOptions): HeartbeatTur
         log.warn(failure, 'heartbeat turn failed; events stay pending');
       }
       return false;
+    } finally {
+      timeout.done();
     }
     const at = now();
     const messages = [

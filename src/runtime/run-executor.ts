@@ -9,7 +9,7 @@ import type { Heartbeat } from './heartbeat.js';
 import type { ModelRouter } from './ports.js';
 import { findInjectionPhrases, wrapExternalContent } from './safety.js';
 import { MAIN_SESSION } from './sink.js';
-import { timeoutSignal } from './timeout.js';
+import { deadline } from './timeout.js';
 
 export const SUMMARY_MAX_CHARS = 2000;
 /** Between tries of a run's write the store refused (a full disk): 250 ms doubling to 30 s. */
@@ -89,13 +89,13 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
     if (phrases.length > 0) log.warn({ runId: run.id, phrases }, 'possible prompt injection in hook content');
     const history = store.messages.recent(run.sessionKey, historyLimit);
     const timeoutSeconds = run.timeoutSeconds ?? options.defaultTimeoutSeconds;
-    const timeout = timeoutSignal(timeoutSeconds);
+    const timeout = deadline(timeoutSeconds, shutdown);
     const thinking = run.thinking ?? options.defaultThinking;
     try {
       const reply = await models.complete(run.model, {
         messages: [...history, { role: 'user', content }],
         ...(thinking ? { thinking } : {}),
-        signal: AbortSignal.any([timeout, shutdown]),
+        signal: timeout.signal,
       });
       const messages: SessionMessage[] = [
         { role: 'user', content },
@@ -103,14 +103,16 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
       ];
       return { run: { ...run, status: 'ok', output: reply, startedAt, finishedAt: now() }, messages };
     } catch (err) {
-      if (shutdown.aborted && !timeout.aborted) return undefined;
-      const status = timeout.aborted ? 'timeout' : 'error';
-      const error = timeout.aborted
+      if (shutdown.aborted && !timeout.timedOut) return undefined;
+      const status = timeout.timedOut ? 'timeout' : 'error';
+      const error = timeout.timedOut
         ? hookdError('RUN_TIMED_OUT', { seconds: timeoutSeconds }).message
         : (err as Error).message;
       log.warn({ runId: run.id, status, error }, 'run failed');
       // A failed turn adds nothing to the transcript, but its status is still written.
       return { run: { ...run, status, error, startedAt, finishedAt: now() }, messages: [] };
+    } finally {
+      timeout.done();
     }
   }
 

@@ -1,7 +1,42 @@
-/** setTimeout's ceiling (about 24.8 days); AbortSignal.timeout throws past it, and on fractions. */
+/** setTimeout's ceiling (about 24.8 days); a longer delay fires at once, and a fraction is not a timer. */
 const MAX_TIMER_MS = 2_147_483_647;
 
-/** An AbortSignal that fires after `seconds` (fractions rounded up to a millisecond, clamped to the timer range). */
-export function timeoutSignal(seconds: number): AbortSignal {
-  return AbortSignal.timeout(Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(seconds * 1000))));
+/** A model call's signal: aborted after its time limit or by the shutdown, whichever comes first. */
+export interface Deadline {
+  readonly signal: AbortSignal;
+  /** True when the time limit, not the shutdown, aborted it. */
+  readonly timedOut: boolean;
+  /** Clears the timer and the shutdown listener once the call ended (call it in `finally`). */
+  done(): void;
+}
+
+/**
+ * A deadline of `seconds` (fractions rounded up to a millisecond, clamped to the timer range)
+ * tied to `shutdown`. Unlike `AbortSignal.timeout` joined by `AbortSignal.any`, nothing outlives
+ * the call: those kept a 600 s timer and a link on the long-lived shutdown signal per run, and
+ * cost about 20 µs each.
+ */
+export function deadline(seconds: number, shutdown: AbortSignal): Deadline {
+  const controller = new AbortController();
+  let timedOut = false;
+  const onShutdown = () => controller.abort(shutdown.reason);
+  const timer = setTimeout(
+    () => {
+      timedOut = true;
+      controller.abort(new DOMException('The operation timed out', 'TimeoutError'));
+    },
+    Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(seconds * 1000))),
+  );
+  if (shutdown.aborted) onShutdown();
+  else shutdown.addEventListener('abort', onShutdown, { once: true });
+  return {
+    signal: controller.signal,
+    get timedOut() {
+      return timedOut;
+    },
+    done() {
+      clearTimeout(timer);
+      shutdown.removeEventListener('abort', onShutdown);
+    },
+  };
 }

@@ -128,7 +128,7 @@ describe('heartbeat timing (fake timers)', () => {
   });
 
   it('turns requests made during a turn into one more turn, 250 ms after it ends', async () => {
-    const { heartbeat, calls, event, hold, settled } = setup();
+    const { store, heartbeat, calls, event, hold, settled } = setup();
     const release = hold();
     event('first');
     heartbeat.request();
@@ -141,7 +141,8 @@ describe('heartbeat timing (fake timers)', () => {
     vi.advanceTimersByTime(1000);
     expect(calls).toHaveLength(1);
     release();
-    await until(() => vi.getTimerCount() === 1);
+    // The turn consumed 'first' and its time limit's timer is gone; the one timer left is the next turn's.
+    await until(() => store.events.countPending('main') === 2 && vi.getTimerCount() === 1);
     vi.advanceTimersByTime(249);
     expect(calls).toHaveLength(1);
     vi.advanceTimersByTime(1);
