@@ -76,7 +76,10 @@ function prelude(exportName: string | undefined, maxResultBytes: number): string
 
 /** A call on the event loop cut at a slice, to run again off it. */
 export interface CutOptions {
-  /** A time-out is the cut, not the end: the call's console lines are dropped (its rerun writes them). */
+  /**
+   * A time-out is the cut, not the end: the call's console lines are dropped (its rerun writes
+   * them) and the isolate is kept.
+   */
   readonly cut: true;
 }
 
@@ -92,6 +95,8 @@ export interface Sandbox {
   callAsync(json: string, rawBody: string, timeoutMs: number): Promise<string>;
   /** The CPU time the isolate spent on the last call, in ms (wall time may be more: a busy machine). */
   readonly lastCallCpuMs: number;
+  /** Calls started in this isolate, cut ones included (its first ones run cold: V8 compiles as it goes). */
+  readonly calls: number;
   /** True once a memory-limit kill, a time-out (state left half-changed) or `dispose` ended it. */
   readonly disposed: boolean;
   dispose(): void;
@@ -163,11 +168,12 @@ export async function createSandbox(
       if (!isolate.isDisposed) isolate.dispose();
     };
     /** isolated-vm gives its errors no code: a time-out and a memory-limit kill are told by their text. */
-    const failed = (err: unknown, timeout: number): HookdError<'TRANSFORM_FAILED'> => {
+    const failed = (err: unknown, timeout: number, cut = false): HookdError<'TRANSFORM_FAILED'> => {
       const message = (err as Error).message ?? String(err);
       if (/timed out/i.test(message)) {
-        // Cut off mid-call, the isolate's state may be half-changed: it is not used again.
-        dispose();
+        // Out of time, the call may have left the isolate's state half-changed: it is not used
+        // again. Cut at the event-loop slice, it is kept (and warm) for the call's rerun.
+        if (!cut) dispose();
         return hookdError('TRANSFORM_FAILED', { reason: `timed out after ${timeout} ms`, timedOutAfterMs: timeout });
       }
       if (/memory limit/i.test(message) || isolate.isDisposed) {
@@ -178,6 +184,7 @@ export async function createSandbox(
     };
     const args = (json: string, rawBody: string): [string, string] => [json, rawBody];
     let lastCallCpuMs = 0;
+    let calls = 0;
     /** The isolate's CPU time so far (ns); about 0.2 µs to read. A killed isolate has none. */
     const cpuNs = (): bigint => {
       try {
@@ -193,6 +200,7 @@ export async function createSandbox(
     return {
       // applySync on a warm reference costs a few microseconds; isolated-vm enforces the timeout itself.
       callSync(json, rawBody, timeout, cut) {
+        calls++;
         console.begin();
         const cpuStart = cpuNs();
         let error: HookdError<'TRANSFORM_FAILED'> | undefined;
@@ -201,13 +209,14 @@ export async function createSandbox(
           return answer === '' ? (settledRef.applySync(undefined, [], { timeout }) as string) : answer;
         } catch (err) {
           since(cpuStart);
-          error = failed(err, timeout);
+          error = failed(err, timeout, cut?.cut === true);
           throw error;
         } finally {
           console.end(cut?.cut === true && error?.params.timedOutAfterMs !== undefined);
         }
       },
       async callAsync(json, rawBody, timeout) {
+        calls++;
         console.begin();
         const cpuStart = cpuNs();
         try {
@@ -227,6 +236,9 @@ export async function createSandbox(
       },
       get lastCallCpuMs() {
         return lastCallCpuMs;
+      },
+      get calls() {
+        return calls;
       },
       get disposed() {
         return disposed;

@@ -2,7 +2,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { type HookdError, isHookdError } from '../../../src/errors.js';
 import { createOffLoopGate, type OffLoopGate } from '../../../src/transforms/gate.js';
-import { createTransformSlot, ON_LOOP_SLICE_MS, type TransformSlot } from '../../../src/transforms/slot.js';
+import { COLD_CALLS, createTransformSlot, ON_LOOP_SLICE_MS, type TransformSlot } from '../../../src/transforms/slot.js';
 
 /** Plain script, as esbuild's bundle leaves it: the transform on the bundle global. */
 const bundle = (body: string) => `globalThis.__hookdTransform = { default: ${body} };`;
@@ -34,6 +34,17 @@ function slotFor(
   });
 }
 
+/** Calls a transform that needs more than the slice until the slot runs its calls off the loop. */
+async function offTheLoop(slot: TransformSlot): Promise<number> {
+  let calls = 0;
+  while (!slot.offLoop && calls < COLD_CALLS + 3) {
+    await slot.call(input(ON_LOOP_SLICE_MS + 20), '{}', 1000);
+    calls++;
+  }
+  expect(slot.offLoop).toBe(true);
+  return calls;
+}
+
 const outcome = (p: Promise<string>) =>
   p.then(
     (answer) => JSON.parse(answer) as { ok: boolean; value?: unknown },
@@ -61,10 +72,11 @@ describe('a transform slot (issue 13 item 5, DESIGN §14 and §16)', () => {
     const answers = await Promise.all(Array.from({ length: 4 }, () => outcome(slot.call(input(400), '{}', 1000))));
     delay.disable();
     expect(answers).toEqual(Array.from({ length: 4 }, () => ({ ok: true, value: { message: 'v1' } })));
-    expect(slot.offLoop).toBe(true);
-    expect(leftLoop).toEqual(['left']);
-    // The slice itself, and an isolate build or two, are all the loop ever waited for.
+    // A slice per call at most, and an isolate build or two, are all the loop ever waited for.
     expect(delay.max / 1e6).toBeLessThan(ON_LOOP_SLICE_MS + 100);
+    // Once an isolate is past its cold first calls, one more slow call sends the mapping off the loop.
+    expect(await offTheLoop(slot)).toBeLessThanOrEqual(COLD_CALLS + 1);
+    expect(leftLoop).toEqual(['left']);
     slot.dispose();
   });
 
@@ -90,12 +102,27 @@ describe('a transform slot (issue 13 item 5, DESIGN §14 and §16)', () => {
     slot.dispose();
   });
 
+  it('keeps a transform whose first calls are slow (a cold isolate) on the loop, in the isolate it was cut in', async () => {
+    const coldThenQuick = bundle(
+      `(() => { let n = 0; return () => { if (n++ < 2) { const end = Date.now() + 20; while (Date.now() < end); } return { message: 'call ' + n }; }; })()`,
+    );
+    const slot = slotFor(8, coldThenQuick);
+    await slot.warm();
+    const answers: unknown[] = [];
+    for (let i = 0; i < 10; i++) answers.push(await outcome(slot.call(input(0), '{}', 1000)));
+    // The first call was cut at the slice and ran again off the loop in the same isolate (n is 2).
+    expect(answers[0]).toEqual({ ok: true, value: { message: 'call 2' } });
+    expect(answers[9]).toEqual({ ok: true, value: { message: 'call 11' } });
+    expect(slot.offLoop).toBe(false);
+    expect(slot.isolates).toBe(1);
+    slot.dispose();
+  });
+
   it('honours maxInFlight: calls over it wait, bounded, then 503 TRANSFORM_BUSY with Retry-After', async () => {
     const slot = slotFor(2);
     await slot.warm();
     // Off the loop first, so that the calls below overlap.
-    await outcome(slot.call(input(ON_LOOP_SLICE_MS + 20), '{}', 1000));
-    expect(slot.offLoop).toBe(true);
+    await offTheLoop(slot);
     const calls = Array.from({ length: 5 }, (_, i) =>
       outcome(slot.call(input(i < 2 ? 300 : 0), '{}', 1000)).then((a) => [a, performance.now()] as const),
     );
@@ -123,8 +150,8 @@ describe('a transform slot (issue 13 item 5, DESIGN §14 and §16)', () => {
     const a = slotFor(8, SPIN, { gate });
     const b = slotFor(8, SPIN, { gate });
     await Promise.all([a.warm(), b.warm()]);
-    await outcome(a.call(input(ON_LOOP_SLICE_MS + 20), '{}', 1000));
-    await outcome(b.call(input(ON_LOOP_SLICE_MS + 20), '{}', 1000));
+    await offTheLoop(a);
+    await offTheLoop(b);
     const started = performance.now();
     const first = outcome(a.call(input(300), '{}', 1000)).then((x) => [x, performance.now() - started] as const);
     const second = outcome(b.call(input(300), '{}', 1000)).then((x) => [x, performance.now() - started] as const);
@@ -159,7 +186,7 @@ describe('a transform slot (issue 13 item 5, DESIGN §14 and §16)', () => {
   it('swaps code while a call runs: the running call finishes on the old isolate, the next gets the new code', async () => {
     const slot = slotFor(8);
     await slot.warm();
-    await outcome(slot.call(input(ON_LOOP_SLICE_MS + 20), '{}', 1000));
+    await offTheLoop(slot);
     const running = outcome(slot.call(input(300), '{}', 1000));
     await slot.swap(SPIN.replace("'v1'", "'v2'"));
     await expect(running).resolves.toEqual({ ok: true, value: { message: 'v1' } });
