@@ -136,10 +136,12 @@ async function main() {
       { name: 'transform mapping', path: '/hooks/transform', body: agentBody, server: 'hookd' },
       { name: 'mail preset (10 messages)', path: '/hooks/mail', body: mailBody, server: 'hookd' },
     ];
-    hookdConfig(dir, model.port);
-    // Each hookd scenario gets a fresh gateway and data folder, so that runs left over from
-    // one scenario are not executing during the next; a 1 s warm-up settles the JIT. The
-    // machine is noisy, so every scenario runs ROUNDS times, interleaved, and the median counts.
+    // The request scenarios run with the model stalled: the runs they create wait, so that a
+    // request's CPU is the request's alone (an executed run costs several requests' worth and is
+    // measured apart, below). Each hookd scenario gets a fresh gateway and data folder; a 1 s
+    // warm-up settles the JIT. The machine is noisy, so every scenario runs ROUNDS times,
+    // interleaved, and the median counts.
+    hookdConfig(dir, stalled.port);
     const rounds: Record<string, Measured[]> = {};
     let idleRssMb = 0;
     for (let round = 0; round < ROUNDS; round++) {
