@@ -72,10 +72,11 @@ describe('a transform slot (issue 13 item 5, DESIGN §14 and §16)', () => {
     const answers = await Promise.all(Array.from({ length: 4 }, () => outcome(slot.call(input(400), '{}', 1000))));
     delay.disable();
     expect(answers).toEqual(Array.from({ length: 4 }, () => ({ ok: true, value: { message: 'v1' } })));
-    // A slice per call at most, and an isolate build or two, are all the loop ever waited for.
-    expect(delay.max / 1e6).toBeLessThan(ON_LOOP_SLICE_MS + 100);
-    // Once an isolate is past its cold first calls, one more slow call sends the mapping off the loop.
-    expect(await offTheLoop(slot)).toBeLessThanOrEqual(COLD_CALLS + 1);
+    // A slice per call at most, and an isolate build or two, are all the loop ever waited for
+    // (on the loop, these calls held it 1.6 s; the bound leaves room for a busy machine).
+    expect(delay.max / 1e6).toBeLessThan(250);
+    // Past its isolate's cold first calls, a slow call or two send the mapping off the loop.
+    expect(await offTheLoop(slot)).toBeLessThanOrEqual(COLD_CALLS + 2);
     expect(leftLoop).toEqual(['left']);
     slot.dispose();
   });
