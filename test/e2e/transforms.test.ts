@@ -156,7 +156,7 @@ describe('transforms end to end', () => {
       },
     });
     cleanups.push(() => hookd.stop());
-    const until = Date.now() + 3000;
+    const until = Date.now() + 2000;
     const spinStatuses: number[] = [];
     const client = async () => {
       while (Date.now() < until) {
@@ -182,7 +182,7 @@ describe('transforms end to end', () => {
     took.sort((a, b) => a - b);
     // On the event loop, /healthz waited 882 ms at the median, 8 s at worst; off it, milliseconds
     // (the bound leaves room for this 2-core machine, whose test process shares the cores).
-    expect(took.length).toBeGreaterThan(20);
+    expect(took.length).toBeGreaterThan(12);
     expect(took[Math.floor(took.length / 2)]).toBeLessThan(50);
     expect(took[Math.floor(took.length * 0.9)]).toBeLessThan(200);
   });
