@@ -157,6 +157,11 @@ export function createMailWatcher(options: MailWatcherOptions): MailWatcher {
       await drain(imap, cursor);
       if (cursor.since !== undefined && !stopper.signal.aborted) cursors.markCaughtUp(cursor);
       status.lastError = undefined;
+      // IDLE now: the client's own IDLE starts only after 15 s without a command, and until then
+      // the server tells nothing of new mail. The next command (drain's SEARCH) ends it.
+      imap.idle({ whenFree: true }).catch((err: Error) => {
+        status.lastError = err.message;
+      });
       await Promise.race([
         new Promise<void>((resolve) => {
           wake = resolve;

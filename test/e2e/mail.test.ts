@@ -188,4 +188,24 @@ describe.skipIf(!hasDovecot && !process.env.CI)('the mail watch flow against a r
       body: 'Body of message 1.',
     });
   });
+
+  it('picks up each new message within 3 s by IMAP IDLE, with polling every 60 s (issue 17)', async () => {
+    // Before: the watcher waited for the IMAP client's own IDLE, which starts after 15 s without
+    // a command, so every message after the first arrived 12-15 s late.
+    const imap = await dovecot();
+    const hook = await receiver();
+    const temp = makeTempDir();
+    cleanups.push(temp.cleanup);
+    const watcher = await watchProcess(
+      temp.dir,
+      mailConfig(imap, { hookUrl: hook.url, watch: { pollIntervalSeconds: 60 } }),
+    );
+    cleanups.push(() => watcher.stop());
+    for (const n of [1, 2, 3]) {
+      const appended = performance.now();
+      await imap.append(rfc822(n));
+      await expect.poll(() => hook.ids().length, { timeout: 10_000, interval: 50 }).toBe(n);
+      expect(performance.now() - appended).toBeLessThan(3000);
+    }
+  });
 });
