@@ -113,7 +113,14 @@ export const errorCatalogue = {
     (p: { status: number; excerpt: string }) => `the model server answered ${p.status}: ${p.excerpt}`,
   ),
   MODEL_INVALID_ANSWER: local((p: { problem: keyof typeof MODEL_ANSWER_WORDS }) => MODEL_ANSWER_WORDS[p.problem]),
-  RUN_TIMED_OUT: local((p: { seconds: number }) => `timed out after ${p.seconds}s`),
+  MODEL_UNAVAILABLE: local(
+    (p: { attempts: number; last: string }) =>
+      `the model server failed ${p.attempts} time${p.attempts === 1 ? '' : 's'}, last: ${p.last}`,
+  ),
+  RUN_TIMED_OUT: local(
+    (p: { seconds: number; unavailable?: string }) =>
+      `timed out after ${p.seconds}s${p.unavailable ? ` (${p.unavailable})` : ''}`,
+  ),
   CHANNEL_REFUSED: local(
     (p: { channel: string; status: number; description?: string }) =>
       `${p.channel} answered ${p.status}${p.description ? `: ${p.description}` : ''}`,

@@ -46,6 +46,13 @@ export function createOpenAiChatProvider(config: ProviderConfig): ModelProvider 
         messages,
         ...(thinking && thinking !== 'off' ? { reasoning_effort: thinking } : {}),
       });
+      /** The last retried failure, so that a call cut off by its time limit says what went wrong. */
+      let last: string | undefined;
+      // Cut off (time limit or shutdown) after failures: the failures, not only the cut, are the news.
+      const aborted = (attempts: number) =>
+        last === undefined
+          ? signal.reason
+          : hookdError('MODEL_UNAVAILABLE', { attempts, last }, { cause: signal.reason });
       for (let attempt = 0; ; attempt++) {
         let retryAfterMs: number | undefined;
         try {
@@ -55,15 +62,21 @@ export function createOpenAiChatProvider(config: ProviderConfig): ModelProvider 
           if (res.statusCode !== 429 && res.statusCode < 500) {
             throw hookdError('MODEL_REFUSED', { status: res.statusCode, excerpt: excerptOf(text, config.apiKey) });
           }
+          last = `HTTP ${res.statusCode} ${excerptOf(text, config.apiKey)}`.trim();
           const header = Number(res.headers['retry-after']);
           if (Number.isFinite(header) && header >= 0) retryAfterMs = header * 1000;
         } catch (err) {
-          if (signal.aborted) throw signal.reason;
+          if (signal.aborted) throw aborted(attempt);
           if (isHookdError(err)) throw err;
           if (err instanceof SyntaxError) throw hookdError('MODEL_INVALID_ANSWER', { problem: 'invalid-json' });
           // Network errors are retried like a 5xx.
+          last = excerptOf((err as Error).message, config.apiKey);
         }
-        await sleep(retryAfterMs ?? backoffMs(attempt, BACKOFF), undefined, { signal });
+        try {
+          await sleep(retryAfterMs ?? backoffMs(attempt, BACKOFF), undefined, { signal });
+        } catch {
+          throw aborted(attempt + 1);
+        }
       }
     },
   };

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ThinkingLevel } from '../action-shape.js';
 import { type BackoffBounds, backoffMs } from '../backoff.js';
-import { hookdError } from '../errors.js';
+import { hookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { DeliveryOutcome, RunRecord, SessionMessage, Store } from '../store/index.js';
 import type { Delivery } from './delivery.js';
@@ -105,8 +105,9 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
     } catch (err) {
       if (shutdown.aborted && !timeout.timedOut) return undefined;
       const status = timeout.timedOut ? 'timeout' : 'error';
+      const unavailable = isHookdError(err, 'MODEL_UNAVAILABLE') ? { unavailable: err.message } : {};
       const error = timeout.timedOut
-        ? hookdError('RUN_TIMED_OUT', { seconds: timeoutSeconds }).message
+        ? hookdError('RUN_TIMED_OUT', { seconds: timeoutSeconds, ...unavailable }).message
         : (err as Error).message;
       log.warn({ runId: run.id, status, error }, 'run failed');
       // A failed turn adds nothing to the transcript, but its status is still written.

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { isHookdError } from '../../../src/errors.js';
 import { createOpenAiChatProvider } from '../../../src/providers/index.js';
 import { until, waits } from '../../helpers/clock.js';
 import { type FakeModel, startFakeModel } from '../../helpers/fake-model.js';
@@ -80,7 +81,19 @@ describe('openai-chat provider', () => {
       if (n < 6) await vi.advanceTimersByTimeAsync(delayMs);
     }
     shutdown.abort(new Error('shutting down'));
-    await expect(answer).rejects.toMatchObject({ name: 'AbortError' });
+    // What failed is kept, not only that the call was cut off (issue 17).
+    const failure = await answer.catch((err: unknown) => err);
+    expect(isHookdError(failure, 'MODEL_UNAVAILABLE')).toBe(true);
+    expect((failure as Error).message).toBe(
+      'the model server failed 7 times, last: HTTP 500 {"error":{"message":"fake error"}}',
+    );
     expect(model.requests).toHaveLength(7);
+  });
+
+  it('says which network error it kept retrying when a server refuses connections until the time limit', async () => {
+    const provider = createOpenAiChatProvider({ baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-9', api: 'openai-chat' });
+    const failure = await ask(provider, AbortSignal.timeout(900)).catch((err: unknown) => err);
+    expect(isHookdError(failure, 'MODEL_UNAVAILABLE')).toBe(true);
+    expect((failure as Error).message).toMatch(/^the model server failed \d+ times?, last: .*ECONNREFUSED/);
   });
 });

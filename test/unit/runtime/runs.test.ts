@@ -6,6 +6,7 @@ import { createHeartbeat } from '../../../src/runtime/heartbeat.js';
 import type { ModelRouter } from '../../../src/runtime/index.js';
 import { createRunQueue } from '../../../src/runtime/runs.js';
 import { createStore, type Store } from '../../../src/store/index.js';
+import { startFakeModel } from '../../helpers/fake-model.js';
 
 function setup(options: { models?: ModelRouter; concurrency?: () => number; logs?: string[] } = {}) {
   const base = createStore({ path: ':memory:', synchronous: 'normal' });
@@ -159,5 +160,38 @@ describe('a run whose store write fails (issue 13 item 12)', () => {
     await runs.stop();
     expect(store.runs.unfinished().map((r) => r.id)).toEqual(['stuck']);
     expect(logs.some((l) => l.includes('run crashed'))).toBe(false);
+  });
+});
+
+describe('a run whose model server keeps failing (issue 17)', () => {
+  it("ends timeout with the server's last status and body and the tries made, not only the time", async () => {
+    const server = await startFakeModel(() => ({ status: 500, body: { error: { message: 'overloaded' } } }));
+    try {
+      const models = createModelRouter({
+        models: { providers: { fake: { baseUrl: server.url, api: 'openai-chat', apiKey: 'sk-secret-1' } } },
+      });
+      const { store, runs } = setup({ models });
+      store.runs.insert({
+        id: 'busy',
+        sessionKey: 'hook:busy',
+        message: 'hello',
+        model: 'fake/m',
+        timeoutSeconds: 1,
+        wakeMode: 'next-heartbeat',
+        deliver: false,
+        channel: 'last',
+        allowUnsafeExternalContent: false,
+        contentSource: 'webhook',
+        createdAt: 1,
+      });
+      runs.enqueue('busy', 'hook:busy');
+      await expect.poll(() => store.runs.get('busy')?.status, { timeout: 5000 }).toBe('timeout');
+      expect(store.runs.get('busy')?.error).toMatch(
+        /^timed out after 1s \(the model server failed \d+ times, last: HTTP 500 \{"error":\{"message":"overloaded"\}\}\)$/,
+      );
+      await runs.stop();
+    } finally {
+      await server.close();
+    }
   });
 });
