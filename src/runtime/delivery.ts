@@ -54,6 +54,9 @@ export interface Delivery {
   deliver(target: DeliveryTarget, reply: string, signal?: AbortSignal): Promise<DeliveryOutcome>;
 }
 
+/** Why a reply is not delivered when no chat channel is configured. */
+export const NO_CHANNEL = 'no channel: none is configured (channels.chatnet)';
+
 /** Delivers replies: resolves `last`, skips acknowledgements, records the outcome, never throws. */
 export function createDelivery(options: DeliveryOptions): Delivery {
   const log = options.log.child({ component: 'delivery' });
@@ -95,6 +98,8 @@ export function createDelivery(options: DeliveryOptions): Delivery {
   async function attempt(target: DeliveryTarget, reply: string, signal?: AbortSignal): Promise<DeliveryOutcome> {
     if (reply.trim() === NO_REPLY) return { status: 'skipped', reason: 'NO_REPLY' };
     if (isAckOnly(reply, options.ackMaxChars)) return { status: 'skipped', reason: 'heartbeat acknowledgement' };
+    // Nothing to deliver to is a choice (the embedded default has no channel), not a failure.
+    if (options.channels.size === 0) return { status: 'skipped', reason: NO_CHANNEL };
     const route = resolve(target);
     if ('reason' in route) return { status: 'failed', reason: route.reason };
     const channel = options.channels.get(route.channel);

@@ -83,8 +83,11 @@ describe('run queue writes', () => {
     const { store, runs, add, writes } = setup();
     add('r2', true);
     await expect.poll(() => store.events.get('r2:summary')).toBeDefined();
-    // No channel is configured: the delivery fails, and the run's reply is kept.
-    expect(store.runs.get('r2')?.delivery?.status).toBe('failed');
+    // No channel is configured: the delivery is skipped (issue 17: it was counted failed), and the run's reply is kept.
+    expect(store.runs.get('r2')?.delivery).toEqual({
+      status: 'skipped',
+      reason: 'no channel: none is configured (channels.chatnet)',
+    });
     expect(store.runs.get('r2')?.output).toBeTypeOf('string');
     expect(writes()).toBe(3);
     await runs.stop();
