@@ -45,7 +45,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .command('try')
     .description('dry-run the mapping engine for a hook name and print the resulting actions (nothing is dispatched)')
     .argument('<name>', 'the hook name, as in /hooks/<name>')
-    .requiredOption('-p, --payload <file>', 'the request body')
+    .requiredOption('-p, --payload <file>', 'the request body (a file, or - for standard input)')
     .option('-H, --header <K:V>', 'a request header (repeatable)', collect, [])
     .option('-q, --query <K=V>', 'a query parameter (repeatable)', collect, [])
     .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')

@@ -51,7 +51,8 @@ async function dryRun(
     query[entry.slice(0, at)] = entry.slice(at + 1);
   }
   const subPath = name.replace(/^\/+|\/+$/g, '');
-  const raw = readFileSync(resolve(io.cwd, options.payload));
+  // `-` is standard input, as with curl's `-d @-`.
+  const raw = readFileSync(options.payload === '-' ? 0 : resolve(io.cwd, options.payload));
   try {
     const kind = classifyContentType(headers['content-type']);
     if (!kind) throw hookdError('UNSUPPORTED_MEDIA_TYPE', { contentType: String(headers['content-type']) });

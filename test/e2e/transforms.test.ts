@@ -141,6 +141,12 @@ describe('transforms end to end', () => {
     const result = await runHookd(['try', 'alerts', '--payload', payload, '--config', file]);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ actions: [{ kind: 'wake', text: 'alert: undefined' }] });
+    // `--payload -` reads standard input (issue 17: it was ENOENT).
+    const piped = await runHookd(['try', 'alerts', '--payload', '-', '--config', file], {
+      input: JSON.stringify({ alert: 'disk full' }),
+    });
+    expect(piped.code).toBe(0);
+    expect(JSON.parse(piped.stdout)).toMatchObject({ actions: [{ kind: 'wake', text: 'alert: disk full' }] });
   });
 
   it('keeps /healthz and /hooks/agent answering while four clients hit a transform that spins 900 ms (issue 13 item 5)', async () => {

@@ -37,12 +37,14 @@ export interface StartOptions {
   readyPattern?: RegExp;
 }
 
-function spawnHookd(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): ChildProcess {
-  return spawn(process.execPath, ['--no-node-snapshot', BIN, ...args], {
+function spawnHookd(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}, input?: string): ChildProcess {
+  const child = spawn(process.execPath, ['--no-node-snapshot', BIN, ...args], {
     cwd,
     env: { ...process.env, HOOKD_CONFIG: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  if (input !== undefined) child.stdin?.end(input);
+  return child;
 }
 
 /** Collects what a child prints; read `out` and `err` at any time. */
@@ -117,9 +119,9 @@ export async function startHookd(options: StartOptions = {}): Promise<HookdProce
 /** Runs a hookd command to completion. */
 export async function runHookd(
   args: string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; input?: string } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawnHookd(args, options.cwd ?? ROOT, options.env);
+  const child = spawnHookd(args, options.cwd ?? ROOT, options.env, options.input);
   const output = capture(child);
   const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
   const code = await new Promise<number | null>((done) => child.on('exit', (c) => done(c)));
