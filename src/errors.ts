@@ -45,6 +45,7 @@ export const errorCatalogue = {
   NO_MAPPING: http(404, (p: { hook: string }) => `no mapping for hook: ${p.hook}`),
   METHOD_NOT_ALLOWED: http(405, () => 'method not allowed; use POST'),
   UNAUTHORIZED: http(401, () => 'missing or invalid hook token'),
+  SIGNATURE_INVALID: http(401, (p: { reason: string }) => `invalid webhook signature: ${p.reason}`),
   ADMIN_UNAUTHORIZED: http(401, () => 'missing or invalid gateway token'),
   TOO_MANY_AUTH_FAILURES: http(429, () => 'too many failed authentication attempts; retry later'),
   QUERY_TOKEN_DISABLED: http(400, () => 'the ?token= query parameter is disabled; send Authorization: Bearer <token>'),

@@ -23,7 +23,7 @@ export interface HookGate {
   /** Lets a request in (its state) or throws the 405, 400, 401, 429 or 404 to answer. */
   admit(request: FastifyRequest, reply: FastifyReply): HookState;
   /** Counts an authentication failure and returns the 401 (or 429 once locked) to throw. */
-  refuse(request: FastifyRequest, why: string): HookdError;
+  refuse(request: FastifyRequest, why: string, signature?: SignatureFailure): HookdError;
 }
 
 export interface HookGateOptions {
@@ -33,6 +33,12 @@ export interface HookGateOptions {
   readonly log: Logger;
 }
 
+/** Why a mapping's signature did not hold (the first mapping's, when several verify the path). */
+export interface SignatureFailure {
+  readonly mapping: string;
+  readonly reason: string;
+}
+
 const isBuiltIn = (subPath: string) => subPath === 'wake' || subPath === 'agent';
 
 /** Creates the gate of the hook routes. */
@@ -40,14 +46,16 @@ export function createHookGate(options: HookGateOptions): HookGate {
   const { hooks, mappings, throttle, log } = options;
   const tokenMatches = createTokenMatcher(hooks.token);
 
-  const refuse = (request: FastifyRequest, why: string): HookdError => {
+  const refuse = (request: FastifyRequest, why: string, signature?: SignatureFailure): HookdError => {
     const locked = throttle.lockedForSeconds(request.ip);
-    log.warn({ reqId: request.id, ip: request.ip, locked: locked > 0 }, `hook request refused: ${why}`);
+    const detail = signature ? { mapping: signature.mapping, reason: signature.reason } : {};
+    log.warn({ reqId: request.id, ip: request.ip, locked: locked > 0, ...detail }, `hook request refused: ${why}`);
     if (locked > 0) {
       return hookdError('TOO_MANY_AUTH_FAILURES', undefined, { headers: { 'retry-after': String(locked) } });
     }
     throttle.fail(request.ip);
-    return hookdError('UNAUTHORIZED');
+    // A sender with a signature learns what to fix: the header, the clock or the secret.
+    return signature ? hookdError('SIGNATURE_INVALID', { reason: signature.reason }) : hookdError('UNAUTHORIZED');
   };
 
   /**

@@ -74,8 +74,9 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     const body = bodyOf(request.body as BodyOutcome | undefined);
     let verified: VerifiedWebhook | undefined;
     if (state.verifiers.length > 0) {
-      verified = verifyWebhook(state.verifiers, request.headers, body.rawBody);
-      if (!verified) throw gate.refuse(request, 'missing or invalid signature');
+      const checked = verifyWebhook(state.verifiers, request.headers, body.rawBody);
+      if ('failures' in checked) throw gate.refuse(request, 'invalid signature', checked.failures[0]);
+      verified = checked;
       const challenge = slackChallenge(state.verifiers, verified, body.payload);
       if (challenge !== undefined) return reply.code(200).send({ challenge });
     }

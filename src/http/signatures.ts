@@ -24,10 +24,18 @@ const header = (headers: IncomingHttpHeaders, name: string): string | undefined 
 const hmac = (algorithm: string, key: string | Buffer, data: Buffer | string) =>
   createHmac(algorithm, key).update(data);
 
-function withinTolerance(timestamp: string | undefined, config: VerifyConfig, nowSeconds: number): boolean {
+/** Undefined when the timestamp is fresh; else why not, with the tolerance (never the expected value). */
+function staleTimestamp(timestamp: string | undefined, config: VerifyConfig, nowSeconds: number): string | undefined {
   const t = Number(timestamp);
-  return Number.isInteger(t) && Math.abs(nowSeconds - t) <= (config.toleranceSeconds ?? DEFAULT_TOLERANCE_S);
+  const tolerance = config.toleranceSeconds ?? DEFAULT_TOLERANCE_S;
+  if (!Number.isInteger(t)) return 'the timestamp is not a whole number of seconds';
+  const off = nowSeconds - t;
+  if (Math.abs(off) <= tolerance) return undefined;
+  return `the timestamp is ${Math.abs(off)} s ${off > 0 ? 'old' : 'in the future'}; the tolerance is ${tolerance} s`;
 }
+
+/** Every signature was checked and none matched: the sender's secret differs from the mapping's. */
+const MISMATCH = 'no signature matched (is the secret the same on both sides?)';
 
 const fail = (reason: string): Verification => ({ ok: false, reason });
 
@@ -35,7 +43,7 @@ function github(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer)
   const given = header(headers, 'x-hub-signature-256');
   if (!given) return fail('missing X-Hub-Signature-256');
   const expected = `sha256=${hmac('sha256', config.secret, raw).digest('hex')}`;
-  if (!safeEqual(given, expected)) return fail('signature mismatch');
+  if (!safeEqual(given, expected)) return fail(MISMATCH);
   const id = header(headers, 'x-github-delivery');
   return { ok: true, ...(id ? { webhookId: id } : {}) };
 }
@@ -46,10 +54,11 @@ function stripe(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer,
   const parts = given.split(',').map((p) => p.trim().split('=') as [string, string?]);
   const timestamp = parts.find(([k]) => k === 't')?.[1];
   const signatures = parts.filter(([k]) => k === 'v1').map(([, v]) => v ?? '');
-  if (!timestamp || signatures.length === 0) return fail('malformed Stripe-Signature');
-  if (!withinTolerance(timestamp, config, now)) return fail('timestamp outside the tolerance');
+  if (!timestamp || signatures.length === 0) return fail('Stripe-Signature has no t= or no v1= part');
+  const stale = staleTimestamp(timestamp, config, now);
+  if (stale) return fail(stale);
   const expected = hmac('sha256', config.secret, `${timestamp}.`).update(raw).digest('hex');
-  if (!signatures.some((s) => safeEqual(s, expected))) return fail('signature mismatch');
+  if (!signatures.some((s) => safeEqual(s, expected))) return fail(MISMATCH);
   const id = /"id"\s*:\s*"(evt_[^"]+)"/.exec(raw.toString('utf8'))?.[1];
   return { ok: true, ...(id ? { webhookId: id } : {}) };
 }
@@ -57,18 +66,26 @@ function stripe(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer,
 function slack(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer, now: number): Verification {
   const given = header(headers, 'x-slack-signature');
   const timestamp = header(headers, 'x-slack-request-timestamp');
-  if (!given || !timestamp) return fail('missing X-Slack-Signature or X-Slack-Request-Timestamp');
-  if (!withinTolerance(timestamp, config, now)) return fail('timestamp outside the tolerance');
+  if (!given) return fail('missing X-Slack-Signature');
+  if (!timestamp) return fail('missing X-Slack-Request-Timestamp');
+  const stale = staleTimestamp(timestamp, config, now);
+  if (stale) return fail(stale);
   const expected = `v0=${hmac('sha256', config.secret, `v0:${timestamp}:`).update(raw).digest('hex')}`;
-  return safeEqual(given, expected) ? { ok: true } : fail('signature mismatch');
+  return safeEqual(given, expected) ? { ok: true } : fail(MISMATCH);
 }
 
 function standardWebhooks(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer, now: number): Verification {
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const given = header(headers, 'webhook-signature');
-  if (!id || !timestamp || !given) return fail('missing webhook-id, webhook-timestamp or webhook-signature');
-  if (!withinTolerance(timestamp, config, now)) return fail('timestamp outside the tolerance');
+  const missing = [
+    ['webhook-id', id],
+    ['webhook-timestamp', timestamp],
+    ['webhook-signature', given],
+  ].flatMap(([name, value]) => (value ? [] : [name]));
+  if (missing.length > 0 || !id || !timestamp || !given) return fail(`missing ${missing.join(', ')}`);
+  const stale = staleTimestamp(timestamp, config, now);
+  if (stale) return fail(stale);
   const key = config.secret.startsWith('whsec_')
     ? Buffer.from(config.secret.slice(6), 'base64')
     : Buffer.from(config.secret);
@@ -77,7 +94,8 @@ function standardWebhooks(config: VerifyConfig, headers: IncomingHttpHeaders, ra
     .split(' ')
     .filter((s) => s.startsWith('v1,'))
     .map((s) => s.slice(3));
-  return candidates.some((s) => safeEqual(s, expected)) ? { ok: true, webhookId: id } : fail('signature mismatch');
+  if (candidates.length === 0) return fail('webhook-signature has no v1, signature');
+  return candidates.some((s) => safeEqual(s, expected)) ? { ok: true, webhookId: id } : fail(MISMATCH);
 }
 
 function generic(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer): Verification {
@@ -85,7 +103,7 @@ function generic(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer
   const given = header(headers, name);
   if (!given) return fail(`missing ${name}`);
   const digest = hmac(config.algorithm ?? 'sha256', config.secret, raw).digest(config.encoding ?? 'hex');
-  return safeEqual(given, `${config.prefix ?? ''}${digest}`) ? { ok: true } : fail('signature mismatch');
+  return safeEqual(given, `${config.prefix ?? ''}${digest}`) ? { ok: true } : fail(MISMATCH);
 }
 
 /** Verifies a webhook's signature over the raw bytes (DESIGN §10). Never reveals the expected value. */
@@ -115,22 +133,31 @@ export interface VerifiedWebhook {
   readonly webhookId?: string;
 }
 
-/** Checks the request against each mapping's `verify`; undefined when no signature holds. */
+/** No mapping's signature held: why, per mapping, to answer and log (never an expected value). */
+export interface UnverifiedWebhook {
+  readonly failures: readonly { readonly mapping: string; readonly reason: string }[];
+}
+
+/** Checks the request against each mapping's `verify`. */
 export function verifyWebhook(
   verifiers: readonly CompiledMapping[],
   headers: IncomingHttpHeaders,
   rawBody: Buffer,
-): VerifiedWebhook | undefined {
+): VerifiedWebhook | UnverifiedWebhook {
   const mappings = new Set<string>();
+  const failures: { mapping: string; reason: string }[] = [];
   let webhookId: string | undefined;
   for (const mapping of verifiers) {
     if (!mapping.verify) continue;
     const result = verifySignature(mapping.verify, headers, rawBody);
-    if (!result.ok) continue;
+    if (!result.ok) {
+      failures.push({ mapping: mapping.id, reason: result.reason });
+      continue;
+    }
     mappings.add(mapping.id);
     webhookId ??= result.webhookId;
   }
-  if (mappings.size === 0) return undefined;
+  if (mappings.size === 0) return { failures };
   return { mappings, ...(webhookId ? { webhookId } : {}) };
 }
 

@@ -59,7 +59,23 @@ describe('signatures on mappings (DESIGN §10)', () => {
     });
     expect(bad.statusCode).toBe(401);
     expect(bad.body).not.toContain(sign(raw).slice(7));
-    for (let i = 0; i < 19; i++) {
+    // The sender learns what to fix (issue 17: every failure said "missing or invalid hook token").
+    expect(bad.json()).toEqual({
+      ok: false,
+      code: 'SIGNATURE_INVALID',
+      error: 'invalid webhook signature: no signature matched (is the secret the same on both sides?)',
+    });
+    const missing = await t.app.inject({
+      method: 'POST',
+      url: '/hooks/github',
+      headers: { 'content-type': 'application/json' },
+      payload: raw,
+    });
+    expect(missing.json()).toMatchObject({
+      code: 'SIGNATURE_INVALID',
+      error: 'invalid webhook signature: missing X-Hub-Signature-256',
+    });
+    for (let i = 0; i < 18; i++) {
       await t.app.inject({
         method: 'POST',
         url: '/hooks/github',

@@ -30,7 +30,15 @@ describe('signature schemes against published example vectors', () => {
     expect(verifySignature(config, headers, raw, 1531420618 + 60)).toEqual({ ok: true });
     expect(verifySignature(config, headers, raw, 1531420618 + 301)).toEqual({
       ok: false,
-      reason: 'timestamp outside the tolerance',
+      reason: 'the timestamp is 301 s old; the tolerance is 300 s',
+    });
+    expect(verifySignature({ ...config, secret: 'other' }, headers, raw, 1531420618)).toEqual({
+      ok: false,
+      reason: 'no signature matched (is the secret the same on both sides?)',
+    });
+    expect(verifySignature(config, { 'x-slack-signature': 'v0=1' }, raw, 1531420618)).toEqual({
+      ok: false,
+      reason: 'missing X-Slack-Request-Timestamp',
     });
   });
 
@@ -61,7 +69,11 @@ describe('signature schemes against published example vectors', () => {
     expect(verifySignature(config, { 'stripe-signature': `t=${t},v1=${v1}` }, raw, t + 1000).ok).toBe(false);
     expect(verifySignature(config, { 'stripe-signature': 'garbage' }, raw, t)).toEqual({
       ok: false,
-      reason: 'malformed Stripe-Signature',
+      reason: 'Stripe-Signature has no t= or no v1= part',
+    });
+    expect(verifySignature(config, { 'stripe-signature': `t=${t + 900},v1=${v1}` }, raw, t)).toEqual({
+      ok: false,
+      reason: 'the timestamp is 900 s in the future; the tolerance is 300 s',
     });
   });
 
