@@ -33,7 +33,8 @@ const EXPORTS = [
   'floodConsole',
   'wasmMemory',
 ];
-const TIMEOUT_MS = 300;
+// Long enough for a 1 GB allocation to reach the memory limit first on a busy machine (3 test files at once).
+const TIMEOUT_MS = 1000;
 
 const context = (payload: unknown): TransformContext => ({
   payload,
