@@ -7,9 +7,10 @@ export default defineConfig({
     globalSetup: ['test/helpers/build.ts'],
     // isolated-vm needs Node's startup snapshot off; worker threads cannot take the flag.
     pool: 'forks',
-    // Three files at once on two cores: most of an end-to-end file's time is spent waiting on the
-    // processes and servers it spawned (87 s of wall time with two, 74 s with three, here).
-    maxWorkers: 3,
+    // Two files at once on two cores (the default leaves one core to the main process, which
+    // idles). Three cut the wall time from 87 to 74 s here, but made timing-bound e2e tests fail
+    // on a fresh clone.
+    maxWorkers: 2,
     execArgv: ['--no-node-snapshot'],
     testTimeout: 20_000,
     hookTimeout: 30_000,

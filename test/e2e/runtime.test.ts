@@ -227,11 +227,13 @@ describe('the runtime end to end (fake model and chat servers over real sockets)
       .toContain('Hook Slow (error): timed out after 1s');
   });
 
-  it('five wakes within 100 ms make exactly one heartbeat model call', async () => {
+  it('five wakes within the 250 ms coalescing window make exactly one heartbeat model call', async () => {
     const w = await world(() => 'HEARTBEAT_OK');
     const started = Date.now();
     await Promise.all([1, 2, 3, 4, 5].map((n) => w.post('wake', { text: `event ${n}` })));
-    expect(Date.now() - started).toBeLessThan(100);
+    // The premise: all five answered well inside the window the first one opened (109 ms was seen
+    // on a busy machine, so the bound is the window's, with room, not 100 ms).
+    expect(Date.now() - started).toBeLessThan(200);
     await expect.poll(() => w.model.requests.length).toBe(1);
     const prompt = lastUser(w.model.requests[0]);
     for (const n of [1, 2, 3, 4, 5]) expect(prompt).toContain(`event ${n}`);
@@ -331,7 +333,8 @@ describe('the runtime end to end (fake model and chat servers over real sockets)
     const restarted = await startHookd({ config: configFor(w.model, w.chat, { every: '1s' }), dir: temp.dir });
     cleanups.push(() => restarted.stop());
     const admin = (path: string) => call(`${restarted.url}${path}`, { method: 'GET', headers: ADMIN });
-    await expect.poll(async () => (await admin(`/api/runs/${runId}`)).body.status).toBe('ok');
+    // The resumed run's model answers after 600 ms: more than expect.poll's default second on a busy machine.
+    await expect.poll(async () => (await admin(`/api/runs/${runId}`)).body.status, { timeout: 5000 }).toBe('ok');
     await expect
       .poll(
         async () => ((await admin('/api/main/events')).body.events as { consumed: boolean }[]).every((e) => e.consumed),
