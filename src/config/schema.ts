@@ -2,18 +2,11 @@
  * The one JSON Schema of hookd's configuration (DESIGN §2). Types are derived from it
  * (types.ts); defaults live here so that validation fills them in.
  * A `description` on a constrained string is what error messages say was expected.
- * It runs past 300 lines on purpose: the whole file format in one place, read top to bottom.
+ * A mapping's and `hooks.mail`'s parts are in hook-schemas.ts.
  */
 
-import {
-  ACTION_KINDS,
-  CONTENT_SOURCES,
-  DEFAULT_SESSION_KEY_PREFIXES,
-  TEMPLATED_FIELDS,
-  type TemplatedField,
-  THINKING_LEVELS,
-  WAKE_MODES,
-} from '../action-shape.js';
+import { DEFAULT_SESSION_KEY_PREFIXES } from '../action-shape.js';
+import { mailSchema, mappingSchema, modelRef, thinking } from './hook-schemas.js';
 
 const DURATION = 'a duration such as 45s, 10m, 1h, or 0 to turn it off';
 const duration = {
@@ -22,100 +15,6 @@ const duration = {
     { type: 'string', pattern: '^(0|[1-9][0-9]*(ms|s|m|h|d))$', description: DURATION },
     { type: 'integer', const: 0 },
   ],
-} as const;
-
-const modelRef = {
-  type: 'string',
-  pattern: '^[A-Za-z0-9_.-]+/[^\\s/][^\\s]*$',
-  description: 'a model reference of the form provider/model',
-} as const;
-
-const thinking = { type: 'string', enum: THINKING_LEVELS } as const;
-const wakeMode = { type: 'string', enum: WAKE_MODES } as const;
-
-/** A mapping's mustache templates: one string key per templated action field (src/action-shape.ts). */
-const templates = Object.fromEntries(TEMPLATED_FIELDS.map(({ template }) => [template, { type: 'string' }])) as {
-  readonly [K in TemplatedField['template']]: { readonly type: 'string' };
-};
-
-const mappingSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    id: { type: 'string', minLength: 1 },
-    match: {
-      type: 'object',
-      additionalProperties: false,
-      properties: { path: { type: 'string' }, source: { type: 'string' } },
-    },
-    action: { type: 'string', enum: ACTION_KINDS },
-    wakeMode,
-    ...templates,
-    model: { type: 'string', minLength: 1 },
-    deliver: { type: 'boolean' },
-    timeoutSeconds: { type: 'number', exclusiveMinimum: 0 },
-    allowUnsafeExternalContent: { type: 'boolean' },
-    transform: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['module'],
-      properties: { module: { type: 'string', minLength: 1 }, export: { type: 'string', minLength: 1 } },
-    },
-    forEach: { type: 'string', minLength: 1 },
-    verify: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['scheme', 'secret'],
-      properties: {
-        scheme: { type: 'string', enum: ['github', 'stripe', 'slack', 'standard-webhooks', 'hmac'] },
-        secret: { type: 'string', minLength: 1 },
-        toleranceSeconds: { type: 'integer', minimum: 0 },
-        header: { type: 'string', minLength: 1 },
-        algorithm: { type: 'string', enum: ['sha1', 'sha256', 'sha512'] },
-        encoding: { type: 'string', enum: ['hex', 'base64'] },
-        prefix: { type: 'string' },
-      },
-    },
-    maxBodyBytes: { type: 'integer', minimum: 1 },
-    maxConcurrent: { type: 'integer', minimum: 1 },
-    contentSource: { type: 'string', enum: CONTENT_SOURCES },
-  },
-} as const;
-
-const mailSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    account: { type: 'string', minLength: 1 },
-    model: modelRef,
-    thinking,
-    allowUnsafeExternalContent: { type: 'boolean' },
-    watch: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['imap'],
-      properties: {
-        imap: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['host', 'user', 'password'],
-          properties: {
-            host: { type: 'string', minLength: 1 },
-            port: { type: 'integer', minimum: 1, maximum: 65535 },
-            secure: { type: 'boolean' },
-            user: { type: 'string', minLength: 1 },
-            password: { type: 'string' },
-          },
-        },
-        mailbox: { type: 'string', minLength: 1, default: 'INBOX' },
-        includeBody: { type: 'boolean', default: true },
-        maxBodyBytes: { type: 'integer', minimum: 1, default: 20000 },
-        batchSize: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
-        hookUrl: { type: 'string', minLength: 1 },
-        pollIntervalSeconds: { type: 'integer', minimum: 1, default: 60 },
-      },
-    },
-  },
 } as const;
 
 export const configSchema = {
@@ -303,8 +202,6 @@ export const configSchema = {
     },
   },
 } as const;
-
-export { mappingSchema };
 
 /** How the config validator is compiled (at start-up from src/, ahead of time by the build). */
 export const validatorOptions = {

@@ -1,5 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import type { configSchema, mappingSchema } from './schema.js';
+import type { mappingSchema } from './hook-schemas.js';
+import type { configSchema } from './schema.js';
 
 /** The configuration as validated, with defaults filled in. */
 export type RawConfig = FromSchema<typeof configSchema>;

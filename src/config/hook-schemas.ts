@@ -1,0 +1,107 @@
+/**
+ * The parts of the config schema (schema.ts) that describe the hook endpoints' own sources: a
+ * mapping and `hooks.mail`, with the model and action fragments they share with `agents`.
+ */
+
+import {
+  ACTION_KINDS,
+  CONTENT_SOURCES,
+  TEMPLATED_FIELDS,
+  type TemplatedField,
+  THINKING_LEVELS,
+  WAKE_MODES,
+} from '../action-shape.js';
+
+export const modelRef = {
+  type: 'string',
+  pattern: '^[A-Za-z0-9_.-]+/[^\\s/][^\\s]*$',
+  description: 'a model reference of the form provider/model',
+} as const;
+
+export const thinking = { type: 'string', enum: THINKING_LEVELS } as const;
+const wakeMode = { type: 'string', enum: WAKE_MODES } as const;
+
+/** A mapping's mustache templates: one string key per templated action field (src/action-shape.ts). */
+const templates = Object.fromEntries(TEMPLATED_FIELDS.map(({ template }) => [template, { type: 'string' }])) as {
+  readonly [K in TemplatedField['template']]: { readonly type: 'string' };
+};
+
+export const mappingSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', minLength: 1 },
+    match: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { path: { type: 'string' }, source: { type: 'string' } },
+    },
+    action: { type: 'string', enum: ACTION_KINDS },
+    wakeMode,
+    ...templates,
+    model: { type: 'string', minLength: 1 },
+    deliver: { type: 'boolean' },
+    timeoutSeconds: { type: 'number', exclusiveMinimum: 0 },
+    allowUnsafeExternalContent: { type: 'boolean' },
+    transform: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['module'],
+      properties: { module: { type: 'string', minLength: 1 }, export: { type: 'string', minLength: 1 } },
+    },
+    forEach: { type: 'string', minLength: 1 },
+    verify: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['scheme', 'secret'],
+      properties: {
+        scheme: { type: 'string', enum: ['github', 'stripe', 'slack', 'standard-webhooks', 'hmac'] },
+        secret: { type: 'string', minLength: 1 },
+        toleranceSeconds: { type: 'integer', minimum: 0 },
+        header: { type: 'string', minLength: 1 },
+        algorithm: { type: 'string', enum: ['sha1', 'sha256', 'sha512'] },
+        encoding: { type: 'string', enum: ['hex', 'base64'] },
+        prefix: { type: 'string' },
+      },
+    },
+    maxBodyBytes: { type: 'integer', minimum: 1 },
+    maxConcurrent: { type: 'integer', minimum: 1 },
+    contentSource: { type: 'string', enum: CONTENT_SOURCES },
+  },
+} as const;
+
+export const mailSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    account: { type: 'string', minLength: 1 },
+    model: modelRef,
+    thinking,
+    allowUnsafeExternalContent: { type: 'boolean' },
+    watch: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['imap'],
+      properties: {
+        imap: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['host', 'user', 'password'],
+          properties: {
+            host: { type: 'string', minLength: 1 },
+            port: { type: 'integer', minimum: 1, maximum: 65535 },
+            secure: { type: 'boolean' },
+            user: { type: 'string', minLength: 1 },
+            password: { type: 'string' },
+          },
+        },
+        mailbox: { type: 'string', minLength: 1, default: 'INBOX' },
+        includeBody: { type: 'boolean', default: true },
+        maxBodyBytes: { type: 'integer', minimum: 1, default: 20000 },
+        batchSize: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
+        hookUrl: { type: 'string', minLength: 1 },
+        pollIntervalSeconds: { type: 'integer', minimum: 1, default: 60 },
+      },
+    },
+  },
+} as const;
