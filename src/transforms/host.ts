@@ -5,9 +5,9 @@ import type { Logger } from '../log.js';
 import type { CompiledMapping, TransformContext, TransformRunner } from '../mapping/index.js';
 import { compileTransform } from './compile.js';
 import { CONSOLE_LEVELS } from './console.js';
-import { createOffLoopGate } from './gate.js';
 import { loadTransforms } from './load.js';
 import { resolveTransformModule } from './resolve.js';
+import { createSemaphore } from './semaphore.js';
 import { OFF_LOOP_FOR_MS, ON_LOOP_SLICE_MS, type TransformSlot } from './slot.js';
 import { type TransformsWatch, watchTransforms } from './watch.js';
 
@@ -45,7 +45,7 @@ export async function createTransformHost(options: TransformHostOptions): Promis
   const slots = await loadTransforms({
     config,
     mappings: options.mappings,
-    gate: createOffLoopGate(options.offLoopSlots ?? Math.max(1, availableParallelism() - 1)),
+    gate: createSemaphore(options.offLoopSlots ?? Math.max(1, availableParallelism() - 1)),
     onLeaveLoop: (key) =>
       log.info(
         { mapping: key, sliceMs: ON_LOOP_SLICE_MS, forMs: OFF_LOOP_FOR_MS },

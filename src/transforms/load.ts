@@ -3,8 +3,8 @@ import { isHookdError } from '../errors.js';
 import type { CompiledMapping } from '../mapping/index.js';
 import { type CompiledTransform, compileTransform } from './compile.js';
 import type { ConsoleSink } from './console.js';
-import type { OffLoopGate } from './gate.js';
 import { resolveTransformModule } from './resolve.js';
+import type { Semaphore } from './semaphore.js';
 import { createTransformSlot, type TransformSlot } from './slot.js';
 
 export interface LoadTransformsOptions {
@@ -15,7 +15,7 @@ export interface LoadTransformsOptions {
   /** Told when a mapping's calls move off the event loop. */
   readonly onLeaveLoop?: (key: string) => void;
   /** Shared by every slot: the calls running off the event loop at once. */
-  readonly gate?: OffLoopGate;
+  readonly gate?: Semaphore;
 }
 
 type Loaded = { readonly slot?: TransformSlot; readonly problems?: readonly string[] };

@@ -1,5 +1,6 @@
 import { hookdError } from '../errors.js';
 import type { Sandbox } from './sandbox.js';
+import { createSemaphore } from './semaphore.js';
 
 /** How the pool builds a sandbox for the code it currently runs. */
 export type BuildSandbox = (code: string) => Promise<Sandbox>;
@@ -41,20 +42,16 @@ export interface SandboxPool {
   dispose(): void;
 }
 
-type Waiter = { resolve(sandbox: Sandbox): void; reject(err: unknown): void; timer: NodeJS.Timeout };
-
 export function createSandboxPool(options: SandboxPoolOptions): SandboxPool {
-  const { key, maxInFlight, maxWaiting } = options;
+  const { key, maxInFlight } = options;
   let code = options.code;
   /** Isolates of the current code, not running a call. */
   let idle: Sandbox[] = [];
-  /** Isolates handed out plus builds under way: the in-flight count `maxInFlight` bounds. */
-  let busy = 0;
-  const waiters: Waiter[] = [];
+  /** Isolates handed out plus builds under way hold a slot: `maxInFlight` of them at most. */
+  const slots = createSemaphore(maxInFlight, options.maxWaiting);
   /** Which code an isolate runs: bumped by each swap. */
   let generation = 0;
   const generationOf = new WeakMap<Sandbox, number>();
-  let closed = false;
 
   const busyError = () =>
     hookdError(
@@ -63,7 +60,7 @@ export function createSandboxPool(options: SandboxPoolOptions): SandboxPool {
       { headers: { 'retry-after': String(options.retryAfterS) } },
     );
 
-  /** Builds one isolate for a slot already counted in `busy`. */
+  /** Builds one isolate for a slot already taken; a failed build gives the slot back. */
   async function build(): Promise<Sandbox> {
     const builtFor = generation;
     try {
@@ -71,22 +68,9 @@ export function createSandboxPool(options: SandboxPoolOptions): SandboxPool {
       generationOf.set(sandbox, builtFor);
       return sandbox;
     } catch (err) {
-      busy--;
-      // A failed build frees its slot: a waiter may build in it.
-      serveWaiter();
+      slots.release();
       throw err;
     }
-  }
-
-  /** Hands a free slot to the oldest waiter, building an isolate for it when none is idle. */
-  function serveWaiter(): void {
-    const waiter = waiters.shift();
-    if (!waiter) return;
-    clearTimeout(waiter.timer);
-    busy++;
-    const ready = idle.pop();
-    if (ready) waiter.resolve(ready);
-    else build().then(waiter.resolve, waiter.reject);
   }
 
   return {
@@ -94,42 +78,20 @@ export function createSandboxPool(options: SandboxPoolOptions): SandboxPool {
       return code;
     },
     get size() {
-      return idle.length + busy;
+      return idle.length + slots.taken;
     },
+    // Every isolate holds a slot or is idle, so an idle one always has a free slot.
     takeIdle() {
-      const ready = closed ? undefined : idle.pop();
-      if (ready) busy++;
-      return ready;
+      return idle.length > 0 && slots.tryAcquire() ? idle.pop() : undefined;
     },
-    acquire(waitMs) {
-      if (closed) return Promise.reject(busyError());
-      const ready = idle.pop();
-      if (ready) {
-        busy++;
-        return Promise.resolve(ready);
-      }
-      if (busy < maxInFlight) {
-        busy++;
-        return build();
-      }
-      if (waiters.length >= maxWaiting || waitMs <= 0) return Promise.reject(busyError());
-      return new Promise<Sandbox>((resolve, reject) => {
-        const waiter: Waiter = {
-          resolve,
-          reject,
-          timer: setTimeout(() => {
-            waiters.splice(waiters.indexOf(waiter), 1);
-            reject(busyError());
-          }, waitMs),
-        };
-        waiters.push(waiter);
-      });
+    async acquire(waitMs) {
+      if (!(await slots.acquire(waitMs))) throw busyError();
+      return idle.pop() ?? build();
     },
     release(sandbox) {
-      busy--;
-      if (closed || sandbox.disposed || generationOf.get(sandbox) !== generation) sandbox.dispose();
+      if (sandbox.disposed || generationOf.get(sandbox) !== generation) sandbox.dispose();
       else idle.push(sandbox);
-      if (busy < maxInFlight) serveWaiter();
+      slots.release();
     },
     async swap(next) {
       const sandbox = await options.build(next);
@@ -139,13 +101,11 @@ export function createSandboxPool(options: SandboxPoolOptions): SandboxPool {
       idle = [sandbox];
     },
     dispose() {
-      closed = true;
+      // Calls still running dispose their isolate on release (its generation is gone).
+      generation++;
+      slots.close();
       for (const sandbox of idle) sandbox.dispose();
       idle = [];
-      for (const waiter of waiters.splice(0)) {
-        clearTimeout(waiter.timer);
-        waiter.reject(busyError());
-      }
     },
   };
 }

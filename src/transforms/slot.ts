@@ -1,8 +1,8 @@
 import { hookdError, isHookdError } from '../errors.js';
 import type { ConsoleSink } from './console.js';
-import type { OffLoopGate } from './gate.js';
 import { createSandboxPool } from './pool.js';
 import { createSandbox, type Sandbox, type SandboxLimits } from './sandbox.js';
+import type { Semaphore } from './semaphore.js';
 
 /**
  * How long one call may hold the event loop. A call on the loop costs a few microseconds; on
@@ -68,7 +68,7 @@ export interface TransformSlotOptions {
   /** Told when the mapping's calls move off the event loop. */
   readonly onLeaveLoop?: () => void;
   /** Bounds the calls running off the loop across mappings (none: as many as `maxInFlight`). */
-  readonly gate?: OffLoopGate;
+  readonly gate?: Semaphore;
 }
 
 const timedOut = (err: unknown): boolean =>

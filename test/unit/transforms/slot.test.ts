@@ -1,7 +1,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { type HookdError, isHookdError } from '../../../src/errors.js';
-import { createOffLoopGate, type OffLoopGate } from '../../../src/transforms/gate.js';
+import { createSemaphore, type Semaphore } from '../../../src/transforms/semaphore.js';
 import { COLD_CALLS, createTransformSlot, ON_LOOP_SLICE_MS, type TransformSlot } from '../../../src/transforms/slot.js';
 
 /** Plain script, as esbuild's bundle leaves it: the transform on the bundle global. */
@@ -15,7 +15,7 @@ const input = (ms: number) => JSON.stringify({ payload: { ms }, headers: {}, que
 function slotFor(
   maxInFlight: number,
   code = SPIN,
-  options: { lines?: string[]; leftLoop?: string[]; timeoutMs?: number; gate?: OffLoopGate } = {},
+  options: { lines?: string[]; leftLoop?: string[]; timeoutMs?: number; gate?: Semaphore } = {},
 ): TransformSlot {
   return createTransformSlot({
     key: 'spin',
@@ -147,7 +147,7 @@ describe('a transform slot (issue 13 item 5, DESIGN §14 and §16)', () => {
   });
 
   it('runs off the loop only as many calls as the gate has slots, across mappings; a wait past the budget is TRANSFORM_BUSY', async () => {
-    const gate = createOffLoopGate(1);
+    const gate = createSemaphore(1);
     const a = slotFor(8, SPIN, { gate });
     const b = slotFor(8, SPIN, { gate });
     await Promise.all([a.warm(), b.warm()]);
