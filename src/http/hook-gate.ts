@@ -5,6 +5,7 @@ import { type HookdError, hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CompiledMapping, MappingEngine } from '../mapping/index.js';
 import { createTokenMatcher, findToken } from './auth.js';
+import type { SignatureFailure } from './signatures.js';
 import type { AuthThrottle } from './throttle.js';
 
 /** What the gate decided about a request it let in. */
@@ -23,6 +24,7 @@ export interface HookGate {
   /** Lets a request in (its state) or throws the 405, 400, 401, 429 or 404 to answer. */
   admit(request: FastifyRequest, reply: FastifyReply): HookState;
   /** Counts an authentication failure and returns the 401 (or 429 once locked) to throw. */
+  /** `signature`: why a signature did not hold (the first mapping's, when several verify the path). */
   refuse(request: FastifyRequest, why: string, signature?: SignatureFailure): HookdError;
 }
 
@@ -31,12 +33,6 @@ export interface HookGateOptions {
   readonly mappings?: MappingEngine;
   readonly throttle: AuthThrottle;
   readonly log: Logger;
-}
-
-/** Why a mapping's signature did not hold (the first mapping's, when several verify the path). */
-export interface SignatureFailure {
-  readonly mapping: string;
-  readonly reason: string;
 }
 
 const isBuiltIn = (subPath: string) => subPath === 'wake' || subPath === 'agent';

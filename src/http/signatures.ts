@@ -78,12 +78,14 @@ function standardWebhooks(config: VerifyConfig, headers: IncomingHttpHeaders, ra
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const given = header(headers, 'webhook-signature');
-  const missing = [
-    ['webhook-id', id],
-    ['webhook-timestamp', timestamp],
-    ['webhook-signature', given],
-  ].flatMap(([name, value]) => (value ? [] : [name]));
-  if (missing.length > 0 || !id || !timestamp || !given) return fail(`missing ${missing.join(', ')}`);
+  if (!id || !timestamp || !given) {
+    const named = { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': given };
+    return fail(
+      `missing ${Object.keys(named)
+        .filter((name) => !named[name as keyof typeof named])
+        .join(', ')}`,
+    );
+  }
   const stale = staleTimestamp(timestamp, config, now);
   if (stale) return fail(stale);
   const key = config.secret.startsWith('whsec_')
@@ -133,9 +135,15 @@ export interface VerifiedWebhook {
   readonly webhookId?: string;
 }
 
-/** No mapping's signature held: why, per mapping, to answer and log (never an expected value). */
+/** Why a mapping's signature did not hold (never an expected value). */
+export interface SignatureFailure {
+  readonly mapping: string;
+  readonly reason: string;
+}
+
+/** No mapping's signature held: why, per mapping, to answer and log. */
 export interface UnverifiedWebhook {
-  readonly failures: readonly { readonly mapping: string; readonly reason: string }[];
+  readonly failures: readonly SignatureFailure[];
 }
 
 /** Checks the request against each mapping's `verify`. */
@@ -145,7 +153,7 @@ export function verifyWebhook(
   rawBody: Buffer,
 ): VerifiedWebhook | UnverifiedWebhook {
   const mappings = new Set<string>();
-  const failures: { mapping: string; reason: string }[] = [];
+  const failures: SignatureFailure[] = [];
   let webhookId: string | undefined;
   for (const mapping of verifiers) {
     if (!mapping.verify) continue;

@@ -55,7 +55,7 @@ export interface Delivery {
 }
 
 /** Why a reply is not delivered when no chat channel is configured. */
-export const NO_CHANNEL = 'no channel: none is configured (channels.chatnet)';
+const NO_CHANNEL = 'no channel: none is configured (channels.chatnet)';
 
 /** Delivers replies: resolves `last`, skips acknowledgements, records the outcome, never throws. */
 export function createDelivery(options: DeliveryOptions): Delivery {
