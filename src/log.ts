@@ -44,5 +44,8 @@ export function createLogger(options: LoggerOptions): Logger {
   };
   if (options.destination) return pino(base, options.destination);
   if (process.stdout.isTTY) return pino(base, loadPretty()({ colorize: true, sync: true }));
-  return pino(base, pino.destination({ fd: 1, sync: false }));
+  // Lines are gathered into writes of 4 KiB, or flushed 100 ms after the first: one write per
+  // line cost about 30 µs of a run's CPU (a thread-pool hand-off each). Flushed at exit; a
+  // SIGKILL loses at most the last 100 ms of lines.
+  return pino(base, pino.destination({ fd: 1, sync: false, minLength: 4096, periodicFlush: 100 }));
 }
