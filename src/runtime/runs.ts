@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { hookdError } from '../errors.js';
 import type { RunRecord } from '../store/index.js';
 import { createRunExecutor, type RunExecutorOptions } from './run-executor.js';
@@ -46,6 +47,9 @@ export function createRunQueue(options: RunQueueOptions): RunQueue {
   const executor = createRunExecutor(options);
   const inFlight = new Set<Promise<void>>();
   const shutdown = new AbortController();
+  // Each executing run listens on it (its model call's deadline, a delivery's back-off) and stops
+  // listening when done: `maxConcurrent` bounds them, not Node's default warning at 10.
+  setMaxListeners(0, shutdown.signal);
   let stopped = false;
 
   function start(next: PendingRun): void {

@@ -8,7 +8,9 @@ import { createRunQueue } from '../../../src/runtime/runs.js';
 import { createStore, type Store } from '../../../src/store/index.js';
 import { startFakeModel } from '../../helpers/fake-model.js';
 
-function setup(options: { models?: ModelRouter; concurrency?: () => number; logs?: string[] } = {}) {
+function setup(
+  options: { models?: ModelRouter; concurrency?: () => number; logs?: string[]; maxConcurrent?: number } = {},
+) {
   const base = createStore({ path: ':memory:', synchronous: 'normal' });
   let writes = 0;
   // The same store, counting the writes handed to the group commit.
@@ -40,7 +42,7 @@ function setup(options: { models?: ModelRouter; concurrency?: () => number; logs
     models,
     delivery,
     heartbeat,
-    maxConcurrent: 4,
+    maxConcurrent: options.maxConcurrent ?? 4,
     defaultTimeoutSeconds: 5,
     log,
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
@@ -124,6 +126,29 @@ describe('run queue concurrency', () => {
     for (const call of calls) call.release();
     await expect.poll(() => store.runs.unfinished().length).toBe(0);
     await runs.stop();
+  });
+
+  it('runs 16 at once without a MaxListenersExceededWarning on the shared shutdown signal', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const releases: (() => void)[] = [];
+      const models: ModelRouter = {
+        complete: () => new Promise<string>((resolve) => releases.push(() => resolve('done'))),
+      };
+      const { store, runs, add } = setup({ models, maxConcurrent: 16 });
+      for (let i = 0; i < 16; i++) add(`r${i}`, false);
+      await expect.poll(() => releases.length).toBe(16);
+      for (const release of releases) release();
+      await expect.poll(() => store.runs.unfinished().length).toBe(0);
+      await runs.stop();
+      // Node emits process warnings on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 });
 
