@@ -110,7 +110,7 @@ async function runsExecuting(options: IsolationOptions) {
   };
 }
 
-/** 200,000 agent requests, then their runs drained: RSS against the idle gateway's. */
+/** 200,000 agent requests, then their runs drained: RSS 10 s later against the idle gateway's. */
 async function soak(options: IsolationOptions) {
   const gateway = await options.start('answering');
   try {
@@ -123,7 +123,9 @@ async function soak(options: IsolationOptions) {
     const loadedMb = rssMb(pid);
     const drainS = await drain(gateway, 600);
     const { total, unfinished } = unfinishedRuns(gateway);
-    await sleep(2000);
+    // The gateway gives the burst's heap back once quiet (src/settle.ts: checks every 2 s, up to
+    // three collections): 10 s after the drain.
+    await sleep(10_000);
     return { idleMb, loadedMb, drainedMb: rssMb(pid), loadS, drainS, runs: total, unfinished };
   } finally {
     await options.stop(gateway);

@@ -10,6 +10,7 @@ import { compileMappings, createMappingEngine, type MappingEngine } from './mapp
 import { createMetrics } from './metrics.js';
 import { createModelRouter } from './providers/index.js';
 import { createRuntime, type ModelRouter, type Runtime } from './runtime/index.js';
+import { createMemorySettler, type MemorySettler } from './settle.js';
 import {
   type Checkpointer,
   createStore,
@@ -72,10 +73,12 @@ interface Parts {
   app?: FastifyInstance;
   checkpointer?: Checkpointer;
   watcher?: MailWatcher;
+  settler?: MemorySettler;
 }
 
 async function stopParts(parts: Parts): Promise<void> {
   const steps = [
+    () => parts.settler?.stop(),
     () => parts.watcher?.stop(),
     () => parts.app?.close(),
     () => parts.runtime?.stop(),
@@ -185,6 +188,8 @@ export async function startGateway(
       parts.checkpointer = startCheckpointer({ path: config.storage.path, onError });
     }
     runtime.start();
+    parts.settler = createMemorySettler({ idle: () => runtime.queueDepth === 0, log });
+    parts.settler.start();
     log.info({ url, hooksPath: config.hooks.enabled ? config.hooks.path : null }, 'hookd listening');
     if (options.mailWatch !== false) parts.watcher = await startMailWatch(config, url, store, log);
     let closed: Promise<void> | undefined;
