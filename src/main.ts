@@ -3,10 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import { type ActionOptions, createModelCatalog } from './actions/index.js';
 import { buildApp } from './app.js';
 import { createChannels } from './channels/index.js';
-import { type Config, configInvalid } from './config/index.js';
+import { type Config, configInvalid, configWarnings } from './config/index.js';
+import { isHookdError } from './errors.js';
 import type { Logger } from './log.js';
 import type { MailWatcher } from './mail/index.js';
-import { compileMappings, createMappingEngine, type MappingEngine } from './mapping/index.js';
+import { collectMappings, createMappingEngine, type MappingEngine } from './mapping/index.js';
 import { createMetrics } from './metrics.js';
 import { createModelRouter } from './providers/index.js';
 import { createRuntime, type ModelRouter, type Runtime } from './runtime/index.js';
@@ -50,14 +51,26 @@ export async function compileRoutes(
     chatnetConfigured: config.channels.chatnet !== undefined,
     sessionKeyPrefixes: config.hooks.allowedSessionKeyPrefixes,
   };
-  const compiled = compileMappings(config, actionOptions.models);
-  const transforms = await createTransformHost({
-    config,
-    mappings: compiled,
-    log,
-    watch: options.watch ?? false,
-    ...(options.observe ? { observe: options.observe } : {}),
-  });
+  // Broken mappings and broken transforms are reported together: the transforms of the
+  // mappings that compiled are loaded either way.
+  const { compiled, problems } = collectMappings(config, actionOptions.models);
+  let transforms: TransformHost;
+  try {
+    transforms = await createTransformHost({
+      config,
+      mappings: compiled,
+      log,
+      watch: options.watch ?? false,
+      ...(options.observe ? { observe: options.observe } : {}),
+    });
+  } catch (err) {
+    if (!isHookdError(err, 'CONFIG_INVALID')) throw err;
+    throw configInvalid([...problems, ...err.params.problems], config.file);
+  }
+  if (problems.length > 0) {
+    transforms.close();
+    throw configInvalid(problems, config.file);
+  }
   return {
     actionOptions,
     transforms,
@@ -150,6 +163,7 @@ export async function startGateway(
   options: { models?: ModelRouter; mailWatch?: boolean } = {},
 ): Promise<Gateway> {
   const gatewayToken = gatewayTokenOf(config);
+  for (const warning of configWarnings(config)) log.warn({ warning }, 'configuration warning');
   const metrics = createMetrics();
   const { actionOptions, mappings, transforms } = await compileRoutes(config, log, {
     watch: true,

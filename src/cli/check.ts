@@ -1,15 +1,139 @@
+import { resolve } from 'node:path';
+import { type Config, configWarnings, inspectConfig, keyPositions, locate, type Position } from '../config/index.js';
+import { isHookdError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { compileRoutes } from '../main.js';
-import { resolveConfig } from './config-source.js';
 import type { CliIo } from './io.js';
 
-/** `hookd check [--config FILE]`: validates the config; non-zero with every problem named. */
-export async function checkCommand(options: { config?: string }, io: CliIo): Promise<number> {
-  const { config } = resolveConfig(options.config, io, { createSecrets: false });
-  const { mappings, transforms } = await compileRoutes(config, createLogger({ level: 'silent' }));
-  transforms.close();
-  io.out(
-    `hookd: configuration OK${config.file ? ` (${config.file})` : ' (embedded default)'}, ${mappings.mappings.length} mapping(s)`,
+/** One thing `check` found, located in the config file (or a transform's file) where it can be. */
+export interface Finding {
+  readonly severity: 'error' | 'warning';
+  /** The config key path (`hooks.mappings[0].messageTemplate`); empty for the file as a whole. */
+  readonly path: string;
+  readonly message: string;
+  readonly file?: string;
+  readonly line?: number;
+  readonly column?: number;
+}
+
+// `hooks.mappings[0].id: …`, `hooks.presets[0] (mail): …`, `agents.defaults.models["a/b"]: …`
+const PATHED = /^((?:[A-Za-z_$][\w$-]*|\[(?:\d+|"(?:[^"\\]|\\.)*")\]|\.)+(?: \([^)]*\))?|\(root\)): ([\s\S]*)$/;
+const AT_LINE = /^(\d+):(\d+): ([\s\S]*)$/;
+const IN_FILE = /^(\/[^:\n]+):(\d+):(\d+): ([\s\S]*)$/;
+
+/** A `path: message` problem line as a finding, placed at its key in `text` (or the file it names). */
+function findingOf(
+  problem: string,
+  severity: Finding['severity'],
+  file: string | undefined,
+  positions: ReadonlyMap<string, Position>,
+): Finding {
+  const inFile = (path: string, message: string, at?: Position) => ({
+    severity,
+    path,
+    message,
+    ...(file === undefined ? {} : { file }),
+    ...(at ?? {}),
+  });
+  const syntax = AT_LINE.exec(problem);
+  if (syntax) return inFile('', syntax[3] as string, { line: Number(syntax[1]), column: Number(syntax[2]) });
+  const pathed = PATHED.exec(problem);
+  if (!pathed) return inFile('', problem);
+  const path = (pathed[1] as string).replace(/ \([^)]*\)$/, '').replace(/^\(root\)$/, '');
+  const message = pathed[2] as string;
+  const elsewhere = IN_FILE.exec(message);
+  if (elsewhere) {
+    const [, other, line, column, text] = elsewhere;
+    return {
+      severity,
+      path,
+      message: text as string,
+      file: other as string,
+      line: Number(line),
+      column: Number(column),
+    };
+  }
+  return inFile(path, message, locate(positions, path));
+}
+
+/** `file:line:col: error: path: message`, the shape editors and terminals link. */
+function formatFinding(f: Finding, cwd: string): string {
+  const where =
+    f.file === undefined ? '' : `${relativeOrAbsolute(f.file, cwd)}${f.line ? `:${f.line}:${f.column}` : ''}: `;
+  return `${where}${f.severity}: ${f.path ? `${f.path}: ` : ''}${f.message}`;
+}
+
+/** The config file's findings first, by line and column, then other files' (transforms), then unplaced ones. */
+function byPlace(configFile: string | undefined): (a: Finding, b: Finding) => number {
+  const rank = (f: Finding) => (f.line === undefined ? 2 : f.file === configFile ? 0 : 1);
+  return (a, b) =>
+    rank(a) - rank(b) ||
+    (a.file ?? '').localeCompare(b.file ?? '') ||
+    (a.line ?? 0) - (b.line ?? 0) ||
+    (a.column ?? 0) - (b.column ?? 0);
+}
+
+function relativeOrAbsolute(file: string, cwd: string): string {
+  return file.startsWith(`${resolve(cwd)}/`) ? file.slice(resolve(cwd).length + 1) : file;
+}
+
+/**
+ * `hookd check [--config FILE] [--json]`: every problem of the config in one pass (syntax,
+ * environment, schema, cross-key rules, mappings, templates, transforms), each located;
+ * non-zero when any is an error.
+ */
+export async function checkCommand(options: { config?: string; json?: boolean }, io: CliIo): Promise<number> {
+  const chosen = options.config ?? io.env.HOOKD_CONFIG;
+  const file = chosen === undefined ? undefined : resolve(io.cwd, chosen);
+  const report = inspectConfig(
+    file === undefined
+      ? {
+          data: { hooks: { enabled: true, token: 'x'.repeat(43) }, storage: { path: 'data/hookd.db' } },
+          baseDir: io.cwd,
+          env: io.env,
+        }
+      : { file, env: io.env },
   );
-  return 0;
+  const positions = report.text === undefined ? new Map<string, Position>() : keyPositions(report.text);
+  const findings = report.problems.map((p) => findingOf(p, 'error', file, positions));
+  let mappings = 0;
+  if (report.config) {
+    const later = await laterProblems(report.config, findings.length > 0);
+    mappings = later.mappings;
+    // A mapping the schema refused is not reported twice by the compiler.
+    const refused = findings.map((f) => /^hooks\.mappings\[\d+\]/.exec(f.path)?.[0]).filter(Boolean) as string[];
+    for (const problem of later.problems) {
+      const finding = findingOf(problem, 'error', file, positions);
+      if (!refused.some((path) => finding.path === path || finding.path.startsWith(`${path}.`))) findings.push(finding);
+    }
+    for (const w of configWarnings(report.config)) findings.push(findingOf(w, 'warning', file, positions));
+  }
+  findings.sort(byPlace(file));
+  const errors = findings.filter((f) => f.severity === 'error').length;
+  const where = file ? ` (${file})` : ' (embedded default)';
+  if (options.json) {
+    io.out(JSON.stringify({ ok: errors === 0, file: file ?? null, mappings, findings }, null, 2));
+  } else {
+    for (const f of findings) (f.severity === 'error' ? io.err : io.out)(formatFinding(f, io.cwd));
+    if (errors > 0) io.err(`hookd: ${errors} problem(s) in the configuration${where}`);
+    else io.out(`hookd: configuration OK${where}, ${mappings} mapping(s)`);
+  }
+  return errors > 0 ? 1 : 0;
+}
+
+/** The mappings', templates' and transforms' problems (a config whose schema failed may not compile at all). */
+async function laterProblems(
+  config: Config,
+  refusedBefore: boolean,
+): Promise<{ problems: readonly string[]; mappings: number }> {
+  try {
+    const { mappings, transforms } = await compileRoutes(config, createLogger({ level: 'silent' }));
+    transforms.close();
+    return { problems: [], mappings: mappings.mappings.length };
+  } catch (err) {
+    if (isHookdError(err, 'CONFIG_INVALID')) return { problems: err.params.problems, mappings: 0 };
+    // Values the schema refused can make compiling fail in other ways; they are reported already.
+    if (refusedBefore) return { problems: [], mappings: 0 };
+    throw err;
+  }
 }

@@ -40,7 +40,10 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .command('check')
     .description('validate a config and compile its templates and transforms')
     .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
-    .action((opts: { config?: string }) => run(async () => (await commands.check()).checkCommand(opts, io))());
+    .option('--json', 'print the findings as JSON (for editors and scripts)')
+    .action((opts: { config?: string; json?: boolean }) =>
+      run(async () => (await commands.check()).checkCommand(opts, io))(),
+    );
   program
     .command('try')
     .description('dry-run the mapping engine for a hook name and print the resulting actions (nothing is dispatched)')

@@ -1,6 +1,13 @@
 export { parseDurationMs } from './duration.js';
 export { appendToArray, setValue } from './edit.js';
-export { configInvalid, loadConfig, normalizeHooksPath } from './load.js';
+export {
+  configInvalid,
+  configWarnings,
+  inspectConfig,
+  loadConfig,
+  normalizeHooksPath,
+} from './load.js';
+export { keyPositions, locate, type Position } from './locate.js';
 export type {
   AgentDefaults,
   ChatnetConfig,

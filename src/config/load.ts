@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import type { ErrorObject } from 'ajv';
 import JSON5 from 'json5';
 import { hookdError } from '../errors.js';
 import { parseDurationMs } from './duration.js';
 import { expandEnv, joinPath } from './env.js';
+import { formatSchemaErrors } from './schema-errors.js';
 import type { Config, RawConfig } from './types.js';
 import { validateConfig as validate } from './validator.js';
 
@@ -20,24 +20,79 @@ export interface LoadConfigOptions {
 
 /** Reads, expands, validates and freezes a configuration; throws CONFIG_INVALID naming every problem. */
 export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const report = inspectConfig(options);
+  if (report.problems.length > 0 || !report.config) throw configInvalid(report.problems, report.file);
+  return report.config;
+}
+
+/** What `inspectConfig` found: every problem at once, and the config as far as it could be built. */
+export interface ConfigReport {
+  /** Built (defaults applied, paths resolved) unless the file could not be read or parsed. */
+  readonly config?: Config;
+  /** `path: what is wrong` lines: syntax, environment, schema and cross-key problems together. */
+  readonly problems: readonly string[];
+  readonly file?: string;
+  /** The file's text, for locating problems in it. */
+  readonly text?: string;
+}
+
+/**
+ * Reads, expands and validates a configuration, collecting every problem instead of stopping
+ * at the first kind (`hookd check` reports them in one pass). The config is still built when
+ * there are problems, for the later checks (mappings, transforms) to run on what is valid.
+ */
+export function inspectConfig(options: LoadConfigOptions = {}): ConfigReport {
   const env = options.env ?? process.env;
   const file = options.file === undefined ? undefined : resolve(options.file);
-  const raw = file === undefined ? (options.data ?? {}) : readConfigFile(file);
+  const named = file === undefined ? {} : { file };
+  let raw: unknown = options.data ?? {};
+  let text: string | undefined;
+  if (file !== undefined) {
+    const read = readConfigFile(file);
+    if ('problem' in read) return { problems: [read.problem], ...named, ...(read.text ? { text: read.text } : {}) };
+    ({ raw, text } = read);
+  }
   const baseDir = file === undefined ? resolve(options.baseDir ?? process.cwd()) : dirname(file);
+  const withText = { ...named, ...(text === undefined ? {} : { text }) };
 
   const problems: string[] = [];
   const expanded = expandEnv(raw, env, '', problems);
-  if (problems.length > 0) throw configInvalid(problems, file);
-  if (!validate(expanded)) throw configInvalid(formatSchemaErrors(validate.errors ?? []), file);
-
+  if (!validate(expanded)) {
+    // A variable that is not set already explains why its value is then invalid.
+    const unset = problems.map((p) => p.slice(0, p.indexOf(': ')));
+    const schema = formatSchemaErrors(validate.errors ?? []);
+    problems.push(...schema.filter((p) => !unset.some((path) => p.startsWith(`${path}: `))));
+  }
   const config = expanded as RawConfig;
-  checkSemantics(config, problems);
-  if (problems.length > 0) throw configInvalid(problems, file);
+  try {
+    checkSemantics(config, problems);
+    config.hooks.path = normalizeHooksPath(config.hooks.path);
+    config.storage.path = resolveFrom(baseDir, config.storage.path);
+    config.hooks.transformsDir = resolveFrom(baseDir, config.hooks.transformsDir);
+  } catch {
+    // A value of the wrong type (already reported by the schema) stops the build here.
+    return { problems, ...withText };
+  }
+  return { config: deepFreeze({ ...config, baseDir, ...named }) as Config, problems, ...withText };
+}
 
-  config.hooks.path = normalizeHooksPath(config.hooks.path);
-  config.storage.path = resolveFrom(baseDir, config.storage.path);
-  config.hooks.transformsDir = resolveFrom(baseDir, config.hooks.transformsDir);
-  return deepFreeze({ ...config, baseDir, ...(file === undefined ? {} : { file }) }) as Config;
+/**
+ * `path: message` lines for what is valid but will not do what it says: a mail watcher that
+ * cannot start. `serve` logs them; `check` prints them.
+ */
+export function configWarnings(config: Config): string[] {
+  const warnings: string[] = [];
+  const { hooks } = config;
+  if (hooks.mail?.watch) {
+    if (!hooks.enabled) warnings.push('hooks.mail.watch: the mail watcher does not start while hooks.enabled is false');
+    else if (!hooks.token) warnings.push('hooks.mail.watch: the mail watcher does not start without hooks.token');
+    if (!hooks.presets.includes('mail')) {
+      warnings.push(
+        'hooks.mail.watch: the mail preset is not enabled (add "mail" to hooks.presets): /hooks/mail answers 404',
+      );
+    }
+  }
+  return warnings;
 }
 
 /** A CONFIG_INVALID error for these problems, naming the file when there is one. */
@@ -45,21 +100,39 @@ export function configInvalid(problems: readonly string[], file?: string) {
   return hookdError('CONFIG_INVALID', { problems, ...(file === undefined ? {} : { file }) });
 }
 
-function readConfigFile(file: string): unknown {
+function readConfigFile(file: string): { raw: unknown; text: string } | { problem: string; text?: string } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw configInvalid([`cannot read the config file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`], file);
+    return { problem: `cannot read the config file: ${(err as NodeJS.ErrnoException).code ?? String(err)}` };
   }
   try {
-    return JSON5.parse(text);
+    return { raw: JSON5.parse(text), text };
   } catch (err) {
     const e = err as { lineNumber?: number; columnNumber?: number; message: string };
     const where = e.lineNumber === undefined ? '' : `${e.lineNumber}:${e.columnNumber ?? 0}: `;
     const reason = e.message.replace(/^JSON5: /, '').replace(/ at \d+:\d+$/, '');
-    throw configInvalid([`${where}syntax error: ${reason}`], file);
+    return { problem: `${where}syntax error: ${reason}${missingComma(text, e.lineNumber, e.columnNumber)}`, text };
   }
+}
+
+/**
+ * ` (is a comma missing at the end of line N?)` when the unexpected character starts its line
+ * and the line before ends a value: the most common JSON5 mistake, which the parser reports
+ * only as an invalid character on the next line.
+ */
+function missingComma(text: string, line: number | undefined, column: number | undefined): string {
+  if (line === undefined || column === undefined || line < 2) return '';
+  const lines = text.split('\n');
+  const here = lines[line - 1] ?? '';
+  if (here.slice(0, column - 1).trim() !== '') return '';
+  for (let n = line - 1; n >= 1; n--) {
+    const before = (lines[n - 1] ?? '').replace(/\s\/\/.*$/, '').trimEnd();
+    if (before === '' || before.trimStart().startsWith('//')) continue;
+    return /[,{[]$/.test(before) ? '' : ` (is a comma missing at the end of line ${n}?)`;
+  }
+  return '';
 }
 
 function checkSemantics(config: RawConfig, problems: string[]): void {
@@ -111,84 +184,6 @@ export function normalizeHooksPath(path: string): string {
 
 function resolveFrom(baseDir: string, path: string): string {
   return isAbsolute(path) ? path : resolve(baseDir, path);
-}
-
-function pointerToPath(pointer: string): string {
-  if (!pointer) return '';
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((path, key) => joinPath(path, key), '');
-}
-
-/** Turns ajv errors into `path: expected …` lines, one per problem. */
-export function formatSchemaErrors(errors: readonly ErrorObject[]): string[] {
-  return [...new Set(selectErrors(errors).map(describeError))];
-}
-
-/** The index of the `anyOf` branch an error belongs to. */
-function branchOf(e: ErrorObject, owner: ErrorObject): number {
-  return Number(e.schemaPath.slice(owner.schemaPath.length + 1).split('/')[0]);
-}
-
-/** The one `anyOf` branch whose type fits the value, when exactly one does. */
-function fittingBranch(owner: ErrorObject, errors: readonly ErrorObject[]): number | undefined {
-  const inside = errors.filter((b) => b !== owner && b.schemaPath.startsWith(`${owner.schemaPath}/`));
-  const misfits = new Set(
-    inside.filter((b) => b.keyword === 'type' && b.instancePath === owner.instancePath).map((b) => branchOf(b, owner)),
-  );
-  const fits = [...new Set(inside.map((b) => branchOf(b, owner)))].filter((i) => !misfits.has(i));
-  return fits.length === 1 ? fits[0] : undefined;
-}
-
-/**
- * A failed `anyOf` is one summary line, unless exactly one branch has the value's type:
- * then that branch's own errors are the precise ones.
- */
-function selectErrors(errors: readonly ErrorObject[]): ErrorObject[] {
-  const anyOf = errors.filter((e) => e.keyword === 'anyOf');
-  const ownerOf = (e: ErrorObject) => anyOf.find((a) => a !== e && e.schemaPath.startsWith(`${a.schemaPath}/`));
-  return errors.filter((e) => {
-    const owner = ownerOf(e);
-    if (owner) return fittingBranch(owner, errors) === branchOf(e, owner);
-    return e.keyword !== 'anyOf' || fittingBranch(e, errors) === undefined;
-  });
-}
-
-function describeError(e: ErrorObject): string {
-  const path = pointerToPath(e.instancePath);
-  const at = (suffix: string) => `${path ? `${path}: ` : ''}${suffix}`;
-  const described = (e.parentSchema as { description?: string } | undefined)?.description;
-  const params = e.params as Record<string, unknown>;
-  switch (e.keyword) {
-    case 'additionalProperties':
-      return `${joinPath(path, String(params.additionalProperty))}: unknown key`;
-    case 'required':
-      return `${joinPath(path, String(params.missingProperty))}: required`;
-    case 'type':
-      return at(`expected ${described ?? String(params.type)}, got ${typeName(e.data)}`);
-    case 'enum':
-      return at(`expected one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`);
-    case 'pattern':
-    case 'anyOf':
-    case 'const':
-      return at(`expected ${described ?? `a value that ${e.message ?? 'is valid'}`}, got ${JSON.stringify(e.data)}`);
-    case 'propertyNames':
-      return at(`has an invalid key: expected ${described ?? 'a valid name'}`);
-    default:
-      return at(
-        described && e.keyword === 'minLength'
-          ? `expected ${described}`
-          : `expected a value that ${e.message ?? 'is valid'}`,
-      );
-  }
-}
-
-function typeName(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  return typeof value;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -97,9 +97,22 @@ export function compileMappings(
   config: Pick<Config, 'hooks' | 'file'>,
   models: ModelCatalog,
 ): readonly CompiledMapping[] {
+  const { compiled, problems } = collectMappings(config, models);
+  if (problems.length > 0) throw configInvalid(problems, config.file);
+  return compiled;
+}
+
+/** Like `compileMappings`, but returns the broken mappings' problems beside the ones that compiled. */
+export function collectMappings(
+  config: Pick<Config, 'hooks' | 'file'>,
+  models: ModelCatalog,
+): { readonly compiled: readonly CompiledMapping[]; readonly problems: readonly string[] } {
   const sources = [
     ...config.hooks.mappings.map((m, i) => ({ mapping: m, path: `hooks.mappings[${i}]` })),
-    ...presetMappings(config).map((m, i) => ({ mapping: m, path: `hooks.presets[${i}] (${m.id ?? 'preset'})` })),
+    ...presetMappings(config).map(({ mapping, index }) => ({
+      mapping,
+      path: `hooks.presets[${index}] (${mapping.id ?? 'preset'})`,
+    })),
   ];
   const problems: string[] = [];
   const compiled: CompiledMapping[] = [];
@@ -111,6 +124,5 @@ export function compileMappings(
       problems.push(...err.params.problems);
     }
   }
-  if (problems.length > 0) throw configInvalid(problems, config.file);
-  return compiled;
+  return { compiled, problems };
 }

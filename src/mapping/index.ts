@@ -1,4 +1,4 @@
-export { type CompiledMapping, compileMappings } from './compile.js';
+export { type CompiledMapping, collectMappings, compileMappings } from './compile.js';
 export { createMappingEngine, type MappingEngine } from './engine.js';
 export { mergeTransformResult } from './merge.js';
 export { buildView, compileTemplate } from './templates.js';

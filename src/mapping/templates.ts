@@ -52,12 +52,42 @@ function rewrite(tokens: Token[]): Token[] {
   });
 }
 
+const TAGS = new Set(['name', '&', '#', '^', '/', '>']);
+/** `{name}` or `{ payload.x }` in text: a variable meant, with one brace each side. */
+const SINGLE_BRACES = /(?<!\{)\{\s*([A-Za-z_][\w.[\]]*)\s*\}(?!\})/;
+
+/**
+ * Mistakes mustache renders silently: a tag that swallowed a brace (`{{a} and {{b}}` is one
+ * tag named `a} and {{b`, which renders empty), a stray `}}`, a variable in single braces.
+ */
+function lint(tokens: readonly Token[]): void {
+  for (const token of tokens) {
+    const [symbol, value, start] = token;
+    if (TAGS.has(symbol) && /[{}]/.test(value)) {
+      throw new Error(`unbalanced braces in the tag at ${start}: {{${value}}} (is a brace missing?)`);
+    }
+    if (symbol === 'text') {
+      const stray = value.indexOf('}}');
+      if (stray !== -1) throw new Error(`a "}}" without its "{{" at ${start + stray}`);
+      const single = SINGLE_BRACES.exec(value);
+      if (single) {
+        throw new Error(
+          `single braces at ${start + single.index}: {${single[1]}} renders as it is; mustache needs {{${single[1]}}}`,
+        );
+      }
+    }
+    if (token[4]) lint(token[4]);
+  }
+}
+
 /**
  * Compiles a mustache template once (throws on a syntax error). Rendering never escapes
  * HTML, renders objects as JSON and leaves `__proto__`, `constructor` and `prototype` empty.
  */
 export function compileTemplate(source: string): Template {
-  const tokens = rewrite(writer.parse(source) as unknown as Token[]);
+  const parsed = writer.parse(source) as unknown as Token[];
+  lint(parsed);
+  const tokens = rewrite(parsed);
   return (view) =>
     writer.renderTokens(
       tokens as never,

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
@@ -66,7 +66,11 @@ describe('hookd check', () => {
       `{ hooks: { enabled: true, token: 'short' } }`,
       /hooks\.token: expected a token of at least 16 characters/,
     ],
-    ['a JSON5 syntax error', `{ hooks: { enabled: true, } `, /- 1:29: syntax error: invalid end of input$/m],
+    [
+      'a JSON5 syntax error',
+      `{ hooks: { enabled: true, } `,
+      /hookd\.json5:1:29: error: syntax error: invalid end of input$/m,
+    ],
     [
       'a missing environment variable',
       `{ hooks: { enabled: true, token: '\${HOOK_TOKEN_UNSET}' } }`,
@@ -104,6 +108,64 @@ describe('hookd check', () => {
     expect(result.code).not.toBe(0);
     expect(result.err).toMatch(expected);
     expect(result.err).toContain(join(temp.dir, 'hookd.json5'));
+  });
+
+  it('finds six independent mistakes in one run, each at its line and column, with did-you-mean', async () => {
+    mkdirSync(join(temp.dir, 'transforms'));
+    writeFileSync(join(temp.dir, 'transforms/broken.ts'), 'export default function (x: number {\n  return x;\n}\n');
+    const text = [
+      '{',
+      "  server: { port: 'eighty' },",
+      "  log: { level: 'inf' },",
+      "  agents: { defaults: { model: 'nowhere/x' } },",
+      '  hooks: {',
+      `    enabled: true, token: '${TOKEN}',`,
+      '    mapings: [],',
+      '    mappings: [',
+      "      { match: { path: 'a' }, messageTemplate: 'push to {{repository.full_name} by {{sender.login}}' },",
+      "      { match: { path: 'b' }, transform: { module: 'broken.ts' } },",
+      '    ],',
+      '  },',
+      '}',
+    ].join('\n');
+    const result = await check(text);
+    expect(result.code).toBe(1);
+    const lines = result.err.split('\n').filter((line) => line.includes('error:'));
+    // Sorted by place: the config file's lines first, then the transform's file.
+    expect(lines).toEqual([
+      'hookd.json5:2:13: error: server.port: expected integer, got string',
+      expect.stringMatching(/^hookd\.json5:3:10: error: log\.level: expected one of .* \(did you mean "info"\?\)$/),
+      'hookd.json5:4:25: error: agents.defaults.model: unknown model provider "nowhere"',
+      'hookd.json5:7:5: error: hooks.mapings: unknown key (did you mean "mappings"?)',
+      expect.stringMatching(
+        /^hookd\.json5:9:31: error: hooks\.mappings\[0\]\.messageTemplate: template error: unbalanced braces/,
+      ),
+      expect.stringMatching(/^transforms\/broken\.ts:1:\d+: error: hooks\.mappings\[1\]\.transform\.module: /),
+    ]);
+    expect(result.err).toContain('6 problem(s)');
+
+    const json = await runCli(['check', '--config', join(temp.dir, 'hookd.json5'), '--json'], { cwd: temp.dir });
+    expect(json.code).toBe(1);
+    const parsed = JSON.parse(json.out) as { ok: boolean; findings: { path: string; line: number }[] };
+    expect(parsed.ok).toBe(false);
+    expect(parsed.findings.map((f) => [f.path, f.line])).toEqual([
+      ['server.port', 2],
+      ['log.level', 3],
+      ['agents.defaults.model', 4],
+      ['hooks.mapings', 7],
+      ['hooks.mappings[0].messageTemplate', 9],
+      ['hooks.mappings[1].transform.module', 1],
+    ]);
+  });
+
+  it('warns when a configured mail watcher cannot run, and stays OK', async () => {
+    const result = await check(
+      "{ hooks: { enabled: false, presets: ['mail'], mail: { account: 'me@example.com', watch: { imap: { host: 'h', user: 'u', password: 'p' } } } } }",
+    );
+    expect(result.code).toBe(0);
+    expect(result.out).toMatch(
+      /warning: hooks\.mail\.watch: the mail watcher does not start while hooks\.enabled is false/,
+    );
   });
 
   it('reports every problem of a config at once', async () => {

@@ -48,6 +48,24 @@ describe('templates (DESIGN §4)', () => {
   it('throws on a syntax error when compiled', () => {
     expect(() => compileTemplate('{{#open}} never closed')).toThrow(/Unclosed section "open"/);
   });
+
+  it.each([
+    [
+      'a tag missing a closing brace',
+      'push to {{repository.full_name} by {{sender.login}}',
+      /unbalanced braces in the tag at 8/,
+    ],
+    ['a stray closing pair', 'done }} here', /a "}}" without its "{{" at 5/],
+    ['a variable in single braces', 'push to {repository.full_name}', /single braces at 8: \{repository\.full_name\}/],
+  ])('refuses %s, which mustache would render silently', (_name, template, expected) => {
+    expect(() => compileTemplate(template)).toThrow(expected);
+  });
+
+  it('keeps braces that are no mistake: JSON in text, triple mustaches, a brace after a tag', () => {
+    for (const template of ['{"a": 1} {{title}}', '{{{title}}}', '{{title}}}', '{ not a name }']) {
+      expect(() => compileTemplate(template)).not.toThrow();
+    }
+  });
 });
 
 describe('buildView', () => {
