@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { isHookdError } from '../errors.js';
 import { type CliIo, processIo } from './io.js';
 import type { MailSetupOptions } from './mail-setup.js';
+import type { SendOptions } from './send.js';
 import type { TryOptions } from './try.js';
 
 // Each command is loaded when it runs: `hookd token` need not load the gateway.
@@ -9,6 +10,7 @@ const commands = {
   serve: () => import('./serve.js'),
   check: () => import('./check.js'),
   try: () => import('./try.js'),
+  send: () => import('./send.js'),
   mailSetup: () => import('./mail-setup.js'),
   mailWatch: () => import('./mail-watch.js'),
   token: () => import('./token.js'),
@@ -53,6 +55,22 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .option('-q, --query <K=V>', 'a query parameter (repeatable)', collect, [])
     .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
     .action((name: string, opts: TryOptions) => run(async () => (await commands.try()).tryCommand(name, opts, io))());
+  program
+    .command('send')
+    .description(
+      "send a test delivery to a running gateway, signed with the mapping's scheme and secret (or the hook token), and print what it became",
+    )
+    .argument('<name>', 'the hook name, as in /hooks/<name>')
+    .option('-p, --payload <file>', 'the request body (a file, or - for standard input); default {}')
+    .option('-f, --fixture <file>', 'a recorded delivery: { "headers": {…}, "payload": {…} } or a raw "body"')
+    .option('-H, --header <K:V>', 'a request header (repeatable)', collect, [])
+    .option('-u, --url <url>', "the gateway's URL; default http://<server.host>:<server.port>")
+    .option('-w, --wait <seconds>', 'how long to wait for the runs it starts (0: do not wait)', '30')
+    .option('--json', 'print the answer and the runs as JSON')
+    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
+    .action((name: string, opts: SendOptions) =>
+      run(async () => (await commands.send()).sendCommand(name, opts, io))(),
+    );
   const mail = program.command('mail').description('the mail preset and its watch flow');
   mail
     .command('watch')

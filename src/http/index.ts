@@ -3,3 +3,4 @@ export { classifyContentType, parseBody } from './body.js';
 export { installErrorHandlers, toHookdError } from './errors.js';
 export { healthRoutes } from './health.js';
 export { hookRoutes } from './hooks.js';
+export { signDelivery } from './sign.js';

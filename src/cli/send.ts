@@ -1,0 +1,174 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createModelCatalog } from '../actions/index.js';
+import type { Config } from '../config/index.js';
+import { hookdError } from '../errors.js';
+import { signDelivery } from '../http/index.js';
+import { compileMappings } from '../mapping/index.js';
+import { undiciRequest as request } from '../undici.js';
+import { resolveConfig } from './config-source.js';
+import type { CliIo } from './io.js';
+
+export interface SendOptions {
+  config?: string;
+  payload?: string;
+  fixture?: string;
+  url?: string;
+  header: string[];
+  /** Seconds to wait for the runs the delivery made (0: do not wait). */
+  wait: string;
+  json?: boolean;
+}
+
+interface RunView {
+  readonly runId: string;
+  readonly status: string;
+  readonly output?: string;
+  readonly error?: string;
+  readonly delivery?: { status: string; reason?: string };
+}
+
+/** A fixture: what a provider sends, as `{ "headers": {…}, "payload": {…} }` or with a raw `"body"` string. */
+function readBody(options: SendOptions, io: CliIo): { raw: Buffer; headers: Record<string, string> } {
+  if (options.payload !== undefined && options.fixture !== undefined) {
+    throw hookdError('CLI_USAGE', { option: '--fixture', expected: 'either --fixture or --payload', got: 'both' });
+  }
+  if (options.fixture !== undefined) {
+    const fixture = JSON.parse(readFileSync(resolve(io.cwd, options.fixture), 'utf8')) as {
+      headers?: Record<string, string>;
+      payload?: unknown;
+      body?: string;
+    };
+    const headers = Object.fromEntries(Object.entries(fixture.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+    const raw = Buffer.from(fixture.body ?? JSON.stringify(fixture.payload ?? {}));
+    return { raw, headers };
+  }
+  if (options.payload === undefined) return { raw: Buffer.from('{}'), headers: {} };
+  return { raw: readFileSync(options.payload === '-' ? 0 : resolve(io.cwd, options.payload)), headers: {} };
+}
+
+function parseHeaders(entries: readonly string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const entry of entries) {
+    const at = entry.indexOf(':');
+    if (at <= 0) throw hookdError('CLI_USAGE', { option: '--header', expected: 'K:V', got: entry });
+    headers[entry.slice(0, at).trim().toLowerCase()] = entry.slice(at + 1).trim();
+  }
+  return headers;
+}
+
+/** The gateway's base URL: `--url`, else `server.host:port` from the config. */
+function baseUrl(config: Config, url: string | undefined): string {
+  if (url) return url.replace(/\/+$/, '');
+  if (config.server.port === 0) {
+    throw hookdError('CLI_USAGE', { option: '--url', expected: "the gateway's URL (server.port is 0)", got: '' });
+  }
+  const host = ['0.0.0.0', '::', ''].includes(config.server.host) ? '127.0.0.1' : config.server.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${config.server.port}`;
+}
+
+/** The gateway token, to follow runs: configured, `HOOKD_GATEWAY_TOKEN`, or the generated file beside the store. */
+function gatewayToken(config: Config, io: CliIo): string | undefined {
+  const file = join(dirname(config.storage.path), 'gateway-token');
+  return (
+    config.gateway.auth.token ??
+    io.env.HOOKD_GATEWAY_TOKEN ??
+    (existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined)
+  );
+}
+
+/**
+ * `hookd send NAME`: sends a test delivery to a running gateway, signed with the mapping's
+ * scheme and secret (or the hook token when it verifies none), and prints what it became: the
+ * answer, then each run it started once finished (like `stripe trigger`).
+ */
+export async function sendCommand(name: string, options: SendOptions, io: CliIo): Promise<number> {
+  const { config } = resolveConfig(options.config, io, { createSecrets: false });
+  const subPath = name.replace(/^\/+|\/+$/g, '');
+  const mappings = compileMappings(config, createModelCatalog(config));
+  const mapping = mappings.find((m) => m.matchPath === subPath);
+  if (!mapping && subPath !== 'wake' && subPath !== 'agent') {
+    const known = mappings.flatMap((m) => (m.matchPath ? [m.matchPath] : []));
+    throw hookdError('NOT_FOUND', {
+      resource: 'mapping for hook',
+      id: subPath,
+      hint: `known: ${['wake', 'agent', ...known].join(', ')}`,
+    });
+  }
+  const body = readBody(options, io);
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    ...body.headers,
+    ...parseHeaders(options.header),
+  };
+  if (mapping?.verify) Object.assign(headers, signDelivery(mapping.verify, body.raw));
+  else if (config.hooks.token) headers.authorization = `Bearer ${config.hooks.token}`;
+  else
+    throw hookdError('CLI_USAGE', {
+      option: '--config',
+      expected: 'a config with hooks.token',
+      got: config.file ?? 'the embedded default',
+    });
+
+  const base = baseUrl(config, options.url);
+  const url = `${base}${config.hooks.path}/${subPath}`;
+  const res = await request(url, {
+    method: 'POST',
+    headers,
+    body: body.raw,
+    headersTimeout: 30_000,
+    bodyTimeout: 30_000,
+  });
+  const text = await res.body.text();
+  let answer: Record<string, unknown> = {};
+  try {
+    answer = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    // Not JSON (a proxy's page): printed as it came.
+  }
+  const ok = res.statusCode >= 200 && res.statusCode < 300;
+  const runIds = [answer.runId, ...((answer.runIds as unknown[]) ?? [])].filter(
+    (id): id is string => typeof id === 'string',
+  );
+  const waitS = Number(options.wait);
+  const token = gatewayToken(config, io);
+  const runs: RunView[] = [];
+  if (ok && runIds.length > 0 && waitS > 0 && token) {
+    for (const id of runIds) runs.push(await followRun(base, id, token, waitS));
+  }
+  if (options.json) {
+    io.out(JSON.stringify({ url, status: res.statusCode, answer: text === '' ? null : answer, runs }, null, 2));
+  } else {
+    io.out(`POST ${url} → ${res.statusCode}${text ? ` ${text}` : ''}`);
+    for (const run of runs) io.out(describeRun(run));
+    if (ok && runIds.length > 0 && waitS > 0 && !token) {
+      io.out('(set HOOKD_GATEWAY_TOKEN to see what the runs answered)');
+    }
+  }
+  return ok && runs.every((r) => r.status === 'ok') ? 0 : 1;
+}
+
+/** Polls a run until it is summarised (its delivery outcome recorded) or `waitS` passes. */
+async function followRun(base: string, runId: string, token: string, waitS: number): Promise<RunView> {
+  const until = Date.now() + waitS * 1000;
+  for (;;) {
+    const res = await request(`${base}/api/runs/${encodeURIComponent(runId)}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const run = (await res.body.json()) as RunView;
+    if (res.statusCode !== 200) return { runId, status: `unknown (HTTP ${res.statusCode})` };
+    const finished = run.status !== 'queued' && run.status !== 'running' && run.delivery !== undefined;
+    if (finished || Date.now() >= until) return run;
+    await sleep(200);
+  }
+}
+
+function describeRun(run: RunView): string {
+  const excerpt = (text: string) => (text.length > 500 ? `${text.slice(0, 499)}…` : text);
+  const what = run.output ?? run.error;
+  const delivery = run.delivery
+    ? `; delivery ${run.delivery.status}${run.delivery.reason ? ` (${run.delivery.reason})` : ''}`
+    : '';
+  return `run ${run.runId}: ${run.status}${delivery}${what ? `\n  ${excerpt(what).replace(/\n/g, '\n  ')}` : ''}`;
+}
