@@ -11,7 +11,15 @@ export interface MailMessage {
   readonly snippet: string;
   readonly body: string;
   readonly bodyTruncated: boolean;
+  /** What is attached (never the content). */
+  readonly attachments: readonly MailAttachment[];
   readonly labels: readonly string[];
+}
+
+export interface MailAttachment {
+  readonly filename: string;
+  readonly contentType: string;
+  readonly size: number;
 }
 
 export interface ParseOptions {
@@ -39,11 +47,38 @@ export function truncateUtf8(text: string, maxBytes: number): { text: string; tr
   return { text: text.slice(0, end), truncated: true };
 }
 
-/** Parses an RFC 822 message; text/plain is preferred, HTML is reduced to text. */
+const kb = (bytes: number) => (bytes < 1024 ? `${bytes} bytes` : `${(bytes / 1024).toFixed(1)} KB`);
+
+/**
+ * The body as the model reads it: the text, then what it does not show — a cut (how much of
+ * how much) and the attachments (name, type, size).
+ */
+function bodyWithNotes(text: string, cut: boolean, fullBytes: number, attachments: readonly MailAttachment[]): string {
+  const notes: string[] = [];
+  if (cut) notes.push(`[The body was cut: ${kb(Buffer.byteLength(text))} of ${kb(fullBytes)} shown.]`);
+  if (attachments.length > 0) {
+    const list = attachments.map((a) => `${a.filename} (${a.contentType}, ${kb(a.size)})`).join(', ');
+    notes.push(`[Attachments, not shown: ${list}.]`);
+  }
+  return [text, ...notes].filter((part) => part !== '').join('\n\n');
+}
+
+/**
+ * Parses an RFC 822 message; text/plain is preferred, HTML is reduced to text. With the body
+ * included, `snippet` is empty: the preset's message shows the snippet and the body, and the
+ * snippet is only the body's first words.
+ */
 export async function toMailMessage(source: Buffer, options: ParseOptions): Promise<MailMessage> {
   const parsed = await simpleParser(source, { skipImageLinks: true, skipTextToHtml: true });
   const text = (parsed.text ?? '').replace(/\r\n/g, '\n').trim();
-  const body = options.includeBody ? truncateUtf8(text, options.maxBodyBytes) : { text: '', truncated: false };
+  const attachments = parsed.attachments.map((a) => ({
+    filename: a.filename ?? '(no name)',
+    contentType: a.contentType,
+    size: a.size,
+  }));
+  const cut = options.includeBody ? truncateUtf8(text, options.maxBodyBytes) : { text: '', truncated: false };
+  const body = bodyWithNotes(cut.text, cut.truncated, Buffer.byteLength(text), attachments);
+  const snippet = options.includeBody && cut.text !== '' ? '' : text.replace(/\s+/g, ' ').slice(0, SNIPPET_CHARS);
   const references = Array.isArray(parsed.references) ? parsed.references[0] : parsed.references;
   const id = `${options.uidValidity}-${options.uid}`;
   const addresses = (value: typeof parsed.to) =>
@@ -55,9 +90,10 @@ export async function toMailMessage(source: Buffer, options: ParseOptions): Prom
     to: addresses(parsed.to),
     subject: parsed.subject ?? '',
     date: (parsed.date ?? new Date(0)).toISOString(),
-    snippet: text.replace(/\s+/g, ' ').slice(0, SNIPPET_CHARS),
-    body: body.text,
-    bodyTruncated: body.truncated,
+    snippet,
+    body,
+    bodyTruncated: cut.truncated,
+    attachments,
     labels: [options.mailbox, ...options.flags],
   };
 }

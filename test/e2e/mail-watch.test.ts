@@ -62,8 +62,11 @@ describe.skipIf(!mailTestsRun)('the mail watch flow across restarts and failures
     expect(new Set(hook.ids()).size).toBe(2);
     const big = messages.find((m) => m.subject === 'Test message 2');
     expect(big?.bodyTruncated).toBe(true);
-    expect(Buffer.byteLength(big?.body ?? '')).toBeLessThanOrEqual(20000);
-    expect(Buffer.byteLength(big?.body ?? '')).toBeGreaterThan(19990);
+    // The text is cut at maxBodyBytes; a note after it tells the model how much it sees.
+    const [text, note] = (big?.body ?? '').split('\n\n');
+    expect(Buffer.byteLength(text ?? '')).toBeLessThanOrEqual(20000);
+    expect(Buffer.byteLength(text ?? '')).toBeGreaterThan(19990);
+    expect(note).toMatch(/^\[The body was cut: 19\.\d KB of 1171\.9 KB shown\.\]$/);
     expect(messages.find((m) => m.subject === 'Test message 1')).toMatchObject({
       bodyTruncated: false,
       body: 'Body of message 1.',

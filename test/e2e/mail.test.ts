@@ -31,7 +31,8 @@ describe.skipIf(!mailTestsRun)('the mail watch flow against a real Dovecot', () 
       const turn = turns.find((t) => t.includes(`Subject: Test message ${n}\n`)) ?? '';
       expect(turn).toContain('Source: Email\n---\n');
       expect(turn).toContain(
-        `New email from "Sender ${n}" <sender${n}@example.org>\nSubject: Test message ${n}\nBody of message ${n}.\nBody of message ${n}.`,
+        // The snippet line is empty: the body follows, and the snippet would only repeat it.
+        `New email from "Sender ${n}" <sender${n}@example.org>\nSubject: Test message ${n}\n\nBody of message ${n}.`,
       );
     }
     expect((await status()).body).toMatchObject({
@@ -42,7 +43,7 @@ describe.skipIf(!mailTestsRun)('the mail watch flow against a real Dovecot', () 
     });
   });
 
-  it('picks up each new message within 3 s by IMAP IDLE, with polling every 60 s (issue 17)', async () => {
+  it('picks up new messages within 2 s at p95 over 20 appends by IMAP IDLE, with polling every 60 s (issue 17)', async () => {
     // Before: the watcher waited for the IMAP client's own IDLE, which starts after 15 s without
     // a command, so every message after the first arrived 12-15 s late.
     const imap = await dovecot();
@@ -54,11 +55,14 @@ describe.skipIf(!mailTestsRun)('the mail watch flow against a real Dovecot', () 
       mailConfig(imap, { hookUrl: hook.url, watch: { pollIntervalSeconds: 60 } }),
     );
     cleanups.push(() => watcher.stop());
-    for (const n of [1, 2, 3]) {
+    const pickups: number[] = [];
+    for (let n = 1; n <= 20; n++) {
       const appended = performance.now();
       await imap.append(rfc822(n));
-      await expect.poll(() => hook.ids().length, { timeout: 10_000, interval: 50 }).toBe(n);
-      expect(performance.now() - appended).toBeLessThan(3000);
+      await expect.poll(() => hook.ids().length, { timeout: 10_000, interval: 20 }).toBe(n);
+      pickups.push(performance.now() - appended);
     }
+    const p95 = [...pickups].sort((a, b) => a - b)[Math.ceil(pickups.length * 0.95) - 1] as number;
+    expect(p95, `pickups in ms: ${pickups.map(Math.round).join(', ')}`).toBeLessThan(2000);
   });
 });

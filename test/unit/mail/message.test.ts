@@ -42,11 +42,44 @@ describe('toMailMessage', () => {
       to: 'me@example.com, you@example.com',
       subject: 'Engine notes',
       date: '2026-11-22T10:00:00.000Z',
-      snippet: 'Plain text second line',
+      // The body is there: a snippet of it would say the same twice in the preset's message.
+      snippet: '',
       body: 'Plain   text\nsecond line',
       bodyTruncated: false,
+      attachments: [],
       labels: ['INBOX', '\\Seen'],
     });
+  });
+
+  it('states a cut body and the attachments (name, type, size) in the body the model reads', async () => {
+    const raw = Buffer.from(
+      [
+        'From: ci@example.org',
+        'Subject: Nightly report',
+        'MIME-Version: 1.0',
+        'Content-Type: multipart/mixed; boundary="m"',
+        '',
+        '--m',
+        'Content-Type: text/plain; charset=utf-8',
+        '',
+        'x'.repeat(3000),
+        '--m',
+        'Content-Type: application/pdf; name="report.pdf"',
+        'Content-Disposition: attachment; filename="report.pdf"',
+        'Content-Transfer-Encoding: base64',
+        '',
+        Buffer.alloc(2048, 1).toString('base64'),
+        '--m--',
+        '',
+      ].join('\r\n'),
+    );
+    const message = await toMailMessage(raw, { ...options, maxBodyBytes: 1000 });
+    expect(message.bodyTruncated).toBe(true);
+    expect(message.attachments).toEqual([{ filename: 'report.pdf', contentType: 'application/pdf', size: 2048 }]);
+    expect(message.body).toBe(
+      `${'x'.repeat(1000)}\n\n[The body was cut: 1000 bytes of 2.9 KB shown.]\n\n[Attachments, not shown: report.pdf (application/pdf, 2.0 KB).]`,
+    );
+    expect(message.snippet).toBe('');
   });
 
   it('reduces an HTML-only message to text', async () => {
