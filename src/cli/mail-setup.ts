@@ -30,7 +30,9 @@ export async function mailSetupCommand(options: MailSetupOptions, io: CliIo): Pr
   }
   const file = resolve(io.cwd, chosen);
   const original = existsSync(file) ? readFileSync(file, 'utf8') : '{}\n';
-  const current = JSON5.parse(original) as { hooks?: { mail?: Record<string, unknown>; presets?: string[] } };
+  const current = JSON5.parse(original) as {
+    hooks?: { enabled?: boolean; token?: string; mail?: Record<string, unknown>; presets?: string[] };
+  };
   const wanted: Record<string, string> = { account: options.account };
   if (options.model) wanted.model = options.model;
   if (options.thinking) wanted.thinking = options.thinking;
@@ -61,6 +63,19 @@ export async function mailSetupCommand(options: MailSetupOptions, io: CliIo): Pr
       text = setValue(text, ['hooks', 'mail', 'watch', 'mailbox'], options.mailbox);
   }
   if (!current.hooks?.presets?.includes('mail')) text = appendToArray(text, ['hooks', 'presets'], 'mail');
+  // The preset and the watcher need hooks on, with a token: a setup that leaves them off
+  // would say OK while `serve` starts neither.
+  const notes: string[] = [];
+  if (current.hooks?.enabled !== true) {
+    text = setValue(text, ['hooks', 'enabled'], true);
+    notes.push('hooks were off: set hooks.enabled to true');
+  }
+  if (!current.hooks?.token) {
+    text = setValue(text, ['hooks', 'token'], '${HOOKD_HOOK_TOKEN}');
+    notes.push(
+      "hooks had no token: set hooks.token to '${HOOKD_HOOK_TOKEN}'; put a token in that variable (npm run hookd -- token prints one)",
+    );
+  }
   if (text === original) {
     io.out(`hookd: ${file} already has this mail setup; nothing changed`);
     return 0;
@@ -69,6 +84,7 @@ export async function mailSetupCommand(options: MailSetupOptions, io: CliIo): Pr
   loadConfig({ data: JSON5.parse(text), baseDir: resolve(file, '..'), env: { ...io.env, ...placeholders(text) } });
   writeFileSync(file, text);
   io.out(`hookd: wrote hooks.mail and the mail preset to ${file}`);
+  for (const note of notes) io.out(`hookd: ${note}`);
   return 0;
 }
 

@@ -5,124 +5,79 @@
 
 import { hookdError } from '../errors.js';
 
-type Node = ObjectNode | ArrayNode | ValueNode;
-interface Span {
-  start: number;
-  end: number;
-}
-interface ObjectNode extends Span {
-  type: 'object';
-  props: { key: string; quoted: boolean; value: Node }[];
-}
-interface ArrayNode extends Span {
-  type: 'array';
-  items: Node[];
-}
-interface ValueNode extends Span {
-  type: 'value';
-  raw: string;
-}
-
-/** The offset of the next character that is neither white space nor inside a comment. */
-function skipTrivia(text: string, from: number): number {
-  let i = from;
-  while (i < text.length) {
-    const c = text[i] as string;
-    if (/\s/.test(c) || c === '\ufeff') i++;
-    else if (text.startsWith('//', i)) i = text.indexOf('\n', i) === -1 ? text.length : text.indexOf('\n', i);
-    else if (text.startsWith('/*', i)) {
-      const end = text.indexOf('*/', i + 2);
-      if (end === -1) throw hookdError('CONFIG_EDIT_FAILED', { problem: 'unclosed comment', offset: i });
-      i = end + 2;
-    } else break;
-  }
-  return i;
-}
-
-class SpanParser {
-  private i = 0;
-  constructor(private readonly text: string) {}
-
-  parse(): Node {
-    const node = this.value();
-    this.skip();
-    if (this.i < this.text.length) this.fail('unexpected text after the end');
-    return node;
-  }
-
-  private fail(message: string): never {
-    throw hookdError('CONFIG_EDIT_FAILED', { problem: message, offset: this.i });
-  }
-
-  private skip(): void {
-    this.i = skipTrivia(this.text, this.i);
-  }
-
-  private value(): Node {
-    this.skip();
-    const c = this.text[this.i];
-    if (c === '{') return this.object();
-    if (c === '[') return this.array();
-    const start = this.i;
-    if (c === '"' || c === "'") this.string();
-    else {
-      while (this.i < this.text.length && !/[\s,:[\]{}/]/.test(this.text[this.i] as string)) this.i++;
-      if (this.i === start) this.fail('expected a value');
-    }
-    return { type: 'value', start, end: this.i, raw: this.text.slice(start, this.i) };
-  }
-
-  private string(): string {
-    const quote = this.text[this.i];
-    const start = ++this.i;
-    while (this.i < this.text.length && this.text[this.i] !== quote) this.i += this.text[this.i] === '\\' ? 2 : 1;
-    if (this.i >= this.text.length) this.fail('unclosed string');
-    return this.text.slice(start, this.i++);
-  }
-
-  private object(): ObjectNode {
-    const start = this.i++;
-    const props: ObjectNode['props'] = [];
-    for (;;) {
-      this.skip();
-      if (this.text[this.i] === '}') break;
-      const quoted = this.text[this.i] === '"' || this.text[this.i] === "'";
-      let key: string;
-      if (quoted) key = this.string();
-      else {
-        const keyStart = this.i;
-        while (this.i < this.text.length && /[\w$]/.test(this.text[this.i] as string)) this.i++;
-        key = this.text.slice(keyStart, this.i);
-        if (key === '') this.fail('expected a key');
-      }
-      this.skip();
-      if (this.text[this.i++] !== ':') this.fail('expected ":"');
-      props.push({ key, quoted, value: this.value() });
-      this.skip();
-      if (this.text[this.i] === ',') this.i++;
-      else if (this.text[this.i] !== '}') this.fail('expected "," or "}"');
-    }
-    return { type: 'object', start, end: ++this.i, props };
-  }
-
-  private array(): ArrayNode {
-    const start = this.i++;
-    const items: Node[] = [];
-    for (;;) {
-      this.skip();
-      if (this.text[this.i] === ']') break;
-      items.push(this.value());
-      this.skip();
-      if (this.text[this.i] === ',') this.i++;
-      else if (this.text[this.i] !== ']') this.fail('expected "," or "]"');
-    }
-    return { type: 'array', start, end: ++this.i, items };
-  }
-}
+import { type Node, type ObjectNode, parseSpans, skipTrivia } from './spans.js';
 
 function lineIndent(text: string, offset: number): string {
   const lineStart = text.lastIndexOf('\n', offset - 1) + 1;
   return /^[ \t]*/.exec(text.slice(lineStart))?.[0] ?? '';
+}
+
+/** How the file writes things, so that what is inserted looks like the rest. */
+interface Style {
+  /** The quote of the file's first string (`"` when it has none). */
+  readonly quote: "'" | '"';
+  /** One level of indentation, from the first key on its own line (two spaces by default). */
+  readonly unit: string;
+  /** Keys in quotes (a JSON file): quoted keys, and no trailing commas. */
+  readonly json: boolean;
+}
+
+function styleOf(text: string, root: ObjectNode): Style {
+  const firstString = (node: Node): string | undefined => {
+    if (node.type === 'value') return node.raw[0] === "'" || node.raw[0] === '"' ? node.raw[0] : undefined;
+    const children = node.type === 'object' ? node.props.map((p) => p.value) : node.items;
+    for (const child of children) {
+      const found = firstString(child);
+      if (found) return found;
+    }
+    return undefined;
+  };
+  const first = root.props.find((p) => text.slice(root.start, p.value.start).includes('\n'));
+  const unit = first ? lineIndent(text, first.value.start) || '  ' : '  ';
+  return { quote: firstString(root) === "'" ? "'" : '"', unit, json: root.props[0]?.quoted ?? false };
+}
+
+function formatString(value: string, quote: Style['quote']): string {
+  const json = JSON.stringify(value);
+  if (quote === '"') return json;
+  return `'${json.slice(1, -1).replace(/\\"/g, '"').replace(/'/g, "\\'")}'`;
+}
+
+function formatKey(key: string, style: Style): string {
+  return style.json || !/^[A-Za-z_$][\w$]*$/.test(key) ? JSON.stringify(key) : key;
+}
+
+/**
+ * A value written in the file's style: its quotes, and objects over several lines at
+ * `indent` (or on one line when `inline`, as inside an object that is on one line).
+ */
+function formatValue(value: unknown, style: Style, indent: string, inline: boolean): string {
+  if (typeof value === 'string') return formatString(value, style.quote);
+  if (Array.isArray(value)) return `[${value.map((v) => formatValue(v, style, indent, true)).join(', ')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value);
+    if (entries.length === 0) return '{}';
+    if (inline) {
+      return `{ ${entries.map(([k, v]) => `${formatKey(k, style)}: ${formatValue(v, style, indent, true)}`).join(', ')} }`;
+    }
+    const inner = indent + style.unit;
+    const lines = entries.map(([k, v]) => `${inner}${formatKey(k, style)}: ${formatValue(v, style, inner, false)}`);
+    return `{\n${lines.join(',\n')}${style.json ? '' : ','}\n${indent}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * Where a new line goes after the value ending at `end`: past its comma and any comment on the
+ * rest of that line, so that a comment stays on the line it describes.
+ */
+function endOfEntryLine(text: string, end: number): { offset: number; comma: boolean; commaAt: number } {
+  const after = afterTrailingComma(text, end);
+  const newline = text.indexOf('\n', after.offset);
+  const lineEnd = newline === -1 ? text.length : newline;
+  const rest = text.slice(after.offset, lineEnd);
+  const onlyComment = /^\s*(\/\/.*|\/\*.*\*\/\s*)?$/.test(rest);
+  return { offset: onlyComment ? lineEnd : after.offset, comma: after.comma, commaAt: end };
 }
 
 /** The offset just after a value, past a trailing comma if there is one. */
@@ -131,51 +86,47 @@ function afterTrailingComma(text: string, end: number): { offset: number; comma:
   return text[at] === ',' ? { offset: at + 1, comma: true } : { offset: end, comma: false };
 }
 
-function formatKey(key: string, quoted: boolean): string {
-  return quoted || !/^[A-Za-z_$][\w$]*$/.test(key) ? JSON.stringify(key) : key;
-}
-
-function nested(path: readonly string[], valueText: string, quoted: boolean): string {
-  return path.reduceRight((inner, key) => `{ ${formatKey(key, quoted)}: ${inner} }`, valueText);
-}
-
-function insertProp(text: string, object: ObjectNode, key: string, valueText: string, quoted: boolean): string {
-  const entry = `${formatKey(key, quoted)}: ${valueText}`;
+function insertProp(text: string, object: ObjectNode, key: string, value: unknown, style: Style): string {
   const last = object.props.at(-1);
   if (!last) {
     const indent = lineIndent(text, object.start);
-    return `${text.slice(0, object.start)}{\n${indent}  ${entry},\n${indent}}${text.slice(object.end)}`;
+    const entry = `${formatKey(key, style)}: ${formatValue(value, style, indent + style.unit, false)}`;
+    return `${text.slice(0, object.start)}{\n${indent}${style.unit}${entry}${style.json ? '' : ','}\n${indent}}${text.slice(object.end)}`;
   }
-  const indent = lineIndent(text, last.value.start);
   const sameLine = !text.slice(object.start, last.value.start).includes('\n');
-  const after = afterTrailingComma(text, last.value.end);
-  const separator = sameLine ? ' ' : `\n${indent}`;
-  const insertion = after.comma ? `${separator}${entry},` : `,${separator}${entry}`;
-  return text.slice(0, after.offset) + insertion + text.slice(after.offset);
-}
-
-function usesQuotedKeys(root: ObjectNode): boolean {
-  return root.props[0]?.quoted ?? false;
+  const indent = lineIndent(text, last.value.start);
+  const entry = `${formatKey(key, style)}: ${formatValue(value, style, indent, sameLine)}`;
+  if (sameLine) {
+    const after = afterTrailingComma(text, last.value.end);
+    const insertion = after.comma ? ` ${entry},` : `, ${entry}`;
+    return text.slice(0, after.offset) + insertion + text.slice(after.offset);
+  }
+  const at = endOfEntryLine(text, last.value.end);
+  const line = `\n${indent}${entry}${at.comma && !style.json ? ',' : ''}`;
+  // Without a trailing comma, one goes right after the last value, before its comment.
+  if (at.comma) return text.slice(0, at.offset) + line + text.slice(at.offset);
+  return `${text.slice(0, at.commaAt)},${text.slice(at.commaAt, at.offset)}${line}${text.slice(at.offset)}`;
 }
 
 function rootObject(text: string): ObjectNode {
-  const root = new SpanParser(text).parse();
+  const root = parseSpans(text);
   if (root.type !== 'object') throw hookdError('CONFIG_EDIT_FAILED', { problem: 'it is not an object' });
   return root;
 }
 
-/** Sets the value at `path` to `value` (as JSON), creating objects on the way. */
+/** Sets the value at `path` to `value`, creating objects on the way, in the file's style. */
 export function setValue(text: string, path: readonly string[], value: unknown): string {
   const root = rootObject(text);
-  const quoted = usesQuotedKeys(root);
-  const valueText = JSON.stringify(value);
+  const style = styleOf(text, root);
+  const nest = (from: number) => path.slice(from).reduceRight<unknown>((inner, key) => ({ [key]: inner }), value);
   let node: ObjectNode = root;
   for (let i = 0; i < path.length; i++) {
     const key = path[i] as string;
     const prop = node.props.find((p) => p.key === key);
-    if (!prop) return insertProp(text, node, key, nested(path.slice(i + 1), valueText, quoted), quoted);
+    if (!prop) return insertProp(text, node, key, nest(i + 1), style);
     if (i === path.length - 1 || prop.value.type !== 'object') {
-      const replacement = i === path.length - 1 ? valueText : nested(path.slice(i + 1), valueText, quoted);
+      const inline = !text.slice(node.start, prop.value.start).includes('\n');
+      const replacement = formatValue(nest(i + 1), style, lineIndent(text, prop.value.start), inline);
       return text.slice(0, prop.value.start) + replacement + text.slice(prop.value.end);
     }
     node = prop.value;
@@ -186,6 +137,7 @@ export function setValue(text: string, path: readonly string[], value: unknown):
 /** Appends `value` to the array at `path` (created when missing). */
 export function appendToArray(text: string, path: readonly string[], value: unknown): string {
   const root = rootObject(text);
+  const style = styleOf(text, root);
   let node: Node = root;
   for (const key of path) {
     const prop: ObjectNode['props'][number] | undefined =
@@ -194,7 +146,7 @@ export function appendToArray(text: string, path: readonly string[], value: unkn
     node = prop.value;
   }
   if (node.type !== 'array') return setValue(text, path, [value]);
-  const valueText = JSON.stringify(value);
+  const valueText = formatValue(value, style, '', true);
   const last = node.items.at(-1);
   if (!last) return `${text.slice(0, node.start)}[${valueText}]${text.slice(node.end)}`;
   const after = afterTrailingComma(text, last.end);

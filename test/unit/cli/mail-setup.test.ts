@@ -53,9 +53,23 @@ describe('hookd mail setup', () => {
     ]) {
       expect(written).toContain(comment);
     }
-    expect(written).toContain("token: '${HOOK_TOKEN}'");
-    expect(written).toMatch(/mail: \{ account: "me@example.com", model: "builtin\/echo", thinking: "low" \}/);
-    expect(written).toMatch(/presets: \["mail"\]/);
+    // In the file's own style: its quotes, its indentation, one key per line (issue 17).
+    expect(written).toBe(`// hookd — production config
+{
+  server: { port: 8787 }, // loopback only
+  hooks: {
+    enabled: true,
+    /* the token comes from the environment */
+    token: '\${HOOK_TOKEN}',
+    mail: {
+      account: 'me@example.com',
+      model: 'builtin/echo',
+      thinking: 'low',
+    },
+    presets: ['mail'],
+  },
+}
+`);
 
     const second = await setup();
     expect(second.code).toBe(0);
@@ -101,10 +115,19 @@ describe('hookd mail setup with IMAP flags', () => {
     const result = await runCli(args, { cwd: temp.dir, env });
     expect(result.err).toBe('');
     const written = readFileSync(file, 'utf8');
-    expect(written).toMatch(
-      /imap: \{ host: "imap\.example\.com", port: 993, secure: true, user: "me@example\.com", password: "\$\{MY_IMAP_PASS\}" \}/,
-    );
-    expect(written).toMatch(/mailbox: "Alerts"/);
+    expect(written).toContain(`    mail: {
+      account: 'me@example.com',
+      watch: {
+        imap: {
+          host: 'imap.example.com',
+          port: 993,
+          secure: true,
+          user: 'me@example.com',
+          password: '\${MY_IMAP_PASS}',
+        },
+        mailbox: 'Alerts',
+      },
+    },`);
     expect(written).not.toContain('imap-secret');
     const check = await runCli(['check', '--config', file], {
       cwd: temp.dir,
@@ -114,5 +137,66 @@ describe('hookd mail setup with IMAP flags', () => {
     expect(check.code).toBe(0);
     const again = await runCli(args, { cwd: temp.dir, env });
     expect(again.out).toMatch(/nothing changed/);
+  });
+});
+
+describe('hookd mail setup on a file as people write them (issue 17)', () => {
+  it('keeps each comment on its line, and turns hooks on with a token reference when they are off, saying so', async () => {
+    const file = join(temp.dir, 'hookd.json5');
+    writeFileSync(
+      file,
+      `{
+\tserver: { port: 8787 },
+\thooks: {
+\t\tpath: '/in' // where senders post
+\t},
+}
+`,
+    );
+    const result = await runCli(['mail', 'setup', '--account', 'me@example.com', '--config', file], {
+      cwd: temp.dir,
+      env: {},
+    });
+    expect(result.code).toBe(0);
+    expect(result.out).toMatch(/hooks were off: set hooks\.enabled to true/);
+    expect(result.out).toMatch(/set hooks\.token to '\$\{HOOKD_HOOK_TOKEN\}'/);
+    expect(readFileSync(file, 'utf8')).toBe(`{
+\tserver: { port: 8787 },
+\thooks: {
+\t\tpath: '/in', // where senders post
+\t\tmail: {
+\t\t\taccount: 'me@example.com',
+\t\t},
+\t\tpresets: ['mail'],
+\t\tenabled: true,
+\t\ttoken: '\${HOOKD_HOOK_TOKEN}'
+\t},
+}
+`);
+    const check = await runCli(['check', '--config', file], {
+      cwd: temp.dir,
+      env: { HOOKD_HOOK_TOKEN: 'x'.repeat(24) },
+    });
+    expect(check.code).toBe(0);
+  });
+
+  it('keeps a JSON file JSON: quoted keys, double quotes, no trailing commas', async () => {
+    const file = join(temp.dir, 'hookd.json');
+    writeFileSync(file, '{\n  "hooks": {\n    "enabled": true,\n    "token": "hook-token-0123456789abcdef"\n  }\n}\n');
+    const result = await runCli(['mail', 'setup', '--account', 'me@example.com', '--config', file], {
+      cwd: temp.dir,
+      env: {},
+    });
+    expect(result.code).toBe(0);
+    const written = readFileSync(file, 'utf8');
+    expect(JSON.parse(written)).toEqual({
+      hooks: {
+        enabled: true,
+        token: 'hook-token-0123456789abcdef',
+        mail: { account: 'me@example.com' },
+        presets: ['mail'],
+      },
+    });
+    expect(written).toContain('    "mail": {\n      "account": "me@example.com"\n    },');
   });
 });
