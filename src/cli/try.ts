@@ -6,7 +6,7 @@ import { errorBody, hookdError } from '../errors.js';
 import { classifyContentType, parseBody, toHookdError } from '../http/index.js';
 import { createLogger } from '../log.js';
 import { compileRoutes } from '../main.js';
-import type { MappingEngine } from '../mapping/index.js';
+import { buildView, type MappingEngine, type TemplateView, unresolvedNames } from '../mapping/index.js';
 import { resolveConfig } from './config-source.js';
 import type { CliIo } from './io.js';
 
@@ -30,6 +30,15 @@ export async function tryCommand(name: string, options: TryOptions, io: CliIo): 
   } finally {
     transforms.close();
   }
+}
+
+/** `path.field: {{name}}` for each name a template of the matched mapping reads and the view lacks. */
+function unresolvedIn(mappings: MappingEngine, mappingId: string | undefined, view: TemplateView): string[] {
+  const mapping = mappings.mappings.find((m) => m.id === mappingId);
+  if (!mapping) return [];
+  return mapping.templateNames.flatMap(({ field, names }) =>
+    unresolvedNames(names, view).map((name) => `${mapping.configPath}.${field}: {{${name}}}`),
+  );
 }
 
 async function dryRun(
@@ -75,7 +84,21 @@ async function dryRun(
       payloadIsJsonOfRawBody: parsed.body.payloadIsJsonOfRawBody,
     });
     if (outcome.kind === 'none') throw hookdError('NO_MAPPING', { hook: subPath });
-    io.out(JSON.stringify({ ok: true, mapping: outcome.mappingId, actions: outcome.actions }, null, 2));
+    const unresolved = unresolvedIn(mappings, outcome.mappingId, buildView({ payload, headers, query, path: subPath }));
+    for (const line of unresolved)
+      io.err(`hookd: warning: ${line} resolves to nothing in this payload (renders empty)`);
+    io.out(
+      JSON.stringify(
+        {
+          ok: true,
+          mapping: outcome.mappingId,
+          actions: outcome.actions,
+          ...(unresolved.length ? { unresolved } : {}),
+        },
+        null,
+        2,
+      ),
+    );
     return 0;
   } catch (err) {
     const e = toHookdError(err);

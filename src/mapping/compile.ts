@@ -25,6 +25,8 @@ export interface CompiledMapping {
   /** Signature verification (DESIGN §10): a valid signature replaces the token for this mapping. */
   readonly verify?: NonNullable<MappingConfig['verify']>;
   readonly policy: MappingPolicy;
+  /** The names each template field reads at its top level (`try` names those a payload lacks). */
+  readonly templateNames: readonly { readonly field: string; readonly names: readonly string[] }[];
   /** False when no field is a template (a transform-only mapping needs no view). */
   readonly usesView: boolean;
   /** Renders the templated draft for one view. */
@@ -70,6 +72,7 @@ export function compileMapping(mapping: MappingConfig, configPath: string, model
     ...(mapping.transform ? { transform: mapping.transform } : {}),
     ...(mapping.verify ? { verify: mapping.verify } : {}),
     usesView: templates.size > 0,
+    templateNames: [...templates].map(([entry, template]) => ({ field: entry.template, names: template.names })),
     policy: {
       ...(mapping.wakeMode ? { wakeMode: mapping.wakeMode } : {}),
       allowUnsafeExternalContent: mapping.allowUnsafeExternalContent ?? false,

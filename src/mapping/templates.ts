@@ -1,8 +1,8 @@
 import Mustache from 'mustache';
 import { flattenHeaders, type RawHeaders } from '../headers.js';
 
-/** A compiled template: render(view) → string. */
-export type Template = (view: TemplateView) => string;
+/** A compiled template: render(view) → string, and the names it reads at its top level. */
+export type Template = ((view: TemplateView) => string) & { readonly names: readonly string[] };
 
 /**
  * What templates see (DESIGN §4): the view's own keys (`payload`, `headers`, `query`, `path`,
@@ -88,7 +88,7 @@ export function compileTemplate(source: string): Template {
   const parsed = writer.parse(source) as unknown as Token[];
   lint(parsed);
   const tokens = rewrite(parsed);
-  return (view) =>
+  const render = (view: TemplateView) =>
     writer.renderTokens(
       tokens as never,
       new Mustache.Context(view.own, new Mustache.Context(view.top)),
@@ -96,6 +96,17 @@ export function compileTemplate(source: string): Template {
       source,
       undefined,
     );
+  // Names inside a section resolve against its items, which no sample view can stand for.
+  const names = [...new Set(parsed.filter(([s, name]) => READS.has(s) && name !== '.').map(([, name]) => name))];
+  return Object.assign(render, { names });
+}
+
+const READS = new Set(['name', '&', '#', '^']);
+
+/** The `names` that resolve to nothing in `view`: what a template renders empty without a word. */
+export function unresolvedNames(names: readonly string[], view: TemplateView): string[] {
+  const context = new Mustache.Context(view.own, new Mustache.Context(view.top));
+  return names.filter((name) => context.lookup(normalizeName(name)) === undefined);
 }
 
 export interface ViewInput {

@@ -70,6 +70,26 @@ describe('hookd try', () => {
     expect(existsSync(join(temp.dir, 'data'))).toBe(false);
   });
 
+  it('names every template variable the payload does not have (issue 17)', async () => {
+    const file = writeTryConfig();
+    const payload = join(temp.dir, 'p.json');
+    writeFileSync(payload, JSON.stringify({ repository: { ful_name: 'typo/in-payload' } }));
+    const result = await runCli(
+      ['try', 'github', '--payload', payload, '--header', 'X-GitHub-Event: push', '--config', file],
+      {
+        cwd: temp.dir,
+      },
+    );
+    expect(result.code).toBe(0);
+    expect(result.err.trim().split('\n')).toEqual([
+      'hookd: warning: hooks.mappings[0].messageTemplate: {{repository.full_name}} resolves to nothing in this payload (renders empty)',
+      'hookd: warning: hooks.mappings[0].messageTemplate: {{head_commit.message}} resolves to nothing in this payload (renders empty)',
+      'hookd: warning: hooks.mappings[0].messageTemplate: {{query.note}} resolves to nothing in this payload (renders empty)',
+      'hookd: warning: hooks.mappings[0].sessionKey: {{repository.full_name}} resolves to nothing in this payload (renders empty)',
+    ]);
+    expect(JSON.parse(result.out).unresolved).toHaveLength(4);
+  });
+
   it('exits non-zero with the error the endpoint would give', async () => {
     const file = writeTryConfig();
     const payload = join(temp.dir, 'p.json');
