@@ -64,7 +64,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .option('-p, --payload <file>', 'the request body (a file, or - for standard input); default {}')
     .option('-f, --fixture <file>', 'a recorded delivery: { "headers": {…}, "payload": {…} } or a raw "body"')
     .option('-H, --header <K:V>', 'a request header (repeatable)', collect, [])
-    .option('-u, --url <url>', "the gateway's URL; default http://<server.host>:<server.port>")
+    .option('-u, --url <url>', "the gateway's URL; default $HOOKD_URL, else http://<server.host>:<server.port>")
     .option('-w, --wait <seconds>', 'how long to wait for the runs it starts (0: do not wait)', '30')
     .option('--json', 'print the answer and the runs as JSON')
     .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')

@@ -58,7 +58,7 @@ function parseHeaders(entries: readonly string[]): Record<string, string> {
   return headers;
 }
 
-/** The gateway's base URL: `--url`, else `server.host:port` from the config. */
+/** The gateway's base URL: `--url`, else `HOOKD_URL`, else `server.host:port` from the config. */
 function baseUrl(config: Config, url: string | undefined): string {
   if (url) return url.replace(/\/+$/, '');
   if (config.server.port === 0) {
@@ -111,7 +111,7 @@ export async function sendCommand(name: string, options: SendOptions, io: CliIo)
       got: config.file ?? 'the embedded default',
     });
 
-  const base = baseUrl(config, options.url);
+  const base = baseUrl(config, options.url ?? io.env.HOOKD_URL);
   const url = `${base}${config.hooks.path}/${subPath}`;
   const res = await request(url, {
     method: 'POST',
