@@ -59,6 +59,11 @@ export const errorCatalogue = {
   INVALID_JSON: http(400, (p: { reason: string }) => `invalid JSON body: ${p.reason}`),
   INVALID_BODY: http(400, (p: { problem: keyof typeof INVALID_BODY_WORDS }) => INVALID_BODY_WORDS[p.problem]),
   INVALID_FIELD: http(400, (p: { field: string; expected: string }) => `${p.field}: expected ${p.expected}`),
+  PAYLOAD_INVALID: http(
+    400,
+    (p: { pointer: string; problem: string }) =>
+      `the payload does not match the mapping's schema${p.pointer ? ` at ${p.pointer}` : ''}: ${p.problem}`,
+  ),
   TEXT_REQUIRED: http(400, () => 'text required'),
   MESSAGE_REQUIRED: http(400, () => 'message required'),
   MODEL_NOT_ALLOWED: http(400, (p: { ref: string }) => `model not allowed: ${p.ref}`),

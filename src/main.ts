@@ -169,6 +169,7 @@ export async function startGateway(
     watch: true,
     observe: (mapping, seconds) => metrics.transformSeconds.observe({ mapping }, seconds),
   });
+  for (const warning of mappings.mappings.flatMap((m) => m.warnings)) log.warn({ warning }, 'configuration warning');
   const parts: Parts = { transforms };
   try {
     const onDisk = config.storage.path !== ':memory:';

@@ -106,7 +106,9 @@ export async function checkCommand(options: { config?: string; json?: boolean },
       const finding = findingOf(problem, 'error', file, positions);
       if (!refused.some((path) => finding.path === path || finding.path.startsWith(`${path}.`))) findings.push(finding);
     }
-    for (const w of configWarnings(report.config)) findings.push(findingOf(w, 'warning', file, positions));
+    for (const w of [...configWarnings(report.config), ...later.warnings]) {
+      findings.push(findingOf(w, 'warning', file, positions));
+    }
   }
   findings.sort(byPlace(file));
   const errors = findings.filter((f) => f.severity === 'error').length;
@@ -125,15 +127,16 @@ export async function checkCommand(options: { config?: string; json?: boolean },
 async function laterProblems(
   config: Config,
   refusedBefore: boolean,
-): Promise<{ problems: readonly string[]; mappings: number }> {
+): Promise<{ problems: readonly string[]; warnings: readonly string[]; mappings: number }> {
   try {
     const { mappings, transforms } = await compileRoutes(config, createLogger({ level: 'silent' }));
     transforms.close();
-    return { problems: [], mappings: mappings.mappings.length };
+    const warnings = mappings.mappings.flatMap((m) => m.warnings);
+    return { problems: [], warnings, mappings: mappings.mappings.length };
   } catch (err) {
-    if (isHookdError(err, 'CONFIG_INVALID')) return { problems: err.params.problems, mappings: 0 };
+    if (isHookdError(err, 'CONFIG_INVALID')) return { problems: err.params.problems, warnings: [], mappings: 0 };
     // Values the schema refused can make compiling fail in other ways; they are reported already.
-    if (refusedBefore) return { problems: [], mappings: 0 };
+    if (refusedBefore) return { problems: [], warnings: [], mappings: 0 };
     throw err;
   }
 }

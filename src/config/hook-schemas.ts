@@ -34,7 +34,22 @@ export const mappingSchema = {
     match: {
       type: 'object',
       additionalProperties: false,
-      properties: { path: { type: 'string' }, source: { type: 'string' } },
+      properties: {
+        path: { type: 'string' },
+        source: { type: 'string' },
+        headers: {
+          type: 'object',
+          description: 'header names (any case) to values, alternatives separated by |',
+          additionalProperties: { type: 'string', minLength: 1 },
+        },
+      },
+    },
+    schema: {
+      anyOf: [
+        { type: 'string', minLength: 1 },
+        { type: 'object', additionalProperties: true },
+      ],
+      description: 'a JSON Schema of the payload: an object, or the path of a JSON file',
     },
     action: { type: 'string', enum: ACTION_KINDS },
     wakeMode,

@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Ajv } from 'ajv';
 import { TEMPLATED_FIELDS, type TemplatedField } from '../action-shape.js';
 import type { ModelCatalog } from '../actions/index.js';
 import { type Config, configInvalid, type MappingConfig } from '../config/index.js';
@@ -17,6 +20,12 @@ export interface CompiledMapping {
   readonly configPath: string;
   readonly matchPath?: string;
   readonly matchSource?: string;
+  /** `match.headers`: lower-cased names, each with its allowed values. */
+  readonly matchHeaders?: readonly (readonly [name: string, values: ReadonlySet<string>])[];
+  /** `path: message` lines for what compiles but will not do what it says (a name the schema lacks). */
+  readonly warnings: readonly string[];
+  /** The payload's problem against the mapping's `schema` (a JSON pointer and what is wrong), if any. */
+  readonly checkPayload?: (payload: unknown) => { readonly pointer: string; readonly problem: string } | undefined;
   readonly forEach?: string;
   readonly maxBodyBytes?: number;
   /** Runs of this mapping executing at once, at most. */
@@ -34,8 +43,23 @@ export interface CompiledMapping {
 }
 
 /** Compiles one mapping; throws CONFIG_INVALID with a `path: problem` line for each problem. */
-export function compileMapping(mapping: MappingConfig, configPath: string, models: ModelCatalog): CompiledMapping {
+export function compileMapping(
+  mapping: MappingConfig,
+  configPath: string,
+  models: ModelCatalog,
+  baseDir = process.cwd(),
+): CompiledMapping {
   const problems: string[] = [];
+  let checkPayload: CompiledMapping['checkPayload'];
+  let schema: object | undefined;
+  if (mapping.schema !== undefined) {
+    try {
+      schema = readSchema(mapping.schema, baseDir);
+      checkPayload = payloadChecker(schema);
+    } catch (err) {
+      problems.push(`${configPath}.schema: ${(err as Error).message}`);
+    }
+  }
   const templates = new Map<TemplatedField, Template>();
   for (const entry of TEMPLATED_FIELDS) {
     const source = mapping[entry.template];
@@ -66,12 +90,30 @@ export function compileMapping(mapping: MappingConfig, configPath: string, model
     configPath,
     ...(trimmedPath === undefined ? {} : { matchPath: trimmedPath }),
     ...(mapping.match?.source === undefined ? {} : { matchSource: mapping.match.source }),
+    ...(mapping.match?.headers === undefined
+      ? {}
+      : {
+          matchHeaders: Object.entries(mapping.match.headers).map(
+            ([name, values]) => [name.toLowerCase(), new Set(values.split('|').map((v) => v.trim()))] as const,
+          ),
+        }),
+    ...(checkPayload ? { checkPayload } : {}),
     ...(mapping.forEach === undefined ? {} : { forEach: mapping.forEach }),
     ...(mapping.maxBodyBytes === undefined ? {} : { maxBodyBytes: mapping.maxBodyBytes }),
     ...(mapping.maxConcurrent === undefined ? {} : { maxConcurrent: mapping.maxConcurrent }),
     ...(mapping.transform ? { transform: mapping.transform } : {}),
     ...(mapping.verify ? { verify: mapping.verify } : {}),
     usesView: templates.size > 0,
+    warnings: schema
+      ? [...templates].flatMap(([entry, template]) =>
+          template.names
+            .filter((name) => undeclared(schema, name))
+            .map(
+              (name) =>
+                `${configPath}.${entry.template}: {{${name}}} is not in the mapping's schema (it would render empty)`,
+            ),
+        )
+      : [],
     templateNames: [...templates].map(([entry, template]) => ({ field: entry.template, names: template.names })),
     policy: {
       ...(mapping.wakeMode ? { wakeMode: mapping.wakeMode } : {}),
@@ -97,7 +139,7 @@ export function compileMapping(mapping: MappingConfig, configPath: string, model
  * CONFIG_INVALID naming every broken one.
  */
 export function compileMappings(
-  config: Pick<Config, 'hooks' | 'file'>,
+  config: Pick<Config, 'hooks' | 'file' | 'baseDir'>,
   models: ModelCatalog,
 ): readonly CompiledMapping[] {
   const { compiled, problems } = collectMappings(config, models);
@@ -107,7 +149,7 @@ export function compileMappings(
 
 /** Like `compileMappings`, but returns the broken mappings' problems beside the ones that compiled. */
 export function collectMappings(
-  config: Pick<Config, 'hooks' | 'file'>,
+  config: Pick<Config, 'hooks' | 'file' | 'baseDir'>,
   models: ModelCatalog,
 ): { readonly compiled: readonly CompiledMapping[]; readonly problems: readonly string[] } {
   const sources = [
@@ -121,11 +163,59 @@ export function collectMappings(
   const compiled: CompiledMapping[] = [];
   for (const { mapping, path } of sources) {
     try {
-      compiled.push(compileMapping(mapping, path, models));
+      compiled.push(compileMapping(mapping, path, models, config.baseDir));
     } catch (err) {
       if (!isHookdError(err, 'CONFIG_INVALID')) throw err;
       problems.push(...err.params.problems);
     }
   }
   return { compiled, problems };
+}
+
+const ajv = new Ajv({ allErrors: false, strict: false });
+
+/** A mapping's `schema`: an object, or a JSON file relative to the config's folder. */
+function readSchema(schema: string | object, baseDir: string): object {
+  return typeof schema === 'string'
+    ? (JSON.parse(readFileSync(resolve(baseDir, schema), 'utf8')) as object)
+    : structuredClone(schema);
+}
+
+/** The view's own names: what a template reads there is not the payload. */
+const OWN = new Set(['headers', 'query', 'path', 'now']);
+
+/**
+ * True when `name` cannot be in a payload the schema accepts: on its way down, a level that
+ * declares `properties` lacks the key. A level that declares none (or combines schemas) could
+ * hold anything, and is given the benefit of the doubt.
+ */
+function undeclared(schema: object, name: string): boolean {
+  const parts = name.replace(/\[(\d+)\]/g, '.$1').split('.');
+  if (OWN.has(parts[0] as string)) return false;
+  if (parts[0] === 'payload') parts.shift();
+  let node = schema as { properties?: Record<string, object>; items?: object };
+  for (const part of parts) {
+    if (/^\d+$/.test(part) && node.items) node = node.items as typeof node;
+    else if (node.properties) {
+      if (!Object.hasOwn(node.properties, part)) return true;
+      node = node.properties[part] as typeof node;
+    } else return false;
+  }
+  return false;
+}
+
+/** Compiles a payload schema into the check `route` runs first. */
+function payloadChecker(source: object): NonNullable<CompiledMapping['checkPayload']> {
+  let validate: ReturnType<typeof ajv.compile>;
+  try {
+    validate = ajv.compile(source);
+  } catch (err) {
+    throw new Error(`not a valid JSON Schema: ${(err as Error).message}`);
+  }
+  return (payload) => {
+    if (validate(payload)) return undefined;
+    const [first] = validate.errors ?? [];
+    const extra = first?.keyword === 'additionalProperties' ? ` (${String(first.params.additionalProperty)})` : '';
+    return { pointer: first?.instancePath ?? '', problem: `${first?.message ?? 'does not match'}${extra}` };
+  };
 }

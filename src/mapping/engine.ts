@@ -1,7 +1,7 @@
 import type { ActionOptions } from '../actions/index.js';
 import { type Config, configInvalid } from '../config/index.js';
 import { hookdError } from '../errors.js';
-import { CREDENTIAL_HEADERS, flattenHeaders } from '../headers.js';
+import { CREDENTIAL_HEADERS, flattenHeaders, type RawHeaders } from '../headers.js';
 import { type CompiledMapping, compileMappings } from './compile.js';
 import { itemPayloads } from './for-each.js';
 import { MAX_ACTIONS, mergeTransformResult } from './merge.js';
@@ -10,7 +10,7 @@ import { createActionValidator } from './to-action.js';
 import type { Draft, HookRequest, MappingOutcome, TransformContext, TransformRunner } from './types.js';
 
 export interface MappingEngineOptions {
-  readonly config: Pick<Config, 'hooks' | 'file'>;
+  readonly config: Pick<Config, 'hooks' | 'file' | 'baseDir'>;
   readonly actionOptions: ActionOptions;
   /** The compiled mappings (default: `compileMappings` of the config). */
   readonly mappings?: readonly CompiledMapping[];
@@ -26,8 +26,8 @@ export interface MappingEngine {
   maxBodyBytesFor(subPath: string): number;
   /** The mappings with `verify` that may take a request on this sub-path. */
   verifiersFor(subPath: string): readonly CompiledMapping[];
-  /** The first mapping whose predicates all hold. */
-  resolve(subPath: string, payload: unknown): CompiledMapping | undefined;
+  /** The first mapping whose predicates (path, source, headers) all hold. */
+  resolve(subPath: string, payload: unknown, headers?: RawHeaders): CompiledMapping | undefined;
   /** Turns a request into validated actions; throws 400s and TRANSFORM_FAILED. */
   route(request: HookRequest): Promise<MappingOutcome>;
 }
@@ -44,12 +44,13 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
     if (problems.length > 0) throw configInvalid(problems, config.file);
   }
 
-  function resolve(subPath: string, payload: unknown): CompiledMapping | undefined {
+  function resolve(subPath: string, payload: unknown, headers: RawHeaders = {}): CompiledMapping | undefined {
     const source = isPlainObject(payload) && typeof payload.source === 'string' ? payload.source : undefined;
     return mappings.find(
       (m) =>
         (m.matchPath === undefined || m.matchPath === subPath) &&
-        (m.matchSource === undefined || m.matchSource === source),
+        (m.matchSource === undefined || m.matchSource === source) &&
+        (m.matchHeaders === undefined || m.matchHeaders.every(([name, values]) => headerIn(headers[name], values))),
     );
   }
 
@@ -105,9 +106,12 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       return mappings.filter((m) => m.verify && (m.matchPath === undefined || m.matchPath === subPath));
     },
     async route(request) {
-      const mapping = resolve(request.subPath, request.payload);
+      const mapping = resolve(request.subPath, request.payload, request.headers);
       if (!mapping) return { kind: 'none' };
       if (request.verifiedMappings && !request.verifiedMappings.has(mapping.id)) throw hookdError('UNAUTHORIZED');
+      // Checked before any template renders or transform runs (DESIGN §12).
+      const invalid = mapping.checkPayload?.(request.payload);
+      if (invalid) throw hookdError('PAYLOAD_INVALID', invalid);
       const { drafts, fanOut } = await draftsFor(mapping, request);
       return { kind: 'actions', mappingId: mapping.id, actions: drafts.map((d) => toAction(d, mapping)), fanOut };
     },
@@ -146,4 +150,10 @@ function transformContext(request: HookRequest, payload: unknown): TransformCont
     rawBody: request.rawBody.toString('utf8'),
     ...(request.payloadIsJsonOfRawBody && payload === request.payload ? { payloadIsJsonOfRawBody: true } : {}),
   };
+}
+
+/** True when a request header (one value or several) holds one of `values`. */
+function headerIn(value: string | readonly string[] | undefined, values: ReadonlySet<string>): boolean {
+  if (value === undefined) return false;
+  return typeof value === 'string' ? values.has(value.trim()) : value.some((v) => values.has(v.trim()));
 }

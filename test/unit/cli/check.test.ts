@@ -158,6 +158,34 @@ describe('hookd check', () => {
     ]);
   });
 
+  it("warns of a template name the mapping's schema does not declare, and stays OK (issue 17)", async () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        repository: { type: 'object', properties: { full_name: { type: 'string' } } },
+        commits: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' } } } },
+      },
+    };
+    const mapping = {
+      match: { path: 'gh' },
+      schema,
+      messageTemplate:
+        '{{repository.ful_name}} {{repository.full_name}} {{commits.0.id}} {{commits.0.sha}} {{headers.x-a}} {{anything}}',
+    };
+    const result = await check(hooks(`mappings: [${JSON.stringify(mapping)}]`));
+    expect(result.code).toBe(0);
+    expect(result.out).toContain(
+      "warning: hooks.mappings[0].messageTemplate: {{repository.ful_name}} is not in the mapping's schema (it would render empty)",
+    );
+    expect(result.out).toContain(
+      "warning: hooks.mappings[0].messageTemplate: {{commits.0.sha}} is not in the mapping's schema",
+    );
+    expect(result.out).toContain(
+      "warning: hooks.mappings[0].messageTemplate: {{anything}} is not in the mapping's schema",
+    );
+    expect(result.out.match(/warning:/g)).toHaveLength(3);
+  });
+
   it('warns when a configured mail watcher cannot run, and stays OK', async () => {
     const result = await check(
       "{ hooks: { enabled: false, presets: ['mail'], mail: { account: 'me@example.com', watch: { imap: { host: 'h', user: 'u', password: 'p' } } } } }",

@@ -181,6 +181,66 @@ describe('routing', () => {
   });
 });
 
+describe('match.headers (DESIGN §12)', () => {
+  const e = engine({
+    mappings: [
+      {
+        id: 'gh-code',
+        match: { path: 'github', headers: { 'X-GitHub-Event': 'push|pull_request' } },
+        messageTemplate: 'code',
+      },
+      { id: 'gh-rest', match: { path: 'github' }, messageTemplate: 'rest' },
+    ],
+  });
+
+  it('matches a header by name in any case, against alternatives separated by |', () => {
+    expect(e.resolve('github', {}, { 'x-github-event': 'push' })?.id).toBe('gh-code');
+    expect(e.resolve('github', {}, { 'x-github-event': 'pull_request' })?.id).toBe('gh-code');
+    expect(e.resolve('github', {}, { 'x-github-event': ['issues', 'push'] })?.id).toBe('gh-code');
+    expect(e.resolve('github', {}, { 'x-github-event': 'issues' })?.id).toBe('gh-rest');
+    expect(e.resolve('github', {}, {})?.id).toBe('gh-rest');
+  });
+});
+
+describe('payload schemas (DESIGN §12)', () => {
+  const schema = {
+    type: 'object',
+    required: ['repository'],
+    properties: { repository: { type: 'object', properties: { full_name: { type: 'string' } } } },
+  };
+
+  it('answers 400 PAYLOAD_INVALID with the JSON pointer before any template renders', async () => {
+    const e = engine({
+      mappings: [{ match: { path: 'gh' }, schema, messageTemplate: 'push to {{repository.full_name}}' }],
+    });
+    const ok = await e.route(request('gh', { repository: { full_name: 'acme/site' } }));
+    expect(ok.kind === 'actions' && ok.actions[0]).toMatchObject({ message: 'push to acme/site' });
+    for (const [payload, message] of [
+      [
+        { repository: { full_name: 5 } },
+        "the payload does not match the mapping's schema at /repository/full_name: must be string",
+      ],
+      [{}, "the payload does not match the mapping's schema: must have required property 'repository'"],
+    ] as const) {
+      const err = await e.route(request('gh', payload)).catch((caught: unknown) => caught);
+      expect(isHookdError(err, 'PAYLOAD_INVALID')).toBe(true);
+      expect((err as HookdError).statusCode).toBe(400);
+      expect((err as HookdError).message).toBe(message);
+    }
+  });
+
+  it('reads a schema file relative to the config folder, and refuses one that is no JSON Schema', () => {
+    const fromFile = engine(
+      { mappings: [{ match: { path: 'p' }, schema: 'test/fixtures/github-push.schema.json', messageTemplate: 'x' }] },
+      {},
+    );
+    expect(fromFile.mappings[0]?.checkPayload?.({ ref: 1 })).toEqual({ pointer: '/ref', problem: 'must be string' });
+    expect(() =>
+      engine({ mappings: [{ match: { path: 'p' }, schema: { type: 'nonsense' }, messageTemplate: 'x' }] }),
+    ).toThrow(/hooks\.mappings\[0\]\.schema: not a valid JSON Schema/);
+  });
+});
+
 describe('compiling', () => {
   it('names the mapping and field of a template syntax error, and every broken mapping at once', () => {
     try {
