@@ -31,7 +31,12 @@ export async function mailSetupCommand(options: MailSetupOptions, io: CliIo): Pr
   const file = resolve(io.cwd, chosen);
   const original = existsSync(file) ? readFileSync(file, 'utf8') : '{}\n';
   const current = JSON5.parse(original) as {
-    hooks?: { enabled?: boolean; token?: string; mail?: Record<string, unknown>; presets?: string[] };
+    hooks?: {
+      enabled?: boolean;
+      token?: string;
+      mail?: Record<string, unknown>;
+      presets?: (string | { name: string })[];
+    };
   };
   const wanted: Record<string, string> = { account: options.account };
   if (options.model) wanted.model = options.model;
@@ -62,7 +67,8 @@ export async function mailSetupCommand(options: MailSetupOptions, io: CliIo): Pr
     if (options.mailbox && watch?.mailbox !== options.mailbox)
       text = setValue(text, ['hooks', 'mail', 'watch', 'mailbox'], options.mailbox);
   }
-  if (!current.hooks?.presets?.includes('mail')) text = appendToArray(text, ['hooks', 'presets'], 'mail');
+  const enabled = (current.hooks?.presets ?? []).some((p) => (typeof p === 'string' ? p : p.name) === 'mail');
+  if (!enabled) text = appendToArray(text, ['hooks', 'presets'], 'mail');
   // The preset and the watcher need hooks on, with a token: a setup that leaves them off
   // would say OK while `serve` starts neither.
   const notes: string[] = [];

@@ -11,6 +11,7 @@ const commands = {
   check: () => import('./check.js'),
   try: () => import('./try.js'),
   send: () => import('./send.js'),
+  presets: () => import('./presets.js'),
   mailSetup: () => import('./mail-setup.js'),
   mailWatch: () => import('./mail-watch.js'),
   token: () => import('./token.js'),
@@ -71,6 +72,21 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .action((name: string, opts: SendOptions) =>
       run(async () => (await commands.send()).sendCommand(name, opts, io))(),
     );
+  const presets = program.command('presets').description('the built-in preset plugins (DESIGN §12)');
+  presets
+    .command('list')
+    .description('list the built-in presets')
+    .action(() => run(async () => (await commands.presets()).presetsListCommand(io))());
+  presets
+    .command('show')
+    .description("print a preset's README, options and mappings")
+    .argument('<name>', 'the preset')
+    .action((name: string) => run(async () => (await commands.presets()).presetsShowCommand(name, io))());
+  presets
+    .command('test')
+    .description("replay presets' recorded fixtures through the engine; non-zero with a diff on any mismatch")
+    .argument('[names...]', 'the presets (default: all)')
+    .action((names: string[]) => run(async () => (await commands.presets()).presetsTestCommand(names, io))());
   const mail = program.command('mail').description('the mail preset and its watch flow');
   mail
     .command('watch')

@@ -8,6 +8,7 @@ export {
   normalizeHooksPath,
 } from './load.js';
 export { keyPositions, locate, type Position } from './locate.js';
+export { didYouMean } from './suggest.js';
 export type {
   AgentDefaults,
   ChatnetConfig,

@@ -86,7 +86,7 @@ export function configWarnings(config: Config): string[] {
   if (hooks.mail?.watch) {
     if (!hooks.enabled) warnings.push('hooks.mail.watch: the mail watcher does not start while hooks.enabled is false');
     else if (!hooks.token) warnings.push('hooks.mail.watch: the mail watcher does not start without hooks.token');
-    if (!hooks.presets.includes('mail')) {
+    if (!hooks.presets.some((p) => (typeof p === 'string' ? p : p.name) === 'mail')) {
       warnings.push(
         'hooks.mail.watch: the mail preset is not enabled (add "mail" to hooks.presets): /hooks/mail answers 404',
       );

@@ -71,7 +71,32 @@ export const configSchema = {
           minItems: 1,
           default: [...DEFAULT_SESSION_KEY_PREFIXES],
         },
-        presets: { type: 'array', items: { type: 'string', enum: ['mail'] }, uniqueItems: true, default: [] },
+        presets: {
+          type: 'array',
+          default: [],
+          items: {
+            anyOf: [
+              { type: 'string', pattern: '^[a-z0-9][a-z0-9-]*$' },
+              {
+                type: 'object',
+                required: ['name'],
+                additionalProperties: true,
+                properties: {
+                  name: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]*$' },
+                  secret: { type: 'string', minLength: 1 },
+                  path: { type: 'string', minLength: 1 },
+                  sessionKey: { type: 'string', minLength: 1 },
+                  model: { type: 'string', minLength: 1 },
+                  thinking,
+                  deliver: { type: 'boolean' },
+                  to: { type: 'string', minLength: 1 },
+                  allowUnsafeExternalContent: { type: 'boolean' },
+                },
+              },
+            ],
+            description: 'a preset name, or { name, secret?, path?, sessionKey?, …its options }',
+          },
+        },
         mappings: { type: 'array', items: mappingSchema, default: [] },
         transformsDir: { type: 'string', minLength: 1, default: 'transforms' },
         transforms: {

@@ -152,14 +152,15 @@ export function collectMappings(
   config: Pick<Config, 'hooks' | 'file' | 'baseDir'>,
   models: ModelCatalog,
 ): { readonly compiled: readonly CompiledMapping[]; readonly problems: readonly string[] } {
+  const presets = presetMappings(config);
   const sources = [
     ...config.hooks.mappings.map((m, i) => ({ mapping: m, path: `hooks.mappings[${i}]` })),
-    ...presetMappings(config).map(({ mapping, index }) => ({
+    ...presets.mappings.map(({ mapping, index }) => ({
       mapping,
       path: `hooks.presets[${index}] (${mapping.id ?? 'preset'})`,
     })),
   ];
-  const problems: string[] = [];
+  const problems: string[] = [...presets.problems];
   const compiled: CompiledMapping[] = [];
   for (const { mapping, path } of sources) {
     try {

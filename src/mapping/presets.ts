@@ -1,34 +1,186 @@
-import { existsSync, readFileSync } from 'node:fs';
-import type { Config, MappingConfig } from '../config/index.js';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
+import JSON5 from 'json5';
+import { type Config, didYouMean, type MappingConfig } from '../config/index.js';
 
-const PRESETS_DIR = new URL('../../presets/', import.meta.url);
+/** The built-in presets' folder (dist/cli/ sits as deep as src/mapping/, so this holds for both). */
+const BUILT_IN_DIR = fileURLToPath(new URL('../../presets/', import.meta.url));
 
-/** A preset's mapping as shipped in `presets/<name>.json`. */
-export function readPreset(name: string): MappingConfig {
-  return JSON.parse(readFileSync(new URL(`${name}.json`, PRESETS_DIR), 'utf8')) as MappingConfig;
+/**
+ * A preset plugin (DESIGN §12): a folder of data — `preset.json5` (name, description,
+ * version, options schema, signature scheme, mappings), an optional payload `schema.json`,
+ * recorded `fixtures/*.json` and a README.
+ */
+export interface Preset {
+  readonly name: string;
+  readonly description: string;
+  readonly version: string;
+  /** A JSON Schema of the preset's own options (the keys of its `hooks.presets` entry). */
+  readonly options?: { readonly properties?: Readonly<Record<string, unknown>> };
+  /** The signature scheme its senders use, and which option holds the secret. */
+  readonly verify?: { readonly scheme: NonNullable<MappingConfig['verify']>['scheme']; readonly secretOption: string };
+  readonly mappings: readonly MappingConfig[];
+  /** The folder it was loaded from. */
+  readonly dir: string;
+  /** Recorded deliveries, absolute paths. */
+  readonly fixtures: readonly string[];
+}
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const validateManifest = ajv.compile({
+  type: 'object',
+  required: ['name', 'description', 'version', 'mappings'],
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]*$' },
+    description: { type: 'string', minLength: 1 },
+    version: { type: 'string', minLength: 1 },
+    options: { type: 'object' },
+    verify: {
+      type: 'object',
+      required: ['scheme', 'secretOption'],
+      additionalProperties: false,
+      properties: { scheme: { type: 'string' }, secretOption: { type: 'string', minLength: 1 } },
+    },
+    mappings: { type: 'array', minItems: 1, items: { type: 'object' } },
+  },
+});
+
+/** Loads a preset folder; throws an Error saying what is wrong with it. */
+export function loadPreset(dir: string): Preset {
+  const file = join(dir, 'preset.json5');
+  if (!existsSync(file)) throw new Error(`${dir} has no preset.json5`);
+  const manifest = JSON5.parse(readFileSync(file, 'utf8')) as Omit<Preset, 'dir' | 'fixtures'>;
+  if (!validateManifest(manifest)) {
+    const why = (validateManifest.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message}`).join('; ');
+    throw new Error(`${file}: ${why}`);
+  }
+  const schema = join(dir, 'schema.json');
+  const fixturesDir = join(dir, 'fixtures');
+  const fixtures = existsSync(fixturesDir)
+    ? readdirSync(fixturesDir)
+        .filter((f) => f.endsWith('.json'))
+        .sort()
+        .map((f) => join(fixturesDir, f))
+    : [];
+  return {
+    ...manifest,
+    // A payload schema beside the manifest applies to every mapping that has none of its own.
+    mappings: manifest.mappings.map((m) => (m.schema === undefined && existsSync(schema) ? { ...m, schema } : m)),
+    dir,
+    fixtures,
+  };
+}
+
+let builtIn: ReadonlyMap<string, Preset> | undefined;
+
+/** The presets shipped in `presets/`, by name. */
+export function builtInPresets(): ReadonlyMap<string, Preset> {
+  builtIn ??= new Map(
+    readdirSync(BUILT_IN_DIR, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => loadPreset(join(BUILT_IN_DIR, entry.name)))
+      .map((preset) => [preset.name, preset] as const),
+  );
+  return builtIn;
+}
+
+/** The keys every `hooks.presets` entry may carry, applied to each of the preset's mappings. */
+const COMMON_KEYS = ['name', 'secret', 'path', 'sessionKey', 'model', 'thinking', 'deliver', 'to'] as const;
+const OVERRIDES = ['sessionKey', 'model', 'thinking', 'deliver', 'to', 'allowUnsafeExternalContent'] as const;
+
+type Entry = Config['hooks']['presets'][number];
+
+/** An entry's name and options, whether written as a name or as an object. */
+export function presetEntry(entry: Entry): { name: string; options: Readonly<Record<string, unknown>> } {
+  return typeof entry === 'string' ? { name: entry, options: {} } : { name: entry.name, options: entry };
+}
+
+/** The names of the enabled presets. */
+export function presetNames(config: Pick<Config, 'hooks'>): string[] {
+  return config.hooks.presets.map((entry) => presetEntry(entry).name);
 }
 
 /**
- * The enabled presets as mappings, with `hooks.mail` settings applied to `mail`, each with its
- * place in `hooks.presets`. A name with no preset is left out: the config schema refuses it
- * (and `hookd check` goes on to compile the rest).
+ * The enabled presets as mappings (`match.path` defaulting to the preset's name, the entry's
+ * overrides applied, `hooks.mail` applied to `mail`), each with its place in `hooks.presets`,
+ * and the problems of the entries that cannot be used (an unknown preset or option).
  */
-export function presetMappings(config: Pick<Config, 'hooks'>): { mapping: MappingConfig; index: number }[] {
-  return config.hooks.presets.flatMap((name, index) => {
-    if (!/^[a-z0-9-]+$/.test(name) || !existsSync(new URL(`${name}.json`, PRESETS_DIR))) return [];
-    return [{ mapping: withSettings(name, readPreset(name), config), index }];
+export function presetMappings(config: Pick<Config, 'hooks'>): {
+  mappings: { mapping: MappingConfig; index: number }[];
+  problems: string[];
+} {
+  const presets = builtInPresets();
+  const problems: string[] = [];
+  const mappings = config.hooks.presets.flatMap((entry, index) => {
+    const { name, options } = presetEntry(entry);
+    const at = `hooks.presets[${index}]`;
+    const preset = presets.get(name);
+    if (!preset) {
+      const guess = didYouMean(name, presets.keys());
+      const known = [...presets.keys()].join(', ');
+      problems.push(
+        `${at}: unknown preset ${JSON.stringify(name)}${guess ? ` (did you mean "${guess}"?)` : ''}; built in: ${known}`,
+      );
+      return [];
+    }
+    const own = Object.keys(preset.options?.properties ?? {});
+    const allowed = [...COMMON_KEYS, 'allowUnsafeExternalContent', ...own];
+    for (const key of Object.keys(options)) {
+      if (allowed.includes(key)) continue;
+      const guess = didYouMean(key, allowed);
+      problems.push(`${at}.${key}: unknown option of the ${name} preset${guess ? ` (did you mean "${guess}"?)` : ''}`);
+    }
+    problems.push(...optionProblems(preset, options, at));
+    if (preset.verify && options.secret === undefined && options[preset.verify.secretOption] === undefined) {
+      problems.push(
+        `${at}.secret: required by the ${name} preset (its senders sign with a ${preset.verify.scheme} secret)`,
+      );
+    }
+    return preset.mappings.map((m) => ({ mapping: applyEntry(preset, m, options, config), index }));
   });
+  return { mappings, problems };
 }
 
-function withSettings(name: string, preset: MappingConfig, config: Pick<Config, 'hooks'>): MappingConfig {
-  const mail = config.hooks.mail;
-  if (name !== 'mail' || !mail) return preset;
+function applyEntry(
+  preset: Preset,
+  mapping: MappingConfig,
+  options: Readonly<Record<string, unknown>>,
+  config: Pick<Config, 'hooks'>,
+): MappingConfig {
+  const mail = preset.name === 'mail' ? config.hooks.mail : undefined;
+  const overrides = Object.fromEntries(OVERRIDES.filter((k) => options[k] !== undefined).map((k) => [k, options[k]]));
+  const secret = preset.verify ? (options.secret ?? options[preset.verify.secretOption]) : undefined;
   return {
-    ...preset,
-    ...(mail.model ? { model: mail.model } : {}),
-    ...(mail.thinking ? { thinking: mail.thinking } : {}),
-    ...(mail.allowUnsafeExternalContent === undefined
+    ...mapping,
+    match: { ...mapping.match, path: (options.path as string | undefined) ?? mapping.match?.path ?? preset.name },
+    ...(mail?.model ? { model: mail.model } : {}),
+    ...(mail?.thinking ? { thinking: mail.thinking } : {}),
+    ...(mail?.allowUnsafeExternalContent === undefined
       ? {}
       : { allowUnsafeExternalContent: mail.allowUnsafeExternalContent }),
+    ...overrides,
+    ...(preset.verify && typeof secret === 'string' ? { verify: { scheme: preset.verify.scheme, secret } } : {}),
   };
+}
+
+const optionValidators = new WeakMap<Preset, ReturnType<typeof ajv.compile>>();
+
+/** The preset's own options checked against its `options` schema: `at.key: what is wrong` lines. */
+function optionProblems(preset: Preset, options: Readonly<Record<string, unknown>>, at: string): string[] {
+  if (!preset.options) return [];
+  let validate = optionValidators.get(preset);
+  if (!validate) {
+    validate = ajv.compile({ ...preset.options, additionalProperties: true });
+    optionValidators.set(preset, validate);
+  }
+  const own = Object.keys(preset.options.properties ?? {});
+  const values = Object.fromEntries(Object.entries(options).filter(([key]) => own.includes(key)));
+  if (validate(values)) return [];
+  return (validate.errors ?? []).map(
+    (e) =>
+      `${at}${e.instancePath.replace(/\//g, '.')}: ${e.message ?? 'is invalid'} (an option of the ${preset.name} preset)`,
+  );
 }

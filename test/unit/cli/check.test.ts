@@ -41,7 +41,16 @@ describe('hookd check', () => {
       `{ gateway: { auth: { token: '${TOKEN}' } }, hooks: { enabled: true, token: '${TOKEN}' } }`,
       /hooks\.token: must differ from gateway\.auth\.token/,
     ],
-    ['an unknown preset', hooks('presets: ["gmail"]'), /hooks\.presets\[0\]: expected one of "mail"/],
+    [
+      'an unknown preset',
+      hooks('presets: ["gmail"]'),
+      /hooks\.presets\[0\]: unknown preset "gmail" \(did you mean "mail"\?\); built in: mail/,
+    ],
+    [
+      'a preset option typo',
+      hooks('presets: [{ name: "mail", sesionKey: "hook:mail" }]'),
+      /hookd\.json5:1:\d+: error: hooks\.presets\[0\]\.sesionKey: unknown option of the mail preset \(did you mean "sessionKey"\?\)/,
+    ],
     [
       'a bad duration',
       `{ agents: { defaults: { heartbeat: { every: '10 minutes' } } } }`,

@@ -1,0 +1,58 @@
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { testPreset } from '../../src/cli/presets.js';
+import { builtInPresets, loadPreset } from '../../src/mapping/presets.js';
+import { runCli } from '../helpers/cli.js';
+import { makeTempDir } from '../helpers/hookd-process.js';
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const fn of cleanups.splice(0)) fn();
+});
+
+// One contract over every built-in preset's recorded fixtures (DESIGN §12): a new preset
+// needs a folder, not new test code.
+describe.each([...builtInPresets().values()].map((p) => [p.name, p] as const))('the %s preset', (_name, preset) => {
+  it('has a README and at least three recorded fixtures', () => {
+    expect(existsSync(join(preset.dir, 'README.md'))).toBe(true);
+    expect(preset.fixtures.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('turns every fixture into exactly the actions it expects', async () => {
+    const results = await testPreset(preset);
+    expect(results.filter((r) => r.diff.length > 0)).toEqual([]);
+  });
+});
+
+describe('hookd presets', () => {
+  it('test fails with a readable diff when a fixture is changed', async () => {
+    const temp = makeTempDir();
+    cleanups.push(temp.cleanup);
+    const mail = builtInPresets().get('mail');
+    if (!mail) throw new Error('no mail preset');
+    cpSync(mail.dir, join(temp.dir, 'mail'), { recursive: true });
+    const file = join(temp.dir, 'mail/fixtures/two-messages.json');
+    const fixture = JSON.parse(readFileSync(file, 'utf8'));
+    fixture.expect[1].sessionKey = 'hook:mail:changed';
+    writeFileSync(file, JSON.stringify(fixture));
+    const results = await testPreset(loadPreset(join(temp.dir, 'mail')));
+    expect(results.find((r) => r.fixture === 'fixtures/two-messages.json')?.diff).toEqual([
+      'action 1 sessionKey:\n    - expected "hook:mail:changed"\n    + got      "hook:mail:m2"',
+    ]);
+  });
+
+  it('list, show and test run from the CLI', async () => {
+    const list = await runCli(['presets', 'list'], { cwd: process.cwd() });
+    expect(list.out).toMatch(/^mail\s+1\.0\.0\s+New mail/m);
+    const show = await runCli(['presets', 'show', 'mail'], { cwd: process.cwd() });
+    expect(show.out).toContain('# mail');
+    expect(show.out).toContain('"forEach": "messages"');
+    const test = await runCli(['presets', 'test'], { cwd: process.cwd() });
+    expect(test.code).toBe(0);
+    expect(test.out).toMatch(/^ok {3}mail: 3 of 3 fixture\(s\)$/m);
+    const unknown = await runCli(['presets', 'show', 'gmail'], { cwd: process.cwd() });
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toMatch(/no preset gmail \(built in: mail\)/);
+  });
+});
