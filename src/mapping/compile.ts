@@ -30,7 +30,8 @@ export interface CompiledMapping {
   readonly maxBodyBytes?: number;
   /** Runs of this mapping executing at once, at most. */
   readonly maxConcurrent?: number;
-  readonly transform?: { readonly module: string; readonly export?: string };
+  /** `root`: the folder the module is contained in, for a preset's transform (default `hooks.transformsDir`). */
+  readonly transform?: { readonly module: string; readonly export?: string; readonly root?: string };
   /** Signature verification (DESIGN §10): a valid signature replaces the token for this mapping. */
   readonly verify?: NonNullable<MappingConfig['verify']>;
   readonly policy: MappingPolicy;
@@ -48,6 +49,7 @@ export function compileMapping(
   configPath: string,
   models: ModelCatalog,
   baseDir = process.cwd(),
+  transformRoot?: string,
 ): CompiledMapping {
   const problems: string[] = [];
   let checkPayload: CompiledMapping['checkPayload'];
@@ -101,7 +103,9 @@ export function compileMapping(
     ...(mapping.forEach === undefined ? {} : { forEach: mapping.forEach }),
     ...(mapping.maxBodyBytes === undefined ? {} : { maxBodyBytes: mapping.maxBodyBytes }),
     ...(mapping.maxConcurrent === undefined ? {} : { maxConcurrent: mapping.maxConcurrent }),
-    ...(mapping.transform ? { transform: mapping.transform } : {}),
+    ...(mapping.transform
+      ? { transform: { ...mapping.transform, ...(transformRoot ? { root: transformRoot } : {}) } }
+      : {}),
     ...(mapping.verify ? { verify: mapping.verify } : {}),
     usesView: templates.size > 0,
     warnings: schema
@@ -154,17 +158,18 @@ export function collectMappings(
 ): { readonly compiled: readonly CompiledMapping[]; readonly problems: readonly string[] } {
   const presets = presetMappings(config);
   const sources = [
-    ...config.hooks.mappings.map((m, i) => ({ mapping: m, path: `hooks.mappings[${i}]` })),
-    ...presets.mappings.map(({ mapping, index }) => ({
+    ...config.hooks.mappings.map((m, i) => ({ mapping: m, path: `hooks.mappings[${i}]`, root: undefined })),
+    ...presets.mappings.map(({ mapping, index, root }) => ({
       mapping,
       path: `hooks.presets[${index}] (${mapping.id ?? 'preset'})`,
+      root,
     })),
   ];
   const problems: string[] = [...presets.problems];
   const compiled: CompiledMapping[] = [];
-  for (const { mapping, path } of sources) {
+  for (const { mapping, path, root } of sources) {
     try {
-      compiled.push(compileMapping(mapping, path, models, config.baseDir));
+      compiled.push(compileMapping(mapping, path, models, config.baseDir, root));
     } catch (err) {
       if (!isHookdError(err, 'CONFIG_INVALID')) throw err;
       problems.push(...err.params.problems);

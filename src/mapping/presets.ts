@@ -109,7 +109,7 @@ export function presetNames(config: Pick<Config, 'hooks'>): string[] {
  * and the problems of the entries that cannot be used (an unknown preset or option).
  */
 export function presetMappings(config: Pick<Config, 'hooks'>): {
-  mappings: { mapping: MappingConfig; index: number }[];
+  mappings: { mapping: MappingConfig; index: number; root: string }[];
   problems: string[];
 } {
   const presets = builtInPresets();
@@ -139,7 +139,7 @@ export function presetMappings(config: Pick<Config, 'hooks'>): {
         `${at}.secret: required by the ${name} preset (its senders sign with a ${preset.verify.scheme} secret)`,
       );
     }
-    return preset.mappings.map((m) => ({ mapping: applyEntry(preset, m, options, config), index }));
+    return preset.mappings.map((m) => ({ mapping: applyEntry(preset, m, options, config), index, root: preset.dir }));
   });
   return { mappings, problems };
 }

@@ -91,9 +91,9 @@ export async function createTransformHost(options: TransformHostOptions): Promis
     for (const slot of slots.values()) {
       try {
         // The same containment as at start: no absolute path, no .., no symlink out of the folder.
-        const resolved = resolveTransformModule(config.hooks.transformsDir, slot.module);
+        const resolved = resolveTransformModule(slot.root, slot.module);
         if ('problem' in resolved) throw hookdError('TRANSFORM_COMPILE_FAILED', { problems: [resolved.problem] });
-        const { code } = await compileTransform(resolved.file, config.hooks.transformsDir);
+        const { code } = await compileTransform(resolved.file, slot.root);
         if (code === slot.code) continue;
         // Calls already running on old isolates finish there; then those go.
         await slot.swap(code);
@@ -106,7 +106,8 @@ export async function createTransformHost(options: TransformHostOptions): Promis
   }
 
   const watch: TransformsWatch | undefined =
-    options.watch && slots.size > 0
+    // Only the user's folder is watched: a preset's transform ships with hookd.
+    options.watch && [...slots.values()].some((slot) => slot.root === config.hooks.transformsDir)
       ? watchTransforms(config.hooks.transformsDir, { debounceMs: options.debounceMs ?? 100, log, onChange: reload })
       : undefined;
 

@@ -29,8 +29,8 @@ export async function loadTransforms(options: LoadTransformsOptions): Promise<Ma
   const { config } = options;
   const transformsDir = config.hooks.transformsDir;
   const compiles = new Map<string, Promise<CompiledTransform>>();
-  const compileOnce = (file: string) => {
-    if (!compiles.has(file)) compiles.set(file, compileTransform(file, transformsDir));
+  const compileOnce = (file: string, root: string) => {
+    if (!compiles.has(file)) compiles.set(file, compileTransform(file, root));
     return compiles.get(file) as Promise<CompiledTransform>;
   };
 
@@ -38,12 +38,14 @@ export async function loadTransforms(options: LoadTransformsOptions): Promise<Ma
     options.mappings.map(async ({ id, configPath, transform }): Promise<Loaded> => {
       if (!transform) return {};
       const where = `${configPath}.transform.module`;
-      const resolved = resolveTransformModule(transformsDir, transform.module);
+      // A preset's transform is contained in its preset's folder, a user's in transformsDir.
+      const root = transform.root ?? transformsDir;
+      const resolved = resolveTransformModule(root, transform.module);
       if ('problem' in resolved) return { problems: [`${where}: ${resolved.problem}`] };
       try {
-        const { code } = await compileOnce(resolved.file);
+        const { code } = await compileOnce(resolved.file, root);
         const limits = config.hooks.transforms;
-        const slotOptions = { key: id, file: resolved.file, module: transform.module, code, limits };
+        const slotOptions = { key: id, file: resolved.file, module: transform.module, root, code, limits };
         const exportName = transform.export;
         const console = options.consoleFor(id);
         const onLeaveLoop = options.onLeaveLoop ? () => options.onLeaveLoop?.(id) : undefined;

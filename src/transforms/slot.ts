@@ -37,6 +37,8 @@ export interface TransformSlot {
   readonly file: string;
   /** `transform.module` as configured (resolved again, with its containment, on every reload). */
   readonly module: string;
+  /** The folder it is contained in: `hooks.transformsDir`, or its preset's folder. */
+  readonly root: string;
   readonly code: string;
   /** Isolates alive. */
   readonly isolates: number;
@@ -61,6 +63,7 @@ export interface TransformSlotOptions {
   readonly key: string;
   readonly file: string;
   readonly module: string;
+  readonly root: string;
   readonly exportName: string | undefined;
   readonly code: string;
   readonly limits: SandboxLimits & { readonly maxInFlight: number };
@@ -136,6 +139,7 @@ export function createTransformSlot(options: TransformSlotOptions): TransformSlo
     key: options.key,
     file: options.file,
     module: options.module,
+    root: options.root,
     get code() {
       return pool.code;
     },

@@ -21,6 +21,7 @@ function slotFor(
     key: 'spin',
     file: 'spin.ts',
     module: 'spin.ts',
+    root: '.',
     exportName: undefined,
     code,
     limits: { timeoutMs: options.timeoutMs ?? 1000, memoryLimitMb: 64, maxResultBytes: 1 << 20, maxInFlight },
