@@ -29,7 +29,10 @@ interface RunView {
   readonly delivery?: { status: string; reason?: string };
 }
 
-/** A fixture: what a provider sends, as `{ "headers": {…}, "payload": {…} }` or with a raw `"body"` string. */
+/**
+ * A fixture: what a provider sends, `{ "headers": {…}, "body": … }` as a preset's recorded
+ * deliveries hold it (`body` an object for JSON, or the raw text), or `"payload"` for the body.
+ */
 function readBody(options: SendOptions, io: CliIo): { raw: Buffer; headers: Record<string, string> } {
   if (options.payload !== undefined && options.fixture !== undefined) {
     throw hookdError('CLI_USAGE', { option: '--fixture', expected: 'either --fixture or --payload', got: 'both' });
@@ -38,10 +41,11 @@ function readBody(options: SendOptions, io: CliIo): { raw: Buffer; headers: Reco
     const fixture = JSON.parse(readFileSync(resolve(io.cwd, options.fixture), 'utf8')) as {
       headers?: Record<string, string>;
       payload?: unknown;
-      body?: string;
+      body?: unknown;
     };
     const headers = Object.fromEntries(Object.entries(fixture.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
-    const raw = Buffer.from(fixture.body ?? JSON.stringify(fixture.payload ?? {}));
+    const body = fixture.body ?? fixture.payload ?? {};
+    const raw = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
     return { raw, headers };
   }
   if (options.payload === undefined) return { raw: Buffer.from('{}'), headers: {} };

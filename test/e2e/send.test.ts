@@ -42,7 +42,7 @@ describe('hookd send (issue 17)', () => {
       fixture,
       JSON.stringify({
         headers: { 'X-GitHub-Event': 'push', 'Content-Type': 'application/json' },
-        payload: { repository: { full_name: 'octo/hello' }, pusher: { name: 'mona' } },
+        body: { repository: { full_name: 'octo/hello' }, pusher: { name: 'mona' } },
       }),
     );
     const file = writeConfig(temp.dir, config);
