@@ -73,7 +73,11 @@ export const errorCatalogue = {
     400,
     (p: { count: number; max: number }) => `a mapping may yield at most ${p.max} actions; got ${p.count}`,
   ),
-  IDEMPOTENCY_CONFLICT: http(409, () => 'this Idempotency-Key was used with a different body'),
+  IDEMPOTENCY_CONFLICT: http(409, (p: { of?: 'delivery id' } | undefined) =>
+    p?.of === 'delivery id'
+      ? 'this delivery id was already received with a different body (each message needs its own id)'
+      : 'this Idempotency-Key was used with a different body',
+  ),
   IDEMPOTENCY_IN_FLIGHT: http(409, () => 'a request with this Idempotency-Key is still being processed; retry later'),
   QUEUE_FULL: http(503, () => 'the run queue is full; retry later'),
   TRANSFORM_BUSY: {

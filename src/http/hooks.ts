@@ -8,7 +8,7 @@ import type { MappingEngine } from '../mapping/index.js';
 import { type BodyOutcome, drainRefused, type ParsedBody, readBody } from './body.js';
 import { createHookActions } from './hook-actions.js';
 import { createHookGate, type HookState } from './hook-gate.js';
-import { createInFlightKeys, hashBody, idempotencyKeyOf } from './idempotency.js';
+import { createInFlightKeys, hashBody, idempotencyKeyOf, keyIsDeliveryId } from './idempotency.js';
 import { type Answer, answerFor } from './responses.js';
 import { slackChallenge, type VerifiedWebhook, verifyWebhook } from './signatures.js';
 import { type AuthThrottle, createAuthThrottle } from './throttle.js';
@@ -83,7 +83,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     const key = idempotencyKeyOf(request.headers, verified?.webhookId);
     if (key === undefined) return send(reply, await accept(request, body, verified));
     const intent = { scope: state.subPath, key, bodyHash: hashBody(body.rawBody) };
-    const remembered = inFlight.claim(sink, intent.scope, key, intent.bodyHash);
+    const remembered = inFlight.claim(sink, intent.scope, key, intent.bodyHash, keyIsDeliveryId(request.headers));
     if (remembered) {
       reply.header('idempotent-replayed', 'true');
       return send(reply, { status: remembered.status, body: remembered.body as Answer['body'] });

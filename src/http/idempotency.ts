@@ -5,6 +5,11 @@ import { hookdError } from '../errors.js';
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
+/** True when the request names no key of its own: a key found is then the sender's webhook id. */
+export function keyIsDeliveryId(headers: IncomingHttpHeaders): boolean {
+  return headers['idempotency-key'] === undefined && headers['x-service-idempotency-key'] === undefined;
+}
+
 /** `Idempotency-Key`, else `x-service-idempotency-key`, else the sender's webhook id. */
 export function idempotencyKeyOf(headers: IncomingHttpHeaders, webhookId: string | undefined): string | undefined {
   const raw = headers['idempotency-key'] ?? headers['x-service-idempotency-key'];
@@ -25,11 +30,18 @@ export function createInFlightKeys() {
      * Looks the key up: a remembered answer for the same body is returned for replay; another
      * body, or the key still in flight, is a 409. Otherwise the key is taken until `release`.
      */
-    claim(sink: ActionSink, scope: string, key: string, bodyHash: string): IdempotentAnswer | undefined {
+    claim(
+      sink: ActionSink,
+      scope: string,
+      key: string,
+      bodyHash: string,
+      deliveryId = false,
+    ): IdempotentAnswer | undefined {
       const answer = sink.findAnswer(scope, key);
       if (answer) {
         if (answer.bodyHash !== bodyHash) {
-          throw hookdError('IDEMPOTENCY_CONFLICT');
+          // A sender that reused its own delivery id never sent an Idempotency-Key: not named.
+          throw hookdError('IDEMPOTENCY_CONFLICT', deliveryId ? { of: 'delivery id' } : undefined);
         }
         return answer;
       }

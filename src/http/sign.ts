@@ -28,7 +28,7 @@ export function signDelivery(
       const key = config.secret.startsWith('whsec_')
         ? Buffer.from(config.secret.slice(6), 'base64')
         : Buffer.from(config.secret);
-      const messageId = `msg_${id.replace(/-/g, '')}`;
+      const messageId = id.startsWith('msg_') ? id : `msg_${id.replace(/-/g, '')}`;
       return {
         'webhook-id': messageId,
         'webhook-timestamp': t,

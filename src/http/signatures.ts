@@ -75,11 +75,14 @@ function slack(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer, 
 }
 
 function standardWebhooks(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer, now: number): Verification {
-  const id = header(headers, 'webhook-id');
-  const timestamp = header(headers, 'webhook-timestamp');
-  const given = header(headers, 'webhook-signature');
+  // Svix-hosted senders put the same three values in svix-* headers.
+  const prefix =
+    header(headers, 'webhook-id') === undefined && header(headers, 'svix-id') !== undefined ? 'svix' : 'webhook';
+  const id = header(headers, `${prefix}-id`);
+  const timestamp = header(headers, `${prefix}-timestamp`);
+  const given = header(headers, `${prefix}-signature`);
   if (!id || !timestamp || !given) {
-    const named = { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': given };
+    const named = { [`${prefix}-id`]: id, [`${prefix}-timestamp`]: timestamp, [`${prefix}-signature`]: given };
     return fail(
       `missing ${Object.keys(named)
         .filter((name) => !named[name as keyof typeof named])

@@ -22,6 +22,8 @@ export interface CompiledMapping {
   readonly matchSource?: string;
   /** `match.headers`: lower-cased names, each with its allowed values. */
   readonly matchHeaders?: readonly (readonly [name: string, values: ReadonlySet<string>])[];
+  /** A preset's mapping: the options of its `hooks.presets` entry, for its transform. */
+  readonly presetOptions?: Readonly<Record<string, unknown>>;
   /** `path: message` lines for what compiles but will not do what it says (a name the schema lacks). */
   readonly warnings: readonly string[];
   /** The payload's problem against the mapping's `schema` (a JSON pointer and what is wrong), if any. */
@@ -49,8 +51,9 @@ export function compileMapping(
   configPath: string,
   models: ModelCatalog,
   baseDir = process.cwd(),
-  transformRoot?: string,
+  preset?: { readonly root: string; readonly options: Readonly<Record<string, unknown>> },
 ): CompiledMapping {
+  const transformRoot = preset?.root;
   const problems: string[] = [];
   let checkPayload: CompiledMapping['checkPayload'];
   let schema: object | undefined;
@@ -100,6 +103,7 @@ export function compileMapping(
           ),
         }),
     ...(checkPayload ? { checkPayload } : {}),
+    ...(preset ? { presetOptions: preset.options } : {}),
     ...(mapping.forEach === undefined ? {} : { forEach: mapping.forEach }),
     ...(mapping.maxBodyBytes === undefined ? {} : { maxBodyBytes: mapping.maxBodyBytes }),
     ...(mapping.maxConcurrent === undefined ? {} : { maxConcurrent: mapping.maxConcurrent }),
@@ -158,18 +162,18 @@ export function collectMappings(
 ): { readonly compiled: readonly CompiledMapping[]; readonly problems: readonly string[] } {
   const presets = presetMappings(config);
   const sources = [
-    ...config.hooks.mappings.map((m, i) => ({ mapping: m, path: `hooks.mappings[${i}]`, root: undefined })),
-    ...presets.mappings.map(({ mapping, index, root }) => ({
+    ...config.hooks.mappings.map((m, i) => ({ mapping: m, path: `hooks.mappings[${i}]`, preset: undefined })),
+    ...presets.mappings.map(({ mapping, index, root, options }) => ({
       mapping,
       path: `hooks.presets[${index}] (${mapping.id ?? 'preset'})`,
-      root,
+      preset: { root, options },
     })),
   ];
   const problems: string[] = [...presets.problems];
   const compiled: CompiledMapping[] = [];
-  for (const { mapping, path, root } of sources) {
+  for (const { mapping, path, preset } of sources) {
     try {
-      compiled.push(compileMapping(mapping, path, models, config.baseDir, root));
+      compiled.push(compileMapping(mapping, path, models, config.baseDir, preset));
     } catch (err) {
       if (!isHookdError(err, 'CONFIG_INVALID')) throw err;
       problems.push(...err.params.problems);

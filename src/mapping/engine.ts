@@ -81,7 +81,8 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
         const reason = `this request's transform calls used up their budget of ${budgetMs} ms`;
         throw hookdError('TRANSFORM_FAILED', { reason });
       }
-      const result = await options.transforms.run(mapping.id, transformContext(request, payload), left);
+      const context = transformContext(request, payload, mapping.presetOptions);
+      const result = await options.transforms.run(mapping.id, context, left);
       const merged = mergeTransformResult(draft, result);
       fanOut ||= merged.fanOut;
       drafts.push(...merged.drafts);
@@ -140,8 +141,13 @@ function boundText(draft: Draft, mapping: CompiledMapping): Draft {
   return bounded;
 }
 
-function transformContext(request: HookRequest, payload: unknown): TransformContext {
+function transformContext(
+  request: HookRequest,
+  payload: unknown,
+  presetOptions: Readonly<Record<string, unknown>> | undefined,
+): TransformContext {
   return {
+    ...(presetOptions ? { options: presetOptions } : {}),
     payload,
     headers: flattenHeaders(request.headers, CREDENTIAL_HEADERS),
     query: request.query,

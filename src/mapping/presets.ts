@@ -109,7 +109,7 @@ export function presetNames(config: Pick<Config, 'hooks'>): string[] {
  * and the problems of the entries that cannot be used (an unknown preset or option).
  */
 export function presetMappings(config: Pick<Config, 'hooks'>): {
-  mappings: { mapping: MappingConfig; index: number; root: string }[];
+  mappings: { mapping: MappingConfig; index: number; root: string; options: Readonly<Record<string, unknown>> }[];
   problems: string[];
 } {
   const presets = builtInPresets();
@@ -133,13 +133,19 @@ export function presetMappings(config: Pick<Config, 'hooks'>): {
       const guess = didYouMean(key, allowed);
       problems.push(`${at}.${key}: unknown option of the ${name} preset${guess ? ` (did you mean "${guess}"?)` : ''}`);
     }
-    problems.push(...optionProblems(preset, options, at));
+    const checked = checkOptions(preset, options, at);
+    problems.push(...checked.problems);
     if (preset.verify && options.secret === undefined && options[preset.verify.secretOption] === undefined) {
       problems.push(
         `${at}.secret: required by the ${name} preset (its senders sign with a ${preset.verify.scheme} secret)`,
       );
     }
-    return preset.mappings.map((m) => ({ mapping: applyEntry(preset, m, options, config), index, root: preset.dir }));
+    return preset.mappings.map((m) => ({
+      mapping: applyEntry(preset, m, options, config),
+      index,
+      root: preset.dir,
+      options: checked.values,
+    }));
   });
   return { mappings, problems };
 }
@@ -167,20 +173,29 @@ function applyEntry(
 }
 
 const optionValidators = new WeakMap<Preset, ReturnType<typeof ajv.compile>>();
+const withDefaults = new Ajv({ allErrors: true, strict: false, useDefaults: true });
 
-/** The preset's own options checked against its `options` schema: `at.key: what is wrong` lines. */
-function optionProblems(preset: Preset, options: Readonly<Record<string, unknown>>, at: string): string[] {
-  if (!preset.options) return [];
+/**
+ * The preset's own options, checked against its `options` schema and with its defaults filled
+ * in (what its transform is given), and `at.key: what is wrong` lines.
+ */
+function checkOptions(
+  preset: Preset,
+  options: Readonly<Record<string, unknown>>,
+  at: string,
+): { values: Record<string, unknown>; problems: string[] } {
+  const own = Object.keys(preset.options?.properties ?? {});
+  const values = structuredClone(Object.fromEntries(Object.entries(options).filter(([key]) => own.includes(key))));
+  if (!preset.options) return { values, problems: [] };
   let validate = optionValidators.get(preset);
   if (!validate) {
-    validate = ajv.compile({ ...preset.options, additionalProperties: true });
+    validate = withDefaults.compile({ ...preset.options, additionalProperties: true });
     optionValidators.set(preset, validate);
   }
-  const own = Object.keys(preset.options.properties ?? {});
-  const values = Object.fromEntries(Object.entries(options).filter(([key]) => own.includes(key)));
-  if (validate(values)) return [];
-  return (validate.errors ?? []).map(
+  if (validate(values)) return { values, problems: [] };
+  const problems = (validate.errors ?? []).map(
     (e) =>
       `${at}${e.instancePath.replace(/\//g, '.')}: ${e.message ?? 'is invalid'} (an option of the ${preset.name} preset)`,
   );
+  return { values, problems };
 }

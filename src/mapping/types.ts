@@ -26,6 +26,8 @@ export interface TransformContext {
   readonly path: string;
   readonly url: string;
   readonly rawBody: string;
+  /** A preset's transform: the options of its `hooks.presets` entry, defaults filled in. */
+  readonly options?: Readonly<Record<string, unknown>>;
   /** Set when `payload` is `JSON.parse(rawBody)`: the sandbox parses the text itself instead of receiving a copy. */
   readonly payloadIsJsonOfRawBody?: boolean;
 }

@@ -1,14 +1,49 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sign } from '@octokit/webhooks-methods';
-import { afterEach, describe, expect, it } from 'vitest';
-import { isHeartbeat, lastUser, startFakeModel } from '../helpers/fake-model.js';
-import { makeTempDir, ROOT, startHookd } from '../helpers/hookd-process.js';
-import { call } from '../helpers/http.js';
+import { sign as signGitHub } from '@octokit/webhooks-methods';
+import { Webhook } from 'standardwebhooks';
+import Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeModel, isHeartbeat, lastUser, startFakeModel } from '../helpers/fake-model.js';
+import { type HookdProcess, makeTempDir, ROOT, startHookd } from '../helpers/hookd-process.js';
+import { type Answer, call } from '../helpers/http.js';
 
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0)) await fn();
+/**
+ * Each built-in preset end to end (issue 14): a recorded delivery signed the way the
+ * provider's own library signs it reaches a spawned gateway and becomes the expected run or
+ * event; a tampered body is 401; the same delivery again is deduplicated.
+ */
+const SECRETS = {
+  github: "It's a Secret to Everybody",
+  stripe: 'whsec_test_0123456789abcdef',
+  'standard-webhooks': `whsec_${Buffer.from('standard-webhooks-key').toString('base64')}`,
+};
+
+let model: FakeModel;
+let hookd: HookdProcess;
+const temp = makeTempDir();
+
+beforeAll(async () => {
+  model = await startFakeModel((request) => `seen: ${lastUser(request).length} characters`);
+  hookd = await startHookd({
+    dir: temp.dir,
+    config: {
+      hooks: {
+        enabled: true,
+        token: 'preset-hook-token-0123456789',
+        // Enabling a signed preset: its name and its secret.
+        presets: Object.entries(SECRETS).map(([name, secret]) => ({ name, secret })),
+      },
+      agents: { defaults: { model: 'fake/m', heartbeat: { every: '0' } } },
+      models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } },
+    },
+  });
+});
+
+afterAll(async () => {
+  await hookd?.stop();
+  await model?.close();
+  temp.cleanup();
 });
 
 const fixture = (preset: string, name: string) =>
@@ -17,52 +52,113 @@ const fixture = (preset: string, name: string) =>
     body: unknown;
   };
 
-describe('the github preset end to end (issue 14)', () => {
-  it("runs a recorded push signed by GitHub's own library, refuses a tampered body, and dedupes a repeated delivery", async () => {
-    const temp = makeTempDir();
-    cleanups.push(temp.cleanup);
-    const model = await startFakeModel(() => 'Two commits, both harmless.');
-    cleanups.push(() => model.close());
-    const secret = "It's a Secret to Everybody";
-    // Enabling github with a secret: three lines of config.
-    const hookd = await startHookd({
-      dir: temp.dir,
-      config: {
-        hooks: { enabled: true, token: 'preset-hook-token-0123456789', presets: [{ name: 'github', secret }] },
-        agents: { defaults: { model: 'fake/m', heartbeat: { every: '0' } } },
-        models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } },
-      },
-    });
-    cleanups.push(() => hookd.stop());
-    const { headers, body } = fixture('github', 'push.json');
+/** The agent turns the model saw whose prompt holds `text`. */
+const turnsWith = (text: string) =>
+  model.requests.filter((r) => !isHeartbeat(r) && lastUser(r).includes(text)).map((r) => lastUser(r));
+
+interface Case {
+  readonly preset: string;
+  readonly fixture: string;
+  /** The provider library's signature headers for this body. */
+  readonly sign: (raw: string) => Promise<Record<string, string>>;
+  /** What the run's prompt holds. */
+  readonly expected: string;
+}
+
+const cases: Case[] = [
+  {
+    preset: 'github',
+    fixture: 'push.json',
+    sign: async (raw) => ({ 'X-Hub-Signature-256': await signGitHub(SECRETS.github, raw) }),
+    expected: 'monalisa pushed 2 commits to main of octocat/Hello-World',
+  },
+  {
+    preset: 'stripe',
+    fixture: 'payment-intent-succeeded.json',
+    sign: async (raw) => ({
+      'Stripe-Signature': new Stripe('sk_test_unused').webhooks.generateTestHeaderString({
+        payload: raw,
+        secret: SECRETS.stripe,
+      }),
+    }),
+    expected: 'Stripe: A payment of 20.00 USD succeeded',
+  },
+  {
+    preset: 'standard-webhooks',
+    fixture: 'invoice-paid.json',
+    sign: async (raw) => {
+      const id = 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W';
+      const at = new Date();
+      const signature = new Webhook(SECRETS['standard-webhooks']).sign(id, at, raw);
+      return {
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': signature,
+      };
+    },
+    expected: 'invoice.paid',
+  },
+];
+
+describe.each(cases.map((c) => [c.preset, c] as const))('the %s preset end to end', (_name, c) => {
+  it("runs a recorded delivery signed by the provider's library; a tampered body is 401; a repeat is deduplicated", async () => {
+    const { headers, body } = fixture(c.preset, c.fixture);
     const raw = JSON.stringify(body);
-    const post = async (text: string, signature: string) =>
-      call(`${hookd.url}/hooks/github`, { headers: { ...headers, 'X-Hub-Signature-256': signature }, body: text });
+    const signed = await c.sign(raw);
+    const post = (text: string): Promise<Answer> =>
+      call(`${hookd.url}/hooks/${c.preset}`, { headers: { ...headers, ...signed }, body: text });
 
-    const signature = await sign(secret, raw);
-    const first = await post(raw, signature);
+    const first = await post(raw);
     expect(first.status).toBe(202);
-    await expect.poll(() => model.requests.filter((r) => !isHeartbeat(r)).length).toBe(1);
-    const turn = lastUser(model.requests.find((r) => !isHeartbeat(r)));
-    expect(turn).toContain('monalisa pushed 2 commits to main of octocat/Hello-World');
-    expect(turn).toContain('- Fix the footer links (b2c9a4e)');
+    await expect.poll(() => turnsWith(c.expected).length).toBe(1);
 
-    const tampered = await post(raw.replace('Update README', 'Update README!'), signature);
+    const tampered = await post(`${raw} `);
     expect(tampered.status).toBe(401);
     expect(tampered.body).toMatchObject({ code: 'SIGNATURE_INVALID' });
 
-    const again = await post(raw, signature);
+    const again = await post(raw);
     expect(again.status).toBe(202);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toEqual(first.body);
-    expect(model.requests.filter((r) => !isHeartbeat(r))).toHaveLength(1);
+    expect(turnsWith(c.expected)).toHaveLength(1);
+  });
+});
 
-    const ping = fixture('github', 'ping.json');
-    const pingRaw = JSON.stringify(ping.body);
+describe('the github preset', () => {
+  it('answers a signed ping 204, storing nothing', async () => {
+    const { headers, body } = fixture('github', 'ping.json');
+    const raw = JSON.stringify(body);
     const pong = await call(`${hookd.url}/hooks/github`, {
-      headers: { ...ping.headers, 'X-Hub-Signature-256': await sign(secret, pingRaw) },
-      body: pingRaw,
+      headers: { ...headers, 'X-Hub-Signature-256': await signGitHub(SECRETS.github, raw) },
+      body: raw,
     });
     expect(pong.status).toBe(204);
+  });
+});
+
+describe('the standard-webhooks preset', () => {
+  it('answers a resend of a message id with another body 409, naming the delivery id, not an Idempotency-Key', async () => {
+    const id = 'msg_2KWPD0fJr9WvP2WbKTc9yP7A1bN';
+    const send = async (data: object) => {
+      const raw = JSON.stringify({ type: 'order.updated', timestamp: '2026-11-22T10:00:00Z', data });
+      const at = new Date();
+      return call(`${hookd.url}/hooks/standard-webhooks`, {
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': id,
+          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+          'webhook-signature': new Webhook(SECRETS['standard-webhooks']).sign(id, at, raw),
+        },
+        body: raw,
+      });
+    };
+    expect((await send({ id: 'ord_1', status: 'paid' })).status).toBe(202);
+    const conflict = await send({ id: 'ord_1', status: 'refunded' });
+    expect(conflict.status).toBe(409);
+    expect(conflict.body).toEqual({
+      ok: false,
+      code: 'IDEMPOTENCY_CONFLICT',
+      error: 'this delivery id was already received with a different body (each message needs its own id)',
+    });
   });
 });

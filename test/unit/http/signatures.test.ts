@@ -55,6 +55,20 @@ describe('signature schemes against published example vectors', () => {
     });
     expect(verifySignature(config, headers, body('{"test": 2432232315}'), 1614265330).ok).toBe(false);
     expect(verifySignature(config, headers, body('{"test": 2432232314}'), 1614265330 + 400).ok).toBe(false);
+    // Svix-hosted senders send the same values as svix-* headers (issue 14; before, 401).
+    const svix = {
+      'svix-id': headers['webhook-id'],
+      'svix-timestamp': headers['webhook-timestamp'],
+      'svix-signature': headers['webhook-signature'],
+    };
+    expect(verifySignature(config, svix, body('{"test": 2432232314}'), 1614265330)).toEqual({
+      ok: true,
+      webhookId: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+    });
+    expect(verifySignature(config, { 'svix-id': 'x' }, body('{}'), 1614265330)).toEqual({
+      ok: false,
+      reason: 'missing svix-timestamp, svix-signature',
+    });
   });
 
   it('stripe: t and several v1 values, as Stripe computes them', () => {
