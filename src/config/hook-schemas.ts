@@ -70,7 +70,7 @@ export const mappingSchema = {
       additionalProperties: false,
       required: ['scheme', 'secret'],
       properties: {
-        scheme: { type: 'string', enum: ['github', 'stripe', 'slack', 'standard-webhooks', 'hmac'] },
+        scheme: { type: 'string', enum: ['github', 'gitlab', 'stripe', 'slack', 'standard-webhooks', 'hmac'] },
         secret: { type: 'string', minLength: 1 },
         toleranceSeconds: { type: 'integer', minimum: 0 },
         header: { type: 'string', minLength: 1 },

@@ -17,6 +17,8 @@ export function signDelivery(
   switch (config.scheme) {
     case 'github':
       return { 'x-hub-signature-256': `sha256=${mac(config.secret).digest('hex')}`, 'x-github-delivery': id };
+    case 'gitlab':
+      return { 'x-gitlab-token': config.secret, 'x-gitlab-event-uuid': id };
     case 'stripe':
       return { 'stripe-signature': `t=${t},v1=${mac(config.secret, `${t}.`).digest('hex')}` };
     case 'slack':

@@ -48,6 +48,15 @@ function github(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer)
   return { ok: true, ...(id ? { webhookId: id } : {}) };
 }
 
+/** GitLab sends the secret token itself (`X-Gitlab-Token`), compared in constant time. */
+function gitlab(config: VerifyConfig, headers: IncomingHttpHeaders): Verification {
+  const given = header(headers, 'x-gitlab-token');
+  if (!given) return fail('missing X-Gitlab-Token');
+  if (!safeEqual(given, config.secret)) return fail('X-Gitlab-Token does not match (is the secret token the same on both sides?)');
+  const id = header(headers, 'x-gitlab-event-uuid');
+  return { ok: true, ...(id ? { webhookId: id } : {}) };
+}
+
 function stripe(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer, now: number): Verification {
   const given = header(headers, 'stripe-signature');
   if (!given) return fail('missing Stripe-Signature');
@@ -71,7 +80,10 @@ function slack(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer, 
   const stale = staleTimestamp(timestamp, config, now);
   if (stale) return fail(stale);
   const expected = `v0=${hmac('sha256', config.secret, `v0:${timestamp}:`).update(raw).digest('hex')}`;
-  return safeEqual(given, expected) ? { ok: true } : fail(MISMATCH);
+  if (!safeEqual(given, expected)) return fail(MISMATCH);
+  // Slack retries an event it thinks was lost (X-Slack-Retry-Num): its event_id dedupes them.
+  const id = /"event_id"\s*:\s*"([^"]+)"/.exec(raw.toString('utf8'))?.[1];
+  return { ok: true, ...(id ? { webhookId: id } : {}) };
 }
 
 function standardWebhooks(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer, now: number): Verification {
@@ -121,6 +133,8 @@ export function verifySignature(
   switch (config.scheme) {
     case 'github':
       return github(config, headers, raw);
+    case 'gitlab':
+      return gitlab(config, headers);
     case 'stripe':
       return stripe(config, headers, raw, nowSeconds);
     case 'slack':

@@ -1,10 +1,11 @@
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sign as signGitHub } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeModel, isHeartbeat, lastUser, startFakeModel } from '../helpers/fake-model.js';
+import { type FakeModel, lastUser, startFakeModel } from '../helpers/fake-model.js';
 import { type HookdProcess, makeTempDir, ROOT, startHookd } from '../helpers/hookd-process.js';
 import { type Answer, call } from '../helpers/http.js';
 
@@ -15,9 +16,12 @@ import { type Answer, call } from '../helpers/http.js';
  */
 const SECRETS = {
   github: "It's a Secret to Everybody",
+  gitlab: 'gitlab-secret-token-0123',
+  slack: '8f742231b10e8888abcd99yyyzzz85a5',
   stripe: 'whsec_test_0123456789abcdef',
   'standard-webhooks': `whsec_${Buffer.from('standard-webhooks-key').toString('base64')}`,
 };
+const HOOK_TOKEN = 'preset-hook-token-0123456789';
 
 let model: FakeModel;
 let hookd: HookdProcess;
@@ -30,9 +34,9 @@ beforeAll(async () => {
     config: {
       hooks: {
         enabled: true,
-        token: 'preset-hook-token-0123456789',
-        // Enabling a signed preset: its name and its secret.
-        presets: Object.entries(SECRETS).map(([name, secret]) => ({ name, secret })),
+        token: HOOK_TOKEN,
+        // Enabling a signed preset: its name and its secret; the others by name.
+        presets: [...Object.entries(SECRETS).map(([name, secret]) => ({ name, secret })), 'alertmanager', 'grafana'],
       },
       agents: { defaults: { model: 'fake/m', heartbeat: { every: '0' } } },
       models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } },
@@ -52,18 +56,39 @@ const fixture = (preset: string, name: string) =>
     body: unknown;
   };
 
-/** The agent turns the model saw whose prompt holds `text`. */
+/** The model calls (agent turns, or heartbeats carrying a wake) whose prompt holds `text`. */
 const turnsWith = (text: string) =>
-  model.requests.filter((r) => !isHeartbeat(r) && lastUser(r).includes(text)).map((r) => lastUser(r));
+  model.requests.filter((r) => r.messages.some((m) => String(m.content).includes(text)));
 
 interface Case {
   readonly preset: string;
   readonly fixture: string;
-  /** The provider library's signature headers for this body. */
+  /** The provider library's signature headers for this body (or the sender's credentials). */
   readonly sign: (raw: string) => Promise<Record<string, string>>;
-  /** What the run's prompt holds. */
+  /** What the run's prompt (or the heartbeat's, for a wake) holds. */
   readonly expected: string;
+  /** 202 for an agent run, 200 for a wake. */
+  readonly status?: number;
+  /** A request the gateway must refuse 401: a tampered body, or a wrong token for senders that sign nothing. */
+  readonly refused?: (
+    raw: string,
+    headers: Record<string, string>,
+  ) => { body: string; headers: Record<string, string> };
+  /** False for senders whose protocol carries no delivery id (nothing to deduplicate on). */
+  readonly dedupes?: boolean;
 }
+
+/** Slack's documented recipe: v0=HMAC-SHA256(secret, "v0:" + timestamp + ":" + body). */
+const slackHeaders = (raw: string) => {
+  const ts = String(Math.floor(Date.now() / 1000));
+  const signature = createHmac('sha256', SECRETS.slack).update(`v0:${ts}:${raw}`).digest('hex');
+  return { 'X-Slack-Request-Timestamp': ts, 'X-Slack-Signature': `v0=${signature}` };
+};
+const bearer = { authorization: `Bearer ${HOOK_TOKEN}` };
+const wrongToken = (raw: string, headers: Record<string, string>) => ({
+  body: raw,
+  headers: { ...headers, authorization: 'Bearer not-the-hook-token-0123' },
+});
 
 const cases: Case[] = [
   {
@@ -98,10 +123,42 @@ const cases: Case[] = [
     },
     expected: 'invoice.paid',
   },
+  {
+    preset: 'slack',
+    fixture: 'app-mention.json',
+    sign: async (raw) => slackHeaders(raw),
+    expected: 'Slack: <@U061F7AUR> mentioned the app in <#C123ABC456>',
+  },
+  {
+    preset: 'gitlab',
+    fixture: 'merge-request-opened.json',
+    // GitLab sends its secret token as it is; a wrong one is what a tampered request looks like.
+    sign: async () => ({ 'X-Gitlab-Token': SECRETS.gitlab }),
+    refused: (raw, headers) => ({ body: raw, headers: { ...headers, 'X-Gitlab-Token': 'not-the-token' } }),
+    expected: 'root opened merge request !1 "MS-Viewport"',
+  },
+  {
+    preset: 'alertmanager',
+    fixture: 'firing-group.json',
+    sign: async () => bearer,
+    refused: wrongToken,
+    status: 200,
+    dedupes: false,
+    expected: 'Alertmanager: [FIRING:2] HighLatency (service=api)',
+  },
+  {
+    preset: 'grafana',
+    fixture: 'firing.json',
+    sign: async () => bearer,
+    refused: wrongToken,
+    status: 200,
+    dedupes: false,
+    expected: 'Grafana: [FIRING:2] High memory usage (blue)',
+  },
 ];
 
 describe.each(cases.map((c) => [c.preset, c] as const))('the %s preset end to end', (_name, c) => {
-  it("runs a recorded delivery signed by the provider's library; a tampered body is 401; a repeat is deduplicated", async () => {
+  it('runs a recorded delivery signed as the provider signs it; a tampered one is 401; a repeat is deduplicated', async () => {
     const { headers, body } = fixture(c.preset, c.fixture);
     const raw = JSON.stringify(body);
     const signed = await c.sign(raw);
@@ -109,15 +166,17 @@ describe.each(cases.map((c) => [c.preset, c] as const))('the %s preset end to en
       call(`${hookd.url}/hooks/${c.preset}`, { headers: { ...headers, ...signed }, body: text });
 
     const first = await post(raw);
-    expect(first.status).toBe(202);
+    expect(first.status).toBe(c.status ?? 202);
     await expect.poll(() => turnsWith(c.expected).length).toBe(1);
 
-    const tampered = await post(`${raw} `);
+    const bad = c.refused?.(raw, { ...headers, ...signed }) ?? { body: `${raw} `, headers: { ...headers, ...signed } };
+    const tampered = await call(`${hookd.url}/hooks/${c.preset}`, bad);
     expect(tampered.status).toBe(401);
-    expect(tampered.body).toMatchObject({ code: 'SIGNATURE_INVALID' });
+    if (!c.refused) expect(tampered.body).toMatchObject({ code: 'SIGNATURE_INVALID' });
+    if (c.dedupes === false) return;
 
     const again = await post(raw);
-    expect(again.status).toBe(202);
+    expect(again.status).toBe(c.status ?? 202);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toEqual(first.body);
     expect(turnsWith(c.expected)).toHaveLength(1);
