@@ -50,7 +50,9 @@ export default function alertmanager({ payload, options }: Request) {
   for (const alert of mine.slice(0, MAX_LINES)) {
     const own = labelList(alert.labels, shared) || alert.fingerprint || 'an alert';
     const why = common ? '' : (alert.annotations?.summary ?? alert.annotations?.description ?? '');
-    lines.push(`- ${own}${why ? `: ${why}` : ''}${status === 'firing' && alert.startsAt ? ` (since ${alert.startsAt})` : ''}`);
+    lines.push(
+      `- ${own}${why ? `: ${why}` : ''}${status === 'firing' && alert.startsAt ? ` (since ${alert.startsAt})` : ''}`,
+    );
   }
   if (mine.length > MAX_LINES) lines.push(`- … and ${mine.length - MAX_LINES} more`);
   const other = alerts.length - mine.length;

@@ -60,9 +60,19 @@ export default function gitlab({ payload: p, headers }: Request) {
       const commits = p.commits ?? [];
       const total = p.total_commits_count ?? commits.length;
       if (total === 0) return { message: `${who} created branch ${branch} in ${project}.`, sessionKey: inProject };
-      const lines = commits.slice(0, 10).map((c) => `- ${excerpt(c.title ?? (c.message ?? '').split('\n')[0], 120)} (${(c.id ?? '').slice(0, 8)})`);
-      const compare = p.project?.web_url && p.before ? ` ${p.project.web_url}/-/compare/${p.before.slice(0, 8)}...${(p.after ?? '').slice(0, 8)}` : '';
-      return { message: [`${who} pushed ${plural(total, 'commit')} to ${branch} of ${project}:${compare}`, ...lines].join('\n'), sessionKey: inProject };
+      const lines = commits
+        .slice(0, 10)
+        .map((c) => `- ${excerpt(c.title ?? (c.message ?? '').split('\n')[0], 120)} (${(c.id ?? '').slice(0, 8)})`);
+      const compare =
+        p.project?.web_url && p.before
+          ? ` ${p.project.web_url}/-/compare/${p.before.slice(0, 8)}...${(p.after ?? '').slice(0, 8)}`
+          : '';
+      return {
+        message: [`${who} pushed ${plural(total, 'commit')} to ${branch} of ${project}:${compare}`, ...lines].join(
+          '\n',
+        ),
+        sessionKey: inProject,
+      };
     }
     case 'Tag Push Hook': {
       const tag = (p.ref ?? '').replace(/^refs\/tags\//, '');
@@ -82,14 +92,20 @@ export default function gitlab({ payload: p, headers }: Request) {
       const did = ISSUE_ACTIONS[a.action ?? ''];
       if (!did) return null;
       const body = a.action === 'open' && a.description ? `\n\n${excerpt(a.description, 2000)}` : '';
-      return { message: `${who} ${did} issue #${a.iid} "${a.title}" in ${project}: ${a.url}${body}`, sessionKey: `${inProject}#${a.iid}` };
+      return {
+        message: `${who} ${did} issue #${a.iid} "${a.title}" in ${project}: ${a.url}${body}`,
+        sessionKey: `${inProject}#${a.iid}`,
+      };
     }
     case 'Pipeline Hook': {
       if (a.status !== 'failed') return null;
       const failed = (p.builds ?? []).filter((b) => b.status === 'failed').map((b) => `${b.stage}/${b.name}`);
       const jobs = failed.length > 0 ? `; failed jobs: ${failed.join(', ')}` : '';
       const link = p.project?.web_url ? ` ${p.project.web_url}/-/pipelines/${a.id}` : '';
-      return { message: `Pipeline #${a.id} failed on ${a.ref} of ${project} (started by ${who})${jobs}.${link}`, sessionKey: inProject };
+      return {
+        message: `Pipeline #${a.id} failed on ${a.ref} of ${project} (started by ${who})${jobs}.${link}`,
+        sessionKey: inProject,
+      };
     }
     default:
       return null;

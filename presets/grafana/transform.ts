@@ -33,7 +33,8 @@ export default function grafana({ payload, options }: Request) {
   if (status === 'resolved' && !options?.notifyResolved) return null;
   const alerts = (payload.alerts ?? []).filter((a) => (a.status ?? status) === status);
   const shared = new Set(Object.keys(payload.commonLabels ?? {}));
-  const title = payload.title ?? `[${status.toUpperCase()}:${alerts.length}] ${payload.commonLabels?.alertname ?? 'alerts'}`;
+  const title =
+    payload.title ?? `[${status.toUpperCase()}:${alerts.length}] ${payload.commonLabels?.alertname ?? 'alerts'}`;
   const lines = [`Grafana: ${title}`];
   for (const alert of alerts.slice(0, MAX_LINES)) {
     const own = Object.entries(alert.labels ?? {})
@@ -43,7 +44,9 @@ export default function grafana({ payload, options }: Request) {
     const name = own || alert.labels?.alertname || alert.fingerprint || 'an alert';
     const summary = alert.annotations?.summary ?? alert.annotations?.description;
     const link = alert.panelURL || alert.dashboardURL || alert.generatorURL;
-    lines.push(`- ${name}${summary ? `: ${summary}` : ''}${alert.valueString ? ` ${alert.valueString}` : ''}${link ? ` ${link}` : ''}`);
+    lines.push(
+      `- ${name}${summary ? `: ${summary}` : ''}${alert.valueString ? ` ${alert.valueString}` : ''}${link ? ` ${link}` : ''}`,
+    );
   }
   if (alerts.length > MAX_LINES) lines.push(`- … and ${alerts.length - MAX_LINES} more`);
   return { kind: 'wake', text: lines.join('\n'), mode: status === 'firing' ? 'now' : 'next-heartbeat' };

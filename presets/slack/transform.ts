@@ -28,7 +28,8 @@ export default function slack({ payload }: Request) {
   const where = event.channel_type === 'im' ? 'a direct message' : `<#${event.channel}>`;
   const how = event.type === 'app_mention' ? 'mentioned the app in' : 'wrote in';
   const thread = event.thread_ts && event.thread_ts !== event.ts ? ' (in a thread)' : '';
-  const text = (event.text ?? '').length > TEXT_MAX ? `${(event.text ?? '').slice(0, TEXT_MAX - 1)}…` : (event.text ?? '');
+  const text =
+    (event.text ?? '').length > TEXT_MAX ? `${(event.text ?? '').slice(0, TEXT_MAX - 1)}…` : (event.text ?? '');
   return {
     message: `Slack: <@${event.user}> ${how} ${where}${thread}:\n${text}`,
     sessionKey: `hook:slack:${event.channel}:${event.thread_ts ?? event.ts}`,

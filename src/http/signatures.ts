@@ -52,7 +52,8 @@ function github(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer)
 function gitlab(config: VerifyConfig, headers: IncomingHttpHeaders): Verification {
   const given = header(headers, 'x-gitlab-token');
   if (!given) return fail('missing X-Gitlab-Token');
-  if (!safeEqual(given, config.secret)) return fail('X-Gitlab-Token does not match (is the secret token the same on both sides?)');
+  if (!safeEqual(given, config.secret))
+    return fail('X-Gitlab-Token does not match (is the secret token the same on both sides?)');
   const id = header(headers, 'x-gitlab-event-uuid');
   return { ok: true, ...(id ? { webhookId: id } : {}) };
 }
