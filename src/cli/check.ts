@@ -17,7 +17,7 @@ export interface Finding {
 }
 
 // `hooks.mappings[0].id: …`, `hooks.presets[0] (mail): …`, `agents.defaults.models["a/b"]: …`
-const PATHED = /^((?:[A-Za-z_$][\w$-]*|\[(?:\d+|"(?:[^"\\]|\\.)*")\]|\.)+(?: \([^)]*\))?|\(root\)): ([\s\S]*)$/;
+const PATHED = /^((?:[A-Za-z_$][\w$-]*|\[(?:\d+|"(?:[^"\\]|\\.)*")\]|\.| \([^)]*\))+|\(root\)): ([\s\S]*)$/;
 const AT_LINE = /^(\d+):(\d+): ([\s\S]*)$/;
 const IN_FILE = /^(\/[^:\n]+):(\d+):(\d+): ([\s\S]*)$/;
 
@@ -39,7 +39,9 @@ function findingOf(
   if (syntax) return inFile('', syntax[3] as string, { line: Number(syntax[1]), column: Number(syntax[2]) });
   const pathed = PATHED.exec(problem);
   if (!pathed) return inFile('', problem);
-  const path = (pathed[1] as string).replace(/ \([^)]*\)$/, '').replace(/^\(root\)$/, '');
+  // A preset's name in parentheses stays in the path shown, not in the one located.
+  const path = (pathed[1] as string).replace(/^\(root\)$/, '');
+  const located = path.replace(/ \([^)]*\)/g, '');
   const message = pathed[2] as string;
   const elsewhere = IN_FILE.exec(message);
   if (elsewhere) {
@@ -53,7 +55,7 @@ function findingOf(
       column: Number(column),
     };
   }
-  return inFile(path, message, locate(positions, path));
+  return inFile(path, message, locate(positions, located));
 }
 
 /** `file:line:col: error: path: message`, the shape editors and terminals link. */

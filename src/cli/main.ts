@@ -75,8 +75,16 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
   const presets = program.command('presets').description('the built-in preset plugins (DESIGN §12)');
   presets
     .command('list')
-    .description('list the built-in presets')
-    .action(() => run(async () => (await commands.presets()).presetsListCommand(io))());
+    .description("list the built-in presets, and the config's plugins")
+    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
+    .action((opts: { config?: string }) =>
+      run(async () => (await commands.presets()).presetsListCommand(opts.config, io))(),
+    );
+  presets
+    .command('new')
+    .description('write a preset folder NAME/ in the current folder that passes presets test')
+    .argument('<name>', 'the preset (lower-case letters, digits, dashes)')
+    .action((name: string) => run(async () => (await commands.presets()).presetsNewCommand(name, io))());
   presets
     .command('show')
     .description("print a preset's README, options and mappings")
@@ -85,7 +93,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
   presets
     .command('test')
     .description("replay presets' recorded fixtures through the engine; non-zero with a diff on any mismatch")
-    .argument('[names...]', 'the presets (default: all)')
+    .argument('[names...]', 'built-in presets by name, or preset folders by path (default: every built-in one)')
     .action((names: string[]) => run(async () => (await commands.presets()).presetsTestCommand(names, io))());
   const mail = program.command('mail').description('the mail preset and its watch flow');
   mail

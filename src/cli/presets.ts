@@ -1,11 +1,13 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { loadConfig } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import { classifyContentType, parseBody, signDelivery, toHookdError, verifySignature } from '../http/index.js';
 import { createLogger } from '../log.js';
 import { compileRoutes } from '../main.js';
-import { builtInPresets, type Preset } from '../mapping/index.js';
+import { availablePresets, builtInPresets, loadPreset, type Preset } from '../mapping/index.js';
+import { resolveConfig } from './config-source.js';
 import type { CliIo } from './io.js';
 
 /** The secret fixtures are signed with: a fixture records the payload, not the sender's secret. */
@@ -44,8 +46,10 @@ export async function testPreset(preset: Preset): Promise<FixtureResult[]> {
 
 async function replay(preset: Preset, fixture: Fixture): Promise<string[]> {
   const entry = { name: preset.name, ...(preset.verify ? { secret: FIXTURE_SECRET } : {}), ...fixture.options };
+  // A plugin is enabled from its folder; a built-in's name runs the built-in.
+  const plugins = builtInPresets().has(preset.name) ? [] : [preset.dir];
   const config = loadConfig({
-    data: { hooks: { enabled: true, token: 'fixture-hook-token-0123456789', presets: [entry] } },
+    data: { hooks: { enabled: true, token: 'fixture-hook-token-0123456789', plugins, presets: [entry] } },
     env: {},
   });
   const { mappings, transforms } = await compileRoutes(config, createLogger({ level: 'silent' }));
@@ -107,15 +111,9 @@ function diffActions(expected: Fixture['expect'], actual: readonly unknown[] | n
   return diff;
 }
 
-/** `hookd presets list`: every built-in preset, its version and what it does. */
-export async function presetsListCommand(io: CliIo): Promise<number> {
-  for (const preset of builtInPresets().values()) {
-    io.out(`${preset.name.padEnd(20)} ${preset.version.padEnd(8)} ${preset.description}`);
-  }
-  return 0;
-}
-
-function presetNamed(name: string): Preset {
+/** A built-in preset by name, or a preset folder by its path (`./acme`, `/opt/presets/acme`). */
+function presetNamed(name: string, cwd = process.cwd()): Preset {
+  if (name.startsWith('.') || isAbsolute(name)) return loadPreset(resolve(cwd, name));
   const preset = builtInPresets().get(name);
   if (!preset)
     throw hookdError('NOT_FOUND', {
@@ -137,9 +135,9 @@ export async function presetsShowCommand(name: string, io: CliIo): Promise<numbe
   return 0;
 }
 
-/** `hookd presets test [NAME…]`: replays every fixture; non-zero with a readable diff on any mismatch. */
+/** `hookd presets test [NAME|DIR…]`: replays every fixture; non-zero with a readable diff on any mismatch. */
 export async function presetsTestCommand(names: readonly string[], io: CliIo): Promise<number> {
-  const presets = names.length > 0 ? names.map(presetNamed) : [...builtInPresets().values()];
+  const presets = names.length > 0 ? names.map((name) => presetNamed(name, io.cwd)) : [...builtInPresets().values()];
   let failed = 0;
   for (const preset of presets) {
     const results = await testPreset(preset);
@@ -151,4 +149,72 @@ export async function presetsTestCommand(names: readonly string[], io: CliIo): P
     for (const r of bad) io.out(`  ${r.fixture}:\n${r.diff.map((line) => `    ${line}`).join('\n')}`);
   }
   return failed > 0 ? 1 : 0;
+}
+
+/** `hookd presets list [--config FILE]`: the built-in presets, and the config's plugins. */
+export async function presetsListCommand(config: string | undefined, io: CliIo): Promise<number> {
+  const { config: loaded } = resolveConfig(config, io, { createSecrets: false });
+  const { presets, problems } = availablePresets(loaded);
+  for (const preset of presets.values()) {
+    const from = builtInPresets().has(preset.name) ? 'built in' : preset.dir;
+    io.out(`${preset.name.padEnd(20)} ${preset.version.padEnd(8)} ${preset.description} (${from})`);
+  }
+  for (const problem of problems) io.err(`hookd: ${problem}`);
+  return problems.length > 0 ? 1 : 0;
+}
+
+/** `hookd presets new NAME`: a preset folder in the current folder that passes `presets test`. */
+export async function presetsNewCommand(name: string, io: CliIo): Promise<number> {
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(name)) {
+    throw hookdError('CLI_USAGE', { option: 'NAME', expected: 'lower-case letters, digits and dashes', got: name });
+  }
+  const dir = resolve(io.cwd, name);
+  if (existsSync(dir))
+    throw hookdError('CLI_USAGE', { option: 'NAME', expected: 'a folder that does not exist yet', got: dir });
+  mkdirSync(join(dir, 'fixtures'), { recursive: true });
+  const title = name.charAt(0).toUpperCase() + name.slice(1);
+  const files: Record<string, string> = {
+    'preset.json5': `// The ${name} preset: see README.md, and docs/presets.md for the format.
+{
+  name: '${name}',
+  description: '${title} webhooks: one agent run per event',
+  version: '0.1.0',
+  // verify: { scheme: 'hmac', secretOption: 'secret' },   // when the sender signs its deliveries
+  mappings: [{ id: 'preset:${name}', action: 'agent', name: '${title}', transform: { module: 'transform.ts' } }],
+}
+`,
+    'transform.ts': `// The ${name} preset's transform: runs sandboxed like any transform (no Node APIs).
+interface Request {
+  payload: { event?: string; id?: string };
+  headers: Record<string, string>;
+  options?: Record<string, unknown>;
+}
+
+export default function ${name.replace(/-(.)/g, (_, c: string) => c.toUpperCase()).replace(/^\\d/, '_$&')}({ payload }: Request) {
+  if (!payload?.event) return null; // nothing worth a run: 204
+  return { message: \`${title} sent \${payload.event} (\${payload.id ?? 'no id'}).\`, sessionKey: \`hook:${name}:\${payload.id ?? 'events'}\` };
+}
+`,
+    'fixtures/example.json': `${JSON.stringify(
+      {
+        description: 'An example delivery; replace it with ones recorded from the source',
+        headers: { 'content-type': 'application/json' },
+        body: { event: 'example.created', id: 'ex_1' },
+        expect: [
+          {
+            kind: 'agent',
+            name: title,
+            sessionKey: `hook:${name}:ex_1`,
+            message: `${title} sent example.created (ex_1).`,
+          },
+        ],
+      },
+      null,
+      2,
+    )}\n`,
+    'README.md': `# ${name}\n\nWhat ${title} sends, how to point it at \`https://<your host>/hooks/${name}\`, and what comes out.\n`,
+  };
+  for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, file), text);
+  io.out(`hookd: wrote ${dir}; check it with: npm run hookd -- presets test ./${name}`);
+  return 0;
 }

@@ -98,6 +98,12 @@ export const configSchema = {
           },
         },
         mappings: { type: 'array', items: mappingSchema, default: [] },
+        plugins: {
+          type: 'array',
+          default: [],
+          items: { type: 'string', minLength: 1 },
+          description: 'preset plugins: npm package names (resolved from the config folder) or folders',
+        },
         transformsDir: { type: 'string', minLength: 1, default: 'transforms' },
         transforms: {
           type: 'object',

@@ -1,6 +1,6 @@
 export { type CompiledMapping, collectMappings, compileMappings } from './compile.js';
 export { createMappingEngine, type MappingEngine } from './engine.js';
 export { mergeTransformResult } from './merge.js';
-export { builtInPresets, type Preset } from './presets.js';
+export { availablePresets, builtInPresets, loadPreset, type Preset } from './presets.js';
 export { buildView, compileTemplate, type TemplateView, unresolvedNames } from './templates.js';
 export type { HookRequest, TransformContext, TransformRunner } from './types.js';

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import JSON5 from 'json5';
@@ -87,6 +88,47 @@ export function builtInPresets(): ReadonlyMap<string, Preset> {
   return builtIn;
 }
 
+/**
+ * The presets a config can enable: the built-in ones, and its `hooks.plugins` (an npm package
+ * resolved from the config's folder, or a folder), with the problems of plugins that cannot be
+ * loaded (their name and why).
+ */
+export function availablePresets(config: Pick<Config, 'hooks' | 'baseDir'>): {
+  presets: ReadonlyMap<string, Preset>;
+  problems: string[];
+} {
+  const presets = new Map(builtInPresets());
+  const problems: string[] = [];
+  config.hooks.plugins.forEach((plugin, i) => {
+    const at = `hooks.plugins[${i}]`;
+    try {
+      const preset = loadPreset(pluginDir(plugin, config.baseDir));
+      if (builtInPresets().has(preset.name)) throw new Error(`its name "${preset.name}" is a built-in preset's`);
+      if (presets.has(preset.name)) throw new Error(`its name "${preset.name}" is another plugin's`);
+      presets.set(preset.name, preset);
+    } catch (err) {
+      problems.push(`${at}: plugin ${JSON.stringify(plugin)}: ${(err as Error).message}`);
+    }
+  });
+  return { presets, problems };
+}
+
+/** A plugin's folder: a path (relative to the config's folder), or an npm package's root. */
+function pluginDir(plugin: string, baseDir: string): string {
+  if (plugin.startsWith('.') || isAbsolute(plugin)) {
+    const dir = resolve(baseDir, plugin);
+    if (!existsSync(dir)) throw new Error(`no such folder: ${dir}`);
+    return dir;
+  }
+  try {
+    return dirname(createRequire(join(baseDir, 'hookd.config.js')).resolve(`${plugin}/package.json`));
+  } catch {
+    throw new Error(
+      `no npm package ${JSON.stringify(plugin)} is installed where the config is (npm install ${plugin})`,
+    );
+  }
+}
+
 /** The keys every `hooks.presets` entry may carry, applied to each of the preset's mappings. */
 const COMMON_KEYS = ['name', 'secret', 'path', 'sessionKey', 'model', 'thinking', 'deliver', 'to'] as const;
 const OVERRIDES = ['sessionKey', 'model', 'thinking', 'deliver', 'to', 'allowUnsafeExternalContent'] as const;
@@ -108,12 +150,11 @@ export function presetNames(config: Pick<Config, 'hooks'>): string[] {
  * overrides applied, `hooks.mail` applied to `mail`), each with its place in `hooks.presets`,
  * and the problems of the entries that cannot be used (an unknown preset or option).
  */
-export function presetMappings(config: Pick<Config, 'hooks'>): {
+export function presetMappings(config: Pick<Config, 'hooks' | 'baseDir'>): {
   mappings: { mapping: MappingConfig; index: number; root: string; options: Readonly<Record<string, unknown>> }[];
   problems: string[];
 } {
-  const presets = builtInPresets();
-  const problems: string[] = [];
+  const { presets, problems } = availablePresets(config);
   const mappings = config.hooks.presets.flatMap((entry, index) => {
     const { name, options } = presetEntry(entry);
     const at = `hooks.presets[${index}]`;
@@ -122,7 +163,7 @@ export function presetMappings(config: Pick<Config, 'hooks'>): {
       const guess = didYouMean(name, presets.keys());
       const known = [...presets.keys()].join(', ');
       problems.push(
-        `${at}: unknown preset ${JSON.stringify(name)}${guess ? ` (did you mean "${guess}"?)` : ''}; built in: ${known}`,
+        `${at}: unknown preset ${JSON.stringify(name)}${guess ? ` (did you mean "${guess}"?)` : ''}; known: ${known}`,
       );
       return [];
     }

@@ -42,6 +42,20 @@ describe('hookd presets', () => {
     ]);
   });
 
+  it('new scaffolds a folder that passes presets test', async () => {
+    const temp = makeTempDir();
+    cleanups.push(temp.cleanup);
+    const made = await runCli(['presets', 'new', 'acme-ci'], { cwd: temp.dir });
+    expect(made.code).toBe(0);
+    const tested = await runCli(['presets', 'test', './acme-ci'], { cwd: temp.dir });
+    expect(tested.out).toBe('ok   acme-ci: 1 of 1 fixture(s)\n');
+    expect(tested.code).toBe(0);
+    const again = await runCli(['presets', 'new', 'acme-ci'], { cwd: temp.dir });
+    expect(again.code).toBe(1);
+    const bad = await runCli(['presets', 'new', 'Acme CI'], { cwd: temp.dir });
+    expect(bad.err).toMatch(/NAME expects lower-case letters, digits and dashes/);
+  });
+
   it('list, show and test run from the CLI', async () => {
     const list = await runCli(['presets', 'list'], { cwd: process.cwd() });
     expect(list.out).toMatch(/^mail\s+1\.0\.0\s+New mail/m);

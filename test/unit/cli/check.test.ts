@@ -44,7 +44,7 @@ describe('hookd check', () => {
     [
       'an unknown preset',
       hooks('presets: ["gmail"]'),
-      /hooks\.presets\[0\]: unknown preset "gmail" \(did you mean "mail"\?\); built in: alertmanager, github, [a-z, -]+/,
+      /hooks\.presets\[0\]: unknown preset "gmail" \(did you mean "mail"\?\); known: alertmanager, github, [a-z, -]+/,
     ],
     [
       'a preset option typo',
