@@ -1,8 +1,9 @@
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createModelCatalog } from '../src/actions/index.js';
 import { loadConfig } from '../src/config/index.js';
-import { compileMappings } from '../src/mapping/index.js';
+import { compileMappings, createMappingEngine } from '../src/mapping/index.js';
 import { createTransformHost, type TransformHost } from '../src/transforms/index.js';
 
 // The example transforms, run through the real sandbox exactly as a mapping would.
@@ -12,7 +13,7 @@ beforeAll(async () => {
     data: {
       hooks: {
         transformsDir: import.meta.dirname,
-        mappings: ['github', 'stripe', 'normalize'].map((id) => ({ id, transform: { module: `${id}.ts` } })),
+        mappings: ['github', 'stripe', 'normalize', 'uptime'].map((id) => ({ id, transform: { module: `${id}.ts` } })),
       },
     },
     env: {},
@@ -113,6 +114,59 @@ describe('transforms/normalize.ts', () => {
   });
   it('falls back to the templates when it finds nothing', async () => {
     expect(await run('normalize', { value: 42 })).toBeUndefined();
+  });
+});
+
+describe('transforms/uptime.ts, typed from the schema its mapping validates with', () => {
+  it('wakes at once when a monitor is down, at the next heartbeat when it is back', async () => {
+    expect(await run('uptime', { monitor: 'nas', status: 'down', url: 'http://nas.lan' })).toEqual({
+      kind: 'wake',
+      text: 'nas is down (http://nas.lan)',
+      mode: 'now',
+    });
+    expect(await run('uptime', { monitor: 'nas', status: 'up', responseMs: 42 })).toMatchObject({
+      text: 'nas is back up, answering in 42 ms',
+      mode: 'next-heartbeat',
+    });
+  });
+
+  it('is guarded by the same schema: a payload that does not match never reaches it', async () => {
+    const config = loadConfig({
+      data: {
+        hooks: {
+          transformsDir: import.meta.dirname,
+          mappings: [
+            {
+              id: 'uptime',
+              match: { path: 'uptime' },
+              schema: 'transforms/uptime.schema.ts',
+              transform: { module: 'uptime.ts' },
+            },
+          ],
+        },
+      },
+      baseDir: join(import.meta.dirname, '..'),
+      env: {},
+    });
+    const engine = createMappingEngine({
+      config,
+      actionOptions: { models: createModelCatalog(config), chatnetConfigured: false },
+      transforms: host,
+    });
+    const body = { monitor: 'nas', status: 'sideways' };
+    const err = await engine
+      .route({
+        subPath: 'uptime',
+        payload: body,
+        headers: {},
+        query: {},
+        url: '/hooks/uptime',
+        rawBody: Buffer.from(JSON.stringify(body)),
+      })
+      .catch((caught: unknown) => caught);
+    expect((err as Error).message).toBe(
+      "the payload does not match the mapping's schema at /status: must be equal to one of the allowed values",
+    );
   });
 });
 

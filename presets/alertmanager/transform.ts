@@ -1,25 +1,11 @@
 // The alertmanager preset's transform: a group of alerts becomes one wake for the main
 // session: what fires, where, and why, in a few lines.
 
-interface Alert {
-  status?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  startsAt?: string;
-  generatorURL?: string;
-  fingerprint?: string;
-}
+import type { FromSchema } from 'json-schema-to-ts';
+import type schema from './schema.js';
 
-interface Group {
-  status?: string;
-  receiver?: string;
-  alerts?: Alert[];
-  groupLabels?: Record<string, string>;
-  commonLabels?: Record<string, string>;
-  commonAnnotations?: Record<string, string>;
-  externalURL?: string;
-  truncatedAlerts?: number;
-}
+/** One notification, typed from the schema hookd validates it against. */
+type Group = FromSchema<typeof schema>;
 
 interface Request {
   payload: Group;

@@ -1,51 +1,11 @@
 // The github preset's transform: one agent action per event worth a look, null (204) for the
 // rest. Runs sandboxed like any transform: no Node APIs, only the request it is given.
 
-interface User {
-  login?: string;
-}
-interface Repository {
-  full_name?: string;
-  html_url?: string;
-}
-interface Commit {
-  id?: string;
-  message?: string;
-  author?: { name?: string; username?: string };
-}
-interface Issue {
-  number?: number;
-  title?: string;
-  body?: string | null;
-  html_url?: string;
-  user?: User;
-  merged?: boolean;
-}
-interface GitHubPayload {
-  action?: string;
-  ref?: string;
-  created?: boolean;
-  deleted?: boolean;
-  forced?: boolean;
-  compare?: string;
-  commits?: Commit[];
-  head_commit?: Commit | null;
-  pusher?: { name?: string };
-  sender?: User;
-  repository?: Repository;
-  pull_request?: Issue;
-  issue?: Issue & { pull_request?: unknown };
-  comment?: { body?: string; html_url?: string; user?: User };
-  release?: { tag_name?: string; name?: string | null; body?: string | null; html_url?: string; prerelease?: boolean };
-  workflow_run?: {
-    name?: string;
-    conclusion?: string | null;
-    head_branch?: string;
-    run_number?: number;
-    html_url?: string;
-    actor?: User;
-  };
-}
+import type { FromSchema } from 'json-schema-to-ts';
+import type schema from './schema.js';
+
+/** The payload, typed from the schema hookd validates it against. */
+type GitHubPayload = FromSchema<typeof schema>;
 
 interface Request {
   payload: unknown;

@@ -1,37 +1,11 @@
 // The gitlab preset's transform: one agent action per event worth a look, null (204) for the
 // rest. The event is X-Gitlab-Event (the payload's object_kind says the same).
 
-interface Project {
-  path_with_namespace?: string;
-  web_url?: string;
-}
-interface Attributes {
-  iid?: number;
-  id?: number;
-  title?: string;
-  description?: string | null;
-  url?: string;
-  action?: string;
-  state?: string;
-  source_branch?: string;
-  target_branch?: string;
-  ref?: string;
-  status?: string;
-}
-interface Payload {
-  object_kind?: string;
-  ref?: string;
-  before?: string;
-  after?: string;
-  user_name?: string;
-  user_username?: string;
-  user?: { name?: string; username?: string };
-  project?: Project;
-  commits?: { id?: string; message?: string; title?: string }[];
-  total_commits_count?: number;
-  object_attributes?: Attributes;
-  builds?: { name?: string; stage?: string; status?: string }[];
-}
+import type { FromSchema } from 'json-schema-to-ts';
+import type schema from './schema.js';
+
+/** The payload, typed from the schema hookd validates it against. */
+type Payload = FromSchema<typeof schema>;
 
 interface Request {
   payload: Payload;

@@ -1,25 +1,11 @@
 // The grafana preset's transform: one notification (a group of alerts) becomes one wake for
 // the main session, with each alert's summary, value and the links Grafana gives.
 
-interface Alert {
-  status?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  startsAt?: string;
-  valueString?: string;
-  panelURL?: string;
-  dashboardURL?: string;
-  generatorURL?: string;
-  fingerprint?: string;
-}
+import type { FromSchema } from 'json-schema-to-ts';
+import type schema from './schema.js';
 
-interface Notification {
-  status?: string;
-  title?: string;
-  alerts?: Alert[];
-  commonLabels?: Record<string, string>;
-  externalURL?: string;
-}
+/** One notification, typed from the schema hookd validates it against. */
+type Notification = FromSchema<typeof schema>;
 
 interface Request {
   payload: Notification;

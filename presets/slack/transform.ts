@@ -1,20 +1,12 @@
 // The slack preset's transform: an app mention or a person's message becomes an agent action
 // in the session of its thread; everything else (bots, edits, joins, the URL check) is null.
 
-interface SlackEvent {
-  type?: string;
-  subtype?: string;
-  bot_id?: string;
-  user?: string;
-  text?: string;
-  channel?: string;
-  channel_type?: string;
-  ts?: string;
-  thread_ts?: string;
-}
+import type { FromSchema } from 'json-schema-to-ts';
+import type schema from './schema.js';
 
 interface Request {
-  payload: { type?: string; team_id?: string; event_id?: string; event?: SlackEvent };
+  /** The request, typed from the schema hookd validates it against. */
+  payload: FromSchema<typeof schema>;
 }
 
 const TEXT_MAX = 4000;

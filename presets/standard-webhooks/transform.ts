@@ -1,11 +1,11 @@
 // The standard-webhooks preset's transform: the recommended payload shape is
 // `{ type, timestamp, data }`; the message names the type and shows the data.
 
-interface Payload {
-  type?: string;
-  timestamp?: string;
-  data?: Record<string, unknown>;
-}
+import type { FromSchema } from 'json-schema-to-ts';
+import type schema from './schema.js';
+
+/** The payload, typed from the schema hookd validates it against. */
+type Payload = FromSchema<typeof schema>;
 
 interface Request {
   payload: Payload;

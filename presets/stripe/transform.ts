@@ -1,30 +1,12 @@
 // The stripe preset's transform: one agent action per allowed event type, in the session of
 // its customer; null (204) for the rest. Runs sandboxed like any transform.
 
-interface StripeObject {
-  id?: string;
-  object?: string;
-  amount?: number;
-  amount_due?: number;
-  amount_paid?: number;
-  amount_refunded?: number;
-  currency?: string;
-  customer?: string | { id?: string } | null;
-  number?: string | null;
-  hosted_invoice_url?: string | null;
-  reason?: string;
-  status?: string;
-  evidence_details?: { due_by?: number };
-  last_payment_error?: { message?: string } | null;
-  items?: { data?: { price?: { nickname?: string | null; id?: string } }[] };
-}
+import type { FromSchema } from 'json-schema-to-ts';
+import type schema from './schema.js';
 
-interface StripeEvent {
-  id?: string;
-  type?: string;
-  livemode?: boolean;
-  data?: { object?: StripeObject };
-}
+/** The event, typed from the schema hookd validates it against. */
+type StripeEvent = FromSchema<typeof schema>;
+type StripeObject = NonNullable<NonNullable<StripeEvent['data']>['object']>;
 
 interface Request {
   payload: StripeEvent;

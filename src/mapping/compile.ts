@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Ajv } from 'ajv';
+import JSON5 from 'json5';
 import { TEMPLATED_FIELDS, type TemplatedField } from '../action-shape.js';
 import type { ModelCatalog } from '../actions/index.js';
 import { type Config, configInvalid, type MappingConfig } from '../config/index.js';
@@ -184,11 +185,26 @@ export function collectMappings(
 
 const ajv = new Ajv({ allErrors: false, strict: false });
 
-/** A mapping's `schema`: an object, or a JSON file relative to the config's folder. */
+/**
+ * A mapping's `schema`: an object, or a file relative to the config's folder — JSON, or a
+ * TypeScript module that is only `export default { … } as const` (read as JSON5 data, never
+ * run), so that a transform types its payload from the same schema with `FromSchema`.
+ */
 function readSchema(schema: string | object, baseDir: string): object {
-  return typeof schema === 'string'
-    ? (JSON.parse(readFileSync(resolve(baseDir, schema), 'utf8')) as object)
-    : structuredClone(schema);
+  if (typeof schema !== 'string') return structuredClone(schema);
+  const text = readFileSync(resolve(baseDir, schema), 'utf8');
+  if (!/\.[cm]?ts$/.test(schema)) return JSON.parse(text) as object;
+  const data = /^\s*export\s+default\s+([\s\S]*?)\s*(?:as\s+const\s*)?;?\s*$/.exec(stripComments(text))?.[1];
+  if (data === undefined) throw new Error('a .ts schema holds only `export default { … } as const`');
+  return JSON5.parse(data) as object;
+}
+
+/** A TypeScript module's text without its comments (strings kept as they are). */
+function stripComments(text: string): string {
+  return text.replace(
+    /("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|\/\/[^\n]*|\/\*[\s\S]*?\*\//g,
+    (_, quoted: string | undefined) => quoted ?? '',
+  );
 }
 
 /** The view's own names: what a template reads there is not the payload. */

@@ -11,7 +11,8 @@ const BUILT_IN_DIR = fileURLToPath(new URL('../../presets/', import.meta.url));
 
 /**
  * A preset plugin (DESIGN §12): a folder of data — `preset.json5` (name, description,
- * version, options schema, signature scheme, mappings), an optional payload `schema.json`,
+ * version, options schema, signature scheme, mappings), an optional payload schema
+ * (`schema.ts`, `export default { … } as const`, which its transform types itself from, or `schema.json`),
  * recorded `fixtures/*.json` and a README.
  */
 export interface Preset {
@@ -58,7 +59,7 @@ export function loadPreset(dir: string): Preset {
     const why = (validateManifest.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message}`).join('; ');
     throw new Error(`${file}: ${why}`);
   }
-  const schema = join(dir, 'schema.json');
+  const schema = ['schema.ts', 'schema.json'].map((f) => join(dir, f)).find((f) => existsSync(f));
   const fixturesDir = join(dir, 'fixtures');
   const fixtures = existsSync(fixturesDir)
     ? readdirSync(fixturesDir)
@@ -69,7 +70,7 @@ export function loadPreset(dir: string): Preset {
   return {
     ...manifest,
     // A payload schema beside the manifest applies to every mapping that has none of its own.
-    mappings: manifest.mappings.map((m) => (m.schema === undefined && existsSync(schema) ? { ...m, schema } : m)),
+    mappings: manifest.mappings.map((m) => (m.schema === undefined && schema ? { ...m, schema } : m)),
     dir,
     fixtures,
   };

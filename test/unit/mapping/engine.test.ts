@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -226,6 +228,26 @@ describe('payload schemas (DESIGN §12)', () => {
       expect(isHookdError(err, 'PAYLOAD_INVALID')).toBe(true);
       expect((err as HookdError).statusCode).toBe(400);
       expect((err as HookdError).message).toBe(message);
+    }
+  });
+
+  it('reads a .ts schema as data, never running it, and refuses one that holds anything else', () => {
+    const temp = mkdtempSync(join(tmpdir(), 'hookd-schema-'));
+    try {
+      writeFileSync(
+        join(temp, 'ok.schema.ts'),
+        "// a comment\nexport default { type: 'object', required: ['id'] } as const;\n",
+      );
+      writeFileSync(join(temp, 'code.schema.ts'), "const s = { type: 'object' };\nexport default s;\n");
+      const ok = engine({
+        mappings: [{ match: { path: 'p' }, schema: join(temp, 'ok.schema.ts'), messageTemplate: 'x' }],
+      });
+      expect(ok.mappings[0]?.checkPayload?.({})).toEqual({ pointer: '', problem: "must have required property 'id'" });
+      expect(() =>
+        engine({ mappings: [{ match: { path: 'p' }, schema: join(temp, 'code.schema.ts'), messageTemplate: 'x' }] }),
+      ).toThrow(/hooks\.mappings\[0\]\.schema: a \.ts schema holds only `export default \{ … \} as const`/);
+    } finally {
+      rmSync(temp, { recursive: true, force: true });
     }
   });
 
