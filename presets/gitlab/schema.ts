@@ -11,7 +11,13 @@ export default {
     user_username: { type: 'string' },
     user: { type: 'object', properties: { name: { type: 'string' }, username: { type: 'string' } } },
     project: { type: 'object', properties: { path_with_namespace: { type: 'string' }, web_url: { type: 'string' } } },
-    commits: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, message: { type: 'string' }, title: { type: 'string' } } } },
+    commits: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { id: { type: 'string' }, message: { type: 'string' }, title: { type: 'string' } },
+      },
+    },
     total_commits_count: { type: 'integer' },
     object_attributes: {
       type: 'object',
@@ -29,6 +35,12 @@ export default {
         status: { type: 'string' },
       },
     },
-    builds: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, stage: { type: 'string' }, status: { type: 'string' } } } },
+    builds: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { name: { type: 'string' }, stage: { type: 'string' }, status: { type: 'string' } },
+      },
+    },
   },
 } as const;
