@@ -36,7 +36,12 @@ beforeAll(async () => {
         enabled: true,
         token: HOOK_TOKEN,
         // Enabling a signed preset: its name and its secret; the others by name.
-        presets: [...Object.entries(SECRETS).map(([name, secret]) => ({ name, secret })), 'alertmanager', 'grafana'],
+        presets: [
+          ...Object.entries(SECRETS).map(([name, secret]) => ({ name, secret })),
+          'alertmanager',
+          'grafana',
+          'mail',
+        ],
       },
       agents: { defaults: { model: 'fake/m', heartbeat: { every: '0' } } },
       models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } },
@@ -136,6 +141,14 @@ const cases: Case[] = [
     sign: async () => ({ 'X-Gitlab-Token': SECRETS.gitlab }),
     refused: (raw, headers) => ({ body: raw, headers: { ...headers, 'X-Gitlab-Token': 'not-the-token' } }),
     expected: 'root opened merge request !1 "MS-Viewport"',
+  },
+  {
+    preset: 'mail',
+    fixture: 'one-message.json',
+    // The mail watcher posts with the hook token and an Idempotency-Key of the batch's UIDs.
+    sign: async () => ({ ...bearer, 'idempotency-key': 'mail:1700:42-42' }),
+    refused: wrongToken,
+    expected: 'New email from "Ada Lovelace" <ada@example.org>',
   },
   {
     preset: 'alertmanager',
