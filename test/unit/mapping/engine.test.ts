@@ -4,26 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { createModelCatalog } from '../../../src/actions/index.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { type HookdError, isHookdError } from '../../../src/errors.js';
-import { createMappingEngine, type HookRequest } from '../../../src/mapping/index.js';
+import { createMappingEngine } from '../../../src/mapping/index.js';
 import { createTransformHost } from '../../../src/transforms/index.js';
 import { ROOT } from '../../helpers/hookd-process.js';
+import { engine, request } from '../../helpers/mapping.js';
 import { hostConfig } from '../../helpers/transforms.js';
-
-function engine(hooks: Record<string, unknown>, extra: Record<string, unknown> = {}) {
-  const config = loadConfig({ data: { hooks: { enabled: true, token: 't'.repeat(20), ...hooks }, ...extra }, env: {} });
-  const actionOptions = { models: createModelCatalog(config), chatnetConfigured: false };
-  return createMappingEngine({ config, actionOptions, now: () => new Date('2026-01-01T00:00:00Z') });
-}
-
-const request = (subPath: string, payload: unknown, extra: Partial<HookRequest> = {}): HookRequest => ({
-  subPath,
-  payload,
-  headers: {},
-  query: {},
-  url: `/hooks/${subPath}`,
-  rawBody: Buffer.from(JSON.stringify(payload)),
-  ...extra,
-});
 
 describe('mapping resolution', () => {
   const e = engine({

@@ -1,22 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createModelCatalog } from '../../../src/actions/index.js';
-import { loadConfig } from '../../../src/config/index.js';
-import { createMappingEngine, type HookRequest } from '../../../src/mapping/index.js';
-
-function engine(hooks: Record<string, unknown>) {
-  const config = loadConfig({ data: { hooks: { enabled: true, token: 't'.repeat(20), ...hooks } }, env: {} });
-  const actionOptions = { models: createModelCatalog(config), chatnetConfigured: false };
-  return createMappingEngine({ config, actionOptions, now: () => new Date('2026-01-01T00:00:00Z') });
-}
-
-const request = (subPath: string, payload: unknown): HookRequest => ({
-  subPath,
-  payload,
-  headers: {},
-  query: {},
-  url: `/hooks/${subPath}`,
-  rawBody: Buffer.from(JSON.stringify(payload)),
-});
+import { engine, request } from '../../helpers/mapping.js';
 
 describe('presets', () => {
   it('applies hooks.mail to the mail preset', async () => {
