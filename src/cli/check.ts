@@ -6,7 +6,7 @@ import { compileRoutes } from '../main.js';
 import type { CliIo } from './io.js';
 
 /** One thing `check` found, located in the config file (or a transform's file) where it can be. */
-export interface Finding {
+interface Finding {
   readonly severity: 'error' | 'warning';
   /** The config key path (`hooks.mappings[0].messageTemplate`); empty for the file as a whole. */
   readonly path: string;

@@ -11,7 +11,7 @@ import { resolveConfig } from './config-source.js';
 import type { CliIo } from './io.js';
 
 /** The secret fixtures are signed with: a fixture records the payload, not the sender's secret. */
-export const FIXTURE_SECRET = 'hookd-fixture-secret';
+const FIXTURE_SECRET = 'hookd-fixture-secret';
 
 /** A recorded delivery: what the source sends, and the actions it must become (null: nothing, 204). */
 interface Fixture {

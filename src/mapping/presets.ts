@@ -137,13 +137,8 @@ const OVERRIDES = ['sessionKey', 'model', 'thinking', 'deliver', 'to', 'allowUns
 type Entry = Config['hooks']['presets'][number];
 
 /** An entry's name and options, whether written as a name or as an object. */
-export function presetEntry(entry: Entry): { name: string; options: Readonly<Record<string, unknown>> } {
+function presetEntry(entry: Entry): { name: string; options: Readonly<Record<string, unknown>> } {
   return typeof entry === 'string' ? { name: entry, options: {} } : { name: entry.name, options: entry };
-}
-
-/** The names of the enabled presets. */
-export function presetNames(config: Pick<Config, 'hooks'>): string[] {
-  return config.hooks.presets.map((entry) => presetEntry(entry).name);
 }
 
 /**
