@@ -24,6 +24,9 @@ export interface FailedRequestRepository {
   insert(failure: FailedRequestRecord): void;
   /** Failed requests not replayed yet, oldest first. */
   pending(): FailedRequestRecord[];
+  /** The newest failure kept for a request id (its whole body, for a replay). */
+  forRequest(requestId: string): FailedRequestRecord | undefined;
+  markReplayed(id: string, at: number): void;
 }
 
 /** The SQLite repository of failed requests. */
@@ -33,22 +36,35 @@ export function createFailedRequestRepository(db: Db): FailedRequestRepository {
      VALUES (@id, @requestId, @subPath, @url, @headers, @body, @code, @error, @createdAt)`,
   );
   const list = db.prepare('SELECT * FROM failed_requests WHERE replayed_at IS NULL ORDER BY seq');
+  const byRequest = db.prepare('SELECT * FROM failed_requests WHERE request_id = ? ORDER BY seq DESC LIMIT 1');
+  const replayed = db.prepare('UPDATE failed_requests SET replayed_at = ? WHERE id = ? AND replayed_at IS NULL');
   return {
     insert(failure) {
       insert.run({ ...failure, requestId: failure.requestId || null, headers: JSON.stringify(failure.headers) });
     },
     pending() {
-      return (list.all() as Row[]).map((r) => ({
-        id: r.id,
-        requestId: r.request_id ?? '',
-        subPath: r.sub_path,
-        url: r.url,
-        headers: JSON.parse(r.headers) as Record<string, string>,
-        body: r.body,
-        code: r.code,
-        error: r.error,
-        createdAt: r.created_at,
-      }));
+      return (list.all() as Row[]).map(toRecord);
     },
+    forRequest(requestId) {
+      const row = byRequest.get(requestId) as Row | undefined;
+      return row && toRecord(row);
+    },
+    markReplayed(id, at) {
+      replayed.run(at, id);
+    },
+  };
+}
+
+function toRecord(r: Row): FailedRequestRecord {
+  return {
+    id: r.id,
+    requestId: r.request_id ?? '',
+    subPath: r.sub_path,
+    url: r.url,
+    headers: JSON.parse(r.headers) as Record<string, string>,
+    body: r.body,
+    code: r.code,
+    error: r.error,
+    createdAt: r.created_at,
   };
 }

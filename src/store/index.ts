@@ -2,6 +2,7 @@ export { type Checkpointer, startCheckpointer, WRITER_AUTOCHECKPOINT_PAGES } fro
 export type { EventRecord } from './events.js';
 export type { SessionMessage } from './messages.js';
 export type { MetaRepository } from './meta.js';
-export type { DeliveryOutcome, RunRecord, RunStatus } from './runs.js';
+export type { RequestLogEntry, RequestLogFilter, RequestLogRecord } from './requests.js';
+export type { DeliveryOutcome, RunListFilter, RunRecord, RunStatus } from './runs.js';
 export { generateToken, readOrCreateSecret } from './secrets.js';
 export { createStore, type Store } from './store.js';

@@ -100,4 +100,28 @@ export const migrations: readonly string[] = [
   ALTER TABLE runs RENAME COLUMN recipient TO "to";
   ALTER TABLE failed_deliveries RENAME TO failed_requests;
   `,
+  `
+  CREATE TABLE requests (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL,
+    received_at INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    url TEXT NOT NULL,
+    mapping_id TEXT,
+    status INTEGER NOT NULL,
+    code TEXT,
+    event_ids TEXT,
+    run_ids TEXT,
+    duration_ms INTEGER NOT NULL,
+    headers TEXT NOT NULL,
+    body BLOB NOT NULL,
+    body_bytes INTEGER NOT NULL,
+    truncated INTEGER NOT NULL DEFAULT 0,
+    redacted INTEGER NOT NULL DEFAULT 0,
+    replay_of TEXT
+  );
+  CREATE INDEX requests_id ON requests (id);
+  CREATE INDEX requests_received ON requests (received_at);
+  CREATE INDEX failed_requests_request ON failed_requests (request_id);
+  `,
 ];

@@ -99,6 +99,15 @@ export interface RunRepository {
   markSummarized(id: string, at: number): void;
   recordDelivery(id: string, delivery: DeliveryOutcome): void;
   countByStatus(): Record<string, number>;
+  /** Newest first: by status, older than a position (the cursor of the page before). */
+  list(filter: RunListFilter): (RunRecord & { readonly seq: number })[];
+}
+
+export interface RunListFilter {
+  /** `failed`: ended with error or timeout, or its delivery failed. */
+  readonly status?: RunStatus | 'failed';
+  readonly beforeSeq?: number;
+  readonly limit: number;
 }
 
 /** The SQLite run repository. */
@@ -115,6 +124,11 @@ export function createRunRepository(db: Db): RunRepository {
   const finish = db.prepare('UPDATE runs SET status = ?, output = ?, error = ?, finished_at = ? WHERE id = ?');
   const deliver = db.prepare('UPDATE runs SET delivery = ? WHERE id = ?');
   const countByStatus = db.prepare('SELECT status, COUNT(*) AS n FROM runs GROUP BY status');
+  const list = db.prepare(
+    `SELECT * FROM runs WHERE seq < @before AND (@status IS NULL OR status = @status OR (@status = 'failed'
+       AND (status IN ('error', 'timeout') OR json_extract(delivery, '$.status') = 'failed')))
+     ORDER BY seq DESC LIMIT @limit`,
+  );
 
   return {
     insert(run) {
@@ -156,6 +170,14 @@ export function createRunRepository(db: Db): RunRepository {
     },
     recordDelivery(id, delivery) {
       deliver.run(JSON.stringify(delivery), id);
+    },
+    list(filter) {
+      const rows = list.all({
+        status: filter.status ?? null,
+        before: filter.beforeSeq ?? Number.MAX_SAFE_INTEGER,
+        limit: filter.limit,
+      }) as (RunRow & { seq: number })[];
+      return rows.map((row) => ({ ...toRecord(row), seq: row.seq }));
     },
     countByStatus() {
       return Object.fromEntries((countByStatus.all() as { status: string; n: number }[]).map((r) => [r.status, r.n]));

@@ -5,6 +5,7 @@ import { createGroupCommit, type GroupCommit } from './group-commit.js';
 import { createIdempotencyRepository, type IdempotencyRepository } from './idempotency.js';
 import { createMessageRepository, type MessageRepository } from './messages.js';
 import { createMetaRepository, type MetaRepository } from './meta.js';
+import { createRequestLogRepository, type RequestLogRepository } from './requests.js';
 import { createRunRepository, type RunRepository } from './runs.js';
 
 /** The store and its repositories: what the runtime, the sink and the mail watcher write to. */
@@ -17,6 +18,8 @@ export interface Store {
   /** Hook requests answered 5xx, kept for replay. */
   readonly failedRequests: FailedRequestRepository;
   readonly idempotency: IdempotencyRepository;
+  /** Authenticated hook requests (DESIGN §13). */
+  readonly requests: RequestLogRepository;
   /** Runs `fn` in one transaction (nested calls join the outer one). */
   transaction<T>(fn: () => T): T;
   /** Writes that share one commit per event-loop turn (see group-commit.ts). */
@@ -36,6 +39,7 @@ export function createStore(options: OpenDbOptions): Store {
     meta: createMetaRepository(db),
     failedRequests: createFailedRequestRepository(db),
     idempotency: createIdempotencyRepository(db),
+    requests: createRequestLogRepository(db),
     transaction,
     group: createGroupCommit(transaction),
     close: () => {

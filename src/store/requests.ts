@@ -1,0 +1,161 @@
+import type { Statement } from 'better-sqlite3';
+import type { RequestLogRecord } from '../actions/index.js';
+import type { Db } from './db.js';
+
+export type { RequestLogRecord } from '../actions/index.js';
+
+/** A listed record: no body, and its position for the next page. */
+export type RequestLogEntry = Omit<RequestLogRecord, 'body'> & { readonly seq: number };
+
+export interface RequestLogFilter {
+  readonly path?: string;
+  /** An exact status (`500`) or a class (`5`, from `5xx`). */
+  readonly status?: { readonly exact: number } | { readonly class: number };
+  /** Only requests answered 4xx or 5xx. */
+  readonly failed?: boolean;
+  /** Received at or after (epoch ms). */
+  readonly since?: number;
+  /** Only records older than this position (the cursor of the page before). */
+  readonly beforeSeq?: number;
+  readonly limit: number;
+}
+
+export interface RequestLogRepository {
+  insert(record: RequestLogRecord): void;
+  /** Newest first. */
+  list(filter: RequestLogFilter): RequestLogEntry[];
+  /** The newest record with this id. */
+  get(id: string): (RequestLogRecord & { readonly seq: number }) | undefined;
+  /** Deletes records older than `before` (epoch ms) and beyond the newest `maxRows`; returns how many. */
+  prune(before: number, maxRows: number): number;
+}
+
+interface Row {
+  seq: number;
+  id: string;
+  received_at: number;
+  path: string;
+  url: string;
+  mapping_id: string | null;
+  status: number;
+  code: string | null;
+  event_ids: string | null;
+  run_ids: string | null;
+  duration_ms: number;
+  headers: string;
+  body?: Buffer;
+  body_bytes: number;
+  truncated: number;
+  redacted: number;
+  replay_of: string | null;
+}
+
+const ids = (json: string | null): string[] => (json === null ? [] : (JSON.parse(json) as string[]));
+
+function toEntry(row: Row): RequestLogEntry {
+  return {
+    seq: row.seq,
+    id: row.id,
+    receivedAt: row.received_at,
+    path: row.path,
+    url: row.url,
+    ...(row.mapping_id === null ? {} : { mappingId: row.mapping_id }),
+    status: row.status,
+    ...(row.code === null ? {} : { code: row.code }),
+    eventIds: ids(row.event_ids),
+    runIds: ids(row.run_ids),
+    durationMs: row.duration_ms,
+    headers: JSON.parse(row.headers) as Record<string, string>,
+    bodyBytes: row.body_bytes,
+    truncated: row.truncated === 1,
+    redacted: row.redacted === 1,
+    ...(row.replay_of === null ? {} : { replayOf: row.replay_of }),
+  };
+}
+
+const LISTED = `seq, id, received_at, path, url, mapping_id, status, code, event_ids, run_ids, duration_ms, headers,
+  body_bytes, truncated, redacted, replay_of`;
+/** Rows deleted per statement while pruning: a long prune never holds the writer for long. */
+const PRUNE_CHUNK = 1000;
+
+/** The SQLite request log. */
+export function createRequestLogRepository(db: Db): RequestLogRepository {
+  const insert = db.prepare(
+    `INSERT INTO requests (id, received_at, path, url, mapping_id, status, code, event_ids, run_ids, duration_ms,
+       headers, body, body_bytes, truncated, redacted, replay_of)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const get = db.prepare('SELECT * FROM requests WHERE id = ? ORDER BY seq DESC LIMIT 1');
+  const pruneOld = db.prepare(
+    `DELETE FROM requests WHERE seq IN (SELECT seq FROM requests WHERE received_at < ? ORDER BY seq LIMIT ${PRUNE_CHUNK})`,
+  );
+  const newestSeq = db.prepare('SELECT MAX(seq) AS seq FROM requests');
+  const pruneBeyond = db.prepare(
+    `DELETE FROM requests WHERE seq IN (SELECT seq FROM requests WHERE seq <= ? ORDER BY seq LIMIT ${PRUNE_CHUNK})`,
+  );
+  const listings = new Map<string, Statement<unknown[]>>();
+
+  function chunks(statement: Statement<unknown[]>, arg: number): number {
+    let total = 0;
+    for (;;) {
+      const { changes } = statement.run(arg);
+      total += changes;
+      if (changes < PRUNE_CHUNK) return total;
+    }
+  }
+
+  return {
+    insert(r) {
+      insert.run(
+        r.id,
+        r.receivedAt,
+        r.path,
+        r.url,
+        r.mappingId ?? null,
+        r.status,
+        r.code ?? null,
+        r.eventIds.length === 0 ? null : JSON.stringify(r.eventIds),
+        r.runIds.length === 0 ? null : JSON.stringify(r.runIds),
+        r.durationMs,
+        JSON.stringify(r.headers),
+        r.body,
+        r.bodyBytes,
+        r.truncated ? 1 : 0,
+        r.redacted ? 1 : 0,
+        r.replayOf ?? null,
+      );
+    },
+    list(filter) {
+      const where: string[] = [];
+      const args: (string | number)[] = [];
+      const add = (clause: string, ...values: (string | number)[]) => {
+        where.push(clause);
+        args.push(...values);
+      };
+      const { status } = filter;
+      if (filter.path !== undefined) add('path = ?', filter.path);
+      if (status && 'exact' in status) add('status = ?', status.exact);
+      if (status && 'class' in status) add('status >= ? AND status < ?', status.class * 100, status.class * 100 + 100);
+      if (filter.failed) add('status >= 400');
+      if (filter.since !== undefined) add('received_at >= ?', filter.since);
+      if (filter.beforeSeq !== undefined) add('seq < ?', filter.beforeSeq);
+      const sql = `SELECT ${LISTED} FROM requests${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ?`;
+      let statement = listings.get(sql);
+      if (!statement) {
+        statement = db.prepare(sql);
+        listings.set(sql, statement);
+      }
+      return (statement.all(...args, filter.limit) as Row[]).map(toEntry);
+    },
+    get(id) {
+      const row = get.get(id) as Row | undefined;
+      return row && { ...toEntry(row), body: row.body as Buffer };
+    },
+    prune(before, maxRows) {
+      let pruned = chunks(pruneOld, before);
+      const newest = (newestSeq.get() as { seq: number | null }).seq;
+      if (newest !== null && newest > maxRows) pruned += chunks(pruneBeyond, newest - maxRows);
+      return pruned;
+    },
+  };
+}
