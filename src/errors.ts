@@ -79,6 +79,23 @@ export const errorCatalogue = {
       : 'this Idempotency-Key was used with a different body',
   ),
   IDEMPOTENCY_IN_FLIGHT: http(409, () => 'a request with this Idempotency-Key is still being processed; retry later'),
+  NOT_REDELIVERABLE: http(
+    409,
+    (p: { runId: string; delivery: string }) =>
+      `run ${p.runId} cannot be redelivered: its delivery is ${p.delivery}, not failed`,
+  ),
+  REDELIVERY_IN_FLIGHT: http(409, (p: { runId: string }) => `run ${p.runId} is being redelivered already`),
+  REPLAY_MAPPING_GONE: http(
+    409,
+    (p: { requestId: string; mappingId: string }) =>
+      `request ${p.requestId} was taken by mapping ${p.mappingId}, which no longer exists`,
+  ),
+  REPLAY_BODY_INCOMPLETE: http(
+    409,
+    (p: { requestId: string; why: 'truncated' | 'redacted' }) =>
+      `request ${p.requestId} cannot be replayed: its logged body was ${p.why} and no whole copy was kept (only failed requests keep one)`,
+  ),
+  STREAMS_FULL: http(503, (p: { max: number }) => `too many live streams are open (at most ${p.max}); retry later`),
   QUEUE_FULL: http(503, () => 'the run queue is full; retry later'),
   TRANSFORM_BUSY: {
     ...http(

@@ -8,5 +8,7 @@ export type {
   FailedRequest,
   IdempotencyIntent,
   IdempotentAnswer,
+  RequestLogRecord,
+  StoredRequest,
 } from './types.js';
 export { type ActionOptions, parseAgentBody, parseWakeBody } from './validate.js';

@@ -39,6 +39,8 @@ export type Accepted =
 
 export interface AcceptContext {
   readonly requestId: string;
+  /** The request's log record, written in the same commit as its actions (DESIGN §13). */
+  readonly record?: (accepted: readonly Accepted[]) => RequestLogRecord;
   /** Remember this request's answer under its idempotency key, in the same commit as its actions. */
   readonly idempotency?: IdempotencyIntent;
 }
@@ -69,6 +71,46 @@ export interface ActionSink {
   recordFailure(failure: FailedRequest): void;
   /** The live remembered answer for an idempotency key, if any. */
   findAnswer(scope: string, key: string): IdempotentAnswer | undefined;
+  /** Logs a request that stored no actions (refused, failed, 204), in the next group commit. */
+  recordRequest(record: RequestLogRecord): void;
+  /** A logged request and, when it failed on our side, its whole body kept for replay. */
+  findRequest(id: string): StoredRequest | undefined;
+  /** Marks a kept failure replayed (it no longer counts as pending). */
+  markReplayed(failureId: string): void;
+}
+
+/** A logged request, as a replay reads it: its record, its kept failure, or both. */
+export interface StoredRequest {
+  readonly record?: RequestLogRecord;
+  /** The failure kept with the whole body, when the request failed on our side. */
+  readonly failure?: FailedRequest & { readonly id: string };
+}
+
+/** One authenticated hook request as the request log keeps it (DESIGN §13). */
+export interface RequestLogRecord {
+  /** The request's `x-request-id` (a sender may reuse one: the newest record wins a lookup). */
+  readonly id: string;
+  readonly receivedAt: number;
+  /** The sub-path after `hooks.path` (`wake`, `agent`, `github`). */
+  readonly path: string;
+  /** The path and query string, without `token`. */
+  readonly url: string;
+  readonly mappingId?: string;
+  readonly status: number;
+  readonly code?: string;
+  readonly eventIds: readonly string[];
+  readonly runIds: readonly string[];
+  readonly durationMs: number;
+  /** Without credentials. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The raw body, cut at `hooks.log.maxBodyBytes`, redacted paths masked. */
+  readonly body: Buffer;
+  /** The size of the body as received. */
+  readonly bodyBytes: number;
+  readonly truncated: boolean;
+  readonly redacted: boolean;
+  /** The id of the request this one replayed. */
+  readonly replayOf?: string;
 }
 
 /** A hook request that failed on our side, as kept for replay (no credentials). */

@@ -123,6 +123,23 @@ export const configSchema = {
           default: {},
           properties: { ttlSeconds: { type: 'integer', minimum: 1, default: 86400 } },
         },
+        log: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            enabled: { type: 'boolean', default: true },
+            maxBodyBytes: { type: 'integer', minimum: 0, default: 65536 },
+            redact: {
+              type: 'array',
+              default: [],
+              items: { type: 'string', pattern: '^[^.]+(\\.[^.]+)*$' },
+              description: 'JSON paths such as card.number or items.*.secret',
+            },
+            retentionDays: { type: 'number', exclusiveMinimum: 0, default: 7 },
+            maxRows: { type: 'integer', minimum: 1, default: 100000 },
+          },
+        },
         mail: mailSchema,
       },
     },

@@ -1,3 +1,4 @@
+export type { ActivityFeed } from './activity.js';
 export { isAckOnly } from './delivery.js';
 export type { ChatChannel, CompletionRequest, ModelProvider, ModelRouter } from './ports.js';
 export type { AdminQueries } from './queries.js';

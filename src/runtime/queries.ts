@@ -1,4 +1,15 @@
-import type { DeliveryOutcome, RunStatus, SessionMessage, Store } from '../store/index.js';
+import type {
+  DeliveryOutcome,
+  EventRecord,
+  RequestLogEntry,
+  RequestLogFilter,
+  RequestLogRecord,
+  RunListFilter,
+  RunRecord,
+  RunStatus,
+  SessionMessage,
+  Store,
+} from '../store/index.js';
 import { MAIN_SESSION } from './sink.js';
 
 /** `GET /api/runs/:runId` (DESIGN §8). */
@@ -13,9 +24,39 @@ export interface RunView {
   readonly delivery?: DeliveryOutcome;
 }
 
+/** A run in a list, a request's detail or the live log: the §8 view with its mapping and times. */
+export interface RunListItem extends RunView {
+  readonly mappingId?: string;
+  readonly createdAt: string;
+  readonly startedAt?: string;
+  readonly finishedAt?: string;
+}
+
+/** A system event as the admin API shows it. */
+export interface EventView {
+  readonly id: string;
+  readonly text: string;
+  readonly createdAt: string;
+  readonly consumed: boolean;
+}
+
 /** `GET /api/main/events`: the main session's events, oldest first. */
 export interface MainEventsView {
-  readonly events: readonly { id: string; text: string; createdAt: string; consumed: boolean }[];
+  readonly events: readonly EventView[];
+}
+
+/** A request log record in a list (DESIGN §13): no headers, no body. */
+export type RequestView = Omit<RequestLogEntry, 'seq' | 'receivedAt' | 'headers'> & { readonly receivedAt: string };
+
+/** `GET /api/requests/:id`: the record with its headers, body, actions, runs and deliveries. */
+export interface RequestDetail extends RequestView {
+  readonly headers: Readonly<Record<string, string>>;
+  /** The body as kept (capped, redacted), as UTF-8 text. */
+  readonly body: string;
+  readonly events: readonly EventView[];
+  readonly runs: readonly RunListItem[];
+  /** Set when it failed on our side and its whole body was kept for replay. */
+  readonly failure?: { readonly code: string; readonly error: string };
 }
 
 /** `GET /api/sessions/:key`: a session's transcript. */
@@ -24,9 +65,15 @@ export interface SessionView {
   readonly messages: readonly SessionMessage[];
 }
 
-/** The read model the admin API shows (DESIGN §8). */
+/** The read model the admin API shows (DESIGN §8, §13). */
 export interface AdminQueries {
   run(runId: string): RunView | undefined;
+  /** Newest first, with the cursor of the next page when there is one. */
+  runs(filter: RunListFilter): { runs: RunListItem[]; nextCursor: string | null };
+  /** One run as lists show it. */
+  runItem(runId: string): RunListItem | undefined;
+  requests(filter: RequestLogFilter): { requests: RequestView[]; nextCursor: string | null };
+  request(id: string): RequestDetail | undefined;
   mainEvents(): MainEventsView;
   session(key: string): SessionView | undefined;
   /** The mail watcher's status, when one runs (the gateway adds it). */
@@ -35,29 +82,54 @@ export interface AdminQueries {
 
 /** Read-only views of the store for the admin API (DESIGN §8). */
 export function createAdminQueries(store: Store): AdminQueries {
+  const runItem = (id: string) => {
+    const run = store.runs.get(id);
+    return run && toRunListItem(run);
+  };
   return {
     run(runId) {
       const run = store.runs.get(runId);
-      if (!run) return undefined;
+      return run && toRunView(run);
+    },
+    runItem,
+    runs(filter) {
+      const rows = store.runs.list({ ...filter, limit: filter.limit + 1 });
+      const page = rows.slice(0, filter.limit);
+      const last = page.at(-1);
       return {
-        runId: run.id,
-        sessionKey: run.sessionKey,
-        name: run.name ?? null,
-        status: run.status,
-        model: run.model,
-        ...(run.output === undefined ? {} : { output: run.output }),
-        ...(run.error === undefined ? {} : { error: run.error }),
-        ...(run.delivery === undefined ? {} : { delivery: run.delivery }),
+        runs: page.map(toRunListItem),
+        nextCursor: rows.length > filter.limit && last ? String(last.seq) : null,
+      };
+    },
+    requests(filter) {
+      const rows = store.requests.list({ ...filter, limit: filter.limit + 1 });
+      const page = rows.slice(0, filter.limit);
+      const last = page.at(-1);
+      return {
+        requests: page.map(({ headers: _headers, ...entry }) => toRequestView(entry)),
+        nextCursor: rows.length > filter.limit && last ? String(last.seq) : null,
+      };
+    },
+    request(id) {
+      const record = store.requests.get(id);
+      if (!record) return undefined;
+      const failure = store.failedRequests.forRequest(id);
+      const { body, headers, ...entry } = record;
+      return {
+        ...toRequestView(entry),
+        headers,
+        body: body.toString('utf8'),
+        events: record.eventIds.flatMap((eventId) => {
+          const event = store.events.get(eventId);
+          return event ? [eventView(event)] : [];
+        }),
+        runs: record.runIds.flatMap((runId) => runItem(runId) ?? []),
+        ...(failure ? { failure: { code: failure.code, error: failure.error } } : {}),
       };
     },
     mainEvents() {
       return {
-        events: store.events.list(MAIN_SESSION).map((e) => ({
-          id: e.id,
-          text: e.text,
-          createdAt: new Date(e.createdAt).toISOString(),
-          consumed: e.consumedAt !== null,
-        })),
+        events: store.events.list(MAIN_SESSION).map(eventView),
       };
     },
     session(key) {
@@ -65,4 +137,43 @@ export function createAdminQueries(store: Store): AdminQueries {
       return { key, messages: store.messages.list(key) };
     },
   };
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function eventView(e: EventRecord): EventView {
+  return { id: e.id, text: e.text, createdAt: iso(e.createdAt), consumed: e.consumedAt !== null };
+}
+
+function toRunView(run: RunRecord): RunView {
+  return {
+    runId: run.id,
+    sessionKey: run.sessionKey,
+    name: run.name ?? null,
+    status: run.status,
+    model: run.model,
+    ...(run.output === undefined ? {} : { output: run.output }),
+    ...(run.error === undefined ? {} : { error: run.error }),
+    ...(run.delivery === undefined ? {} : { delivery: run.delivery }),
+  };
+}
+
+function toRunListItem(run: RunRecord): RunListItem {
+  return {
+    ...toRunView(run),
+    ...(run.mappingId === undefined ? {} : { mappingId: run.mappingId }),
+    createdAt: iso(run.createdAt),
+    ...(run.startedAt === undefined ? {} : { startedAt: iso(run.startedAt) }),
+    ...(run.finishedAt === undefined ? {} : { finishedAt: iso(run.finishedAt) }),
+  };
+}
+
+function toRequestView({ seq: _seq, receivedAt, ...entry }: Omit<RequestLogEntry, 'headers'>): RequestView {
+  return { ...entry, receivedAt: iso(receivedAt) };
+}
+
+/** A just-written record as the list shows it. */
+export function requestViewOf(record: RequestLogRecord): RequestView {
+  const { body: _body, headers: _headers, receivedAt, ...rest } = record;
+  return { ...rest, receivedAt: iso(receivedAt) };
 }

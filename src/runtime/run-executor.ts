@@ -37,6 +37,8 @@ export interface RunExecutorOptions {
   readonly log: Logger;
   /** Transcript messages sent as history (the newest ones). */
   readonly historyLimit?: number;
+  /** Told when a run's stored state changed (started; finished and summarised). */
+  readonly onRunUpdate?: (runId: string) => void;
   readonly now?: () => number;
 }
 
@@ -83,7 +85,10 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
     const startedAt = now();
     store.group
       .write(() => store.runs.markRunning(run.id, startedAt))
-      .catch((err: unknown) => log.error({ err, runId: run.id }, 'marking a run running failed'));
+      .then(
+        () => options.onRunUpdate?.(run.id),
+        (err: unknown) => log.error({ err, runId: run.id }, 'marking a run running failed'),
+      );
     const content = run.allowUnsafeExternalContent ? run.message : wrapExternalContent(run.message, run.contentSource);
     const phrases = findInjectionPhrases(run.message);
     if (phrases.length > 0) log.warn({ runId: run.id, phrases }, 'possible prompt injection in hook content');
@@ -190,6 +195,7 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
         if (delivering && shutdown.aborted) return;
       }
       await summarize(run, unwritten, outcome, shutdown);
+      options.onRunUpdate?.(run.id);
       log.info({ runId: run.id, status: run.status, delivery: outcome.status, why: outcome.reason }, 'run done');
       if (run.wakeMode === 'now') heartbeat.request();
     },

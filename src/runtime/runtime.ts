@@ -3,11 +3,13 @@ import { type Config, parseDurationMs } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { DeliveryOutcome, Store } from '../store/index.js';
+import { type ActivityFeed, createActivityFeed } from './activity.js';
 import { createDelivery } from './delivery.js';
 import { createHeartbeat } from './heartbeat.js';
 import type { ChatChannel, ModelRouter } from './ports.js';
 import { createIngressPressure } from './pressure.js';
-import { type AdminQueries, createAdminQueries } from './queries.js';
+import { type AdminQueries, createAdminQueries, requestViewOf } from './queries.js';
+import { createRedeliveries } from './redeliver.js';
 import { createRunQueue } from './runs.js';
 import { createStoreSink } from './sink.js';
 
@@ -26,12 +28,17 @@ export interface RuntimeOptions {
 /** What a 503 for a full run queue asks the sender to wait. */
 const QUEUE_RETRY_AFTER_S = 30;
 const PURGE_EVERY_MS = 10 * 60 * 1000;
+const DAY_MS = 86_400_000;
 /** The back half of the core loop, as the gateway drives it. */
 export interface Runtime {
   /** The port the HTTP layer hands accepted actions to. */
   readonly sink: ActionSink;
   /** Read models of the admin API. */
   readonly queries: AdminQueries;
+  /** New requests and run updates, for the live log. */
+  readonly activity: ActivityFeed;
+  /** Delivers a run's reply again after its delivery failed (409 otherwise). */
+  redeliver(runId: string): Promise<DeliveryOutcome>;
   /** Agent runs queued or executing. */
   readonly queueDepth: number;
   /** Resumes unfinished runs and starts periodic heartbeats. */
@@ -67,8 +74,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   });
   // Runs execute one at a time while hook requests saturate the event loop (see pressure.ts).
   const pressure = createIngressPressure({ onRelease: () => runs.kick() });
+  const activity = createActivityFeed();
+  const queries = createAdminQueries(store);
+  const publishRun = (runId: string) =>
+    activity.publish(() => {
+      const run = queries.runItem(runId);
+      return run && { kind: 'run', run };
+    });
   const runs = createRunQueue({
     store,
+    onRunUpdate: publishRun,
     ...(options.mappingLimits ? { mappingLimits: options.mappingLimits } : {}),
     models,
     delivery,
@@ -82,6 +97,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const sink: ActionSink = createStoreSink(store, {
     idempotencyTtlSeconds: config.hooks.idempotency.ttlSeconds,
     onError: (err) => log.error({ err }, 'scheduling committed actions failed; they run at the next start'),
+    onRecordError: (err) => log.warn({ err }, 'a request log record was not written'),
+    onRecorded: (record) => activity.publish(() => ({ kind: 'request', request: requestViewOf(record) })),
     admit(actions) {
       const newRuns = actions.filter((a) => a.kind === 'agent').length;
       if (newRuns > 0 && runs.depth + newRuns > defaults.maxQueuedRuns) {
@@ -99,13 +116,24 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
   });
   let purgeTimer: NodeJS.Timeout | undefined;
+  const retention = config.hooks.log;
   const purge = () => {
-    const purged = store.idempotency.purge(Date.now());
+    const now = Date.now();
+    const purged = store.idempotency.purge(now);
     if (purged > 0) log.info({ purged }, 'expired idempotency records purged');
+    store.group
+      .write(() => store.requests.prune(now - retention.retentionDays * DAY_MS, retention.maxRows))
+      .then(
+        (pruned) => pruned > 0 && log.info({ pruned }, 'old request log records pruned'),
+        (err: unknown) => log.warn({ err }, 'pruning the request log failed'),
+      );
   };
+  const redeliveries = createRedeliveries({ store, delivery, onRunUpdate: publishRun });
   return {
     sink,
-    queries: createAdminQueries(store),
+    queries,
+    activity,
+    redeliver: redeliveries.redeliver,
     get queueDepth() {
       return runs.depth;
     },
@@ -120,6 +148,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     async stop(): Promise<void> {
       clearInterval(purgeTimer);
+      redeliveries.stop();
       pressure.stop();
       await runs.stop();
       await heartbeat.stop();

@@ -1,5 +1,5 @@
 import { MAIN_SESSION } from '../action-shape.js';
-import type { AcceptContext, Accepted, Action, ActionSink } from '../actions/index.js';
+import type { AcceptContext, Accepted, Action, ActionSink, RequestLogRecord } from '../actions/index.js';
 import { newId } from '../ids.js';
 import type { Store } from '../store/index.js';
 
@@ -12,6 +12,10 @@ export interface StoreSinkOptions {
   admit?: (actions: readonly Action[]) => void;
   /** Told about a failure in `onCommitted` (the actions are stored; start-up resumes them). */
   onError?: (err: unknown) => void;
+  /** Told that a request record could not be written (a full disk); the request was answered. */
+  onRecordError?: (err: unknown) => void;
+  /** Told that a request record was committed (the console's live log). */
+  onRecorded?: (record: RequestLogRecord) => void;
   /** How long idempotency records live. */
   idempotencyTtlSeconds?: number;
   now?: () => number;
@@ -48,7 +52,10 @@ export function createStoreSink(store: Store, options: StoreSinkOptions = {}): A
     return { kind: 'agent', runId, sessionKey: action.sessionKey };
   }
 
-  function write(actions: readonly Action[], context: AcceptContext): readonly Accepted[] {
+  function write(
+    actions: readonly Action[],
+    context: AcceptContext,
+  ): { accepted: readonly Accepted[]; record: RequestLogRecord | undefined } {
     const createdAt = now();
     const accepted = actions.map((a) => insert(a, context, createdAt));
     const intent = context.idempotency;
@@ -64,7 +71,9 @@ export function createStoreSink(store: Store, options: StoreSinkOptions = {}): A
         expiresAt: createdAt + ttlMs,
       });
     }
-    return accepted;
+    const record = context.record?.(accepted);
+    if (record) store.requests.insert(record);
+    return { accepted, record };
   }
 
   function scheduled(actions: readonly Action[], accepted: readonly Accepted[]): readonly Accepted[] {
@@ -81,7 +90,29 @@ export function createStoreSink(store: Store, options: StoreSinkOptions = {}): A
   return {
     accept(actions, context) {
       options.admit?.(actions);
-      return store.group.write(() => write(actions, context)).then((accepted) => scheduled(actions, accepted));
+      return store.group
+        .write(() => write(actions, context))
+        .then(({ accepted, record }) => {
+          if (record) options.onRecorded?.(record);
+          return scheduled(actions, accepted);
+        });
+    },
+    recordRequest(record) {
+      store.group
+        .write(() => store.requests.insert(record))
+        .then(
+          () => options.onRecorded?.(record),
+          (err: unknown) => options.onRecordError?.(err),
+        );
+    },
+    findRequest(id) {
+      const record = store.requests.get(id);
+      const failure = store.failedRequests.forRequest(id);
+      if (!record && !failure) return undefined;
+      return { ...(record ? { record } : {}), ...(failure ? { failure } : {}) };
+    },
+    markReplayed(failureId) {
+      store.failedRequests.markReplayed(failureId, now());
     },
     recordFailure(failure) {
       store.failedRequests.insert({ ...failure, id: newId(), createdAt: now() });

@@ -1,0 +1,43 @@
+import { hookdError } from '../errors.js';
+import type { DeliveryOutcome, Store } from '../store/index.js';
+import type { Delivery } from './delivery.js';
+
+export interface RedeliveriesOptions {
+  readonly store: Store;
+  readonly delivery: Delivery;
+  readonly onRunUpdate?: (runId: string) => void;
+}
+
+/**
+ * `POST /api/runs/:id/redeliver` (DESIGN §13): a run whose chat delivery failed is delivered
+ * again, once at a time per run; nothing else of the run is repeated (no model call, no
+ * second summary).
+ */
+export function createRedeliveries(options: RedeliveriesOptions) {
+  const { store, delivery } = options;
+  const inFlight = new Set<string>();
+  const stopping = new AbortController();
+  return {
+    async redeliver(runId: string): Promise<DeliveryOutcome> {
+      const run = store.runs.get(runId);
+      if (!run) throw hookdError('NOT_FOUND', { resource: 'run', id: runId });
+      if (run.delivery?.status !== 'failed')
+        throw hookdError('NOT_REDELIVERABLE', { runId, delivery: run.delivery?.status ?? 'none yet' });
+      if (inFlight.has(runId)) throw hookdError('REDELIVERY_IN_FLIGHT', { runId });
+      inFlight.add(runId);
+      try {
+        const target = { channel: run.channel, ...(run.to === undefined ? {} : { to: run.to }) };
+        const outcome = await delivery.deliver(target, run.output ?? '', stopping.signal);
+        await store.group.write(() => store.runs.recordDelivery(runId, outcome));
+        options.onRunUpdate?.(runId);
+        return outcome;
+      } finally {
+        inFlight.delete(runId);
+      }
+    },
+    /** Aborts redeliveries still retrying. */
+    stop(): void {
+      stopping.abort();
+    },
+  };
+}
