@@ -5,11 +5,21 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { ActionOptions, ActionSink } from './actions/index.js';
 import type { Config } from './config/index.js';
 import { errorBody, type HookdError, hookdError } from './errors.js';
-import { adminRoutes, healthRoutes, hookRoutes, installErrorHandlers, toHookdError } from './http/index.js';
+import {
+  adminRoutes,
+  createHookActions,
+  createReplayer,
+  createRequestRecorder,
+  healthRoutes,
+  hookRoutes,
+  installErrorHandlers,
+  requestLogSettings,
+  toHookdError,
+} from './http/index.js';
 import type { Logger } from './log.js';
 import type { MappingEngine } from './mapping/index.js';
 import type { Metrics } from './metrics.js';
-import type { AdminQueries } from './runtime/index.js';
+import type { AdminQueries, Runtime } from './runtime/index.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -22,6 +32,8 @@ export interface AppDeps {
   /** The admin API is mounted when both are given. */
   readonly gatewayToken?: string;
   readonly queries?: AdminQueries;
+  /** The request log's live feed and redelivery (the runtime's); replay is built here. */
+  readonly operator?: Pick<Runtime, 'activity' | 'redeliver'>;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -176,7 +188,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installErrorHandlers(app, log);
   await app.register(healthRoutes);
   if (deps.gatewayToken && deps.queries) {
-    await app.register(adminRoutes, { gatewayToken: deps.gatewayToken, queries: deps.queries });
+    const log = deps.operator && {
+      activity: deps.operator.activity,
+      redeliver: deps.operator.redeliver,
+      replay: createReplayer({
+        sink: deps.sink,
+        requested: createHookActions(deps),
+        recorder: createRequestRecorder(requestLogSettings(config.hooks)),
+        ...(deps.mappings ? { mappings: deps.mappings } : {}),
+      }),
+    };
+    await app.register(adminRoutes, {
+      gatewayToken: deps.gatewayToken,
+      queries: deps.queries,
+      ...(log ? { log } : {}),
+    });
   }
   if (config.hooks.enabled && config.hooks.token) {
     await app.register(hookRoutes, {

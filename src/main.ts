@@ -193,7 +193,8 @@ export async function startGateway(
     parts.runtime = runtime;
     metrics.attach({ queueDepth: () => runtime.queueDepth, runsByStatus: () => store.runs.countByStatus() });
     const queries = { ...runtime.queries, mailStatus: () => parts.watcher?.status() };
-    const deps = { mappings, metrics, config, log, sink: runtime.sink, actionOptions, gatewayToken, queries };
+    const operator = runtime;
+    const deps = { mappings, metrics, config, log, sink: runtime.sink, actionOptions, gatewayToken, queries, operator };
     const app = await buildApp(deps);
     parts.app = app;
     const url = await listen(app, config, log);

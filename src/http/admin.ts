@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hookdError } from '../errors.js';
 import type { AdminQueries } from '../runtime/index.js';
+import { type RequestLogRoutesOptions, requestLogRoutes } from './admin-log.js';
 import { createTokenMatcher, findToken } from './auth.js';
 import { type AuthThrottle, createAuthThrottle } from './throttle.js';
 
@@ -9,6 +10,8 @@ export interface AdminRoutesOptions {
   readonly queries: AdminQueries;
   /** Admin failures have their own count (DESIGN §3). */
   readonly throttle?: AuthThrottle;
+  /** The request log's routes (replay, runs, redelivery, live stream), when the runtime offers them. */
+  readonly log?: Omit<RequestLogRoutesOptions, 'queries'>;
 }
 
 /** `GET /api/…`, guarded by `Authorization: Bearer <gateway.auth.token>` (DESIGN §8). */
@@ -42,4 +45,5 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
     if (!session) throw hookdError('NOT_FOUND', { resource: 'session', id: request.params.key });
     return session;
   });
+  if (options.log) requestLogRoutes(app, { ...options.log, queries });
 }

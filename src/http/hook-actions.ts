@@ -11,17 +11,22 @@ export interface RequestedActions {
   readonly fanOut: boolean;
 }
 
+/** A hook request as the mapping step reads it: a live one, or a replay of a logged one. */
+export type HookRequestFacts = Pick<FastifyRequest, 'id' | 'headers' | 'query' | 'url'>;
+
 /** Turns a hook request into actions: the built-in endpoints, else the mapping engine (DESIGN §3 step 6). */
 export interface HookActions {
   /**
    * Validates the body of `/wake` or `/agent`, or routes `/<name>` through the mappings
    * (404 when none matches); a failed transform's request is kept for replay before it throws.
+   * `trail.mappingId` is set to the mapping that took it (or failed on it).
    */
   actionsFor(
-    request: FastifyRequest,
+    request: HookRequestFacts,
     subPath: string,
     body: ParsedBody,
     verifiedMappings?: ReadonlySet<string>,
+    trail?: { mappingId?: string },
   ): Promise<RequestedActions>;
 }
 
@@ -35,7 +40,7 @@ export interface HookActionsOptions {
 export function createHookActions(options: HookActionsOptions): HookActions {
   const { sink, actionOptions, mappings } = options;
 
-  const keepFailure = (request: FastifyRequest, subPath: string, body: ParsedBody, err: HookdError) => {
+  const keepFailure = (request: HookRequestFacts, subPath: string, body: ParsedBody, err: HookdError) => {
     const { headers, url } = withoutCredentials(request);
     sink.recordFailure({
       requestId: request.id,
@@ -48,7 +53,13 @@ export function createHookActions(options: HookActionsOptions): HookActions {
     });
   };
 
-  async function route(request: FastifyRequest, subPath: string, body: ParsedBody, verified?: ReadonlySet<string>) {
+  async function route(
+    request: HookRequestFacts,
+    subPath: string,
+    body: ParsedBody,
+    verified: ReadonlySet<string> | undefined,
+    trail: { mappingId?: string } | undefined,
+  ) {
     if (!mappings) throw hookdError('NO_MAPPING', { hook: subPath });
     // Templates and transforms never see the credentials: no token header, no ?token=.
     const hookRequest = {
@@ -58,18 +69,23 @@ export function createHookActions(options: HookActionsOptions): HookActions {
       ...(verified ? { verifiedMappings: verified } : {}),
     };
     const outcome = await mappings.route(hookRequest).catch((err: unknown) => {
+      if (trail) {
+        const mapping = mappings.resolve(subPath, body.payload, request.headers);
+        if (mapping) trail.mappingId = mapping.id;
+      }
       if (isHookdError(err, 'TRANSFORM_FAILED')) keepFailure(request, subPath, body, err);
       throw err;
     });
     if (outcome.kind === 'none') throw hookdError('NO_MAPPING', { hook: subPath });
+    if (trail) trail.mappingId = outcome.mappingId;
     return outcome;
   }
 
   return {
-    async actionsFor(request, subPath, body, verifiedMappings) {
+    async actionsFor(request, subPath, body, verifiedMappings, trail) {
       if (subPath === 'wake') return { actions: [parseWakeBody(body.payload)], fanOut: false };
       if (subPath === 'agent') return { actions: [parseAgentBody(body.payload, actionOptions)], fanOut: false };
-      return route(request, subPath, body, verifiedMappings);
+      return route(request, subPath, body, verifiedMappings, trail);
     },
   };
 }

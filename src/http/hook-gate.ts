@@ -5,6 +5,7 @@ import { type HookdError, hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CompiledMapping, MappingEngine } from '../mapping/index.js';
 import { createTokenMatcher, findToken } from './auth.js';
+import type { ParsedBody } from './body.js';
 import type { SignatureFailure } from './signatures.js';
 import type { AuthThrottle } from './throttle.js';
 
@@ -17,6 +18,23 @@ export interface HookState {
   readonly res: ServerResponse;
   /** Set when the token was missing or wrong: a signature of one of these must hold. */
   readonly verifiers: readonly CompiledMapping[];
+  /** What the request log needs to know of it, filled in as it goes. */
+  readonly trail: HookTrail;
+}
+
+/** A hook request's progress, as its request log record will tell it (DESIGN §13). */
+export interface HookTrail {
+  readonly receivedAt: number;
+  /** `performance.now()` at arrival. */
+  readonly startedMs: number;
+  /** A correct token, or (set once checked) a valid signature: only these are logged. */
+  authenticated: boolean;
+  body?: ParsedBody;
+  mappingId?: string;
+  /** The error code it was answered with. */
+  code?: string;
+  /** True once its record was written with its actions. */
+  logged: boolean;
 }
 
 /** The checks before a hook request's body is read, in the order of DESIGN §3 (method, token, name). */
@@ -67,6 +85,8 @@ export function createHookGate(options: HookGateOptions): HookGate {
   return {
     refuse,
     admit(request, reply) {
+      const receivedAt = Date.now();
+      const startedMs = performance.now();
       if (request.method !== 'POST') throw hookdError('METHOD_NOT_ALLOWED', undefined, { headers: { allow: 'POST' } });
       const presented = findToken(request.headers, request.query);
       if (presented?.source === 'query') {
@@ -84,7 +104,8 @@ export function createHookGate(options: HookGateOptions): HookGate {
       if (presented === undefined || !tokenMatches(presented.token)) verifiers = verifiersFor(request, subPath);
       if (subPath === '') throw hookdError('NOT_FOUND', { resource: 'hook name', hint: `e.g. ${hooks.path}/wake` });
       const maxBodyBytes = isBuiltIn(subPath) || !mappings ? hooks.maxBodyBytes : mappings.maxBodyBytesFor(subPath);
-      return { subPath, maxBodyBytes, res: reply.raw, verifiers };
+      const trail = { receivedAt, startedMs, authenticated: verifiers.length === 0, logged: false };
+      return { subPath, maxBodyBytes, res: reply.raw, verifiers, trail };
     },
   };
 }

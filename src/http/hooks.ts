@@ -6,9 +6,12 @@ import type { HooksConfig } from '../config/index.js';
 import type { Logger } from '../log.js';
 import type { MappingEngine } from '../mapping/index.js';
 import { type BodyOutcome, drainRefused, type ParsedBody, readBody } from './body.js';
+import { withoutCredentials } from './credentials.js';
+import { toHookdError } from './errors.js';
 import { createHookActions } from './hook-actions.js';
 import { createHookGate, type HookState } from './hook-gate.js';
 import { createInFlightKeys, hashBody, idempotencyKeyOf, keyIsDeliveryId } from './idempotency.js';
+import { createRequestRecorder, type RequestFacts, requestLogSettings } from './request-log.js';
 import { type Answer, answerFor } from './responses.js';
 import { slackChallenge, type VerifiedWebhook, verifyWebhook } from './signatures.js';
 import { type AuthThrottle, createAuthThrottle } from './throttle.js';
@@ -41,6 +44,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   const gate = createHookGate({ ...options, throttle: options.throttle ?? createAuthThrottle(), log });
   const requested = createHookActions(options);
   const inFlight = createInFlightKeys();
+  const recorder = createRequestRecorder(requestLogSettings(hooks));
 
   app.decorateRequest('hook', null);
   // Every method node:http parses reaches the gate, which answers all but POST 405 (TRACE,
@@ -51,9 +55,25 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   const methods = app.supportedMethods.filter((method) => method !== 'CONNECT');
   const lingering = registerBodyReader(app);
   // A request the gate refused has an unread body: bounded like any refused body, then closed.
-  app.addHook('onError', async (request, reply) => {
+  app.addHook('onError', async (request, reply, err) => {
     if (request.hook === null) drainRefused(request.raw, reply.raw, lingering);
+    else request.hook.trail.code = toHookdError(err).code;
   });
+  // What stored no actions (a 4xx, a failed transform, a 204) is logged once answered.
+  if (recorder.enabled)
+    app.addHook('onResponse', async (request, reply) => {
+      const state = request.hook;
+      if (!state?.trail.authenticated || state.trail.logged) return;
+      const { code, mappingId } = state.trail;
+      const ending = { status: reply.statusCode, ...(code ? { code } : {}), ...(mappingId ? { mappingId } : {}) };
+      sink.recordRequest(recorder.record(factsOf(request, state), ending));
+    });
+
+  const factsOf = (request: FastifyRequest, { subPath, trail }: HookState): RequestFacts => {
+    const { headers, url } = withoutCredentials(request);
+    const { receivedAt, startedMs, body } = trail;
+    return { id: request.id, receivedAt, startedMs, subPath, url, headers, ...(body ? { body } : {}) };
+  };
 
   const accept = async (
     request: FastifyRequest,
@@ -61,22 +81,33 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     verified?: VerifiedWebhook,
     idempotent?: Omit<IdempotencyIntent, 'respond'>,
   ): Promise<Answer> => {
-    const { subPath } = request.hook as HookState;
-    const { actions, fanOut } = await requested.actionsFor(request, subPath, body, verified?.mappings);
+    const state = request.hook as HookState;
+    const { trail } = state;
+    const { actions, fanOut } = await requested.actionsFor(request, state.subPath, body, verified?.mappings, trail);
     if (actions.length === 0 && !idempotent) return { status: 204, body: null };
     const respond = (accepted: readonly Accepted[]) => answerFor(accepted, fanOut);
     const idempotency = idempotent ? { idempotency: { ...idempotent, respond } } : {};
-    return respond(await sink.accept(actions, { requestId: request.id, ...idempotency }));
+    const record = recorder.enabled
+      ? {
+          record: (accepted: readonly Accepted[]) =>
+            recorder.accepted(factsOf(request, state), accepted, fanOut, trail),
+        }
+      : {};
+    const accepted = await sink.accept(actions, { requestId: request.id, ...idempotency, ...record });
+    trail.logged = recorder.enabled;
+    return respond(accepted);
   };
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const state = request.hook as HookState;
     const body = bodyOf(request.body as BodyOutcome | undefined);
+    state.trail.body = body;
     let verified: VerifiedWebhook | undefined;
     if (state.verifiers.length > 0) {
       const checked = verifyWebhook(state.verifiers, request.headers, body.rawBody);
       if ('failures' in checked) throw gate.refuse(request, 'invalid signature', checked.failures[0]);
       verified = checked;
+      state.trail.authenticated = true;
       const challenge = slackChallenge(state.verifiers, verified, body.payload);
       if (challenge !== undefined) return reply.code(200).send({ challenge });
     }

@@ -15,6 +15,8 @@ export interface FakeChat {
   readonly refused: number;
   /** Answer the next `count` sendMessage calls with 429 and this retry_after. */
   throttleNext(count: number, retryAfterSeconds: number): void;
+  /** Answer the next `count` sendMessage calls with 400 "chat not found" (not retried). */
+  refuseNext(count: number): void;
   close(): Promise<void>;
 }
 
@@ -24,6 +26,7 @@ export async function startFakeChat(): Promise<FakeChat> {
   let throttled = 0;
   let refused = 0;
   let retryAfter = 0;
+  let refusing = 0;
   const server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c: Buffer) => {
@@ -34,6 +37,13 @@ export async function startFakeChat(): Promise<FakeChat> {
       res.setHeader('content-type', 'application/json');
       if (!match || req.method !== 'POST') {
         res.writeHead(404).end(JSON.stringify({ ok: false, error_code: 404, description: 'Not Found' }));
+        return;
+      }
+      if (refusing > 0) {
+        refusing--;
+        res
+          .writeHead(400)
+          .end(JSON.stringify({ ok: false, error_code: 400, description: 'Bad Request: chat not found' }));
         return;
       }
       if (throttled > 0) {
@@ -60,6 +70,9 @@ export async function startFakeChat(): Promise<FakeChat> {
     sent,
     get refused() {
       return refused;
+    },
+    refuseNext(count) {
+      refusing = count;
     },
     throttleNext(count, seconds) {
       throttled = count;

@@ -1,0 +1,151 @@
+import type { ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { hookdError } from '../errors.js';
+import type { ActivityFeed, AdminQueries } from '../runtime/index.js';
+import type { DeliveryOutcome, RequestLogFilter, RunListFilter } from '../store/index.js';
+import type { Replayer } from './replay.js';
+
+/** What the request log's admin routes need (DESIGN §13). */
+export interface RequestLogRoutesOptions {
+  readonly queries: AdminQueries;
+  readonly replay: Replayer;
+  readonly redeliver: (runId: string) => Promise<DeliveryOutcome>;
+  readonly activity: ActivityFeed;
+  /** Live streams open at once, at most (default 16). */
+  readonly maxStreams?: number;
+}
+
+const MAX_LIMIT = 500;
+const DEFAULT_LIMIT = 50;
+const RUN_STATUSES: readonly NonNullable<RunListFilter['status']>[] = [
+  'queued',
+  'running',
+  'ok',
+  'error',
+  'timeout',
+  'failed',
+];
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+/** A stream whose reader lags this far behind is cut: a slow reader costs a bounded buffer. */
+const STREAM_MAX_BUFFERED = 1024 * 1024;
+const STREAM_PING_MS = 15_000;
+
+type Query = Record<string, string | undefined>;
+
+/** The request log, replay, runs, redelivery and the live stream; mounted behind the admin guard. */
+export function requestLogRoutes(app: FastifyInstance, options: RequestLogRoutesOptions): void {
+  const { queries } = options;
+  app.get('/api/requests', async (request) => {
+    const query = request.query as Query;
+    return queries.requests(requestFilter(query));
+  });
+  app.get<{ Params: { id: string } }>('/api/requests/:id', async (request) => {
+    const detail = queries.request(request.params.id);
+    if (!detail) throw hookdError('NOT_FOUND', { resource: 'request', id: request.params.id });
+    return detail;
+  });
+  app.post<{ Params: { id: string } }>('/api/requests/:id/replay', async (request, reply) => {
+    // The replay is logged under this request's id: the answer's x-request-id names it.
+    const answer = await options.replay(request.params.id, request.id);
+    reply.header('replay-of', request.params.id).code(answer.status);
+    return answer.body === null ? reply.send() : reply.send(answer.body);
+  });
+  app.get('/api/runs', async (request) => queries.runs(runFilter(request.query as Query)));
+  app.post<{ Params: { runId: string } }>('/api/runs/:runId/redeliver', async (request) => {
+    const delivery = await options.redeliver(request.params.runId);
+    return { runId: request.params.runId, delivery };
+  });
+  registerStream(app, options.activity, options.maxStreams ?? 16);
+}
+
+/** `GET /api/stream`: Server-Sent Events of new requests (`request`) and run updates (`run`). */
+function registerStream(app: FastifyInstance, activity: ActivityFeed, maxStreams: number): void {
+  const open = new Set<ServerResponse>();
+  app.addHook('preClose', (done) => {
+    for (const res of open) res.end();
+    done();
+  });
+  app.get('/api/stream', async (request: FastifyRequest, reply) => {
+    if (open.size >= maxStreams) throw hookdError('STREAMS_FULL', { max: maxStreams });
+    const res = reply.raw;
+    reply.hijack();
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+      'x-request-id': request.id,
+      'x-accel-buffering': 'no',
+    });
+    res.write(': hookd live log\n\n');
+    open.add(res);
+    const write = (chunk: string) => {
+      if (res.writableLength > STREAM_MAX_BUFFERED) res.destroy();
+      else res.write(chunk);
+    };
+    const unsubscribe = activity.subscribe((item) => {
+      const data = item.kind === 'request' ? item.request : item.run;
+      write(`event: ${item.kind}\ndata: ${JSON.stringify(data)}\n\n`);
+    });
+    const ping = setInterval(() => write(': ping\n\n'), STREAM_PING_MS);
+    res.on('close', () => {
+      clearInterval(ping);
+      unsubscribe();
+      open.delete(res);
+    });
+  });
+}
+
+function limitOf(query: Query): number {
+  if (query.limit === undefined) return DEFAULT_LIMIT;
+  const limit = Number(query.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+    throw hookdError('INVALID_FIELD', { field: 'limit', expected: `a whole number from 1 to ${MAX_LIMIT}` });
+  return limit;
+}
+
+function cursorOf(query: Query): { beforeSeq?: number } {
+  if (query.cursor === undefined) return {};
+  if (!/^[1-9][0-9]{0,15}$/.test(query.cursor))
+    throw hookdError('INVALID_FIELD', { field: 'cursor', expected: 'the nextCursor of a previous page' });
+  return { beforeSeq: Number(query.cursor) };
+}
+
+/** `since`: an ISO time, or a duration back from now (`30m`, `1h`, `7d`). */
+export function sinceOf(value: string, now = Date.now()): number {
+  const ago = /^([1-9][0-9]{0,6})(s|m|h|d)$/.exec(value);
+  if (ago) return now - Number(ago[1]) * UNIT_MS[ago[2] as keyof typeof UNIT_MS];
+  const at = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(at))
+    throw hookdError('INVALID_FIELD', { field: 'since', expected: 'an ISO time or a duration such as 30m, 1h, 7d' });
+  return at;
+}
+
+function requestFilter(query: Query): RequestLogFilter {
+  const filter: { -readonly [K in keyof RequestLogFilter]: RequestLogFilter[K] } = {
+    limit: limitOf(query),
+    ...cursorOf(query),
+  };
+  if (query.path) filter.path = query.path;
+  if (query.status !== undefined) {
+    const match = /^([1-5])(?:xx|([0-9]{2}))$/.exec(query.status);
+    if (!match)
+      throw hookdError('INVALID_FIELD', { field: 'status', expected: 'a status such as 500, or a class such as 5xx' });
+    filter.status = match[2] === undefined ? { class: Number(match[1]) } : { exact: Number(query.status) };
+  }
+  if (query.failed !== undefined) filter.failed = booleanOf('failed', query.failed);
+  if (query.since !== undefined) filter.since = sinceOf(query.since);
+  return filter;
+}
+
+function runFilter(query: Query): RunListFilter {
+  const status = query.status as RunListFilter['status'];
+  if (status !== undefined && !RUN_STATUSES.includes(status))
+    throw hookdError('INVALID_FIELD', { field: 'status', expected: RUN_STATUSES.join(', ') });
+  return { limit: limitOf(query), ...cursorOf(query), ...(status ? { status } : {}) };
+}
+
+function booleanOf(field: string, value: string): boolean {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw hookdError('INVALID_FIELD', { field, expected: 'true or false' });
+}

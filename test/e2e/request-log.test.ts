@@ -1,0 +1,277 @@
+import { createHmac } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type FakeChat, startFakeChat } from '../helpers/fake-chat.js';
+import { type FakeModel, isHeartbeat, startFakeModel } from '../helpers/fake-model.js';
+import { type HookdProcess, makeTempDir, startHookd } from '../helpers/hookd-process.js';
+import { call } from '../helpers/http.js';
+
+const HOOK_TOKEN = 'log-hook-token-0123456789';
+const GATEWAY_TOKEN = 'log-gateway-token-0123456789';
+const HOOK = { authorization: `Bearer ${HOOK_TOKEN}` };
+const ADMIN = { authorization: `Bearer ${GATEWAY_TOKEN}` };
+const GITHUB_SECRET = 'gh-log-secret';
+
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const THROWS = `export default function () { throw new Error('not fixed yet'); }\n`;
+const FIXED = `export default function ({ payload }: { payload: { n: number } }) {
+  return { kind: 'agent', message: 'fixed ' + payload.n };
+}\n`;
+
+interface World {
+  dir: string;
+  model: FakeModel;
+  chat: FakeChat;
+  hookd: HookdProcess;
+  hook(path: string, json: unknown, headers?: Record<string, string>): ReturnType<typeof call>;
+  admin(path: string, method?: string): ReturnType<typeof call>;
+  restart(mappings?: object[]): Promise<void>;
+}
+
+function configOf(model: FakeModel, chat: FakeChat, mappings: object[]) {
+  return {
+    gateway: { auth: { token: GATEWAY_TOKEN } },
+    hooks: {
+      enabled: true,
+      token: HOOK_TOKEN,
+      transformsDir: 'transforms',
+      log: { redact: ['card.number', 'items.*.secret'], maxBodyBytes: 2048 },
+      mappings,
+    },
+    agents: { defaults: { model: 'fake/m', heartbeat: { every: '0' } } },
+    models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } },
+    channels: { chatnet: { apiBase: chat.url, botToken: 'bot-secret-123', defaultTo: '42' } },
+  };
+}
+
+const MAPPINGS = [
+  { id: 'flaky', match: { path: 'flaky' }, transform: { module: 'flaky.ts' }, deliver: false },
+  {
+    id: 'gh',
+    match: { path: 'gh' },
+    verify: { scheme: 'github', secret: GITHUB_SECRET },
+    action: 'wake',
+    textTemplate: 'push {{n}}',
+  },
+  { id: 'note', match: { path: 'note' }, action: 'wake', textTemplate: 'note {{n}}' },
+];
+
+async function world(): Promise<World> {
+  const temp = makeTempDir();
+  cleanups.push(temp.cleanup);
+  mkdirSync(join(temp.dir, 'transforms'));
+  writeFileSync(join(temp.dir, 'transforms/flaky.ts'), THROWS);
+  const model = await startFakeModel((r) => (isHeartbeat(r) ? 'HEARTBEAT_OK' : 'the reply'));
+  cleanups.push(() => model.close());
+  const chat = await startFakeChat();
+  cleanups.push(() => chat.close());
+  const w = {
+    dir: temp.dir,
+    model,
+    chat,
+    hookd: await startHookd({ dir: temp.dir, config: configOf(model, chat, MAPPINGS) }),
+    hook: (path: string, json: unknown, headers: Record<string, string> = HOOK) =>
+      call(`${w.hookd.url}/hooks/${path}`, { headers, json }),
+    admin: (path: string, method = 'GET') => call(`${w.hookd.url}${path}`, { method, headers: ADMIN }),
+    async restart(mappings = MAPPINGS) {
+      await w.hookd.stop();
+      w.hookd = await startHookd({ dir: temp.dir, config: configOf(model, chat, mappings) });
+    },
+  };
+  cleanups.push(() => w.hookd.stop());
+  return w;
+}
+
+async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 5000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const runDone = (w: World, runId: string) =>
+  until(async () => {
+    const run = (await w.admin(`/api/runs/${runId}`)).body;
+    return run.delivery ? run : undefined;
+  }, `run ${runId} to finish`);
+
+describe('the request log (DESIGN §13)', () => {
+  it('records every authenticated request with its actions, redacted and capped; lists with filters and a cursor', async () => {
+    const w = await world();
+    const wake = await w.hook(
+      'wake',
+      { text: 'hello', card: { number: '4242' } },
+      { ...HOOK, 'x-request-id': 'req-wake-1' },
+    );
+    expect(wake.status).toBe(200);
+    const agent = await w.hook('agent', { message: 'do it', deliver: false });
+    expect(agent.status).toBe(202);
+    expect((await w.hook('wake', { text: '' })).status).toBe(400);
+    expect((await w.hook('note', { n: 1, items: [{ secret: 's1', keep: 'k' }], pad: 'x'.repeat(4000) })).status).toBe(
+      200,
+    );
+    // Not authenticated: not logged (nobody's noise fills the log).
+    expect((await w.hook('wake', { text: 'x' }, { authorization: 'Bearer wrong-token-0123456789' })).status).toBe(401);
+
+    const listed = await until(async () => {
+      const { body } = await w.admin('/api/requests');
+      const requests = body.requests as { id: string }[];
+      return requests.length === 4 ? requests : undefined;
+    }, 'four records');
+    expect(listed.map((r: Record<string, unknown>) => [r.path, r.status, r.code ?? null])).toEqual([
+      ['note', 200, null],
+      ['wake', 400, 'TEXT_REQUIRED'],
+      ['agent', 202, null],
+      ['wake', 200, null],
+    ]);
+
+    const detail = (await w.admin('/api/requests/req-wake-1')).body;
+    expect(detail).toMatchObject({ id: 'req-wake-1', path: 'wake', status: 200, redacted: true, truncated: false });
+    expect(JSON.parse(detail.body as string)).toEqual({ text: 'hello', card: { number: '[redacted]' } });
+    expect(detail.headers).not.toHaveProperty('authorization');
+    expect((detail.events as { id: string; text: string }[])[0]).toMatchObject({
+      id: wake.body.eventId,
+      text: 'hello',
+    });
+
+    const note = (await w.admin(`/api/requests/${listed[0]?.id}`)).body;
+    expect(note).toMatchObject({ mappingId: 'note', truncated: true, redacted: true });
+    expect((note.body as string).length).toBe(2048);
+    expect(note.body).toContain('"secret":"[redacted]","keep":"k"');
+
+    const agentDetail = (await w.admin(`/api/requests/${listed[2]?.id}`)).body;
+    expect((agentDetail.runs as { runId: string }[])[0]?.runId).toBe(agent.body.runId);
+
+    const failed = (await w.admin('/api/requests?failed=true')).body.requests as { status: number }[];
+    expect(failed.map((r) => r.status)).toEqual([400]);
+    expect(((await w.admin('/api/requests?status=2xx&path=wake')).body.requests as unknown[]).length).toBe(1);
+    const page1 = (await w.admin('/api/requests?limit=3')).body;
+    expect((page1.requests as unknown[]).length).toBe(3);
+    const page2 = (await w.admin(`/api/requests?limit=3&cursor=${page1.nextCursor}`)).body;
+    expect((page2.requests as { id: string }[]).map((r) => r.id)).toEqual(['req-wake-1']);
+    expect(page2.nextCursor).toBeNull();
+    expect((await w.admin('/api/requests?status=abc')).body.code).toBe('INVALID_FIELD');
+    expect((await w.admin('/api/requests/nope')).status).toBe(404);
+    expect((await call(`${w.hookd.url}/api/requests`, { method: 'GET' })).status).toBe(401);
+  });
+
+  it('replays a failed transform request once the transform is fixed on disk, and a request whose mapping is gone is 409', async () => {
+    const w = await world();
+    const failed = await w.hook('flaky', { n: 7 });
+    expect(failed.status).toBe(500);
+    const id = failed.headers['x-request-id'] as string;
+    expect((await w.admin(`/api/requests/${id}`)).body).toMatchObject({
+      status: 500,
+      code: 'TRANSFORM_FAILED',
+      mappingId: 'flaky',
+    });
+
+    writeFileSync(join(w.dir, 'transforms/flaky.ts'), FIXED);
+    const replayed = await until(async () => {
+      const answer = await w.admin(`/api/requests/${id}/replay`, 'POST');
+      return answer.status === 202 ? answer : undefined;
+    }, 'the fixed transform to be reloaded');
+    expect(replayed.headers['replay-of']).toBe(id);
+    const run = await runDone(w, replayed.body.runId as string);
+    expect(run).toMatchObject({ status: 'ok', output: 'the reply' });
+    const replayRecord = (await w.admin(`/api/requests/${replayed.headers['x-request-id']}`)).body;
+    expect(replayRecord).toMatchObject({ replayOf: id, status: 202, mappingId: 'flaky' });
+    expect(w.model.requests.some((r) => JSON.stringify(r).includes('fixed 7'))).toBe(true);
+
+    // The kept failure counts as replayed.
+    const db = new Database(join(w.dir, 'data/hookd.db'), { readonly: true });
+    expect(db.prepare('SELECT COUNT(*) AS n FROM failed_requests WHERE replayed_at IS NOT NULL').get()).toEqual({
+      n: 1,
+    });
+    db.close();
+
+    await w.restart(MAPPINGS.filter((m) => m.id !== 'flaky'));
+    const gone = await w.admin(`/api/requests/${id}/replay`, 'POST');
+    expect(gone.status).toBe(409);
+    expect(gone.body.code).toBe('REPLAY_MAPPING_GONE');
+    expect((await w.admin('/api/requests/no-such-request/replay', 'POST')).status).toBe(404);
+  });
+
+  it('a replay re-checks neither the signature nor idempotency, and counts neither again', async () => {
+    const w = await world();
+    const body = JSON.stringify({ n: 3 });
+    const signed = {
+      'content-type': 'application/json',
+      'x-hub-signature-256': `sha256=${createHmac('sha256', GITHUB_SECRET).update(body).digest('hex')}`,
+      'x-github-delivery': 'delivery-3',
+      'x-github-event': 'push',
+    };
+    const first = await call(`${w.hookd.url}/hooks/gh`, { headers: signed, body });
+    expect(first.status).toBe(200);
+    const id = first.headers['x-request-id'] as string;
+    const replay = await w.admin(`/api/requests/${id}/replay`, 'POST');
+    expect(replay.status).toBe(200);
+    expect(replay.body.eventId).not.toBe(first.body.eventId);
+    // The sender's retry is still the remembered first answer: the replay did not touch it.
+    const retry = await call(`${w.hookd.url}/hooks/gh`, { headers: signed, body });
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.body.eventId).toBe(first.body.eventId);
+    const events = (await w.admin('/api/main/events')).body.events as { text: string }[];
+    expect(events.filter((e) => e.text.includes('push 3'))).toHaveLength(2);
+  });
+
+  it('redelivers a failed chat delivery, once, and only a failed one', async () => {
+    const w = await world();
+    w.chat.refuseNext(1);
+    const res = await w.hook('agent', { message: 'tell me', deliver: true, channel: 'chatnet', to: '42' });
+    const runId = res.body.runId as string;
+    const run = await runDone(w, runId);
+    expect(run.delivery).toMatchObject({ status: 'failed', channel: 'chatnet', to: '42' });
+    const failedRuns = (await w.admin('/api/runs?status=failed')).body.runs as { runId: string }[];
+    expect(failedRuns.map((r) => r.runId)).toEqual([runId]);
+
+    const again = await w.admin(`/api/runs/${runId}/redeliver`, 'POST');
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ runId, delivery: { status: 'sent', channel: 'chatnet', to: '42' } });
+    expect(w.chat.sent.map((m) => m.text)).toEqual(['the reply']);
+    expect((await w.admin(`/api/runs/${runId}`)).body.delivery).toMatchObject({ status: 'sent' });
+    const twice = await w.admin(`/api/runs/${runId}/redeliver`, 'POST');
+    expect(twice.status).toBe(409);
+    expect(twice.body.code).toBe('NOT_REDELIVERABLE');
+    // One summary in the main session: the redelivery repeated nothing else.
+    const events = (await w.admin('/api/main/events')).body.events as { text: string }[];
+    expect(events.filter((e) => e.text.startsWith('Hook'))).toHaveLength(1);
+    expect((await w.admin('/api/runs?status=bogus')).body.code).toBe('INVALID_FIELD');
+  });
+
+  it('streams new requests and run updates as Server-Sent Events', async () => {
+    const w = await world();
+    const stream = await request(`${w.hookd.url}/api/stream`, { headers: ADMIN });
+    expect(stream.statusCode).toBe(200);
+    expect(stream.headers['content-type']).toContain('text/event-stream');
+    let seen = '';
+    const done = new Promise<void>((resolve) => {
+      stream.body.on('data', (chunk: Buffer) => {
+        seen += chunk.toString();
+        if (seen.includes('event: request') && /"status":"ok"/.test(seen)) resolve();
+      });
+    });
+    const started = Date.now();
+    const res = await w.hook('agent', { message: 'live', deliver: false });
+    await done;
+    expect(Date.now() - started).toBeLessThan(2000);
+    const requestEvent = /event: request\ndata: (.*)\n\n/.exec(seen)?.[1] as string;
+    expect(JSON.parse(requestEvent)).toMatchObject({ path: 'agent', status: 202, runIds: [res.body.runId] });
+    expect(seen).toContain(`"runId":"${res.body.runId}"`);
+    // An open stream does not hold the gateway's stop (it is ended, not waited for).
+    const stopping = Date.now();
+    await w.hookd.stop();
+    expect(Date.now() - stopping).toBeLessThan(3000);
+    stream.body.destroy();
+  });
+});

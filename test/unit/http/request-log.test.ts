@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { sinceOf } from '../../../src/http/admin-log.js';
+import { createRequestRecorder, redactPaths } from '../../../src/http/request-log.js';
+
+const facts = (raw: string, payload: unknown, json = true) => ({
+  id: 'r',
+  receivedAt: 0,
+  startedMs: performance.now(),
+  subPath: 'x',
+  url: '/hooks/x',
+  headers: {},
+  body: { payload, rawBody: Buffer.from(raw), payloadIsJsonOfRawBody: json },
+});
+
+describe('the request recorder', () => {
+  it('masks paths with wildcards and leaves everything else as it was', () => {
+    const paths = [
+      ['card', 'number'],
+      ['items', '*', 'secret'],
+      ['list', '1'],
+    ];
+    const value = {
+      card: { number: '4242', cvc: 1 },
+      items: [{ secret: 'a', keep: 1 }, { secret: 'b' }],
+      list: [1, 2, 3],
+    };
+    expect(redactPaths(value, paths)).toEqual({
+      changed: true,
+      value: {
+        card: { number: '[redacted]', cvc: 1 },
+        items: [{ secret: '[redacted]', keep: 1 }, { secret: '[redacted]' }],
+        list: [1, '[redacted]', 3],
+      },
+    });
+    expect(redactPaths({ other: 1 }, paths)).toEqual({ changed: false, value: { other: 1 } });
+    expect(redactPaths('text', paths).changed).toBe(false);
+  });
+
+  it('keeps the raw bytes when nothing is masked, and never a form body raw while redaction is on', () => {
+    const recorder = createRequestRecorder({ enabled: true, maxBodyBytes: 1000, redact: ['token'] });
+    const raw = '{ "a" : 1 }';
+    expect(recorder.record(facts(raw, { a: 1 }), { status: 200 })).toMatchObject({
+      body: Buffer.from(raw),
+      redacted: false,
+    });
+    const form = recorder.record(facts('token=abc&a=1', { token: 'abc', a: '1' }, false), { status: 200 });
+    expect(JSON.parse(form.body.toString())).toEqual({ token: '[redacted]', a: '1' });
+    expect(form.redacted).toBe(true);
+  });
+
+  it('cuts the body at maxBodyBytes and says so', () => {
+    const recorder = createRequestRecorder({ enabled: true, maxBodyBytes: 4, redact: [] });
+    const cut = recorder.record(facts('{"a":"long"}', { a: 'long' }), { status: 200 });
+    expect(cut).toMatchObject({ body: Buffer.from('{"a"'), bodyBytes: 12, truncated: true });
+  });
+
+  it('reads since as an ISO time or a duration back from now', () => {
+    expect(sinceOf('1h', 10_000_000)).toBe(10_000_000 - 3_600_000);
+    expect(sinceOf('2026-01-02T03:04:05Z')).toBe(Date.parse('2026-01-02T03:04:05Z'));
+    expect(() => sinceOf('yesterday')).toThrow(/since/);
+  });
+});
