@@ -75,8 +75,8 @@ export interface ActionSink {
   recordRequest(record: RequestLogRecord): void;
   /** A logged request and, when it failed on our side, its whole body kept for replay. */
   findRequest(id: string): StoredRequest | undefined;
-  /** Marks a kept failure replayed (it no longer counts as pending). */
-  markReplayed(failureId: string): void;
+  /** Marks a request replayed (its record, and its kept failure: no longer pending). */
+  markReplayed(id: string): void;
 }
 
 /** A logged request, as a replay reads it: its record, its kept failure, or both. */

@@ -134,6 +134,8 @@ function requestFilter(query: Query): RequestLogFilter {
   }
   if (query.failed !== undefined) filter.failed = booleanOf('failed', query.failed);
   if (query.since !== undefined) filter.since = sinceOf(query.since);
+  if (query.replayed !== undefined) filter.replayed = booleanOf('replayed', query.replayed);
+  if (query.replays !== undefined) filter.replays = booleanOf('replays', query.replays);
   return filter;
 }
 

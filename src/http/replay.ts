@@ -21,7 +21,6 @@ interface Replayable {
   readonly headers: Readonly<Record<string, string>>;
   readonly body: Buffer;
   readonly mappingId?: string;
-  readonly failureId?: string;
 }
 
 /**
@@ -61,7 +60,7 @@ export function createReplayer(options: ReplayerOptions) {
       const record = (accepted: Parameters<typeof answerFor>[0]) =>
         recorder.accepted(withBody, accepted, fanOut, trail);
       const accepted = await sink.accept(actions, { requestId: replayId, record });
-      if (source.failureId) sink.markReplayed(source.failureId);
+      if (answerFor(accepted, fanOut).status < 300) sink.markReplayed(id);
       return answerFor(accepted, fanOut);
     } catch (err) {
       const e = toHookdError(err);
@@ -79,7 +78,7 @@ function replayable(id: string, { record, failure }: StoredRequest): Replayable 
   const mappingId = record?.mappingId ? { mappingId: record.mappingId } : {};
   if (failure) {
     const { subPath, url, headers, body } = failure;
-    return { subPath, url, headers, body, failureId: failure.id, ...mappingId };
+    return { subPath, url, headers, body, ...mappingId };
   }
   if (!record) throw hookdError('NOT_FOUND', { resource: 'request', id });
   if (record.truncated) throw hookdError('REPLAY_BODY_INCOMPLETE', { requestId: id, why: 'truncated' });

@@ -46,7 +46,10 @@ export interface MainEventsView {
 }
 
 /** A request log record in a list (DESIGN §13): no headers, no body. */
-export type RequestView = Omit<RequestLogEntry, 'seq' | 'receivedAt' | 'headers'> & { readonly receivedAt: string };
+export type RequestView = Omit<RequestLogEntry, 'seq' | 'receivedAt' | 'headers' | 'replayedAt'> & {
+  readonly receivedAt: string;
+  readonly replayedAt?: string;
+};
 
 /** `GET /api/requests/:id`: the record with its headers, body, actions, runs and deliveries. */
 export interface RequestDetail extends RequestView {
@@ -168,8 +171,12 @@ function toRunListItem(run: RunRecord): RunListItem {
   };
 }
 
-function toRequestView({ seq: _seq, receivedAt, ...entry }: Omit<RequestLogEntry, 'headers'>): RequestView {
-  return { ...entry, receivedAt: iso(receivedAt) };
+function toRequestView({ seq: _seq, receivedAt, replayedAt, ...entry }: Omit<RequestLogEntry, 'headers'>): RequestView {
+  return {
+    ...entry,
+    receivedAt: iso(receivedAt),
+    ...(replayedAt === undefined ? {} : { replayedAt: iso(replayedAt) }),
+  };
 }
 
 /** A just-written record as the list shows it. */

@@ -111,8 +111,14 @@ export function createStoreSink(store: Store, options: StoreSinkOptions = {}): A
       if (!record && !failure) return undefined;
       return { ...(record ? { record } : {}), ...(failure ? { failure } : {}) };
     },
-    markReplayed(failureId) {
-      store.failedRequests.markReplayed(failureId, now());
+    markReplayed(id) {
+      const at = now();
+      store.group
+        .write(() => {
+          store.requests.markReplayed(id, at);
+          store.failedRequests.markReplayed(id, at);
+        })
+        .catch((err: unknown) => options.onRecordError?.(err));
     },
     recordFailure(failure) {
       store.failedRequests.insert({ ...failure, id: newId(), createdAt: now() });

@@ -26,7 +26,8 @@ export interface FailedRequestRepository {
   pending(): FailedRequestRecord[];
   /** The newest failure kept for a request id (its whole body, for a replay). */
   forRequest(requestId: string): FailedRequestRecord | undefined;
-  markReplayed(id: string, at: number): void;
+  /** Marks the failures kept for a request id replayed. */
+  markReplayed(requestId: string, at: number): void;
 }
 
 /** The SQLite repository of failed requests. */
@@ -37,7 +38,9 @@ export function createFailedRequestRepository(db: Db): FailedRequestRepository {
   );
   const list = db.prepare('SELECT * FROM failed_requests WHERE replayed_at IS NULL ORDER BY seq');
   const byRequest = db.prepare('SELECT * FROM failed_requests WHERE request_id = ? ORDER BY seq DESC LIMIT 1');
-  const replayed = db.prepare('UPDATE failed_requests SET replayed_at = ? WHERE id = ? AND replayed_at IS NULL');
+  const replayed = db.prepare(
+    'UPDATE failed_requests SET replayed_at = ? WHERE request_id = ? AND replayed_at IS NULL',
+  );
   return {
     insert(failure) {
       insert.run({ ...failure, requestId: failure.requestId || null, headers: JSON.stringify(failure.headers) });
@@ -49,8 +52,8 @@ export function createFailedRequestRepository(db: Db): FailedRequestRepository {
       const row = byRequest.get(requestId) as Row | undefined;
       return row && toRecord(row);
     },
-    markReplayed(id, at) {
-      replayed.run(at, id);
+    markReplayed(requestId, at) {
+      replayed.run(at, requestId);
     },
   };
 }

@@ -118,7 +118,8 @@ export const migrations: readonly string[] = [
     body_bytes INTEGER NOT NULL,
     truncated INTEGER NOT NULL DEFAULT 0,
     redacted INTEGER NOT NULL DEFAULT 0,
-    replay_of TEXT
+    replay_of TEXT,
+    replayed_at INTEGER
   );
   CREATE INDEX requests_id ON requests (id);
   CREATE INDEX requests_received ON requests (received_at);

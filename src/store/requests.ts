@@ -5,7 +5,11 @@ import type { Db } from './db.js';
 export type { RequestLogRecord } from '../actions/index.js';
 
 /** A listed record: no body, and its position for the next page. */
-export type RequestLogEntry = Omit<RequestLogRecord, 'body'> & { readonly seq: number };
+export type RequestLogEntry = Omit<RequestLogRecord, 'body'> & {
+  readonly seq: number;
+  /** When a replay of it was accepted. */
+  readonly replayedAt?: number;
+};
 
 export interface RequestLogFilter {
   readonly path?: string;
@@ -17,6 +21,10 @@ export interface RequestLogFilter {
   readonly since?: number;
   /** Only records older than this position (the cursor of the page before). */
   readonly beforeSeq?: number;
+  /** Only records never replayed successfully (false), or only those replayed (true). */
+  readonly replayed?: boolean;
+  /** False: leave out the records of replays. */
+  readonly replays?: boolean;
   readonly limit: number;
 }
 
@@ -28,6 +36,8 @@ export interface RequestLogRepository {
   get(id: string): (RequestLogRecord & { readonly seq: number }) | undefined;
   /** Deletes records older than `before` (epoch ms) and beyond the newest `maxRows`; returns how many. */
   prune(before: number, maxRows: number): number;
+  /** Marks the newest record with this id replayed. */
+  markReplayed(id: string, at: number): void;
 }
 
 interface Row {
@@ -48,6 +58,7 @@ interface Row {
   truncated: number;
   redacted: number;
   replay_of: string | null;
+  replayed_at: number | null;
 }
 
 const ids = (json: string | null): string[] => (json === null ? [] : (JSON.parse(json) as string[]));
@@ -70,11 +81,12 @@ function toEntry(row: Row): RequestLogEntry {
     truncated: row.truncated === 1,
     redacted: row.redacted === 1,
     ...(row.replay_of === null ? {} : { replayOf: row.replay_of }),
+    ...(row.replayed_at === null ? {} : { replayedAt: row.replayed_at }),
   };
 }
 
 const LISTED = `seq, id, received_at, path, url, mapping_id, status, code, event_ids, run_ids, duration_ms, headers,
-  body_bytes, truncated, redacted, replay_of`;
+  body_bytes, truncated, redacted, replay_of, replayed_at`;
 /** Rows deleted per statement while pruning: a long prune never holds the writer for long. */
 const PRUNE_CHUNK = 1000;
 
@@ -88,6 +100,9 @@ export function createRequestLogRepository(db: Db): RequestLogRepository {
   const get = db.prepare('SELECT * FROM requests WHERE id = ? ORDER BY seq DESC LIMIT 1');
   const pruneOld = db.prepare(
     `DELETE FROM requests WHERE seq IN (SELECT seq FROM requests WHERE received_at < ? ORDER BY seq LIMIT ${PRUNE_CHUNK})`,
+  );
+  const markReplayed = db.prepare(
+    'UPDATE requests SET replayed_at = ? WHERE seq = (SELECT MAX(seq) FROM requests WHERE id = ?)',
   );
   const newestSeq = db.prepare('SELECT MAX(seq) AS seq FROM requests');
   const pruneBeyond = db.prepare(
@@ -139,6 +154,8 @@ export function createRequestLogRepository(db: Db): RequestLogRepository {
       if (filter.failed) add('status >= 400');
       if (filter.since !== undefined) add('received_at >= ?', filter.since);
       if (filter.beforeSeq !== undefined) add('seq < ?', filter.beforeSeq);
+      if (filter.replays === false) add('replay_of IS NULL');
+      if (filter.replayed !== undefined) add(filter.replayed ? 'replayed_at IS NOT NULL' : 'replayed_at IS NULL');
       const sql = `SELECT ${LISTED} FROM requests${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ?`;
       let statement = listings.get(sql);
       if (!statement) {
@@ -150,6 +167,9 @@ export function createRequestLogRepository(db: Db): RequestLogRepository {
     get(id) {
       const row = get.get(id) as Row | undefined;
       return row && { ...toEntry(row), body: row.body as Buffer };
+    },
+    markReplayed(id, at) {
+      markReplayed.run(at, id);
     },
     prune(before, maxRows) {
       let pruned = chunks(pruneOld, before);

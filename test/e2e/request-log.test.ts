@@ -188,7 +188,11 @@ describe('the request log (DESIGN §13)', () => {
     expect(replayRecord).toMatchObject({ replayOf: id, status: 202, mappingId: 'flaky' });
     expect(w.model.requests.some((r) => JSON.stringify(r).includes('fixed 7'))).toBe(true);
 
-    // The kept failure counts as replayed.
+    // The original and its kept failure count as replayed: `replay --failed` skips them.
+    await until(async () => (await w.admin(`/api/requests/${id}`)).body.replayedAt, 'replayedAt');
+    const pending = (await w.admin('/api/requests?failed=true&replayed=false&replays=false')).body
+      .requests as unknown[];
+    expect(pending).toEqual([]);
     const db = new Database(join(w.dir, 'data/hookd.db'), { readonly: true });
     expect(db.prepare('SELECT COUNT(*) AS n FROM failed_requests WHERE replayed_at IS NOT NULL').get()).toEqual({
       n: 1,
