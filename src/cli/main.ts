@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { isHookdError } from '../errors.js';
 import { type CliIo, processIo } from './io.js';
 import type { MailSetupOptions } from './mail-setup.js';
+import type { ReplayOptions, RequestsOptions, RunsOptions } from './requests.js';
 import type { SendOptions } from './send.js';
 import type { TryOptions } from './try.js';
 
@@ -15,6 +16,7 @@ const commands = {
   mailSetup: () => import('./mail-setup.js'),
   mailWatch: () => import('./mail-watch.js'),
   token: () => import('./token.js'),
+  log: () => import('./requests.js'),
 };
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -115,6 +117,43 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .option('--mailbox <name>', 'mailbox to watch (default INBOX)')
     .option('-c, --config <file>', 'config file to edit; default: $HOOKD_CONFIG')
     .action((opts: MailSetupOptions) => run(async () => (await commands.mailSetup()).mailSetupCommand(opts, io))());
+  const GATEWAY_URL = "the gateway's URL; default $HOOKD_URL, else http://<server.host>:<server.port>";
+  program
+    .command('requests')
+    .description('list the request log of a running gateway, newest first (needs the gateway token)')
+    .option('--failed', 'only requests answered 4xx or 5xx')
+    .option('--path <name>', 'only this hook name (wake, agent, github, …)')
+    .option('--status <status>', 'only this status (500) or class (5xx)')
+    .option('--since <when>', 'received since: a duration back (30m, 1h, 7d) or an ISO time')
+    .option('-n, --limit <n>', 'at most this many', '50')
+    .option('-u, --url <url>', GATEWAY_URL)
+    .option('--json', 'print the API answer as JSON')
+    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
+    .action((opts: RequestsOptions) => run(async () => (await commands.log()).requestsCommand(opts, io))());
+  program
+    .command('replay')
+    .description(
+      'replay logged requests through the current mappings and transforms (signature and idempotency are not checked again)',
+    )
+    .argument('[ids...]', 'request ids (the x-request-id of their answers)')
+    .option('--failed', 'every request that failed on our side (5xx) and was not replayed yet, oldest first')
+    .option('--since <when>', 'with --failed: received since (30m, 1h, 7d, or an ISO time)')
+    .option('-n, --limit <n>', 'with --failed: at most this many', '100')
+    .option('-u, --url <url>', GATEWAY_URL)
+    .option('--json', 'print the answers as JSON')
+    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
+    .action((ids: string[], opts: ReplayOptions) =>
+      run(async () => (await commands.log()).replayCommand(ids, opts, io))(),
+    );
+  program
+    .command('runs')
+    .description('list the agent runs of a running gateway, newest first')
+    .option('--status <status>', 'queued, running, ok, error, timeout, or failed (error, timeout or a failed delivery)')
+    .option('-n, --limit <n>', 'at most this many', '50')
+    .option('-u, --url <url>', GATEWAY_URL)
+    .option('--json', 'print the API answer as JSON')
+    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
+    .action((opts: RunsOptions) => run(async () => (await commands.log()).runsCommand(opts, io))());
   program
     .command('token')
     .description('print a new random token')

@@ -1,13 +1,13 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createModelCatalog } from '../actions/index.js';
-import type { Config } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import { signDelivery } from '../http/index.js';
 import { compileMappings } from '../mapping/index.js';
 import { undiciRequest as request } from '../undici.js';
 import { resolveConfig } from './config-source.js';
+import { baseUrl, gatewayToken } from './gateway-client.js';
 import type { CliIo } from './io.js';
 
 export interface SendOptions {
@@ -60,26 +60,6 @@ function parseHeaders(entries: readonly string[]): Record<string, string> {
     headers[entry.slice(0, at).trim().toLowerCase()] = entry.slice(at + 1).trim();
   }
   return headers;
-}
-
-/** The gateway's base URL: `--url`, else `HOOKD_URL`, else `server.host:port` from the config. */
-function baseUrl(config: Config, url: string | undefined): string {
-  if (url) return url.replace(/\/+$/, '');
-  if (config.server.port === 0) {
-    throw hookdError('CLI_USAGE', { option: '--url', expected: "the gateway's URL (server.port is 0)", got: '' });
-  }
-  const host = ['0.0.0.0', '::', ''].includes(config.server.host) ? '127.0.0.1' : config.server.host;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${config.server.port}`;
-}
-
-/** The gateway token, to follow runs: configured, `HOOKD_GATEWAY_TOKEN`, or the generated file beside the store. */
-function gatewayToken(config: Config, io: CliIo): string | undefined {
-  const file = join(dirname(config.storage.path), 'gateway-token');
-  return (
-    config.gateway.auth.token ??
-    io.env.HOOKD_GATEWAY_TOKEN ??
-    (existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined)
-  );
 }
 
 /**

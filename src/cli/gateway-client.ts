@@ -1,0 +1,62 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Config } from '../config/index.js';
+import { hookdError } from '../errors.js';
+import { undiciRequest as request } from '../undici.js';
+import type { CliIo } from './io.js';
+
+/** The gateway's base URL: `--url`, else `HOOKD_URL`, else `server.host:port` from the config. */
+export function baseUrl(config: Config, url: string | undefined): string {
+  if (url) return url.replace(/\/+$/, '');
+  if (config.server.port === 0) {
+    throw hookdError('CLI_USAGE', { option: '--url', expected: "the gateway's URL (server.port is 0)", got: '' });
+  }
+  const host = ['0.0.0.0', '::', ''].includes(config.server.host) ? '127.0.0.1' : config.server.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${config.server.port}`;
+}
+
+/** The gateway token: configured, `HOOKD_GATEWAY_TOKEN`, or the generated file beside the store. */
+export function gatewayToken(config: Config, io: CliIo): string | undefined {
+  const file = join(dirname(config.storage.path), 'gateway-token');
+  return (
+    config.gateway.auth.token ??
+    io.env.HOOKD_GATEWAY_TOKEN ??
+    (existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined)
+  );
+}
+
+/** An admin API answer: status and parsed JSON (an error body when not 2xx). */
+export interface AdminAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly body: Record<string, unknown>;
+}
+
+/** Calls the admin API of a running gateway with the gateway token (DESIGN §8, §13). */
+export function adminClient(config: Config, io: CliIo, url: string | undefined) {
+  const base = baseUrl(config, url ?? io.env.HOOKD_URL);
+  const token = gatewayToken(config, io);
+  if (!token) {
+    throw hookdError('CLI_USAGE', {
+      option: 'HOOKD_GATEWAY_TOKEN',
+      expected: 'the gateway token (gateway.auth.token in the config, or this variable)',
+      got: '',
+    });
+  }
+  return {
+    base,
+    async call(method: 'GET' | 'POST', path: string): Promise<AdminAnswer> {
+      const res = await request(`${base}${path}`, { method, headers: { authorization: `Bearer ${token}` } });
+      const text = await res.body.text();
+      let body: Record<string, unknown> = {};
+      try {
+        body = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+      } catch {
+        body = { ok: false, error: text.slice(0, 200) };
+      }
+      return { status: res.statusCode, headers: res.headers, body };
+    },
+  };
+}
+
+export type AdminClient = ReturnType<typeof adminClient>;

@@ -1,0 +1,89 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeModel } from '../helpers/fake-model.js';
+import { makeTempDir, runHookd, startHookd, writeConfig } from '../helpers/hookd-process.js';
+import { call } from '../helpers/http.js';
+
+const TOKEN = 'cli-log-hook-token-0123456789';
+const GATEWAY = 'cli-log-gateway-token-0123456789';
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+describe('hookd requests, replay and runs (DESIGN §13)', () => {
+  it('lists a failed request, replays it with --failed once the transform is fixed, and lists the run', async () => {
+    const temp = makeTempDir();
+    cleanups.push(temp.cleanup);
+    mkdirSync(join(temp.dir, 'transforms'));
+    writeFileSync(
+      join(temp.dir, 'transforms/t.ts'),
+      `export default () => { throw new Error('broken on purpose'); };\n`,
+    );
+    const model = await startFakeModel(() => 'replayed fine');
+    cleanups.push(() => model.close());
+    const config = {
+      gateway: { auth: { token: GATEWAY } },
+      hooks: {
+        enabled: true,
+        token: TOKEN,
+        mappings: [{ id: 'ci', match: { path: 'ci' }, transform: { module: 't.ts' }, name: 'CI', deliver: false }],
+      },
+      agents: { defaults: { model: 'fake/m', heartbeat: { every: '0' } } },
+      models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } },
+    };
+    const hookd = await startHookd({ dir: temp.dir, config });
+    cleanups.push(() => hookd.stop());
+    const file = writeConfig(temp.dir, config);
+    const cli = (...args: string[]) => runHookd([...args, '--config', file, '--url', hookd.url], { cwd: temp.dir });
+
+    const sent = await call(`${hookd.url}/hooks/ci`, { headers: { authorization: `Bearer ${TOKEN}` }, json: { n: 1 } });
+    expect(sent.status).toBe(500);
+    const id = sent.headers['x-request-id'] as string;
+
+    const listed = await cli('requests', '--failed');
+    expect(listed.code).toBe(0);
+    const [header, row] = listed.stdout.trim().split('\n');
+    expect(header).toMatch(/^RECEIVED\s+ID\s+PATH\s+STATUS\s+CODE\s+MAPPING\s+MS\s+ACTIONS$/);
+    expect(row).toContain(id);
+    expect(row).toMatch(/ci\s+500\s+TRANSFORM_FAILED\s+ci/);
+
+    // Still broken: the replay answers what a live request would, and the command fails.
+    const stillBroken = await cli('replay', id);
+    expect(stillBroken.code).toBe(1);
+    expect(stillBroken.stdout).toContain(`${id} → 500`);
+    expect(stillBroken.stdout).toContain('broken on purpose');
+
+    writeFileSync(
+      join(temp.dir, 'transforms/t.ts'),
+      `export default ({ payload }: { payload: { n: number } }) => ({ kind: 'agent', message: 'build ' + payload.n });\n`,
+    );
+    let replayed = { code: null as number | null, stdout: '', stderr: '' };
+    for (let i = 0; i < 40 && replayed.code !== 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      replayed = await cli('replay', '--failed', '--since', '1h');
+    }
+    expect(replayed.code).toBe(0);
+    expect(replayed.stdout).toMatch(new RegExp(`^${id} → 202 \\(replay [^)]+\\) \\{"ok":true,"runId"`));
+    // Replayed once: a second --failed finds nothing.
+    expect((await cli('replay', '--failed')).stdout.trim()).toBe('nothing to replay');
+
+    let runs = '';
+    for (let i = 0; i < 50 && !runs.includes(' ok '); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      runs = (await cli('runs')).stdout;
+    }
+    expect(runs.split('\n')[0]).toMatch(/^CREATED\s+RUN\s+STATUS\s+NAME\s+MODEL\s+DELIVERY$/);
+    expect(runs).toMatch(/ ok\s+CI\s+fake\/m\s+skipped \(deliver is false\)/);
+    const json = JSON.parse((await cli('requests', '--json', '--limit', '10')).stdout) as { requests: unknown[] };
+    expect(json.requests.length).toBeGreaterThanOrEqual(3);
+
+    const noToken = await runHookd(['runs', '--url', hookd.url], {
+      cwd: temp.dir,
+      env: { HOOKD_GATEWAY_TOKEN: 'wrong-token-0123456789' },
+    });
+    expect(noToken.code).toBe(1);
+    expect(noToken.stderr).toContain('401');
+  });
+});
