@@ -1,4 +1,5 @@
 export { type Checkpointer, startCheckpointer, WRITER_AUTOCHECKPOINT_PAGES } from './checkpointer.js';
+export type { ConsoleSessionRepository } from './console-sessions.js';
 export type { EventRecord } from './events.js';
 export type { SessionMessage } from './messages.js';
 export type { MetaRepository } from './meta.js';

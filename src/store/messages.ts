@@ -14,6 +14,10 @@ export interface MessageRepository {
   /** The last `limit` messages of a session, oldest first. */
   recent(sessionKey: string, limit: number): SessionMessage[];
   has(sessionKey: string): boolean;
+  /** The messages a run added to its session (what it sent, what the model answered). */
+  ofRun(sessionKey: string, runId: string): SessionMessage[];
+  /** Sessions with a transcript, the most recently active first. */
+  sessions(limit: number): { key: string; messages: number; lastAt: number }[];
 }
 
 /** The SQLite transcript repository. */
@@ -26,6 +30,11 @@ export function createMessageRepository(db: Db): MessageRepository {
   // run (about 35 % more per call).
   const recent = db.prepare('SELECT role, content FROM messages WHERE session_key = ? ORDER BY seq DESC LIMIT ?');
   const exists = db.prepare('SELECT 1 FROM messages WHERE session_key = ? LIMIT 1');
+  const ofRun = db.prepare('SELECT role, content FROM messages WHERE session_key = ? AND run_id = ? ORDER BY seq');
+  const sessions = db.prepare(
+    `SELECT session_key AS key, COUNT(*) AS messages, MAX(created_at) AS lastAt FROM messages
+     GROUP BY session_key ORDER BY MAX(seq) DESC LIMIT ?`,
+  );
 
   return {
     append(sessionKey: string, messages: readonly SessionMessage[], runId: string | null, at: number): void {
@@ -37,6 +46,12 @@ export function createMessageRepository(db: Db): MessageRepository {
     /** The last `limit` messages of a session, oldest first. */
     recent(sessionKey: string, limit: number): SessionMessage[] {
       return (recent.all(sessionKey, limit) as SessionMessage[]).reverse();
+    },
+    ofRun(sessionKey, runId) {
+      return ofRun.all(sessionKey, runId) as SessionMessage[];
+    },
+    sessions(limit) {
+      return sessions.all(limit) as { key: string; messages: number; lastAt: number }[];
     },
     has(sessionKey: string): boolean {
       return exists.get(sessionKey) !== undefined;

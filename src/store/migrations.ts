@@ -124,5 +124,13 @@ export const migrations: readonly string[] = [
   CREATE INDEX requests_id ON requests (id);
   CREATE INDEX requests_received ON requests (received_at);
   CREATE INDEX failed_requests_request ON failed_requests (request_id);
+
+  CREATE TABLE console_sessions (
+    token_hash TEXT PRIMARY KEY,
+    csrf TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX console_sessions_expiry ON console_sessions (expires_at);
   `,
 ];

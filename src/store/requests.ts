@@ -36,6 +36,8 @@ export interface RequestLogRepository {
   get(id: string): (RequestLogRecord & { readonly seq: number }) | undefined;
   /** Deletes records older than `before` (epoch ms) and beyond the newest `maxRows`; returns how many. */
   prune(before: number, maxRows: number): number;
+  /** Requests received since `since` (epoch ms): all, and those answered 4xx or 5xx. */
+  countSince(since: number): { total: number; failed: number };
   /** Marks the newest record with this id replayed. */
   markReplayed(id: string, at: number): void;
 }
@@ -104,6 +106,9 @@ export function createRequestLogRepository(db: Db): RequestLogRepository {
   const markReplayed = db.prepare(
     'UPDATE requests SET replayed_at = ? WHERE seq = (SELECT MAX(seq) FROM requests WHERE id = ?)',
   );
+  const countSince = db.prepare(
+    'SELECT COUNT(*) AS total, COALESCE(SUM(status >= 400), 0) AS failed FROM requests WHERE received_at >= ?',
+  );
   const newestSeq = db.prepare('SELECT MAX(seq) AS seq FROM requests');
   const pruneBeyond = db.prepare(
     `DELETE FROM requests WHERE seq IN (SELECT seq FROM requests WHERE seq <= ? ORDER BY seq LIMIT ${PRUNE_CHUNK})`,
@@ -167,6 +172,9 @@ export function createRequestLogRepository(db: Db): RequestLogRepository {
     get(id) {
       const row = get.get(id) as Row | undefined;
       return row && { ...toEntry(row), body: row.body as Buffer };
+    },
+    countSince(since) {
+      return countSince.get(since) as { total: number; failed: number };
     },
     markReplayed(id, at) {
       markReplayed.run(at, id);

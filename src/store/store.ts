@@ -1,3 +1,4 @@
+import { type ConsoleSessionRepository, createConsoleSessionRepository } from './console-sessions.js';
 import { type Db, type OpenDbOptions, openDb } from './db.js';
 import { createEventRepository, type EventRepository } from './events.js';
 import { createFailedRequestRepository, type FailedRequestRepository } from './failed-requests.js';
@@ -20,6 +21,8 @@ export interface Store {
   readonly idempotency: IdempotencyRepository;
   /** Authenticated hook requests (DESIGN §13). */
   readonly requests: RequestLogRepository;
+  /** Signed-in sessions of the console (DESIGN §13). */
+  readonly consoleSessions: ConsoleSessionRepository;
   /** Runs `fn` in one transaction (nested calls join the outer one). */
   transaction<T>(fn: () => T): T;
   /** Writes that share one commit per event-loop turn (see group-commit.ts). */
@@ -40,6 +43,7 @@ export function createStore(options: OpenDbOptions): Store {
     failedRequests: createFailedRequestRepository(db),
     idempotency: createIdempotencyRepository(db),
     requests: createRequestLogRepository(db),
+    consoleSessions: createConsoleSessionRepository(db),
     transaction,
     group: createGroupCommit(transaction),
     close: () => {

@@ -1,0 +1,54 @@
+import type { Db } from './db.js';
+
+/** A signed-in console session, found by the hash of its cookie (the cookie itself is never stored). */
+export interface ConsoleSessionRecord {
+  readonly tokenHash: string;
+  readonly csrf: string;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+}
+
+export interface ConsoleSessionRepository {
+  insert(session: ConsoleSessionRecord): void;
+  /** The session while it has not expired. */
+  find(tokenHash: string, now: number): ConsoleSessionRecord | undefined;
+  delete(tokenHash: string): void;
+  /** Deletes expired sessions, and the oldest beyond `keep`; returns how many. */
+  prune(now: number, keep: number): number;
+}
+
+interface Row {
+  token_hash: string;
+  csrf: string;
+  created_at: number;
+  expires_at: number;
+}
+
+/** The SQLite console sessions. */
+export function createConsoleSessionRepository(db: Db): ConsoleSessionRepository {
+  const insert = db.prepare(
+    'INSERT INTO console_sessions (token_hash, csrf, created_at, expires_at) VALUES (?, ?, ?, ?)',
+  );
+  const find = db.prepare('SELECT * FROM console_sessions WHERE token_hash = ? AND expires_at > ?');
+  const remove = db.prepare('DELETE FROM console_sessions WHERE token_hash = ?');
+  const expired = db.prepare('DELETE FROM console_sessions WHERE expires_at <= ?');
+  const beyond = db.prepare(
+    `DELETE FROM console_sessions WHERE token_hash IN
+       (SELECT token_hash FROM console_sessions ORDER BY created_at DESC LIMIT -1 OFFSET ?)`,
+  );
+  return {
+    insert(s) {
+      insert.run(s.tokenHash, s.csrf, s.createdAt, s.expiresAt);
+    },
+    find(tokenHash, now) {
+      const row = find.get(tokenHash, now) as Row | undefined;
+      return row && { tokenHash: row.token_hash, csrf: row.csrf, createdAt: row.created_at, expiresAt: row.expires_at };
+    },
+    delete(tokenHash) {
+      remove.run(tokenHash);
+    },
+    prune(now, keep) {
+      return expired.run(now).changes + beyond.run(keep).changes;
+    },
+  };
+}
