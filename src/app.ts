@@ -7,6 +7,9 @@ import type { Config } from './config/index.js';
 import { errorBody, type HookdError, hookdError } from './errors.js';
 import {
   adminRoutes,
+  consoleRoutes,
+  createAuthThrottle,
+  createConsoleAuth,
   createHookActions,
   createReplayer,
   createRequestRecorder,
@@ -16,10 +19,12 @@ import {
   requestLogSettings,
   toHookdError,
 } from './http/index.js';
+import { newId } from './ids.js';
 import type { Logger } from './log.js';
 import type { MappingEngine } from './mapping/index.js';
 import type { Metrics } from './metrics.js';
 import type { AdminQueries, Runtime } from './runtime/index.js';
+import type { ConsoleSessionRepository } from './store/index.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -33,7 +38,9 @@ export interface AppDeps {
   readonly gatewayToken?: string;
   readonly queries?: AdminQueries;
   /** The request log's live feed and redelivery (the runtime's); replay is built here. */
-  readonly operator?: Pick<Runtime, 'activity' | 'redeliver'>;
+  readonly operator?: Pick<Runtime, 'activity' | 'redeliver' | 'queueDepth'>;
+  /** Where console sessions are kept; the console at /ui/ is served when given (with the admin API). */
+  readonly consoleSessions?: ConsoleSessionRepository;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -141,7 +148,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
-      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+      // Time-ordered: the request log's id index appends instead of touching a random page per row.
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : newId();
     },
     // Errors fastify meets before routing (a malformed URL) answer like the rest: JSON, a code, an id.
     frameworkErrors: (err, request, reply) => {
@@ -187,23 +195,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   installErrorHandlers(app, log);
   await app.register(healthRoutes);
-  if (deps.gatewayToken && deps.queries) {
-    const log = deps.operator && {
-      activity: deps.operator.activity,
-      redeliver: deps.operator.redeliver,
-      replay: createReplayer({
-        sink: deps.sink,
-        requested: createHookActions(deps),
-        recorder: createRequestRecorder(requestLogSettings(config.hooks)),
-        ...(deps.mappings ? { mappings: deps.mappings } : {}),
-      }),
-    };
-    await app.register(adminRoutes, {
-      gatewayToken: deps.gatewayToken,
-      queries: deps.queries,
-      ...(log ? { log } : {}),
-    });
-  }
+  if (deps.gatewayToken && deps.queries) await registerOperatorRoutes(app, deps, deps.gatewayToken, deps.queries);
   if (config.hooks.enabled && config.hooks.token) {
     await app.register(hookRoutes, {
       hooks: { ...config.hooks, token: config.hooks.token },
@@ -214,4 +206,46 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   }
   return app;
+}
+
+/**
+ * The admin API (DESIGN §8), the request log and replay, the console's API and the console
+ * itself (DESIGN §13): everything the gateway token opens.
+ */
+async function registerOperatorRoutes(
+  app: FastifyInstance,
+  deps: AppDeps,
+  gatewayToken: string,
+  queries: AdminQueries,
+): Promise<void> {
+  const { config, operator, metrics, consoleSessions } = deps;
+  const requestLog = operator && {
+    activity: operator.activity,
+    redeliver: operator.redeliver,
+    replay: createReplayer({
+      sink: deps.sink,
+      requested: createHookActions(deps),
+      recorder: createRequestRecorder(requestLogSettings(config.hooks)),
+      ...(deps.mappings ? { mappings: deps.mappings } : {}),
+    }),
+  };
+  const consoleApi = {
+    hooksPath: config.hooks.path,
+    actionOptions: deps.actionOptions,
+    ...(deps.mappings ? { mappings: deps.mappings } : {}),
+    ...(operator ? { queueDepth: () => operator.queueDepth } : {}),
+    ...(metrics ? { transformLatency: () => metrics.transformLatency() } : {}),
+  };
+  // The gateway token guards the API and the console's sign-in: one count of failures.
+  const throttle = createAuthThrottle();
+  const consoleAuth = consoleSessions && createConsoleAuth(consoleSessions);
+  await app.register(adminRoutes, {
+    gatewayToken,
+    queries,
+    throttle,
+    consoleApi,
+    ...(requestLog ? { log: requestLog } : {}),
+    ...(consoleAuth ? { console: consoleAuth } : {}),
+  });
+  if (consoleAuth) await app.register(consoleRoutes, { gatewayToken, auth: consoleAuth, throttle, log: deps.log });
 }

@@ -47,6 +47,11 @@ export const errorCatalogue = {
   UNAUTHORIZED: http(401, () => 'missing or invalid hook token'),
   SIGNATURE_INVALID: http(401, (p: { reason: string }) => `invalid webhook signature: ${p.reason}`),
   ADMIN_UNAUTHORIZED: http(401, () => 'missing or invalid gateway token'),
+  CSRF_REFUSED: http(403, (p: { why: 'cross-site' | 'token' }) =>
+    p.why === 'cross-site'
+      ? 'refused: a console action from another site'
+      : 'refused: a console action without its CSRF token (reload the page)',
+  ),
   TOO_MANY_AUTH_FAILURES: http(429, () => 'too many failed authentication attempts; retry later'),
   QUERY_TOKEN_DISABLED: http(400, () => 'the ?token= query parameter is disabled; send Authorization: Bearer <token>'),
   UNSUPPORTED_MEDIA_TYPE: http(415, (p: { contentType: string }) => `unsupported content type: ${p.contentType}`),

@@ -194,7 +194,18 @@ export async function startGateway(
     metrics.attach({ queueDepth: () => runtime.queueDepth, runsByStatus: () => store.runs.countByStatus() });
     const queries = { ...runtime.queries, mailStatus: () => parts.watcher?.status() };
     const operator = runtime;
-    const deps = { mappings, metrics, config, log, sink: runtime.sink, actionOptions, gatewayToken, queries, operator };
+    const deps = {
+      mappings,
+      metrics,
+      config,
+      log,
+      sink: runtime.sink,
+      actionOptions,
+      gatewayToken,
+      queries,
+      operator,
+      consoleSessions: store.consoleSessions,
+    };
     const app = await buildApp(deps);
     parts.app = app;
     const url = await listen(app, config, log);

@@ -17,6 +17,15 @@ export interface Metrics {
   readonly deliveries: Counter<'status'>;
   /** Connects the gauges to the runtime once it exists. */
   attach(sources: MetricSources): void;
+  /** Transform calls since start: how many, their mean, and the bucket bound 95 % stay within. */
+  transformLatency(): Promise<TransformLatency>;
+}
+
+export interface TransformLatency {
+  readonly calls: number;
+  readonly meanMs: number | null;
+  /** null when no call was made, or when 5 % or more took longer than the largest bucket. */
+  readonly p95AtMostMs: number | null;
 }
 
 /** Creates the metrics in a registry of their own. */
@@ -68,6 +77,23 @@ export function createMetrics(): Metrics {
     deliveries,
     attach(next) {
       sources = next;
+    },
+    async transformLatency() {
+      let calls = 0;
+      let seconds = 0;
+      // Cumulative counts per bucket bound, summed over every mapping.
+      const within = new Map<number, number>();
+      for (const { metricName, labels, value } of (await transformSeconds.get()).values) {
+        if (metricName?.endsWith('_count')) calls += value;
+        else if (metricName?.endsWith('_sum')) seconds += value;
+        else {
+          const le = (labels as { le?: number | string }).le;
+          if (typeof le === 'number') within.set(le, (within.get(le) ?? 0) + value);
+        }
+      }
+      if (calls === 0) return { calls, meanMs: null, p95AtMostMs: null };
+      const bound = [...within].sort(([a], [b]) => a - b).find(([, n]) => n >= calls * 0.95)?.[0];
+      return { calls, meanMs: (seconds / calls) * 1000, p95AtMostMs: bound === undefined ? null : bound * 1000 };
     },
   };
 }

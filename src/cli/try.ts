@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { type ActionOptions, parseAgentBody, parseWakeBody } from '../actions/index.js';
+import type { ActionOptions } from '../actions/index.js';
 import type { Config } from '../config/index.js';
 import { errorBody, hookdError } from '../errors.js';
-import { classifyContentType, parseBody, toHookdError } from '../http/index.js';
+import { dryRun, toHookdError } from '../http/index.js';
 import { createLogger } from '../log.js';
 import { compileRoutes } from '../main.js';
-import { buildView, type MappingEngine, type TemplateView, unresolvedNames } from '../mapping/index.js';
+import type { MappingEngine } from '../mapping/index.js';
 import { resolveConfig } from './config-source.js';
 import type { CliIo } from './io.js';
 
@@ -26,22 +26,13 @@ export async function tryCommand(name: string, options: TryOptions, io: CliIo): 
   });
   const { actionOptions, mappings, transforms } = await compileRoutes(config, log);
   try {
-    return await dryRun(name, options, io, { config, actionOptions, mappings });
+    return await dryRunCommand(name, options, io, { config, actionOptions, mappings });
   } finally {
     transforms.close();
   }
 }
 
-/** `path.field: {{name}}` for each name a template of the matched mapping reads and the view lacks. */
-function unresolvedIn(mappings: MappingEngine, mappingId: string | undefined, view: TemplateView): string[] {
-  const mapping = mappings.mappings.find((m) => m.id === mappingId);
-  if (!mapping) return [];
-  return mapping.templateNames.flatMap(({ field, names }) =>
-    unresolvedNames(names, view).map((name) => `${mapping.configPath}.${field}: {{${name}}}`),
-  );
-}
-
-async function dryRun(
+async function dryRunCommand(
   name: string,
   options: TryOptions,
   io: CliIo,
@@ -63,42 +54,13 @@ async function dryRun(
   // `-` is standard input, as with curl's `-d @-`.
   const raw = readFileSync(options.payload === '-' ? 0 : resolve(io.cwd, options.payload));
   try {
-    const kind = classifyContentType(headers['content-type']);
-    if (!kind) throw hookdError('UNSUPPORTED_MEDIA_TYPE', { contentType: String(headers['content-type']) });
-    const parsed = parseBody(kind, raw);
-    if (!parsed.ok) throw parsed.error;
-    const { payload } = parsed.body;
-    if (subPath === 'wake' || subPath === 'agent') {
-      const action = subPath === 'wake' ? parseWakeBody(payload) : parseAgentBody(payload, actionOptions);
-      io.out(JSON.stringify({ ok: true, mapping: null, actions: [action] }, null, 2));
-      return 0;
-    }
-    const search = new URLSearchParams(query).toString();
-    const outcome = await mappings.route({
-      subPath,
-      payload,
-      headers,
-      query,
-      url: `${config.hooks.path}/${subPath}${search ? `?${search}` : ''}`,
-      rawBody: raw,
-      payloadIsJsonOfRawBody: parsed.body.payloadIsJsonOfRawBody,
-    });
-    if (outcome.kind === 'none') throw hookdError('NO_MAPPING', { hook: subPath });
-    const unresolved = unresolvedIn(mappings, outcome.mappingId, buildView({ payload, headers, query, path: subPath }));
-    for (const line of unresolved)
-      io.err(`hookd: warning: ${line} resolves to nothing in this payload (renders empty)`);
-    io.out(
-      JSON.stringify(
-        {
-          ok: true,
-          mapping: outcome.mappingId,
-          actions: outcome.actions,
-          ...(unresolved.length ? { unresolved } : {}),
-        },
-        null,
-        2,
-      ),
+    const outcome = await dryRun(
+      { subPath, raw, headers, query },
+      { hooksPath: config.hooks.path, actionOptions, mappings },
     );
+    for (const line of outcome.unresolved ?? [])
+      io.err(`hookd: warning: ${line} resolves to nothing in this payload (renders empty)`);
+    io.out(JSON.stringify(outcome, null, 2));
     return 0;
   } catch (err) {
     const e = toHookdError(err);

@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hookdError } from '../errors.js';
 import type { AdminQueries } from '../runtime/index.js';
+import { type ConsoleApiOptions, consoleApiRoutes } from './admin-console.js';
 import { type RequestLogRoutesOptions, requestLogRoutes } from './admin-log.js';
 import { createTokenMatcher, findToken } from './auth.js';
+import { type ConsoleAuth, checkCsrf } from './console-auth.js';
 import { type AuthThrottle, createAuthThrottle } from './throttle.js';
 
 export interface AdminRoutesOptions {
@@ -10,6 +12,10 @@ export interface AdminRoutesOptions {
   readonly queries: AdminQueries;
   /** Admin failures have their own count (DESIGN §3). */
   readonly throttle?: AuthThrottle;
+  /** The console's read models and playground (DESIGN §13). */
+  readonly consoleApi?: Omit<ConsoleApiOptions, 'queries'>;
+  /** Console sessions (a signed-in cookie opens the API, DESIGN §13). */
+  readonly console?: ConsoleAuth;
   /** The request log's routes (replay, runs, redelivery, live stream), when the runtime offers them. */
   readonly log?: Omit<RequestLogRoutesOptions, 'queries'>;
 }
@@ -21,6 +27,15 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const presented = findToken(request.headers, undefined);
     if (presented?.source === 'bearer' && matches(presented.token)) return;
+    // The console's session cookie opens the API too; what changes state also needs its CSRF token.
+    const session = options.console?.sessionOf(request);
+    if (session) {
+      if (request.method !== 'GET' && request.method !== 'HEAD') {
+        const header = request.headers['x-csrf-token'];
+        checkCsrf(request, session, typeof header === 'string' ? header : undefined);
+      }
+      return;
+    }
     const locked = throttle.lockedForSeconds(request.ip);
     if (locked > 0)
       throw hookdError('TOO_MANY_AUTH_FAILURES', undefined, { headers: { 'retry-after': String(locked) } });
@@ -46,4 +61,5 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
     return session;
   });
   if (options.log) requestLogRoutes(app, { ...options.log, queries });
+  if (options.consoleApi) consoleApiRoutes(app, { ...options.consoleApi, queries });
 }

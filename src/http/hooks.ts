@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Accepted, ActionOptions, ActionSink, IdempotencyIntent } from '../actions/index.js';
 import type { HooksConfig } from '../config/index.js';
+import { CREDENTIAL_HEADERS, flattenHeaders } from '../headers.js';
 import type { Logger } from '../log.js';
 import type { MappingEngine } from '../mapping/index.js';
 import { type BodyOutcome, drainRefused, type ParsedBody, readBody } from './body.js';
@@ -70,7 +71,8 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     });
 
   const factsOf = (request: FastifyRequest, { subPath, trail }: HookState): RequestFacts => {
-    const { headers, url } = withoutCredentials(request);
+    const headers = flattenHeaders(request.headers, CREDENTIAL_HEADERS);
+    const url = request.url.includes('?') ? withoutCredentials(request).url : request.url;
     const { receivedAt, startedMs, body } = trail;
     return { id: request.id, receivedAt, startedMs, subPath, url, headers, ...(body ? { body } : {}) };
   };

@@ -1,5 +1,8 @@
 export { adminRoutes } from './admin.js';
 export { classifyContentType, parseBody } from './body.js';
+export { consoleRoutes } from './console.js';
+export { createConsoleAuth } from './console-auth.js';
+export { dryRun } from './dry-run.js';
 export { installErrorHandlers, toHookdError } from './errors.js';
 export { healthRoutes } from './health.js';
 export { createHookActions } from './hook-actions.js';
@@ -8,3 +11,4 @@ export { createReplayer } from './replay.js';
 export { createRequestRecorder, requestLogSettings } from './request-log.js';
 export { signDelivery } from './sign.js';
 export { verifySignature } from './signatures.js';
+export { createAuthThrottle } from './throttle.js';

@@ -2,5 +2,5 @@ export { type CompiledMapping, collectMappings, compileMappings } from './compil
 export { createMappingEngine, type MappingEngine } from './engine.js';
 export { mergeTransformResult } from './merge.js';
 export { availablePresets, builtInPresets, loadPreset, type Preset } from './presets.js';
-export { buildView, compileTemplate, type TemplateView, unresolvedNames } from './templates.js';
+export { buildView, compileTemplate, unresolvedNames } from './templates.js';
 export type { HookRequest, TransformContext, TransformRunner } from './types.js';

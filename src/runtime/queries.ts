@@ -79,6 +79,12 @@ export interface AdminQueries {
   request(id: string): RequestDetail | undefined;
   mainEvents(): MainEventsView;
   session(key: string): SessionView | undefined;
+  /** Sessions with a transcript, most recently active first. */
+  sessions(limit: number): { sessions: { key: string; messages: number; lastAt: string }[] };
+  /** The messages a run sent to the model and its reply. */
+  transcript(runId: string): { runId: string; sessionKey: string; messages: SessionMessage[] } | undefined;
+  /** Requests of the last hour and runs by status, for the console's health strip. */
+  overview(): { requestsLastHour: { total: number; failed: number }; runsByStatus: Record<string, number> };
   /** The mail watcher's status, when one runs (the gateway adds it). */
   mailStatus?(): object | undefined;
 }
@@ -128,6 +134,20 @@ export function createAdminQueries(store: Store): AdminQueries {
         }),
         runs: record.runIds.flatMap((runId) => runItem(runId) ?? []),
         ...(failure ? { failure: { code: failure.code, error: failure.error } } : {}),
+      };
+    },
+    sessions(limit) {
+      return { sessions: store.messages.sessions(limit).map((s) => ({ ...s, lastAt: iso(s.lastAt) })) };
+    },
+    transcript(runId) {
+      const run = store.runs.get(runId);
+      if (!run) return undefined;
+      return { runId, sessionKey: run.sessionKey, messages: store.messages.ofRun(run.sessionKey, runId) };
+    },
+    overview() {
+      return {
+        requestsLastHour: store.requests.countSince(Date.now() - 3_600_000),
+        runsByStatus: store.runs.countByStatus(),
       };
     },
     mainEvents() {
