@@ -1,0 +1,77 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { FailedPage } from './failed';
+import { HealthStrip } from './health';
+import { MappingsPage } from './mappings';
+import { RequestPage, RequestsPage } from './requests';
+import { RunPage } from './runs';
+import { SessionPage, SessionsPage } from './sessions';
+
+/** The route is the URL's fragment (`#/requests/abc`): no server round trip, and the back button works. */
+function useRoute(): string[] {
+  const read = () => (location.hash.replace(/^#\/?/, '') || 'requests').split('/').map(decodeURIComponent);
+  const [route, setRoute] = useState(read);
+  useEffect(() => {
+    const onChange = () => {
+      setRoute(read());
+      // Keyboard and screen-reader users land on the new page's heading.
+      requestAnimationFrame(() => document.querySelector<HTMLElement>('main h1')?.focus());
+    };
+    addEventListener('hashchange', onChange);
+    return () => removeEventListener('hashchange', onChange);
+  }, []);
+  return route;
+}
+
+const NAV = [
+  ['requests', 'Live log'],
+  ['failed', 'Failed'],
+  ['sessions', 'Sessions'],
+  ['mappings', 'Mappings & playground'],
+] as const;
+
+function Page({ route }: { route: string[] }) {
+  const [page, id] = route;
+  if (page === 'requests' && id) return <RequestPage id={id} />;
+  if (page === 'runs' && id) return <RunPage id={id} />;
+  if (page === 'sessions' && id) return <SessionPage sessionKey={route.slice(1).join('/')} />;
+  if (page === 'failed') return <FailedPage />;
+  if (page === 'sessions') return <SessionsPage />;
+  if (page === 'mappings') return <MappingsPage />;
+  return <RequestsPage />;
+}
+
+function App() {
+  const route = useRoute();
+  const signOut = () => document.querySelector<HTMLFormElement>('#signout')?.submit();
+  return (
+    <>
+      <a class="skip" href="#content">
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">hookd</span>
+        <nav aria-label="Console">
+          {NAV.map(([to, label]) => (
+            <a href={`#/${to}`} aria-current={route[0] === to ? 'page' : undefined}>
+              {label}
+            </a>
+          ))}
+        </nav>
+        <button type="button" class="secondary" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      <HealthStrip />
+      <main id="content">
+        <Page route={route} />
+      </main>
+    </>
+  );
+}
+
+const root = document.getElementById('app');
+if (root) {
+  root.textContent = '';
+  render(<App />, root);
+}

@@ -1,0 +1,119 @@
+import { useCallback, useState } from 'preact/hooks';
+import { post, type RunItem } from './api';
+import { useLive, useLoad, when } from './live';
+
+function delivery(run: RunItem): string {
+  if (!run.delivery) return '—';
+  const where = run.delivery.channel
+    ? ` to ${run.delivery.channel}${run.delivery.to ? ` ${run.delivery.to}` : ''}`
+    : '';
+  return `${run.delivery.status}${where}${run.delivery.reason ? ` (${run.delivery.reason})` : ''}`;
+}
+
+export function RunsTable({ runs }: { runs: RunItem[] }) {
+  return (
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Run</th>
+            <th scope="col">Status</th>
+            <th scope="col">Model</th>
+            <th scope="col">Delivery</th>
+          </tr>
+        </thead>
+        <tbody>
+          {runs.map((run) => (
+            <tr key={run.runId}>
+              <td>
+                <a href={`#/runs/${encodeURIComponent(run.runId)}`}>{run.name ?? run.runId}</a>
+              </td>
+              <td>{run.status}</td>
+              <td>{run.model}</td>
+              <td>{delivery(run)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** One run: what was sent to the model, what it answered, where the reply went; Redeliver when that failed. */
+export function RunPage({ id }: { id: string }) {
+  const run = useLoad<RunItem>(`/api/runs/${encodeURIComponent(id)}`, [id]);
+  const transcript = useLoad<{ sessionKey: string; messages: { role: string; content: string }[] }>(
+    `/api/runs/${encodeURIComponent(id)}/transcript`,
+    [id],
+  );
+  const [note, setNote] = useState<string>();
+  const r = run.data;
+  const { reload: reloadRun } = run;
+  const { reload: reloadTranscript } = transcript;
+  // The page follows its run as it starts, answers and delivers.
+  const onLive = useCallback(
+    (kind: string, data: unknown) => {
+      if (kind !== 'run' || (data as RunItem).runId !== id) return;
+      reloadRun();
+      reloadTranscript();
+    },
+    [id, reloadRun, reloadTranscript],
+  );
+  useLive(onLive);
+  const redeliver = async () => {
+    const answer = await post<{ delivery?: RunItem['delivery']; error?: string }>(
+      `/api/runs/${encodeURIComponent(id)}/redeliver`,
+    );
+    setNote(
+      answer.status < 300
+        ? `Redelivered: ${answer.body.delivery?.status}`
+        : `Not redelivered: ${answer.body.error ?? answer.status}`,
+    );
+    run.reload();
+  };
+  if (run.error) return <p class="problem">{run.error}</p>;
+  if (!r) return <p class="loading">Loading…</p>;
+  return (
+    <>
+      <h1 tabIndex={-1}>
+        Run <code>{r.runId}</code>
+      </h1>
+      <dl class="facts">
+        <dt>Name</dt>
+        <dd>{r.name ?? '—'}</dd>
+        <dt>Session</dt>
+        <dd>
+          <a href={`#/sessions/${encodeURIComponent(r.sessionKey)}`}>{r.sessionKey}</a>
+        </dd>
+        <dt>Status</dt>
+        <dd data-testid="run-status">{r.status}</dd>
+        <dt>Model</dt>
+        <dd>{r.model}</dd>
+        <dt>Delivery</dt>
+        <dd>{delivery(r)}</dd>
+        <dt>Created</dt>
+        <dd>{when(r.createdAt)}</dd>
+      </dl>
+      {r.error && <p class="problem">{r.error}</p>}
+      {r.delivery?.status === 'failed' && (
+        <p>
+          <button type="button" onClick={redeliver}>
+            Redeliver
+          </button>
+        </p>
+      )}
+      <div aria-live="polite">{note && <p class="notice">{note}</p>}</div>
+      <h2>Sent to the model, and its reply</h2>
+      {transcript.data?.messages.length ? (
+        transcript.data.messages.map((m, i) => (
+          <article class={`message ${m.role}`} key={`${i}-${m.role}`}>
+            <h3>{m.role === 'assistant' ? 'Reply' : 'Sent'}</h3>
+            <pre>{m.content}</pre>
+          </article>
+        ))
+      ) : (
+        <p class="empty">Nothing yet{r.output ? '' : ' (the run has not answered)'}.</p>
+      )}
+    </>
+  );
+}
