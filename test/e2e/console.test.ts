@@ -1,0 +1,302 @@
+/// <reference lib="dom" />
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { artefact, launchChromium } from '../helpers/browser.js';
+import { type FakeChat, startFakeChat } from '../helpers/fake-chat.js';
+import { type FakeModel, isHeartbeat, startFakeModel } from '../helpers/fake-model.js';
+import { type HookdProcess, makeTempDir, ROOT, startHookd } from '../helpers/hookd-process.js';
+import { call } from '../helpers/http.js';
+
+/**
+ * The operator console in a real browser (DESIGN §13): Debian's Chromium driven by
+ * playwright-core against a spawned gateway.
+ */
+
+const HOOK_TOKEN = 'console-hook-token-0123456789';
+const GATEWAY_TOKEN = 'console-gateway-token-0123456789';
+const HOOK = { authorization: `Bearer ${HOOK_TOKEN}` };
+const ADMIN = { authorization: `Bearer ${GATEWAY_TOKEN}` };
+/** Set HOOKD_DOCS_SCREENSHOTS=1 to refresh the two screenshots in docs/. */
+const REFRESH_DOCS = process.env.HOOKD_DOCS_SCREENSHOTS === '1';
+
+const THROWS = `export default function () { throw new Error('not fixed yet'); }\n`;
+const FIXED = `export default function ({ payload }: { payload: { n: number } }) {
+  return { kind: 'agent', message: 'fixed ' + payload.n };
+}\n`;
+
+let browser: Browser;
+let hookd: HookdProcess;
+let model: FakeModel;
+let chat: FakeChat;
+let dir: string;
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+
+beforeAll(async () => {
+  const temp = makeTempDir();
+  cleanups.push(temp.cleanup);
+  dir = temp.dir;
+  mkdirSync(join(dir, 'transforms'));
+  writeFileSync(join(dir, 'transforms/flaky.ts'), THROWS);
+  model = await startFakeModel((r) => (isHeartbeat(r) ? 'HEARTBEAT_OK' : 'the reply'));
+  cleanups.push(() => model.close());
+  chat = await startFakeChat();
+  cleanups.push(() => chat.close());
+  hookd = await startHookd({
+    dir,
+    config: {
+      gateway: { auth: { token: GATEWAY_TOKEN } },
+      hooks: {
+        enabled: true,
+        token: HOOK_TOKEN,
+        transformsDir: 'transforms',
+        mappings: [
+          { id: 'flaky', match: { path: 'flaky' }, transform: { module: 'flaky.ts' }, deliver: false },
+          { id: 'note', match: { path: 'note' }, action: 'wake', textTemplate: 'note {{n}} from {{who}}' },
+        ],
+      },
+      agents: { defaults: { model: 'fake/m', heartbeat: { every: '0' } } },
+      models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } },
+      channels: { chatnet: { apiBase: chat.url, botToken: 'bot-secret-123', defaultTo: '42' } },
+    },
+  });
+  cleanups.push(() => hookd.stop());
+  browser = await launchChromium();
+  cleanups.push(() => browser.close());
+}, 60_000);
+
+afterAll(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 5000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A fresh browser profile, signed in through the form. */
+async function signedIn(viewport = { width: 1280, height: 900 }): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  await page.goto(`${hookd.url}/ui/`);
+  await page.getByLabel('Gateway token').fill(GATEWAY_TOKEN);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Live log' }).waitFor();
+  return { context, page };
+}
+
+/** Waits until the page's live stream is connected, so nothing sent afterwards is missed. */
+const liveOpen = (page: Page) => page.locator('.live[data-state="open"]').waitFor();
+
+describe('the operator console in Chromium (DESIGN §13)', () => {
+  it('signs in with the gateway token into an HttpOnly, SameSite=Strict session; a wrong token is refused', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${hookd.url}/ui`);
+    expect(page.url()).toBe(`${hookd.url}/ui/`);
+    await page.getByLabel('Gateway token').fill('not-the-token');
+    await page.keyboard.press('Enter');
+    await expect(page.getByRole('alert').textContent()).resolves.toContain('not the gateway token');
+    expect(await context.cookies()).toEqual([]);
+
+    await page.getByLabel('Gateway token').fill(GATEWAY_TOKEN);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Live log' }).waitFor();
+    const [cookie, ...more] = await context.cookies();
+    expect(more).toEqual([]);
+    expect(cookie).toMatchObject({ name: 'hookd_session', httpOnly: true, sameSite: 'Strict', path: '/' });
+    expect(cookie?.value).not.toContain(GATEWAY_TOKEN);
+    // The token is in no URL the browser visited, and scripts cannot read the cookie.
+    expect(page.url()).toBe(`${hookd.url}/ui/`);
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+    await context.close();
+  });
+
+  it('shows a curl in the live log within 2 s', async () => {
+    const { context, page } = await signedIn();
+    await liveOpen(page);
+    const sent = Date.now();
+    await promisify(execFile)('curl', [
+      '-sS',
+      '-o',
+      '/dev/null',
+      '-H',
+      `Authorization: Bearer ${HOOK_TOKEN}`,
+      '-H',
+      'Content-Type: application/json',
+      '-H',
+      'X-Request-Id: curl-live-1',
+      '-d',
+      '{"n": 1, "who": "curl"}',
+      `${hookd.url}/hooks/note`,
+    ]);
+    const row = page.locator('tr[data-request-id="curl-live-1"]');
+    await row.waitFor({ timeout: 2000 });
+    const shownAfterMs = Date.now() - sent;
+    expect(shownAfterMs).toBeLessThan(2000);
+    await expect(row.textContent()).resolves.toMatch(/note.*200.*note.*1 event/);
+    await page.screenshot({ path: artefact('console', 'live-log') });
+    if (REFRESH_DOCS) copyFileSync(artefact('console', 'live-log'), join(ROOT, 'docs/console-live-log.png'));
+    await context.close();
+  });
+
+  it('replays a request whose transform threw, fixed on disk, from its page; the replay produces a run', async () => {
+    const { context, page } = await signedIn();
+    await liveOpen(page);
+    const failed = await call(`${hookd.url}/hooks/flaky`, { headers: HOOK, json: { n: 7 } });
+    expect(failed.status).toBe(500);
+    const id = failed.headers['x-request-id'] as string;
+    await page.locator(`tr[data-request-id="${id}"] a`).click();
+    await page.getByRole('heading', { name: `Request ${id}` }).waitFor();
+    await expect(page.locator('.problem').first().textContent()).resolves.toContain('TRANSFORM_FAILED');
+
+    writeFileSync(join(dir, 'transforms/flaky.ts'), FIXED);
+    // The gateway reloads the transform on its own; the playground shows when it has.
+    await until(async () => {
+      const tried = await call(`${hookd.url}/api/try`, { headers: ADMIN, json: { path: 'flaky', body: '{"n":0}' } });
+      return tried.status === 200 ? true : undefined;
+    }, 'the fixed transform to be loaded');
+
+    await page.getByRole('button', { name: 'Replay' }).click();
+    const notice = page.locator('.notice');
+    await notice.waitFor();
+    await expect(notice.textContent()).resolves.toContain('Replayed: 202');
+    await page.getByRole('link', { name: 'See the replay' }).click();
+    await page.getByText('Replay of').waitFor();
+    await page.locator('table a[href^="#/runs/"]').first().click();
+    // The run page follows the run live until the model has answered.
+    await page.getByTestId('run-status').filter({ hasText: 'ok' }).waitFor({ timeout: 10_000 });
+    await page.getByText('the reply').first().waitFor();
+    await expect(page.locator('article.message').first().textContent()).resolves.toContain('fixed 7');
+    await page.screenshot({ path: artefact('console', 'replayed-run') });
+
+    // The original now counts as replayed, through the API the page used.
+    const original = (await call(`${hookd.url}/api/requests/${id}`, { method: 'GET', headers: ADMIN })).body;
+    expect(original.replayedAt).toEqual(expect.any(String));
+    await page.goto(`${hookd.url}/ui/#/requests/${id}`);
+    await page.getByText('Replayed', { exact: true }).waitFor();
+    await page.screenshot({ path: artefact('console', 'request'), fullPage: true });
+    if (REFRESH_DOCS) copyFileSync(artefact('console', 'request'), join(ROOT, 'docs/console-request.png'));
+    await context.close();
+  });
+
+  it('renders an action for a pasted payload in the playground, dispatching nothing', async () => {
+    const { context, page } = await signedIn();
+    await page.getByRole('link', { name: 'Mappings & playground' }).click();
+    await page.getByRole('cell', { name: 'flaky.ts', exact: true }).waitFor();
+    const before = (await call(`${hookd.url}/api/requests?limit=200`, { method: 'GET', headers: ADMIN })).body;
+    await page.getByLabel('Hook').selectOption('note');
+    await page.getByLabel('Payload').fill('{"n": 42, "who": "the playground"}');
+    await page.getByRole('button', { name: 'Render' }).click();
+    const result = page.getByTestId('playground-result');
+    await result.waitFor();
+    const rendered = JSON.parse((await result.textContent()) ?? '');
+    expect(rendered).toMatchObject({
+      mapping: 'note',
+      actions: [{ kind: 'wake', text: 'note 42 from the playground' }],
+    });
+    // A payload missing a name the template reads: said, not silently rendered empty.
+    await page.getByLabel('Payload').fill('{"n": 43}');
+    await page.getByRole('button', { name: 'Render' }).click();
+    await page.getByTestId('playground-result').filter({ hasText: '{{who}}' }).waitFor();
+    await page.screenshot({ path: artefact('console', 'playground'), fullPage: true });
+    // Nothing was logged, queued or dispatched.
+    const after = (await call(`${hookd.url}/api/requests?limit=200`, { method: 'GET', headers: ADMIN })).body;
+    expect((after.requests as unknown[]).length).toBe((before.requests as unknown[]).length);
+    const events = (await call(`${hookd.url}/api/sessions`, { method: 'GET', headers: ADMIN })).text;
+    expect(events).not.toContain('the playground');
+    await context.close();
+  });
+
+  it('refuses a state change without the CSRF token, or from another site, with 403', async () => {
+    const { context, page } = await signedIn();
+    const id = 'curl-live-1';
+    const statuses = await page.evaluate(async (requestId) => {
+      const csrf = document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?.content ?? '';
+      const replay = (headers: Record<string, string>) =>
+        fetch(`/api/requests/${requestId}/replay`, { method: 'POST', headers }).then(async (r) => ({
+          status: r.status,
+          code: ((await r.json()) as { code?: string }).code,
+        }));
+      return {
+        none: await replay({}),
+        wrong: await replay({ 'x-csrf-token': 'x'.repeat(43) }),
+        right: await replay({ 'x-csrf-token': csrf }),
+        signOutWithout: (await fetch('/ui/logout', { method: 'POST', redirect: 'manual' })).status,
+      };
+    }, id);
+    expect(statuses.none).toEqual({ status: 403, code: 'CSRF_REFUSED' });
+    expect(statuses.wrong).toEqual({ status: 403, code: 'CSRF_REFUSED' });
+    expect(statuses.right.status).toBe(200);
+    expect(statuses.signOutWithout).toBe(403);
+
+    // Another site's form or script carrying the cookie (were SameSite not enough) is refused too.
+    const [cookie] = await context.cookies();
+    const csrf = await page.locator('meta[name="csrf-token"]').getAttribute('content');
+    const crossSite = await call(`${hookd.url}/api/requests/${id}/replay`, {
+      headers: {
+        cookie: `hookd_session=${cookie?.value}`,
+        'x-csrf-token': csrf ?? '',
+        origin: 'http://evil.example',
+      },
+    });
+    expect(crossSite.status).toBe(403);
+    expect(crossSite.body.code).toBe('CSRF_REFUSED');
+    // The session is still live after the refusals.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Live log' }).waitFor();
+    await context.close();
+  });
+
+  it('signs out: the session is revoked, and its stale cookie gets the sign-in page and no API', async () => {
+    const { context, page } = await signedIn();
+    const [cookie] = await context.cookies();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Gateway token').waitFor();
+    expect(await context.cookies()).toEqual([]);
+
+    const stale = await browser.newContext();
+    if (cookie) await stale.addCookies([cookie]);
+    const again = await stale.newPage();
+    await again.goto(`${hookd.url}/ui/`);
+    await again.getByLabel('Gateway token').waitFor();
+    expect(await again.locator('#app').count()).toBe(0);
+    const api = await call(`${hookd.url}/api/requests`, {
+      method: 'GET',
+      headers: { cookie: `hookd_session=${cookie?.value}` },
+    });
+    expect(api.status).toBe(401);
+    await stale.close();
+    await context.close();
+  });
+
+  it('is readable at 390 px wide and usable from the keyboard', async () => {
+    const { context, page } = await signedIn({ width: 390, height: 844 });
+    // Nothing wider than the screen but the tables, which scroll inside their own box.
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
+    expect(overflow).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: artefact('console', 'live-log-390'), fullPage: true });
+
+    // Tab reaches the skip link first, then the navigation; Enter follows a link.
+    await page.keyboard.press('Tab');
+    await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Skip to content');
+    for (let i = 0; i < 2; i++) await page.keyboard.press('Tab');
+    await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Failed');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Failed requests' }).waitFor();
+    // The new page's heading takes the focus, for screen readers.
+    await until(
+      async () => ((await page.evaluate(() => document.activeElement?.tagName)) === 'H1' ? true : undefined),
+      'focus on the heading',
+    );
+    await context.close();
+  });
+});

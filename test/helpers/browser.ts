@@ -1,0 +1,28 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Browser, chromium } from 'playwright-core';
+import { ROOT } from './hookd-process.js';
+
+/** Debian's chromium package (installed by .ci/run); Playwright's own download is not used. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Screenshots of browser tests: a test artefact, not committed (see .gitignore). */
+export const ARTEFACTS = join(ROOT, 'test/artefacts');
+
+/** A headless Chromium; `--no-sandbox` because CI runs as root. */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
+  });
+}
+
+/** Where a test's screenshot goes: test/artefacts/<folder>/<name>.png. */
+export function artefact(folder: string, name: string): string {
+  const dir = join(ARTEFACTS, folder);
+  mkdirSync(dir, { recursive: true });
+  return join(dir, `${name}.png`);
+}
