@@ -1,0 +1,226 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeModel, isHeartbeat, startFakeModel } from '../helpers/fake-model.js';
+import { type HookdProcess, makeTempDir, startHookd } from '../helpers/hookd-process.js';
+import { call } from '../helpers/http.js';
+
+/** The console's pages and API over HTTP, without a browser (DESIGN §13). */
+
+const HOOK_TOKEN = 'capi-hook-token-0123456789';
+const GATEWAY_TOKEN = 'capi-gateway-token-0123456789';
+const HOOK = { authorization: `Bearer ${HOOK_TOKEN}` };
+const ADMIN = { authorization: `Bearer ${GATEWAY_TOKEN}` };
+
+const UPPER = `export default function ({ payload }: { payload: { text: string } }) {
+  if (payload.text === 'boom') throw new Error('boom');
+  return { kind: 'wake', text: payload.text.toUpperCase() };
+}\n`;
+
+let hookd: HookdProcess;
+let model: FakeModel;
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+
+beforeAll(async () => {
+  const temp = makeTempDir();
+  cleanups.push(temp.cleanup);
+  mkdirSync(join(temp.dir, 'transforms'));
+  writeFileSync(join(temp.dir, 'transforms/upper.ts'), UPPER);
+  model = await startFakeModel((r) => (isHeartbeat(r) ? 'HEARTBEAT_OK' : 'agent reply'));
+  cleanups.push(() => model.close());
+  hookd = await startHookd({
+    dir: temp.dir,
+    config: {
+      gateway: { auth: { token: GATEWAY_TOKEN } },
+      hooks: {
+        enabled: true,
+        token: HOOK_TOKEN,
+        transformsDir: 'transforms',
+        mappings: [
+          { id: 'upper', match: { path: 'upper' }, transform: { module: 'upper.ts' } },
+          {
+            id: 'gh',
+            match: { path: 'gh', headers: { 'x-github-event': 'push' } },
+            verify: { scheme: 'github', secret: 'gh-secret' },
+            action: 'wake',
+            textTemplate: 'push to {{repository.full_name}}',
+          },
+        ],
+      },
+      agents: { defaults: { model: 'fake/m', heartbeat: { every: '0' } } },
+      models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } },
+    },
+  });
+  cleanups.push(() => hookd.stop());
+}, 60_000);
+
+afterAll(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const admin = (path: string, json?: unknown) =>
+  call(`${hookd.url}${path}`, { method: json === undefined ? 'GET' : 'POST', headers: ADMIN, json });
+
+async function signIn(): Promise<{ cookie: string; csrf: string }> {
+  const answer = await call(`${hookd.url}/ui/login`, {
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: `token=${encodeURIComponent(GATEWAY_TOKEN)}`,
+  });
+  expect(answer.status).toBe(303);
+  const setCookie = String(answer.headers['set-cookie']);
+  const cookie = setCookie.split(';')[0] as string;
+  const shell = await call(`${hookd.url}/ui/`, { method: 'GET', headers: { cookie } });
+  const csrf = /<meta name="csrf-token" content="([^"]+)">/.exec(shell.text)?.[1];
+  if (!csrf) throw new Error(`no CSRF token in ${shell.text}`);
+  return { cookie, csrf };
+}
+
+describe('the console over HTTP', () => {
+  it('serves the sign-in page, then the shell and the bundled app, with a strict CSP and nothing from elsewhere', async () => {
+    const page = await call(`${hookd.url}/ui/`, { method: 'GET' });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<form method="post" action="/ui/login">');
+    expect(page.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(page.headers['cache-control']).toBe('no-store');
+    expect(page.text).not.toMatch(/https?:\/\/(?!127\.)/);
+
+    const wrong = await call(`${hookd.url}/ui/login`, {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'token=nope',
+    });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers['set-cookie']).toBeUndefined();
+    const { cookie } = await signIn();
+    const app = await call(`${hookd.url}/ui/app.js`, { method: 'GET', headers: { cookie } });
+    expect(app.status).toBe(200);
+    expect(app.headers['content-type']).toContain('text/javascript');
+    expect(app.text).toContain('/api/stream');
+    expect(app.text).not.toMatch(/import\s*["']https?:/);
+    const css = await call(`${hookd.url}/ui/app.css`, { method: 'GET' });
+    expect(css.headers['content-type']).toContain('text/css');
+  });
+
+  it('opens the admin API to a session cookie; a change needs the CSRF token', async () => {
+    const { cookie, csrf } = await signIn();
+    expect((await call(`${hookd.url}/api/requests`, { method: 'GET', headers: { cookie } })).status).toBe(200);
+    const tried = { path: 'upper', body: '{"text":"hi"}' };
+    const refused = await call(`${hookd.url}/api/try`, { headers: { cookie }, json: tried });
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe('CSRF_REFUSED');
+    const allowed = await call(`${hookd.url}/api/try`, { headers: { cookie, 'x-csrf-token': csrf }, json: tried });
+    expect(allowed.status).toBe(200);
+    // A cookie of another session's CSRF token is no good either.
+    const other = await signIn();
+    const crossed = await call(`${hookd.url}/api/try`, {
+      headers: { cookie, 'x-csrf-token': other.csrf },
+      json: tried,
+    });
+    expect(crossed.status).toBe(403);
+  });
+
+  it('lists the mappings in force', async () => {
+    const { body } = await admin('/api/mappings');
+    expect(body.mappings).toEqual([
+      { id: 'upper', configPath: 'hooks.mappings[0]', path: 'upper', transform: 'upper.ts', schema: false },
+      {
+        id: 'gh',
+        configPath: 'hooks.mappings[1]',
+        path: 'gh',
+        headers: ['x-github-event: push'],
+        verify: 'github',
+        schema: false,
+      },
+    ]);
+  });
+
+  it('dry-runs a payload like hookd try: actions, unresolved names and the live errors, storing nothing', async () => {
+    const before = ((await admin('/api/requests')).body.requests as unknown[]).length;
+    expect((await admin('/api/try', { path: 'upper', body: '{"text":"hi"}' })).body).toEqual({
+      ok: true,
+      mapping: 'upper',
+      actions: [expect.objectContaining({ kind: 'wake', text: 'HI' })],
+    });
+    const gh = await admin('/api/try', {
+      path: 'gh',
+      body: '{"repository":{}}',
+      headers: { 'X-GitHub-Event': 'push' },
+    });
+    expect(gh.body).toMatchObject({
+      mapping: 'gh',
+      actions: [{ text: 'push to ' }],
+      unresolved: ['hooks.mappings[1].textTemplate: {{repository.full_name}}'],
+    });
+    expect((await admin('/api/try', { path: 'agent', body: '{"message":"x"}' })).body).toMatchObject({
+      actions: [{ kind: 'agent', message: 'x' }],
+    });
+    const failing = await admin('/api/try', { path: 'upper', body: '{"text":"boom"}' });
+    expect([failing.status, failing.body.code]).toEqual([500, 'TRANSFORM_FAILED']);
+    expect((await admin('/api/try', { path: 'nothing', body: '{}' })).body.code).toBe('NO_MAPPING');
+    expect((await admin('/api/try', { path: 'upper', body: '{' })).status).toBe(400);
+    for (const bad of [{ body: '{}' }, { path: 'a b', body: '{}' }, { path: 'upper', body: {} }]) {
+      const answer = await admin('/api/try', bad);
+      expect([answer.status, answer.body.code]).toEqual([400, 'INVALID_FIELD']);
+    }
+    expect((await admin('/api/try', { path: 'upper', body: '{}', headers: { a: 1 } })).status).toBe(400);
+    expect(((await admin('/api/requests')).body.requests as unknown[]).length).toBe(before);
+    expect(model.requests).toEqual([]);
+  });
+
+  it('gives the overview, the sessions and a run’s transcript', async () => {
+    expect((await call(`${hookd.url}/hooks/upper`, { headers: HOOK, json: { text: 'hello' } })).status).toBe(200);
+    expect((await call(`${hookd.url}/hooks/upper`, { headers: HOOK, json: { text: 'boom' } })).status).toBe(500);
+    const agent = await call(`${hookd.url}/hooks/agent`, {
+      headers: HOOK,
+      json: { message: 'summarise', sessionKey: 'hook:capi', deliver: false },
+    });
+    expect(agent.status).toBe(202);
+    const runId = agent.body.runId as string;
+    let transcript: Record<string, unknown> = {};
+    for (let i = 0; i < 100; i++) {
+      transcript = (await admin(`/api/runs/${runId}/transcript`)).body;
+      if ((transcript.messages as unknown[] | undefined)?.length === 2) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(transcript).toMatchObject({
+      runId,
+      sessionKey: 'hook:capi',
+      messages: [
+        { role: 'user', content: expect.stringContaining('summarise') },
+        { role: 'assistant', content: 'agent reply' },
+      ],
+    });
+    expect((await admin('/api/runs/nope/transcript')).status).toBe(404);
+
+    const { body: sessions } = await admin('/api/sessions');
+    expect(sessions.sessions).toContainEqual({ key: 'hook:capi', messages: 2, lastAt: expect.any(String) });
+
+    const { body: overview } = await admin('/api/overview');
+    expect(overview).toMatchObject({
+      requestsLastHour: { total: 3, failed: 1 },
+      runsByStatus: { ok: 1 },
+      queueDepth: 0,
+      transforms: { calls: expect.any(Number), meanMs: expect.any(Number), p95AtMostMs: expect.any(Number) },
+    });
+    expect((overview.transforms as { calls: number }).calls).toBeGreaterThanOrEqual(2);
+  });
+
+  it('counts failed sign-ins with the admin API’s failures: 20 in a minute lock both', async () => {
+    // Last in the file: it locks the loopback address out of sign-in for a minute.
+    const before = (await admin('/api/requests')).status;
+    expect(before).toBe(200);
+    for (let i = 0; i < 20; i++)
+      await call(`${hookd.url}/ui/login`, {
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `token=guess-${i}`,
+      });
+    const locked = await call(`${hookd.url}/ui/login`, {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `token=${GATEWAY_TOKEN}`,
+    });
+    expect(locked.status).toBe(429);
+    expect((await call(`${hookd.url}/api/requests`, { method: 'GET' })).status).toBe(429);
+    // The correct token still opens the API (a lock never shuts out its owner, DESIGN §3).
+    expect((await admin('/api/requests')).status).toBe(200);
+  });
+});

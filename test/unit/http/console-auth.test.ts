@@ -1,0 +1,113 @@
+import type { FastifyRequest } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isHookdError } from '../../../src/errors.js';
+import { checkCsrf, cookieValue, createConsoleAuth, SESSION_COOKIE } from '../../../src/http/console-auth.js';
+import { createStore, type Store } from '../../../src/store/index.js';
+
+const stores: Store[] = [];
+afterEach(() => {
+  for (const s of stores.splice(0)) s.close();
+});
+
+function setup() {
+  const store = createStore({ path: ':memory:', synchronous: 'normal' });
+  stores.push(store);
+  let at = Date.parse('2026-11-25T08:00:00Z');
+  const auth = createConsoleAuth(store.consoleSessions, () => at);
+  const withCookie = (token: string) => ({ headers: { cookie: `theme=dark; ${SESSION_COOKIE}=${token}; x=1` } });
+  return {
+    store,
+    auth,
+    withCookie,
+    advance(ms: number) {
+      at += ms;
+    },
+  };
+}
+
+function request(headers: Record<string, string>, protocol = 'http', host = 'gw.example:8787'): FastifyRequest {
+  return { headers, protocol, host } as unknown as FastifyRequest;
+}
+
+function refusal(fn: () => void): string | undefined {
+  try {
+    fn();
+    return undefined;
+  } catch (err) {
+    if (isHookdError(err)) return `${err.statusCode} ${err.code}`;
+    throw err;
+  }
+}
+
+describe('console sessions', () => {
+  it('finds the session a cookie names, and stores only a hash of the cookie', () => {
+    const { store, auth, withCookie } = setup();
+    const { token, csrf, maxAgeSeconds } = auth.signIn();
+    expect(maxAgeSeconds).toBe(12 * 3600);
+    expect(auth.sessionOf(withCookie(token))?.csrf).toBe(csrf);
+    expect(auth.sessionOf(withCookie(`${token}x`))).toBeUndefined();
+    expect(auth.sessionOf({ headers: {} })).toBeUndefined();
+    expect(auth.sessionOf(withCookie('a'.repeat(500)))).toBeUndefined();
+    const hash = auth.sessionOf(withCookie(token))?.tokenHash ?? '';
+    expect(hash).not.toBe(token);
+    expect(store.consoleSessions.find(token, Date.now())).toBeUndefined();
+  });
+
+  it('expires a session 12 hours after sign-in, and sign-out revokes it at once', () => {
+    const { auth, withCookie, advance } = setup();
+    const first = auth.signIn();
+    const second = auth.signIn();
+    advance(12 * 3_600_000 - 1);
+    expect(auth.sessionOf(withCookie(first.token))).toBeDefined();
+    const session = auth.sessionOf(withCookie(second.token));
+    if (!session) throw new Error('no session');
+    auth.signOut(session);
+    expect(auth.sessionOf(withCookie(second.token))).toBeUndefined();
+    advance(1);
+    expect(auth.sessionOf(withCookie(first.token))).toBeUndefined();
+  });
+
+  it('keeps at most 50 sessions, dropping the oldest', () => {
+    const { auth, withCookie, advance } = setup();
+    const tokens: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      tokens.push(auth.signIn().token);
+      advance(1000);
+    }
+    const live = tokens.filter((t) => auth.sessionOf(withCookie(t)));
+    expect(live).toEqual(tokens.slice(10));
+  });
+
+  it('reads one cookie out of a Cookie header', () => {
+    expect(cookieValue('a=1; hookd_session=abc; b=2', 'hookd_session')).toBe('abc');
+    expect(cookieValue('xhookd_session=abc', 'hookd_session')).toBeUndefined();
+    expect(cookieValue(undefined, 'hookd_session')).toBeUndefined();
+    expect(cookieValue('hookd_session', 'hookd_session')).toBeUndefined();
+  });
+});
+
+describe('checkCsrf', () => {
+  const session = { tokenHash: 'h', csrf: 'the-csrf-token-0123456789' };
+
+  it('takes the session’s token from this origin, or with no origin said', () => {
+    expect(refusal(() => checkCsrf(request({}), session, session.csrf))).toBeUndefined();
+    const sameOrigin = request({ origin: 'http://gw.example:8787', 'sec-fetch-site': 'same-origin' });
+    expect(refusal(() => checkCsrf(sameOrigin, session, session.csrf))).toBeUndefined();
+  });
+
+  it('refuses a missing or wrong token, another origin, and a cross-site fetch with 403 CSRF_REFUSED', () => {
+    expect(refusal(() => checkCsrf(request({}), session, undefined))).toBe('403 CSRF_REFUSED');
+    expect(refusal(() => checkCsrf(request({}), session, 'the-csrf-token-0123456788'))).toBe('403 CSRF_REFUSED');
+    expect(refusal(() => checkCsrf(request({}), session, ''))).toBe('403 CSRF_REFUSED');
+    const other = request({ origin: 'http://evil.example' });
+    expect(refusal(() => checkCsrf(other, session, session.csrf))).toBe('403 CSRF_REFUSED');
+    // `Origin: null` (a sandboxed frame, a privacy redirect) is not this origin either.
+    expect(refusal(() => checkCsrf(request({ origin: 'null' }), session, session.csrf))).toBe('403 CSRF_REFUSED');
+    const https = request({ origin: 'https://gw.example:8787' });
+    expect(refusal(() => checkCsrf(https, session, session.csrf))).toBe('403 CSRF_REFUSED');
+    for (const site of ['cross-site', 'same-site']) {
+      const fetched = request({ 'sec-fetch-site': site });
+      expect(refusal(() => checkCsrf(fetched, session, session.csrf))).toBe('403 CSRF_REFUSED');
+    }
+  });
+});
