@@ -43,7 +43,7 @@ export function HealthStrip() {
       <span>
         transforms:{' '}
         {t && t.calls > 0
-          ? `${t.calls} calls, mean ${t.meanMs?.toFixed(2)} ms${t.p95AtMostMs === null ? '' : `, p95 ≤ ${t.p95AtMostMs} ms`}`
+          ? `${t.calls} call${t.calls === 1 ? '' : 's'}, mean ${t.meanMs?.toFixed(2)} ms${t.p95AtMostMs === null ? '' : `, p95 ≤ ${t.p95AtMostMs} ms`}`
           : 'no calls yet'}
       </span>
     </section>

@@ -36,7 +36,7 @@ export function MappingsPage() {
   };
   return (
     <>
-      <h1 tabIndex={-1}>Mappings</h1>
+      <h1 tabIndex={-1}>Mappings and presets</h1>
       {listed.error && <p class="problem">{listed.error}</p>}
       {listed.data && (
         <div class="table-wrap">

@@ -6,6 +6,14 @@ import { ROOT } from './hookd-process.js';
 /** Debian's chromium package (installed by .ci/run); Playwright's own download is not used. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
+// Like Dovecot for the mail tests: on a machine without Chromium the browser tests are skipped
+// (and say so), except under CI, where a missing Chromium fails them.
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium && !process.env.CI)
+  console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
+/** Whether the browser e2e files run here. */
+export const browserTestsRun = hasChromium || Boolean(process.env.CI);
+
 /** Screenshots of browser tests: a test artefact, not committed (see .gitignore). */
 export const ARTEFACTS = join(ROOT, 'test/artefacts');
 
