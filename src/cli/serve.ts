@@ -1,3 +1,4 @@
+import { dirname, join } from 'node:path';
 import { createLogger } from '../log.js';
 import { startGateway } from '../main.js';
 import { resolveConfig } from './config-source.js';
@@ -17,6 +18,9 @@ export async function serveCommand(options: { config?: string; mailWatch?: boole
     io.out('hookd: embedded default running (builtin/echo model, no chat channel). Try:');
     io.out(
       `  curl -sS -X POST ${gateway.url}${config.hooks.path}/wake -H "Authorization: Bearer $(cat '${embedded.tokenFile}')" -H 'Content-Type: application/json' -d '{"text":"Hello from curl"}'`,
+    );
+    io.out(
+      `hookd: the console is at ${gateway.url}/ui/ (sign in with the gateway token in ${join(dirname(config.storage.path), 'gateway-token')})`,
     );
   }
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

@@ -29,6 +29,11 @@ describe('hookd serve with no config (the embedded default)', () => {
     const { stdout } = await sh('sh', ['-c', curl as string], { cwd: temp.dir });
     const answer = JSON.parse(stdout) as { ok: boolean; mode: string; eventId: string };
     expect(answer).toEqual({ ok: true, mode: 'now', eventId: expect.any(String) });
+    // The console line names a page that answers and a token file that exists.
+    const consoleLine = /console is at (\S+) \(sign in with the gateway token in (\S+)\)/.exec(first.stdout());
+    expect(consoleLine?.[1]).toBe('http://127.0.0.1:8787/ui/');
+    expect((await call(consoleLine?.[1] as string, { method: 'GET' })).text).toContain('Gateway token');
+    expect(readFileSync(consoleLine?.[2] as string, 'utf8').trim()).toMatch(/^\S{20,}$/);
     await first.stop();
 
     const db = new Database(join(temp.dir, 'data/hookd.db'), { readonly: true });
