@@ -223,6 +223,29 @@ describe.skipIf(!browserTestsRun)('the operator console in Chromium (DESIGN §13
     await context.close();
   });
 
+  it('redelivers a failed chat delivery from the run page, once', async () => {
+    const { context, page } = await signedIn();
+    chat.refuseNext(1);
+    const agent = await call(`${hookd.url}/hooks/agent`, {
+      headers: HOOK,
+      json: { message: 'tell me', deliver: true, channel: 'chatnet', to: '42' },
+    });
+    expect(agent.status).toBe(202);
+    const runId = agent.body.runId as string;
+    await page.goto(`${hookd.url}/ui/#/runs/${runId}`);
+    // The page follows the run until its delivery has failed, then offers Redeliver.
+    const redeliver = page.getByRole('button', { name: 'Redeliver' });
+    await redeliver.waitFor({ timeout: 10_000 });
+    await expect(page.getByText(/^failed to chatnet 42/).textContent()).resolves.toContain('failed');
+    const sentBefore = chat.sent.length;
+    await redeliver.click();
+    await page.locator('.notice', { hasText: 'Redelivered: sent' }).waitFor();
+    await page.getByText(/^sent to chatnet 42/).waitFor();
+    expect(await redeliver.count()).toBe(0);
+    expect(chat.sent.slice(sentBefore).map((m) => m.text)).toEqual(['the reply']);
+    await context.close();
+  });
+
   it('refuses a state change without the CSRF token, or from another site, with 403', async () => {
     const { context, page } = await signedIn();
     const id = 'curl-live-1';
