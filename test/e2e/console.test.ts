@@ -9,7 +9,7 @@ import { artefact, browserTestsRun, launchChromium } from '../helpers/browser.js
 import { type FakeChat, startFakeChat } from '../helpers/fake-chat.js';
 import { type FakeModel, isHeartbeat, startFakeModel } from '../helpers/fake-model.js';
 import { type HookdProcess, makeTempDir, ROOT, startHookd } from '../helpers/hookd-process.js';
-import { call } from '../helpers/http.js';
+import { call, until } from '../helpers/http.js';
 
 /**
  * The operator console in a real browser (DESIGN §13): Debian's Chromium driven by
@@ -72,16 +72,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
-
-async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** A fresh browser profile, signed in through the form. */
 async function signedIn(viewport = { width: 1280, height: 900 }): Promise<{ context: BrowserContext; page: Page }> {

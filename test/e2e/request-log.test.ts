@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeChat, startFakeChat } from '../helpers/fake-chat.js';
 import { type FakeModel, isHeartbeat, startFakeModel } from '../helpers/fake-model.js';
 import { type HookdProcess, makeTempDir, startHookd } from '../helpers/hookd-process.js';
-import { call } from '../helpers/http.js';
+import { call, until } from '../helpers/http.js';
 
 const HOOK_TOKEN = 'log-hook-token-0123456789';
 const GATEWAY_TOKEN = 'log-gateway-token-0123456789';
@@ -87,16 +87,6 @@ async function world(): Promise<World> {
   };
   cleanups.push(() => w.hookd.stop());
   return w;
-}
-
-async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 const runDone = (w: World, runId: string) =>

@@ -32,3 +32,14 @@ export async function call(
   }
   return { status: res.statusCode, headers: res.headers, body: parsed, text };
 }
+
+/** Polls `probe` every 50 ms until it returns something other than undefined; throws after `ms`. */
+export async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 5000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
