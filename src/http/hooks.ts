@@ -61,13 +61,20 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     else request.hook.trail.code = toHookdError(err).code;
   });
   // What stored no actions (a 4xx, a failed transform, a 204) is logged once answered.
+  // (A callback hook: no promise per request on the hot path, where it finds the record written.)
   if (recorder.enabled)
-    app.addHook('onResponse', async (request, reply) => {
+    app.addHook('onResponse', (request, reply, done) => {
       const state = request.hook;
-      if (!state?.trail.authenticated || state.trail.logged) return;
-      const { code, mappingId } = state.trail;
-      const ending = { status: reply.statusCode, ...(code ? { code } : {}), ...(mappingId ? { mappingId } : {}) };
-      sink.recordRequest(recorder.record(factsOf(request, state), ending));
+      try {
+        if (state?.trail.authenticated && !state.trail.logged) {
+          const { code, mappingId } = state.trail;
+          const ending = { status: reply.statusCode, ...(code ? { code } : {}), ...(mappingId ? { mappingId } : {}) };
+          sink.recordRequest(recorder.record(factsOf(request, state), ending));
+        }
+        done();
+      } catch (err) {
+        done(err as Error);
+      }
     });
 
   const factsOf = (request: FastifyRequest, { subPath, trail }: HookState): RequestFacts => {
