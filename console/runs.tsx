@@ -42,10 +42,12 @@ export function RunsTable({ runs }: { runs: RunItem[] }) {
 /** One run: what was sent to the model, what it answered, where the reply went; Redeliver when that failed. */
 export function RunPage({ id }: { id: string }) {
   const run = useLoad<RunItem>(`/api/runs/${encodeURIComponent(id)}`, [id]);
-  const transcript = useLoad<{ sessionKey: string; messages: { role: string; content: string }[] }>(
-    `/api/runs/${encodeURIComponent(id)}/transcript`,
-    [id],
-  );
+  const transcript = useLoad<{
+    createdAt: string;
+    startedAt?: string;
+    finishedAt?: string;
+    messages: { role: string; content: string }[];
+  }>(`/api/runs/${encodeURIComponent(id)}/transcript`, [id]);
   const [note, setNote] = useState<string>();
   const r = run.data;
   const { reload: reloadRun } = run;
@@ -91,8 +93,14 @@ export function RunPage({ id }: { id: string }) {
         <dd>{r.model}</dd>
         <dt>Delivery</dt>
         <dd>{delivery(r)}</dd>
-        <dt>Created</dt>
-        <dd>{when(r.createdAt)}</dd>
+        <dt>Queued</dt>
+        <dd>{when(transcript.data?.createdAt)}</dd>
+        <dt>Ran</dt>
+        <dd>
+          {transcript.data?.startedAt
+            ? `${when(transcript.data.startedAt)} – ${transcript.data.finishedAt ? when(transcript.data.finishedAt) : 'running'}`
+            : 'not yet'}
+        </dd>
       </dl>
       {r.error && <p class="problem">{r.error}</p>}
       {r.delivery?.status === 'failed' && (

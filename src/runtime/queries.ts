@@ -45,6 +45,16 @@ export interface MainEventsView {
   readonly events: readonly EventView[];
 }
 
+/** `GET /api/runs/:runId/transcript`: what a run sent and received, and its times. */
+export interface RunTranscript {
+  readonly runId: string;
+  readonly sessionKey: string;
+  readonly createdAt: string;
+  readonly startedAt?: string;
+  readonly finishedAt?: string;
+  readonly messages: SessionMessage[];
+}
+
 /** A request log record in a list (DESIGN §13): no headers, no body. */
 export type RequestView = Omit<RequestLogEntry, 'seq' | 'receivedAt' | 'headers' | 'replayedAt'> & {
   readonly receivedAt: string;
@@ -81,8 +91,8 @@ export interface AdminQueries {
   session(key: string): SessionView | undefined;
   /** Sessions with a transcript, most recently active first. */
   sessions(limit: number): { sessions: { key: string; messages: number; lastAt: string }[] };
-  /** The messages a run sent to the model and its reply. */
-  transcript(runId: string): { runId: string; sessionKey: string; messages: SessionMessage[] } | undefined;
+  /** The messages a run sent to the model and its reply, and when it was queued, started and ended. */
+  transcript(runId: string): RunTranscript | undefined;
   /** Requests of the last hour and runs by status, for the console's health strip. */
   overview(): { requestsLastHour: { total: number; failed: number }; runsByStatus: Record<string, number> };
   /** The mail watcher's status, when one runs (the gateway adds it). */
@@ -142,7 +152,14 @@ export function createAdminQueries(store: Store): AdminQueries {
     transcript(runId) {
       const run = store.runs.get(runId);
       if (!run) return undefined;
-      return { runId, sessionKey: run.sessionKey, messages: store.messages.ofRun(run.sessionKey, runId) };
+      return {
+        runId,
+        sessionKey: run.sessionKey,
+        createdAt: iso(run.createdAt),
+        ...(run.startedAt === undefined ? {} : { startedAt: iso(run.startedAt) }),
+        ...(run.finishedAt === undefined ? {} : { finishedAt: iso(run.finishedAt) }),
+        messages: store.messages.ofRun(run.sessionKey, runId),
+      };
     },
     overview() {
       return {

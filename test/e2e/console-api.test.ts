@@ -185,6 +185,9 @@ describe('the console over HTTP', () => {
     expect(transcript).toMatchObject({
       runId,
       sessionKey: 'hook:capi',
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      startedAt: expect.any(String),
+      finishedAt: expect.any(String),
       messages: [
         { role: 'user', content: expect.stringContaining('summarise') },
         { role: 'assistant', content: 'agent reply' },

@@ -166,6 +166,7 @@ describe.skipIf(!browserTestsRun)('the operator console in Chromium (DESIGN §13
     await page.getByTestId('run-status').filter({ hasText: 'ok' }).waitFor({ timeout: 10_000 });
     await page.getByText('the reply').first().waitFor();
     await expect(page.locator('article.message').first().textContent()).resolves.toContain('fixed 7');
+    await expect(page.locator('dl.facts').textContent()).resolves.not.toContain('not yet');
     await page.screenshot({ path: artefact('console', 'replayed-run') });
 
     // The original now counts as replayed, through the API the page used.
