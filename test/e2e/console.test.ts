@@ -13,7 +13,8 @@ import { call, until } from '../helpers/http.js';
 
 /**
  * The operator console in a real browser (DESIGN §13): Debian's Chromium driven by
- * playwright-core against a spawned gateway.
+ * playwright-core against a spawned gateway. One file over 300 lines on purpose: every test
+ * shares the one gateway and browser, whose start is most of the file's time.
  */
 
 const HOOK_TOKEN = 'console-hook-token-0123456789';
