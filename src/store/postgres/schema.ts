@@ -1,0 +1,136 @@
+/**
+ * The PostgreSQL schema (DESIGN §15), applied by `migratePostgres` under an advisory lock, one
+ * transaction per migration; `hookd_schema.version` records how many have run. Append only:
+ * never edit a migration that has shipped. The tables mirror the SQLite store's (times are
+ * epoch milliseconds, JSON is text), plus what several nodes need: run leases and the leases
+ * of the single-owner jobs (the main session's heartbeat, the mail watcher).
+ */
+export const pgMigrations: readonly string[] = [
+  `
+  CREATE TABLE events (
+    seq BIGSERIAL PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    session_key TEXT NOT NULL,
+    text TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    allow_unsafe_external_content BOOLEAN NOT NULL DEFAULT FALSE,
+    content_source TEXT NOT NULL DEFAULT 'webhook',
+    request_id TEXT,
+    created_at BIGINT NOT NULL,
+    consumed_at BIGINT
+  );
+  CREATE INDEX events_pending ON events (session_key, consumed_at, seq);
+
+  CREATE TABLE runs (
+    seq BIGSERIAL PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    session_key TEXT NOT NULL,
+    name TEXT,
+    message TEXT NOT NULL,
+    model TEXT NOT NULL,
+    thinking TEXT,
+    timeout_seconds INTEGER,
+    wake_mode TEXT NOT NULL,
+    deliver BOOLEAN NOT NULL,
+    channel TEXT NOT NULL,
+    "to" TEXT,
+    allow_unsafe_external_content BOOLEAN NOT NULL DEFAULT FALSE,
+    content_source TEXT NOT NULL DEFAULT 'webhook',
+    status TEXT NOT NULL,
+    output TEXT,
+    error TEXT,
+    delivery TEXT,
+    request_id TEXT,
+    mapping_id TEXT,
+    created_at BIGINT NOT NULL,
+    started_at BIGINT,
+    finished_at BIGINT,
+    summarized_at BIGINT,
+    -- The node executing the run and until when; another node may take it once that passed.
+    lease_owner TEXT,
+    lease_until BIGINT
+  );
+  CREATE INDEX runs_pending ON runs (summarized_at, seq);
+  CREATE INDEX runs_claimable ON runs (seq) WHERE status IN ('queued', 'running');
+
+  CREATE TABLE messages (
+    seq BIGSERIAL PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    role TEXT NOT NULL,
+    content TEXT NOT NULL,
+    run_id TEXT,
+    created_at BIGINT NOT NULL
+  );
+  CREATE INDEX messages_session ON messages (session_key, seq);
+
+  CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+
+  CREATE TABLE failed_requests (
+    seq BIGSERIAL PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    request_id TEXT,
+    sub_path TEXT NOT NULL,
+    url TEXT NOT NULL,
+    headers TEXT NOT NULL,
+    body BYTEA NOT NULL,
+    code TEXT NOT NULL,
+    error TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    replayed_at BIGINT
+  );
+  CREATE INDEX failed_requests_request ON failed_requests (request_id);
+
+  CREATE TABLE idempotency (
+    scope TEXT NOT NULL,
+    key TEXT NOT NULL,
+    body_hash TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    response TEXT,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    PRIMARY KEY (scope, key)
+  );
+  CREATE INDEX idempotency_expiry ON idempotency (expires_at);
+
+  CREATE TABLE requests (
+    seq BIGSERIAL PRIMARY KEY,
+    id TEXT NOT NULL,
+    received_at BIGINT NOT NULL,
+    path TEXT NOT NULL,
+    url TEXT NOT NULL,
+    mapping_id TEXT,
+    status INTEGER NOT NULL,
+    code TEXT,
+    event_ids TEXT,
+    run_ids TEXT,
+    duration_ms INTEGER NOT NULL,
+    headers TEXT NOT NULL,
+    body BYTEA NOT NULL,
+    body_bytes INTEGER NOT NULL,
+    truncated BOOLEAN NOT NULL DEFAULT FALSE,
+    redacted BOOLEAN NOT NULL DEFAULT FALSE,
+    replay_of TEXT,
+    replayed_at BIGINT
+  );
+  CREATE INDEX requests_id ON requests (id);
+  CREATE INDEX requests_received ON requests (received_at);
+
+  CREATE TABLE console_sessions (
+    token_hash TEXT PRIMARY KEY,
+    csrf TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL
+  );
+  CREATE INDEX console_sessions_expiry ON console_sessions (expires_at);
+
+  -- Jobs one node runs at a time (the heartbeat of the main session, the mail watcher).
+  CREATE TABLE leases (
+    name TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    until BIGINT NOT NULL
+  );
+  `,
+];
