@@ -69,12 +69,12 @@ export interface ActionSink {
   accept(actions: readonly Action[], context: AcceptContext): Promise<readonly Accepted[]>;
   /** Keeps a request answered 5xx (a failed transform) so that it can be replayed later. */
   recordFailure(failure: FailedRequest): void;
-  /** The live remembered answer for an idempotency key, if any. */
-  findAnswer(scope: string, key: string): IdempotentAnswer | undefined;
+  /** The live remembered answer for an idempotency key, if any (async: a shared store is a round trip away). */
+  findAnswer(scope: string, key: string): Promise<IdempotentAnswer | undefined>;
   /** Logs a request that stored no actions (refused, failed, 204), in the next group commit. */
   recordRequest(record: RequestLogRecord): void;
   /** A logged request and, when it failed on our side, its whole body kept for replay. */
-  findRequest(id: string): StoredRequest | undefined;
+  findRequest(id: string): Promise<StoredRequest | undefined>;
   /** Marks a request replayed (its record, and its kept failure: no longer pending). */
   markReplayed(id: string): void;
 }

@@ -123,7 +123,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     const key = idempotencyKeyOf(request.headers, verified?.webhookId);
     if (key === undefined) return send(reply, await accept(request, body, verified));
     const intent = { scope: state.subPath, key, bodyHash: hashBody(body.rawBody) };
-    const remembered = inFlight.claim(sink, intent.scope, key, intent.bodyHash, keyIsDeliveryId(request.headers));
+    const remembered = await inFlight.claim(sink, intent.scope, key, intent.bodyHash, keyIsDeliveryId(request.headers));
     if (remembered) {
       reply.header('idempotent-replayed', 'true');
       return send(reply, { status: remembered.status, body: remembered.body as Answer['body'] });

@@ -30,25 +30,31 @@ export function createInFlightKeys() {
      * Looks the key up: a remembered answer for the same body is returned for replay; another
      * body, or the key still in flight, is a 409. Otherwise the key is taken until `release`.
      */
-    claim(
+    async claim(
       sink: ActionSink,
       scope: string,
       key: string,
       bodyHash: string,
       deliveryId = false,
-    ): IdempotentAnswer | undefined {
-      const answer = sink.findAnswer(scope, key);
-      if (answer) {
-        if (answer.bodyHash !== bodyHash) {
-          // A sender that reused its own delivery id never sent an Idempotency-Key: not named.
-          throw hookdError('IDEMPOTENCY_CONFLICT', deliveryId ? { of: 'delivery id' } : undefined);
-        }
-        return answer;
-      }
+    ): Promise<IdempotentAnswer | undefined> {
+      // Taken before the look-up, which may wait on the store: a second request with the key
+      // arriving meanwhile is in flight, not a second accept.
       const id = `${scope}\u0000${key}`;
       if (keys.has(id)) throw hookdError('IDEMPOTENCY_IN_FLIGHT');
       keys.add(id);
-      return undefined;
+      let answer: IdempotentAnswer | undefined;
+      try {
+        answer = await sink.findAnswer(scope, key);
+      } catch (err) {
+        keys.delete(id);
+        throw err;
+      }
+      if (!answer) return undefined;
+      keys.delete(id);
+      // A sender that reused its own delivery id never sent an Idempotency-Key: not named.
+      if (answer.bodyHash !== bodyHash)
+        throw hookdError('IDEMPOTENCY_CONFLICT', deliveryId ? { of: 'delivery id' } : undefined);
+      return answer;
     },
     release(scope: string, key: string): void {
       keys.delete(`${scope}\u0000${key}`);

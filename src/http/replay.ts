@@ -33,7 +33,7 @@ export function createReplayer(options: ReplayerOptions) {
   const { sink, requested, recorder, mappings } = options;
 
   return async function replay(id: string, replayId: string): Promise<Answer> {
-    const stored = sink.findRequest(id);
+    const stored = await sink.findRequest(id);
     if (!stored) throw hookdError('NOT_FOUND', { resource: 'request', id });
     const source = replayable(id, stored);
     if (source.mappingId && mappings && !mappings.mappings.some((m) => m.id === source.mappingId))

@@ -105,7 +105,7 @@ export function createStoreSink(store: Store, options: StoreSinkOptions = {}): A
           (err: unknown) => options.onRecordError?.(err),
         );
     },
-    findRequest(id) {
+    async findRequest(id) {
       const record = store.requests.get(id);
       const failure = store.failedRequests.forRequest(id);
       if (!record && !failure) return undefined;
@@ -123,7 +123,7 @@ export function createStoreSink(store: Store, options: StoreSinkOptions = {}): A
     recordFailure(failure) {
       store.failedRequests.insert({ ...failure, id: newId(), createdAt: now() });
     },
-    findAnswer(scope, key) {
+    async findAnswer(scope, key) {
       const record = store.idempotency.get(scope, key, now());
       if (!record) return undefined;
       return {
