@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { ActionSink, IdempotentAnswer } from '../../../src/actions/index.js';
+import { createInFlightKeys } from '../../../src/http/idempotency.js';
 import { AUTH, createTestApp, type TestApp } from '../../helpers/app.js';
 
 let t: TestApp | undefined;
@@ -146,5 +148,37 @@ describe('idempotency (DESIGN §10)', () => {
     expect(fresh?.headers['idempotent-replayed']).toBeUndefined();
     expect(fresh?.json().eventId).not.toBe(first?.json().eventId);
     expect(count('events')).toBe(2);
+  });
+});
+
+describe('in-flight keys over a store that answers later', () => {
+  const slowSink = (answer: () => Promise<IdempotentAnswer | undefined>) =>
+    ({ findAnswer: answer }) as unknown as ActionSink;
+
+  it('takes the key before the look-up: a repeat arriving meanwhile is in flight', async () => {
+    const keys = createInFlightKeys();
+    let resolve: (a: IdempotentAnswer | undefined) => void = () => undefined;
+    const sink = slowSink(() => new Promise((r) => (resolve = r)));
+    const first = keys.claim(sink, 'agent', 'k', 'h');
+    await expect(keys.claim(sink, 'agent', 'k', 'h')).rejects.toMatchObject({ code: 'IDEMPOTENCY_IN_FLIGHT' });
+    resolve(undefined);
+    expect(await first).toBeUndefined();
+    keys.release('agent', 'k');
+    // Released: the next claim looks up again.
+    const next = keys.claim(sink, 'agent', 'k', 'h');
+    resolve({ bodyHash: 'h', status: 202, body: { ok: true } });
+    expect(await next).toEqual({ bodyHash: 'h', status: 202, body: { ok: true } });
+  });
+
+  it('gives the key back when the look-up fails or finds an answer', async () => {
+    const keys = createInFlightKeys();
+    const failing = slowSink(async () => {
+      throw new Error('store down');
+    });
+    await expect(keys.claim(failing, 'agent', 'k', 'h')).rejects.toThrow('store down');
+    const remembered = slowSink(async () => ({ bodyHash: 'other', status: 202, body: null }));
+    await expect(keys.claim(remembered, 'agent', 'k', 'h')).rejects.toMatchObject({ code: 'IDEMPOTENCY_CONFLICT' });
+    const empty = slowSink(async () => undefined);
+    expect(await keys.claim(empty, 'agent', 'k', 'h')).toBeUndefined();
   });
 });
