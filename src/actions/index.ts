@@ -10,5 +10,6 @@ export type {
   IdempotentAnswer,
   RequestLogRecord,
   StoredRequest,
+  WakeAction,
 } from './types.js';
 export { type ActionOptions, parseAgentBody, parseWakeBody } from './validate.js';

@@ -1,0 +1,287 @@
+import type pg from 'pg';
+import { MAIN_SESSION } from '../../action-shape.js';
+import type {
+  AcceptContext,
+  Accepted,
+  Action,
+  ActionSink,
+  AgentAction,
+  FailedRequest,
+  RequestLogRecord,
+} from '../../actions/index.js';
+import { hookdError } from '../../errors.js';
+import { newId } from '../../ids.js';
+import {
+  EVENTS_INSERT,
+  eventColumns,
+  FAILED_INSERT,
+  failureOf,
+  IDEMPOTENCY_INSERT,
+  idempotencyColumns,
+  REQUESTS_INSERT,
+  RUNS_INSERT,
+  recordOf,
+  requestColumns,
+  runColumns,
+} from './rows.js';
+
+export interface PgSinkOptions {
+  /** Called after the actions are committed (the runtime schedules work here). */
+  onCommitted?: (actions: readonly Action[], accepted: readonly Accepted[]) => void;
+  /** Refuses a request before anything is written (a full queue); throws a HookdError. */
+  admit?: (actions: readonly Action[]) => void;
+  onError?: (err: unknown) => void;
+  /** Told that a request record or a kept failure could not be written. */
+  onRecordError?: (err: unknown) => void;
+  onRecorded?: (record: RequestLogRecord) => void;
+  idempotencyTtlSeconds?: number;
+  /** Group commits in flight at once, each on its own connection (default 2). */
+  maxConcurrentCommits?: number;
+  now?: () => number;
+}
+
+/** One request's accept, prepared before its commit: ids, its idempotency row and its record. */
+interface Job {
+  readonly actions: readonly Action[];
+  readonly accepted: readonly Accepted[];
+  readonly createdAt: number;
+  readonly requestId: string;
+  readonly idempotency?: unknown[];
+  readonly key?: string;
+  readonly record?: RequestLogRecord;
+  resolve(accepted: readonly Accepted[]): void;
+  reject(err: unknown): void;
+}
+
+interface Batch {
+  jobs: Job[];
+  records: { record: RequestLogRecord; done: (err?: unknown) => void }[];
+  replayed: { id: string; at: number }[];
+}
+
+const empty = (): Batch => ({ jobs: [], records: [], replayed: [] });
+
+/**
+ * An ActionSink over PostgreSQL (DESIGN §15): any node accepts, and the durable accept is a
+ * PostgreSQL commit. Group commit is kept: the accepts of one event-loop turn are written in one
+ * transaction, a statement per table (`unnest` arrays: the cheapest shape for pg, measured in
+ * bench/pg-driver.ts). Idempotency keys are unique across nodes: a key another node holds makes
+ * this request 409 `IDEMPOTENCY_IN_FLIGHT`; an expired one is taken over.
+ */
+export function createPgSink(pool: pg.Pool, options: PgSinkOptions = {}): ActionSink {
+  const now = options.now ?? Date.now;
+  const ttlMs = (options.idempotencyTtlSeconds ?? 86_400) * 1000;
+  const maxCommits = options.maxConcurrentCommits ?? 2;
+  let queued = empty();
+  let scheduled = false;
+  let committing = 0;
+
+  const schedule = () => {
+    if (scheduled || committing >= maxCommits) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      const batch = queued;
+      queued = empty();
+      if (batch.jobs.length + batch.records.length + batch.replayed.length === 0) return;
+      committing++;
+      void commit(batch).finally(() => {
+        committing--;
+        if (queued.jobs.length + queued.records.length + queued.replayed.length > 0) schedule();
+      });
+    });
+  };
+
+  async function commit(batch: Batch): Promise<void> {
+    try {
+      const taken = await write(batch.jobs, batch);
+      settle(batch, taken);
+    } catch {
+      // The whole transaction rolled back: each part is tried again on its own, so that one
+      // bad write fails alone.
+      for (const job of batch.jobs) {
+        await write([job], empty()).then(
+          (taken) => settle({ jobs: [job], records: [], replayed: [] }, taken),
+          (err: unknown) => job.reject(err),
+        );
+      }
+      for (const item of batch.records) {
+        await write([], { jobs: [], records: [item], replayed: [] }).then(
+          () => item.done(),
+          (err: unknown) => item.done(err),
+        );
+      }
+      if (batch.replayed.length > 0)
+        await write([], { ...empty(), replayed: batch.replayed }).catch((err: unknown) => options.onRecordError?.(err));
+    }
+  }
+
+  /** One transaction; returns the jobs whose idempotency key was taken (or that had none). */
+  async function write(jobs: readonly Job[], batch: Batch): Promise<Set<Job>> {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const taken = await takeKeys(client, jobs);
+      const kept = jobs.filter((job) => taken.has(job));
+      const actions = kept.flatMap((job) => job.actions.map((action, i) => ({ job, action, i })));
+      const wakes = actions.filter(({ action }) => action.kind === 'wake');
+      const runs = actions.filter(({ action }) => action.kind === 'agent');
+      if (wakes.length > 0) {
+        const rows = wakes.map(({ job, action, i }) =>
+          eventColumns(action as Extract<Action, { kind: 'wake' }>, idOf(job.accepted[i]), MAIN_SESSION, job),
+        );
+        await client.query(EVENTS_INSERT, transpose(rows));
+      }
+      if (runs.length > 0) {
+        const rows = runs.map(({ job, action, i }) => runColumns(action as AgentAction, idOf(job.accepted[i]), job));
+        await client.query(RUNS_INSERT, transpose(rows));
+      }
+      const records = [
+        ...kept.flatMap((job) => (job.record ? [job.record] : [])),
+        ...batch.records.map((r) => r.record),
+      ];
+      if (records.length > 0) await client.query(REQUESTS_INSERT, transpose(records.map(requestColumns)));
+      for (const { id, at } of batch.replayed) {
+        await client.query(
+          'UPDATE requests SET replayed_at = $1 WHERE seq = (SELECT MAX(seq) FROM requests WHERE id = $2)',
+          [at, id],
+        );
+        await client.query('UPDATE failed_requests SET replayed_at = $1 WHERE request_id = $2', [at, id]);
+      }
+      await client.query('COMMIT');
+      return taken;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Inserts the batch's idempotency rows; a key held by another request is not taken. */
+  async function takeKeys(client: pg.PoolClient, jobs: readonly Job[]): Promise<Set<Job>> {
+    const taken = new Set(jobs.filter((job) => job.key === undefined));
+    const keyed = new Map<string, Job>();
+    for (const job of jobs) if (job.key !== undefined && !keyed.has(job.key)) keyed.set(job.key, job);
+    if (keyed.size === 0) return taken;
+    const { rows } = await client.query<{ scope: string; key: string }>(
+      IDEMPOTENCY_INSERT,
+      transpose([...keyed.values()].map((job) => job.idempotency as unknown[])),
+    );
+    for (const row of rows) {
+      const job = keyed.get(`${row.scope}\u0000${row.key}`);
+      if (job) taken.add(job);
+    }
+    return taken;
+  }
+
+  function settle(batch: Batch, taken: Set<Job>): void {
+    for (const job of batch.jobs) {
+      if (!taken.has(job)) {
+        job.reject(hookdError('IDEMPOTENCY_IN_FLIGHT'));
+        continue;
+      }
+      if (job.record) options.onRecorded?.(job.record);
+      try {
+        options.onCommitted?.(job.actions, job.accepted);
+      } catch (err) {
+        options.onError?.(err);
+      }
+      job.resolve(job.accepted);
+    }
+    for (const item of batch.records) item.done();
+  }
+
+  function prepare(actions: readonly Action[], context: AcceptContext) {
+    const createdAt = now();
+    const accepted: Accepted[] = actions.map((action) =>
+      action.kind === 'wake'
+        ? { kind: 'wake', eventId: newId(), mode: action.mode }
+        : { kind: 'agent', runId: newId(), sessionKey: action.sessionKey },
+    );
+    const intent = context.idempotency;
+    const answer = intent?.respond(accepted);
+    return {
+      actions,
+      accepted,
+      createdAt,
+      requestId: context.requestId,
+      ...(intent && answer
+        ? {
+            key: `${intent.scope}\u0000${intent.key}`,
+            idempotency: idempotencyColumns(intent, answer, createdAt, createdAt + ttlMs),
+          }
+        : {}),
+      ...(context.record ? { record: context.record(accepted) } : {}),
+    };
+  }
+
+  return {
+    accept(actions, context) {
+      options.admit?.(actions);
+      const prepared = prepare(actions, context);
+      return new Promise((resolve, reject) => {
+        queued.jobs.push({ ...prepared, resolve, reject });
+        schedule();
+      });
+    },
+    recordRequest(record) {
+      queued.records.push({
+        record,
+        done: (err) => (err === undefined ? options.onRecorded?.(record) : options.onRecordError?.(err)),
+      });
+      schedule();
+    },
+    markReplayed(id) {
+      queued.replayed.push({ id, at: now() });
+      schedule();
+    },
+    recordFailure(failure: FailedRequest) {
+      pool
+        .query(FAILED_INSERT, [
+          newId(),
+          failure.requestId,
+          failure.subPath,
+          failure.url,
+          JSON.stringify(failure.headers),
+          failure.body,
+          failure.code,
+          failure.error,
+          now(),
+        ])
+        .catch((err: unknown) => options.onRecordError?.(err));
+    },
+    async findAnswer(scope, key) {
+      const { rows } = await pool.query<{ body_hash: string; status: number; response: string | null }>(
+        'SELECT body_hash, status, response FROM idempotency WHERE scope = $1 AND key = $2 AND expires_at > $3',
+        [scope, key, now()],
+      );
+      const row = rows[0];
+      if (!row) return undefined;
+      return {
+        bodyHash: row.body_hash,
+        status: row.status,
+        body: row.response === null ? null : (JSON.parse(row.response) as unknown),
+      };
+    },
+    async findRequest(id) {
+      const [records, failures] = await Promise.all([
+        pool.query('SELECT * FROM requests WHERE id = $1 ORDER BY seq DESC LIMIT 1', [id]),
+        pool.query('SELECT * FROM failed_requests WHERE request_id = $1 ORDER BY seq DESC LIMIT 1', [id]),
+      ]);
+      const record = records.rows[0] && recordOf(records.rows[0]);
+      const failure = failures.rows[0] && failureOf(failures.rows[0]);
+      if (!record && !failure) return undefined;
+      return { ...(record ? { record } : {}), ...(failure ? { failure } : {}) };
+    },
+  };
+}
+
+const idOf = (accepted: Accepted | undefined): string =>
+  accepted?.kind === 'wake' ? accepted.eventId : (accepted?.runId ?? '');
+
+/** Rows of columns → columns of rows, the parameters of an `unnest` insert. */
+function transpose(rows: readonly (readonly unknown[])[]): unknown[][] {
+  const width = rows[0]?.length ?? 0;
+  return Array.from({ length: width }, (_, c) => rows.map((row) => row[c]));
+}

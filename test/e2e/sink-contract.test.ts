@@ -1,0 +1,275 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Accepted, Action, ActionSink, RequestLogRecord } from '../../src/actions/index.js';
+import { hookdError } from '../../src/errors.js';
+import { createStoreSink } from '../../src/runtime/index.js';
+import { createStore } from '../../src/store/index.js';
+import { migratePostgres } from '../../src/store/postgres/migrate.js';
+import { createPgSink } from '../../src/store/postgres/sink.js';
+import { until } from '../helpers/http.js';
+import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
+
+/**
+ * The action sink's contract (DESIGN §10, §13, §15), one suite run against the SQLite store and
+ * the PostgreSQL store: what a hook request's accept writes, and what replay and idempotency read.
+ */
+
+interface Subject {
+  sink: ActionSink;
+  committed: { actions: readonly Action[]; accepted: readonly Accepted[] }[];
+  /** Ids present in a table. */
+  ids(table: 'events' | 'runs'): Promise<string[]>;
+}
+
+type Make = (options?: { admit?: (actions: readonly Action[]) => void }) => Promise<Subject>;
+
+let cluster: PgCluster | undefined;
+let pool: pg.Pool | undefined;
+const cleanups: (() => unknown)[] = [];
+
+beforeAll(async () => {
+  if (!postgresTestsRun) return;
+  cluster = await startPgCluster();
+  pool = new pg.Pool({ connectionString: cluster.url, max: 8 });
+  const client = await pool.connect();
+  await migratePostgres(client);
+  client.release();
+}, 30_000);
+
+afterAll(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+  await pool?.end();
+  await cluster?.stop();
+});
+
+const sqlite: Make = async (options = {}) => {
+  const store = createStore({ path: ':memory:', synchronous: 'normal' });
+  cleanups.push(() => store.close());
+  const committed: Subject['committed'] = [];
+  const sink = createStoreSink(store, {
+    ...options,
+    onCommitted: (actions, accepted) => committed.push({ actions, accepted }),
+  });
+  return {
+    sink,
+    committed,
+    ids: async (table) => (store.db.prepare(`SELECT id FROM ${table}`).all() as { id: string }[]).map((r) => r.id),
+  };
+};
+
+const postgres: Make = async (options = {}) => {
+  if (!pool) throw new Error('no cluster');
+  const db = pool;
+  const committed: Subject['committed'] = [];
+  const sink = createPgSink(db, {
+    ...options,
+    onCommitted: (actions, accepted) => committed.push({ actions, accepted }),
+  });
+  return {
+    sink,
+    committed,
+    ids: async (table) => (await db.query<{ id: string }>(`SELECT id FROM ${table}`)).rows.map((r) => r.id),
+  };
+};
+
+const wake = (text: string): Action => ({
+  kind: 'wake',
+  text,
+  mode: 'now',
+  allowUnsafeExternalContent: false,
+  contentSource: 'webhook',
+});
+
+const agent = (message: string): Action => ({
+  kind: 'agent',
+  message,
+  sessionKey: `hook:${message}`,
+  wakeMode: 'now',
+  deliver: false,
+  channel: 'last',
+  model: 'fake/m',
+  allowUnsafeExternalContent: false,
+  contentSource: 'webhook',
+});
+
+function recordFor(id: string, accepted: readonly Accepted[], body = '{"n":1}'): RequestLogRecord {
+  return {
+    id,
+    receivedAt: Date.now(),
+    path: 'note',
+    url: '/hooks/note',
+    mappingId: 'note',
+    status: 200,
+    eventIds: accepted.flatMap((a) => (a.kind === 'wake' ? [a.eventId] : [])),
+    runIds: accepted.flatMap((a) => (a.kind === 'agent' ? [a.runId] : [])),
+    durationMs: 3,
+    headers: { 'content-type': 'application/json' },
+    body: Buffer.from(body),
+    bodyBytes: body.length,
+    truncated: false,
+    redacted: false,
+  };
+}
+
+function contract(name: string, make: Make, runs: boolean) {
+  describe.skipIf(!runs)(`the action sink on ${name}`, () => {
+    it('commits a request’s actions and its log record together, then tells the runtime', async () => {
+      const s = await make();
+      const accepted = await s.sink.accept([wake('hello'), agent('work')], {
+        requestId: `${name}-req-1`,
+        record: (a) => recordFor(`${name}-req-1`, a, '{"text":"hello","\u00e9":"\u00ff"}'),
+      });
+      expect(accepted.map((a) => a.kind)).toEqual(['wake', 'agent']);
+      const [event, run] = accepted as [Extract<Accepted, { kind: 'wake' }>, Extract<Accepted, { kind: 'agent' }>];
+      expect(run.sessionKey).toBe('hook:work');
+      expect(await s.ids('events')).toContain(event.eventId);
+      expect(await s.ids('runs')).toContain(run.runId);
+      expect(s.committed).toEqual([{ actions: [wake('hello'), agent('work')], accepted }]);
+      const stored = await s.sink.findRequest(`${name}-req-1`);
+      expect(stored?.record).toMatchObject({
+        id: `${name}-req-1`,
+        path: 'note',
+        mappingId: 'note',
+        status: 200,
+        eventIds: [event.eventId],
+        runIds: [run.runId],
+        headers: { 'content-type': 'application/json' },
+        truncated: false,
+      });
+      expect(stored?.record?.body.toString()).toBe('{"text":"hello","\u00e9":"\u00ff"}');
+      expect(await s.sink.findRequest('nobody')).toBeUndefined();
+    });
+
+    it('accepts many requests at once, each answered after its commit', async () => {
+      const s = await make();
+      const all = await Promise.all(
+        Array.from({ length: 120 }, (_, i) =>
+          s.sink.accept([i % 2 ? agent(`m${i}`) : wake(`w${i}`)], { requestId: `r${i}` }),
+        ),
+      );
+      const ids = all.flat().map((a) => (a.kind === 'wake' ? a.eventId : a.runId));
+      expect(new Set(ids).size).toBe(120);
+      const stored = new Set([...(await s.ids('events')), ...(await s.ids('runs'))]);
+      expect(ids.every((id) => stored.has(id))).toBe(true);
+    });
+
+    it('remembers an idempotent answer, built from what was accepted', async () => {
+      const s = await make();
+      const key = `${name}-key-1`;
+      const accepted = await s.sink.accept([agent('once')], {
+        requestId: 'idem-1',
+        idempotency: {
+          scope: 'agent',
+          key,
+          bodyHash: 'hash-1',
+          respond: (a) => ({ status: 202, body: { ok: true, runId: a[0]?.kind === 'agent' ? a[0].runId : null } }),
+        },
+      });
+      const runId = accepted[0]?.kind === 'agent' ? accepted[0].runId : '';
+      expect(await s.sink.findAnswer('agent', key)).toEqual({
+        bodyHash: 'hash-1',
+        status: 202,
+        body: { ok: true, runId },
+      });
+      expect(await s.sink.findAnswer('agent', 'other')).toBeUndefined();
+      expect(await s.sink.findAnswer('wake', key)).toBeUndefined();
+    });
+
+    it('logs requests that stored nothing, keeps failures for replay, and marks both replayed', async () => {
+      const s = await make();
+      s.sink.recordRequest({ ...recordFor(`${name}-fail-1`, []), status: 500, code: 'TRANSFORM_FAILED' });
+      s.sink.recordFailure({
+        requestId: `${name}-fail-1`,
+        subPath: 'note',
+        url: '/hooks/note',
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.from('{"whole":"body"}'),
+        code: 'TRANSFORM_FAILED',
+        error: 'transform failed: boom',
+      });
+      const stored = await until(async () => {
+        const found = await s.sink.findRequest(`${name}-fail-1`);
+        return found?.record && found.failure ? found : undefined;
+      }, 'the record and the failure');
+      expect(stored.record).toMatchObject({ status: 500, code: 'TRANSFORM_FAILED', eventIds: [], runIds: [] });
+      expect(stored.failure).toMatchObject({
+        code: 'TRANSFORM_FAILED',
+        error: 'transform failed: boom',
+        subPath: 'note',
+      });
+      expect(stored.failure?.body.toString()).toBe('{"whole":"body"}');
+      s.sink.markReplayed(`${name}-fail-1`);
+      const replayed = await until(async () => {
+        const found = await s.sink.findRequest(`${name}-fail-1`);
+        return (found?.record as { replayedAt?: number } | undefined)?.replayedAt ? found : undefined;
+      }, 'replayedAt');
+      expect((replayed.record as { replayedAt?: number }).replayedAt).toEqual(expect.any(Number));
+    });
+
+    it('writes nothing for a request its admission refuses', async () => {
+      const s = await make({
+        admit: () => {
+          throw hookdError('QUEUE_FULL');
+        },
+      });
+      const before = await s.ids('runs');
+      expect(() => s.sink.accept([agent('refused')], { requestId: 'q' })).toThrow(/queue/i);
+      expect(await s.ids('runs')).toEqual(before);
+      expect(s.committed).toEqual([]);
+    });
+  });
+}
+
+contract('SQLite', sqlite, true);
+contract('PostgreSQL', postgres, postgresTestsRun);
+
+describe.skipIf(!postgresTestsRun)('the action sink on PostgreSQL, several nodes', () => {
+  it('lets one node of two take an idempotency key sent to both at once', async () => {
+    const [a, b] = [await postgres(), await postgres()];
+    const intent = (bodyHash: string) => ({
+      scope: 'agent',
+      key: 'shared-key',
+      bodyHash,
+      respond: () => ({ status: 202, body: { ok: true } }),
+    });
+    const outcomes = await Promise.allSettled([
+      a.sink.accept([agent('node-a')], { requestId: 'na', idempotency: intent('h') }),
+      b.sink.accept([agent('node-b')], { requestId: 'nb', idempotency: intent('h') }),
+    ]);
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+    const refused = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
+    expect(refused.reason).toMatchObject({ code: 'IDEMPOTENCY_IN_FLIGHT' });
+    const runs = await a.ids('runs');
+    const winner = outcomes.find((o) => o.status === 'fulfilled') as PromiseFulfilledResult<readonly Accepted[]>;
+    const loserMessage = a.committed.length === 1 ? 'node-b' : 'node-a';
+    expect(runs).toContain((winner.value[0] as Extract<Accepted, { kind: 'agent' }>).runId);
+    expect([...a.committed, ...b.committed]).toHaveLength(1);
+    expect(JSON.stringify([...a.committed, ...b.committed])).not.toContain(loserMessage);
+  });
+
+  it('fails one bad request of a group commit alone (PostgreSQL text cannot hold U+0000)', async () => {
+    const s = await postgres();
+    const outcomes = await Promise.allSettled([
+      s.sink.accept([wake('fine 1')], { requestId: 'b1' }),
+      s.sink.accept([wake('bad \u0000 text')], { requestId: 'b2' }),
+      s.sink.accept([agent('fine-2')], { requestId: 'b3' }),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(s.committed).toHaveLength(2);
+  });
+
+  it('takes over an expired key', async () => {
+    let now = Date.now();
+    const make = () => {
+      if (!pool) throw new Error('no cluster');
+      return createPgSink(pool, { idempotencyTtlSeconds: 60, now: () => now });
+    };
+    const intent = { scope: 'agent', key: 'expiring', bodyHash: 'h', respond: () => ({ status: 202, body: null }) };
+    await make().accept([agent('first')], { requestId: 'e1', idempotency: intent });
+    await expect(make().accept([agent('early')], { requestId: 'e2', idempotency: intent })).rejects.toMatchObject({
+      code: 'IDEMPOTENCY_IN_FLIGHT',
+    });
+    now += 61_000;
+    await expect(make().accept([agent('later')], { requestId: 'e3', idempotency: intent })).resolves.toHaveLength(1);
+  });
+});
