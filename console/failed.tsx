@@ -10,6 +10,7 @@ export function FailedPage() {
   );
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [results, setResults] = useState<string[]>([]);
+  const [busy, setBusy] = useState(false);
   const rows = listed.data?.requests ?? [];
   const select = (id: string, on: boolean) =>
     setSelected((old) => {
@@ -18,16 +19,25 @@ export function FailedPage() {
       else next.delete(id);
       return next;
     });
+  // One pass at a time: a second click while replaying would replay everything twice.
   const replaySelected = async () => {
+    if (busy) return;
+    setBusy(true);
     const done: string[] = [];
-    // Oldest first, as they arrived.
-    for (const r of [...rows].reverse().filter((row) => selected.has(row.id))) {
-      const answer = await post<Record<string, unknown>>(`/api/requests/${encodeURIComponent(r.id)}/replay`);
-      done.push(`${r.id}: ${answer.status}${answer.status >= 300 ? ` ${String(answer.body?.error ?? '')}` : ''}`);
-      setResults([...done]);
+    try {
+      // Oldest first, as they arrived.
+      for (const r of [...rows].reverse().filter((row) => selected.has(row.id))) {
+        const answer = await post<Record<string, unknown>>(`/api/requests/${encodeURIComponent(r.id)}/replay`);
+        done.push(`${r.id}: ${answer.status}${answer.status >= 300 ? ` ${String(answer.body?.error ?? '')}` : ''}`);
+        setResults([...done]);
+      }
+    } catch (err) {
+      setResults([...done, `stopped: ${String(err)}`]);
+    } finally {
+      setSelected(new Set());
+      setBusy(false);
+      listed.reload();
     }
-    setSelected(new Set());
-    listed.reload();
   };
   return (
     <>
@@ -37,7 +47,7 @@ export function FailedPage() {
         <button type="button" onClick={() => setSelected(new Set(rows.map((r) => r.id)))} class="secondary">
           Select all
         </button>{' '}
-        <button type="button" onClick={replaySelected} disabled={selected.size === 0}>
+        <button type="button" onClick={replaySelected} disabled={busy || selected.size === 0}>
           Replay selected ({selected.size})
         </button>
       </p>

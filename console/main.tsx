@@ -7,9 +7,18 @@ import { RequestPage, RequestsPage } from './requests';
 import { RunPage } from './runs';
 import { SessionPage, SessionsPage } from './sessions';
 
+/** A segment of a link as written: a malformed escape is kept as it is, not an error. */
+function decode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /** The route is the URL's fragment (`#/requests/abc`): no server round trip, and the back button works. */
 function useRoute(): string[] {
-  const read = () => (location.hash.replace(/^#\/?/, '') || 'requests').split('/').map(decodeURIComponent);
+  const read = () => (location.hash.replace(/^#\/?/, '') || 'requests').split('/').map(decode);
   const [route, setRoute] = useState(read);
   useEffect(() => {
     const onChange = () => {

@@ -62,16 +62,25 @@ export function RunPage({ id }: { id: string }) {
     [id, reloadRun, reloadTranscript],
   );
   useLive(onLive);
+  const [busy, setBusy] = useState(false);
   const redeliver = async () => {
-    const answer = await post<{ delivery?: RunItem['delivery']; error?: string }>(
-      `/api/runs/${encodeURIComponent(id)}/redeliver`,
-    );
-    setNote(
-      answer.status < 300
-        ? `Redelivered: ${answer.body.delivery?.status}`
-        : `Not redelivered: ${answer.body.error ?? answer.status}`,
-    );
-    run.reload();
+    if (busy) return;
+    setBusy(true);
+    try {
+      const answer = await post<{ delivery?: RunItem['delivery']; error?: string } | null>(
+        `/api/runs/${encodeURIComponent(id)}/redeliver`,
+      );
+      setNote(
+        answer.status < 300
+          ? `Redelivered: ${answer.body?.delivery?.status ?? 'done'}`
+          : `Not redelivered: ${answer.body?.error ?? answer.status}`,
+      );
+    } catch (err) {
+      setNote(`Not redelivered: ${String(err)}`);
+    } finally {
+      setBusy(false);
+      run.reload();
+    }
   };
   if (run.error) return <p class="problem">{run.error}</p>;
   if (!r) return <p class="loading">Loading…</p>;
@@ -105,7 +114,7 @@ export function RunPage({ id }: { id: string }) {
       {r.error && <p class="problem">{r.error}</p>}
       {r.delivery?.status === 'failed' && (
         <p>
-          <button type="button" onClick={redeliver}>
+          <button type="button" onClick={redeliver} disabled={busy}>
             Redeliver
           </button>
         </p>

@@ -238,7 +238,7 @@ async function registerOperatorRoutes(
   };
   // The gateway token guards the API and the console's sign-in: one count of failures.
   const throttle = createAuthThrottle();
-  const consoleAuth = consoleSessions && createConsoleAuth(consoleSessions);
+  const consoleAuth = consoleSessions && createConsoleAuth(consoleSessions, gatewayToken);
   await app.register(adminRoutes, {
     gatewayToken,
     queries,

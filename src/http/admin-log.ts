@@ -1,8 +1,9 @@
-import type { ServerResponse } from 'node:http';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { hookdError } from '../errors.js';
 import type { ActivityFeed, AdminQueries } from '../runtime/index.js';
 import type { DeliveryOutcome, RequestLogFilter, RunListFilter } from '../store/index.js';
+import type { ConsoleAuth } from './console-auth.js';
+import { registerStream } from './live-stream.js';
 import type { Replayer } from './replay.js';
 
 /** What the request log's admin routes need (DESIGN §13). */
@@ -13,6 +14,8 @@ export interface RequestLogRoutesOptions {
   readonly activity: ActivityFeed;
   /** Live streams open at once, at most (default 16). */
   readonly maxStreams?: number;
+  /** Console sessions: a stream opened with one ends when it signs out or expires. */
+  readonly console?: ConsoleAuth;
 }
 
 const MAX_LIMIT = 500;
@@ -26,9 +29,6 @@ const RUN_STATUSES: readonly NonNullable<RunListFilter['status']>[] = [
   'failed',
 ];
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-/** A stream whose reader lags this far behind is cut: a slow reader costs a bounded buffer. */
-const STREAM_MAX_BUFFERED = 1024 * 1024;
-const STREAM_PING_MS = 15_000;
 
 type Query = Record<string, string | undefined>;
 
@@ -55,43 +55,10 @@ export function requestLogRoutes(app: FastifyInstance, options: RequestLogRoutes
     const delivery = await options.redeliver(request.params.runId);
     return { runId: request.params.runId, delivery };
   });
-  registerStream(app, options.activity, options.maxStreams ?? 16);
-}
-
-/** `GET /api/stream`: Server-Sent Events of new requests (`request`) and run updates (`run`). */
-function registerStream(app: FastifyInstance, activity: ActivityFeed, maxStreams: number): void {
-  const open = new Set<ServerResponse>();
-  app.addHook('preClose', (done) => {
-    for (const res of open) res.end();
-    done();
-  });
-  app.get('/api/stream', async (request: FastifyRequest, reply) => {
-    if (open.size >= maxStreams) throw hookdError('STREAMS_FULL', { max: maxStreams });
-    const res = reply.raw;
-    reply.hijack();
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
-      connection: 'keep-alive',
-      'x-request-id': request.id,
-      'x-accel-buffering': 'no',
-    });
-    res.write(': hookd live log\n\n');
-    open.add(res);
-    const write = (chunk: string) => {
-      if (res.writableLength > STREAM_MAX_BUFFERED) res.destroy();
-      else res.write(chunk);
-    };
-    const unsubscribe = activity.subscribe((item) => {
-      const data = item.kind === 'request' ? item.request : item.run;
-      write(`event: ${item.kind}\ndata: ${JSON.stringify(data)}\n\n`);
-    });
-    const ping = setInterval(() => write(': ping\n\n'), STREAM_PING_MS);
-    res.on('close', () => {
-      clearInterval(ping);
-      unsubscribe();
-      open.delete(res);
-    });
+  registerStream(app, {
+    activity: options.activity,
+    maxStreams: options.maxStreams ?? 16,
+    ...(options.console ? { console: options.console } : {}),
   });
 }
 

@@ -4,8 +4,15 @@ import type { AdminQueries } from '../runtime/index.js';
 import { type ConsoleApiOptions, consoleApiRoutes } from './admin-console.js';
 import { type RequestLogRoutesOptions, requestLogRoutes } from './admin-log.js';
 import { createTokenMatcher, findToken } from './auth.js';
-import { type ConsoleAuth, checkCsrf } from './console-auth.js';
+import { type ConsoleAuth, type ConsoleSession, checkCsrf, checkSameOrigin } from './console-auth.js';
 import { type AuthThrottle, createAuthThrottle } from './throttle.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The console session a request came with (null with the bearer token). */
+    consoleSession: ConsoleSession | null;
+  }
+}
 
 export interface AdminRoutesOptions {
   readonly gatewayToken: string;
@@ -24,12 +31,17 @@ export interface AdminRoutesOptions {
 export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOptions): Promise<void> {
   const matches = createTokenMatcher(options.gatewayToken);
   const throttle = options.throttle ?? createAuthThrottle();
+  app.decorateRequest('consoleSession', null);
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const presented = findToken(request.headers, undefined);
     if (presented?.source === 'bearer' && matches(presented.token)) return;
     // The console's session cookie opens the API too; what changes state also needs its CSRF token.
     const session = options.console?.sessionOf(request);
     if (session) {
+      // Reads too: a sibling site's page (same site, so the Strict cookie goes along) may not
+      // hold live streams open or read the log through the operator's browser.
+      checkSameOrigin(request);
+      request.consoleSession = session;
       if (request.method !== 'GET' && request.method !== 'HEAD') {
         const header = request.headers['x-csrf-token'];
         checkCsrf(request, session, typeof header === 'string' ? header : undefined);
@@ -60,6 +72,7 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
     if (!session) throw hookdError('NOT_FOUND', { resource: 'session', id: request.params.key });
     return session;
   });
-  if (options.log) requestLogRoutes(app, { ...options.log, queries });
+  if (options.log)
+    requestLogRoutes(app, { ...options.log, queries, ...(options.console ? { console: options.console } : {}) });
   if (options.consoleApi) consoleApiRoutes(app, { ...options.consoleApi, queries });
 }

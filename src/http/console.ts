@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createTokenMatcher } from './auth.js';
-import { type ConsoleAuth, checkCsrf, SESSION_COOKIE } from './console-auth.js';
+import { type ConsoleAuth, checkCsrf, checkSameOrigin, sessionCookieName } from './console-auth.js';
 import type { AuthThrottle } from './throttle.js';
 
 /** The console's own source folder (console/ at the package root; dist/cli sits as deep as src/http). */
@@ -108,11 +108,15 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
     return html(reply, 200, session ? shellPage(session.csrf) : signInPage());
   });
 
-  app.post('/ui/login', async (request, reply) => {
+  // Small bodies only, whatever their type (the form's parser has the same cap).
+  const small = { bodyLimit: FORM_LIMIT_BYTES };
+  app.post('/ui/login', small, async (request, reply) => {
     const form = (request.body ?? {}) as Record<string, string | undefined>;
-    const origin = request.headers.origin;
-    if (origin !== undefined && origin !== `${request.protocol}://${request.host}`)
+    try {
+      checkSameOrigin(request);
+    } catch {
       return html(reply, 403, signInPage('Sign in from the console’s own page.'));
+    }
     if (throttle.lockedForSeconds(request.ip) > 0)
       return html(reply, 429, signInPage('Too many failed attempts; wait a minute and try again.'));
     if (typeof form.token !== 'string' || !matches(form.token)) {
@@ -124,18 +128,25 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
     const secure = request.protocol === 'https' ? '; Secure' : '';
     reply.header(
       'set-cookie',
-      `${SESSION_COOKIE}=${session.token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${session.maxAgeSeconds}${secure}`,
+      `${sessionCookieName(request.protocol)}=${session.token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${session.maxAgeSeconds}${secure}`,
     );
     return reply.code(303).header('location', '/ui/').send();
   });
 
-  app.post('/ui/logout', async (request, reply) => {
+  app.post('/ui/logout', small, async (request, reply) => {
+    // Another site may not sign the operator out either (it could, were the cookie cleared
+    // without a check whenever the browser left it off).
+    checkSameOrigin(request);
     const session = auth.sessionOf(request);
     if (session) {
       checkCsrf(request, session, ((request.body ?? {}) as Record<string, string | undefined>).csrf);
       auth.signOut(session);
     }
-    reply.header('set-cookie', `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`);
+    const secure = request.protocol === 'https' ? '; Secure' : '';
+    reply.header(
+      'set-cookie',
+      `${sessionCookieName(request.protocol)}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secure}`,
+    );
     return reply.code(303).header('location', '/ui/').send();
   });
 

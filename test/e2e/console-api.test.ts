@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeModel, isHeartbeat, startFakeModel } from '../helpers/fake-model.js';
 import { type HookdProcess, makeTempDir, startHookd } from '../helpers/hookd-process.js';
@@ -206,6 +207,84 @@ describe('the console over HTTP', () => {
       transforms: { calls: expect.any(Number), meanMs: expect.any(Number), p95AtMostMs: expect.any(Number) },
     });
     expect((overview.transforms as { calls: number }).calls).toBeGreaterThanOrEqual(2);
+  });
+
+  it('ends a session’s live streams at its sign-out, and caps the streams one session holds', async () => {
+    const { cookie, csrf } = await signIn();
+    const streams = await Promise.all(
+      Array.from({ length: 4 }, () => request(`${hookd.url}/api/stream`, { headers: { cookie } })),
+    );
+    expect(streams.map((s) => s.statusCode)).toEqual([200, 200, 200, 200]);
+    const fifth = await call(`${hookd.url}/api/stream`, { method: 'GET', headers: { cookie } });
+    expect([fifth.status, fifth.body.code]).toEqual([503, 'STREAMS_FULL']);
+    const ended = streams.map((s) => new Promise<void>((resolve) => s.body.on('end', resolve).resume()));
+    const out = await call(`${hookd.url}/ui/logout`, {
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `csrf=${encodeURIComponent(csrf)}`,
+    });
+    expect(out.status).toBe(303);
+    const started = Date.now();
+    await Promise.all(ended);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('refuses another site: a cross-site sign-out, and reads with the cookie from a sibling site', async () => {
+    const { cookie } = await signIn();
+    const crossOut = await call(`${hookd.url}/ui/logout`, {
+      headers: { 'sec-fetch-site': 'cross-site', 'content-type': 'application/x-www-form-urlencoded' },
+      body: '',
+    });
+    expect(crossOut.status).toBe(403);
+    expect(crossOut.headers['set-cookie']).toBeUndefined();
+    const sibling = await call(`${hookd.url}/api/requests`, {
+      method: 'GET',
+      headers: { cookie, 'sec-fetch-site': 'same-site' },
+    });
+    expect([sibling.status, sibling.body.code]).toEqual([403, 'CSRF_REFUSED']);
+    const typed = await call(`${hookd.url}/api/requests`, {
+      method: 'GET',
+      headers: { cookie, 'sec-fetch-site': 'none' },
+    });
+    expect(typed.status).toBe(200);
+  });
+
+  it('reads at most 4 KiB of a sign-in, whatever its type', async () => {
+    const big = await call(`${hookd.url}/ui/login`, { json: { token: 'x'.repeat(100_000) } });
+    expect(big.status).toBe(413);
+  });
+
+  it('works behind a TLS-terminating proxy once server.trustProxy names it', async () => {
+    const temp = makeTempDir();
+    cleanups.push(temp.cleanup);
+    const proxied = await startHookd({
+      dir: temp.dir,
+      config: {
+        server: { trustProxy: ['127.0.0.1'] },
+        gateway: { auth: { token: GATEWAY_TOKEN } },
+        hooks: { enabled: true, token: HOOK_TOKEN },
+        agents: { defaults: { model: 'builtin/echo', heartbeat: { every: '0' } } },
+      },
+    });
+    cleanups.push(() => proxied.stop());
+    const viaProxy = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'gw.example', origin: 'https://gw.example' };
+    const login = await call(`${proxied.url}/ui/login`, {
+      headers: { ...viaProxy, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `token=${GATEWAY_TOKEN}`,
+    });
+    expect(login.status).toBe(303);
+    const setCookie = String(login.headers['set-cookie']);
+    expect(setCookie).toMatch(
+      /^__Host-hookd_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/,
+    );
+    const cookie = setCookie.split(';')[0] as string;
+    const shell = await call(`${proxied.url}/ui/`, { method: 'GET', headers: { ...viaProxy, cookie } });
+    expect(shell.text).toContain('meta name="csrf-token"');
+    // Without the proxy named, the forwarded origin is not this gateway's.
+    const direct = await call(`${hookd.url}/ui/login`, {
+      headers: { ...viaProxy, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `token=${GATEWAY_TOKEN}`,
+    });
+    expect(direct.status).toBe(403);
   });
 
   it('counts failed sign-ins with the admin API’s failures: 20 in a minute lock both', async () => {

@@ -1,7 +1,13 @@
 import type { FastifyRequest } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isHookdError } from '../../../src/errors.js';
-import { checkCsrf, cookieValue, createConsoleAuth, SESSION_COOKIE } from '../../../src/http/console-auth.js';
+import {
+  checkCsrf,
+  cookieValue,
+  createConsoleAuth,
+  SECURE_SESSION_COOKIE,
+  SESSION_COOKIE,
+} from '../../../src/http/console-auth.js';
 import { createStore, type Store } from '../../../src/store/index.js';
 
 const stores: Store[] = [];
@@ -9,12 +15,17 @@ afterEach(() => {
   for (const s of stores.splice(0)) s.close();
 });
 
-function setup() {
+const GATEWAY_TOKEN = 'gateway-token-0123456789';
+
+function setup(gatewayToken = GATEWAY_TOKEN) {
   const store = createStore({ path: ':memory:', synchronous: 'normal' });
   stores.push(store);
   let at = Date.parse('2026-11-25T08:00:00Z');
-  const auth = createConsoleAuth(store.consoleSessions, () => at);
-  const withCookie = (token: string) => ({ headers: { cookie: `theme=dark; ${SESSION_COOKIE}=${token}; x=1` } });
+  const auth = createConsoleAuth(store.consoleSessions, gatewayToken, () => at);
+  const withCookie = (token: string) => ({
+    headers: { cookie: `theme=dark; ${SESSION_COOKIE}=${token}; x=1` },
+    protocol: 'http' as const,
+  });
   return {
     store,
     auth,
@@ -46,7 +57,7 @@ describe('console sessions', () => {
     expect(maxAgeSeconds).toBe(12 * 3600);
     expect(auth.sessionOf(withCookie(token))?.csrf).toBe(csrf);
     expect(auth.sessionOf(withCookie(`${token}x`))).toBeUndefined();
-    expect(auth.sessionOf({ headers: {} })).toBeUndefined();
+    expect(auth.sessionOf({ headers: {}, protocol: 'http' as const })).toBeUndefined();
     expect(auth.sessionOf(withCookie('a'.repeat(500)))).toBeUndefined();
     const hash = auth.sessionOf(withCookie(token))?.tokenHash ?? '';
     expect(hash).not.toBe(token);
@@ -78,11 +89,45 @@ describe('console sessions', () => {
     expect(live).toEqual(tokens.slice(10));
   });
 
+  it('ends every session when the gateway token changes', () => {
+    const { store, auth, withCookie } = setup();
+    const { token } = auth.signIn();
+    expect(auth.sessionOf(withCookie(token))).toBeDefined();
+    const rotated = createConsoleAuth(store.consoleSessions, 'a-new-gateway-token-0123456789');
+    expect(rotated.sessionOf(withCookie(token))).toBeUndefined();
+  });
+
+  it('tells the session’s listeners at sign-out, and only them', () => {
+    const { auth, withCookie } = setup();
+    const mine = auth.signIn();
+    const other = auth.signIn();
+    const session = auth.sessionOf(withCookie(mine.token));
+    const otherSession = auth.sessionOf(withCookie(other.token));
+    if (!session || !otherSession) throw new Error('no session');
+    const ended: string[] = [];
+    auth.onSignOut(session, () => ended.push('mine'));
+    const stop = auth.onSignOut(otherSession, () => ended.push('other'));
+    stop();
+    auth.signOut(otherSession);
+    auth.signOut(session);
+    expect(ended).toEqual(['mine']);
+  });
+
+  it('reads the __Host- cookie over HTTPS, and no cookie whose name appears twice', () => {
+    const { auth } = setup();
+    const { token } = auth.signIn();
+    const https = (cookie: string) => ({ headers: { cookie }, protocol: 'https' as const });
+    expect(auth.sessionOf(https(`${SECURE_SESSION_COOKIE}=${token}`))).toBeDefined();
+    expect(auth.sessionOf(https(`${SESSION_COOKIE}=${token}`))).toBeUndefined();
+    expect(auth.sessionOf(https(`${SECURE_SESSION_COOKIE}=x; ${SECURE_SESSION_COOKIE}=${token}`))).toBeUndefined();
+  });
+
   it('reads one cookie out of a Cookie header', () => {
     expect(cookieValue('a=1; hookd_session=abc; b=2', 'hookd_session')).toBe('abc');
     expect(cookieValue('xhookd_session=abc', 'hookd_session')).toBeUndefined();
     expect(cookieValue(undefined, 'hookd_session')).toBeUndefined();
     expect(cookieValue('hookd_session', 'hookd_session')).toBeUndefined();
+    expect(cookieValue('hookd_session=a; hookd_session=b', 'hookd_session')).toBeUndefined();
   });
 });
 

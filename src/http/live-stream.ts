@@ -1,0 +1,73 @@
+import type { ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { hookdError } from '../errors.js';
+import type { ActivityFeed } from '../runtime/index.js';
+import type { ConsoleAuth } from './console-auth.js';
+
+/** A stream whose reader lags this far behind is cut: a slow reader costs a bounded buffer. */
+const STREAM_MAX_BUFFERED = 1024 * 1024;
+const STREAM_PING_MS = 15_000;
+/** Streams one console session may hold (a few tabs), so that one holder cannot take them all. */
+const STREAMS_PER_SESSION = 4;
+
+export interface LiveStreamOptions {
+  readonly activity: ActivityFeed;
+  /** Streams open at once, at most. */
+  readonly maxStreams: number;
+  /** Console sessions: a stream opened with one ends at its sign-out or expiry. */
+  readonly console?: ConsoleAuth;
+}
+
+/** `GET /api/stream`: Server-Sent Events of new requests (`request`) and run updates (`run`). */
+export function registerStream(app: FastifyInstance, options: LiveStreamOptions): void {
+  const { activity, maxStreams } = options;
+  const open = new Set<ServerResponse>();
+  const perSession = new Map<string, number>();
+  app.addHook('preClose', (done) => {
+    for (const res of open) res.end();
+    done();
+  });
+  app.get('/api/stream', async (request: FastifyRequest, reply) => {
+    if (open.size >= maxStreams) throw hookdError('STREAMS_FULL', { max: maxStreams });
+    const session = request.consoleSession;
+    const held = session ? (perSession.get(session.tokenHash) ?? 0) : 0;
+    if (session && held >= STREAMS_PER_SESSION) throw hookdError('STREAMS_FULL', { max: STREAMS_PER_SESSION });
+    const res = reply.raw;
+    reply.hijack();
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+      'x-request-id': request.id,
+      'x-accel-buffering': 'no',
+    });
+    res.write(': hookd live log\n\n');
+    open.add(res);
+    if (session) perSession.set(session.tokenHash, held + 1);
+    const write = (chunk: string) => {
+      if (res.writableLength > STREAM_MAX_BUFFERED) res.destroy();
+      else res.write(chunk);
+    };
+    const unsubscribe = activity.subscribe((item) => {
+      const data = item.kind === 'request' ? item.request : item.run;
+      write(`event: ${item.kind}\ndata: ${JSON.stringify(data)}\n\n`);
+    });
+    // A session's stream ends with the session: at sign-out at once, at expiry by the next ping.
+    const stopListening = session && options.console?.onSignOut(session, () => res.end());
+    const ping = setInterval(() => {
+      if (session && !options.console?.sessionOf(request)) res.end();
+      else write(': ping\n\n');
+    }, STREAM_PING_MS);
+    res.on('close', () => {
+      clearInterval(ping);
+      unsubscribe();
+      stopListening?.();
+      open.delete(res);
+      if (session) {
+        const left = (perSession.get(session.tokenHash) ?? 1) - 1;
+        if (left > 0) perSession.set(session.tokenHash, left);
+        else perSession.delete(session.tokenHash);
+      }
+    });
+  });
+}
