@@ -1,10 +1,6 @@
+import pg from 'pg';
 import { hookdError } from '../../errors.js';
 import { pgMigrations } from './schema.js';
-
-/** What a migration needs of a connection: node-postgres's `Client` or a pool's client. */
-export interface PgQueryable {
-  query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
-}
 
 /**
  * Every hookd node takes this session-level advisory lock to migrate, so that nodes starting
@@ -16,12 +12,25 @@ const MIGRATION_LOCK = 0x686f6f6b64;
 /**
  * Applies the migrations a database lacks, each in its own transaction, under the advisory
  * lock; refuses a database written by a newer hookd (`STORE_SCHEMA_TOO_NEW`). Returns the
- * versions before and after.
+ * versions before and after. Given a pool, it takes one connection for all of it (the lock and
+ * the transactions belong to a connection).
  */
 export async function migratePostgres(
-  client: PgQueryable,
+  db: pg.Pool | pg.ClientBase,
   migrations: readonly string[] = pgMigrations,
 ): Promise<{ from: number; to: number }> {
+  if (db instanceof pg.Pool) {
+    const client = await db.connect();
+    try {
+      return await migrateOn(client, migrations);
+    } finally {
+      client.release();
+    }
+  }
+  return migrateOn(db, migrations);
+}
+
+async function migrateOn(client: pg.ClientBase, migrations: readonly string[]): Promise<{ from: number; to: number }> {
   await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
   try {
     await client.query('CREATE TABLE IF NOT EXISTS hookd_schema (version INTEGER NOT NULL)');

@@ -11,6 +11,7 @@ import type {
 } from '../../actions/index.js';
 import { hookdError } from '../../errors.js';
 import { newId } from '../../ids.js';
+import { RUNS_CHANNEL } from './leases.js';
 import {
   EVENTS_INSERT,
   eventColumns,
@@ -135,6 +136,8 @@ export function createPgSink(pool: pg.Pool, options: PgSinkOptions = {}): Action
       if (runs.length > 0) {
         const rows = runs.map(({ job, action, i }) => runColumns(action as AgentAction, idOf(job.accepted[i]), job));
         await client.query(RUNS_INSERT, transpose(rows));
+        // Delivered at the commit, to every node listening (an idle one may take the runs).
+        await client.query('SELECT pg_notify($1, $2)', [RUNS_CHANNEL, String(runs.length)]);
       }
       const records = [
         ...kept.flatMap((job) => (job.record ? [job.record] : [])),
