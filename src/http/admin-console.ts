@@ -72,12 +72,12 @@ export function consoleApiRoutes(app: FastifyInstance, options: ConsoleApiOption
   });
   app.get('/api/sessions', async () => queries.sessions(200));
   app.get<{ Params: { runId: string } }>('/api/runs/:runId/transcript', async (request) => {
-    const transcript = queries.transcript(request.params.runId);
+    const transcript = await queries.transcript(request.params.runId);
     if (!transcript) throw hookdError('NOT_FOUND', { resource: 'run', id: request.params.runId });
     return transcript;
   });
   app.get('/api/overview', async () => ({
-    ...queries.overview(),
+    ...(await queries.overview()),
     queueDepth: options.queueDepth?.() ?? null,
     transforms: (await options.transformLatency?.()) ?? null,
   }));

@@ -40,7 +40,7 @@ export function requestLogRoutes(app: FastifyInstance, options: RequestLogRoutes
     return queries.requests(requestFilter(query));
   });
   app.get<{ Params: { id: string } }>('/api/requests/:id', async (request) => {
-    const detail = queries.request(request.params.id);
+    const detail = await queries.request(request.params.id);
     if (!detail) throw hookdError('NOT_FOUND', { resource: 'request', id: request.params.id });
     return detail;
   });

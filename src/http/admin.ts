@@ -56,7 +56,7 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
   });
   const { queries } = options;
   app.get<{ Params: { runId: string } }>('/api/runs/:runId', async (request) => {
-    const run = queries.run(request.params.runId);
+    const run = await queries.run(request.params.runId);
     if (!run) throw hookdError('NOT_FOUND', { resource: 'run', id: request.params.runId });
     return run;
   });
@@ -68,7 +68,7 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
     return status;
   });
   app.get<{ Params: { key: string } }>('/api/sessions/:key', async (request) => {
-    const session = queries.session(request.params.key);
+    const session = await queries.session(request.params.key);
     if (!session) throw hookdError('NOT_FOUND', { resource: 'session', id: request.params.key });
     return session;
   });

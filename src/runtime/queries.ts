@@ -78,40 +78,43 @@ export interface SessionView {
   readonly messages: readonly SessionMessage[];
 }
 
-/** The read model the admin API shows (DESIGN §8, §13). */
+/**
+ * The read model the admin API shows (DESIGN §8, §13). Every answer is a promise: a shared
+ * store (PostgreSQL, DESIGN §15) is a round trip away.
+ */
 export interface AdminQueries {
-  run(runId: string): RunView | undefined;
+  run(runId: string): Promise<RunView | undefined>;
   /** Newest first, with the cursor of the next page when there is one. */
-  runs(filter: RunListFilter): { runs: RunListItem[]; nextCursor: string | null };
+  runs(filter: RunListFilter): Promise<{ runs: RunListItem[]; nextCursor: string | null }>;
   /** One run as lists show it. */
-  runItem(runId: string): RunListItem | undefined;
-  requests(filter: RequestLogFilter): { requests: RequestView[]; nextCursor: string | null };
-  request(id: string): RequestDetail | undefined;
-  mainEvents(): MainEventsView;
-  session(key: string): SessionView | undefined;
+  runItem(runId: string): Promise<RunListItem | undefined>;
+  requests(filter: RequestLogFilter): Promise<{ requests: RequestView[]; nextCursor: string | null }>;
+  request(id: string): Promise<RequestDetail | undefined>;
+  mainEvents(): Promise<MainEventsView>;
+  session(key: string): Promise<SessionView | undefined>;
   /** Sessions with a transcript, most recently active first. */
-  sessions(limit: number): { sessions: { key: string; messages: number; lastAt: string }[] };
+  sessions(limit: number): Promise<{ sessions: { key: string; messages: number; lastAt: string }[] }>;
   /** The messages a run sent to the model and its reply, and when it was queued, started and ended. */
-  transcript(runId: string): RunTranscript | undefined;
+  transcript(runId: string): Promise<RunTranscript | undefined>;
   /** Requests of the last hour and runs by status, for the console's health strip. */
-  overview(): { requestsLastHour: { total: number; failed: number }; runsByStatus: Record<string, number> };
-  /** The mail watcher's status, when one runs (the gateway adds it). */
+  overview(): Promise<{ requestsLastHour: { total: number; failed: number }; runsByStatus: Record<string, number> }>;
+  /** The mail watcher's status, when one runs (the gateway adds it; it is this node's). */
   mailStatus?(): object | undefined;
 }
 
 /** Read-only views of the store for the admin API (DESIGN §8). */
 export function createAdminQueries(store: Store): AdminQueries {
-  const runItem = (id: string) => {
+  const itemOf = (id: string) => {
     const run = store.runs.get(id);
     return run && toRunListItem(run);
   };
   return {
-    run(runId) {
+    async run(runId) {
       const run = store.runs.get(runId);
       return run && toRunView(run);
     },
-    runItem,
-    runs(filter) {
+    runItem: async (id) => itemOf(id),
+    async runs(filter) {
       const rows = store.runs.list({ ...filter, limit: filter.limit + 1 });
       const page = rows.slice(0, filter.limit);
       const last = page.at(-1);
@@ -120,7 +123,7 @@ export function createAdminQueries(store: Store): AdminQueries {
         nextCursor: rows.length > filter.limit && last ? String(last.seq) : null,
       };
     },
-    requests(filter) {
+    async requests(filter) {
       const rows = store.requests.list({ ...filter, limit: filter.limit + 1 });
       const page = rows.slice(0, filter.limit);
       const last = page.at(-1);
@@ -129,7 +132,7 @@ export function createAdminQueries(store: Store): AdminQueries {
         nextCursor: rows.length > filter.limit && last ? String(last.seq) : null,
       };
     },
-    request(id) {
+    async request(id) {
       const record = store.requests.get(id);
       if (!record) return undefined;
       const failure = store.failedRequests.forRequest(id);
@@ -142,14 +145,14 @@ export function createAdminQueries(store: Store): AdminQueries {
           const event = store.events.get(eventId);
           return event ? [eventView(event)] : [];
         }),
-        runs: record.runIds.flatMap((runId) => runItem(runId) ?? []),
+        runs: record.runIds.flatMap((runId) => itemOf(runId) ?? []),
         ...(failure ? { failure: { code: failure.code, error: failure.error } } : {}),
       };
     },
-    sessions(limit) {
+    async sessions(limit) {
       return { sessions: store.messages.sessions(limit).map((s) => ({ ...s, lastAt: iso(s.lastAt) })) };
     },
-    transcript(runId) {
+    async transcript(runId) {
       const run = store.runs.get(runId);
       if (!run) return undefined;
       return {
@@ -161,18 +164,18 @@ export function createAdminQueries(store: Store): AdminQueries {
         messages: store.messages.ofRun(run.sessionKey, runId),
       };
     },
-    overview() {
+    async overview() {
       return {
         requestsLastHour: store.requests.countSince(Date.now() - 3_600_000),
         runsByStatus: store.runs.countByStatus(),
       };
     },
-    mainEvents() {
+    async mainEvents() {
       return {
         events: store.events.list(MAIN_SESSION).map(eventView),
       };
     },
-    session(key) {
+    async session(key) {
       if (!store.messages.has(key)) return undefined;
       return { key, messages: store.messages.list(key) };
     },

@@ -76,11 +76,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const pressure = createIngressPressure({ onRelease: () => runs.kick() });
   const activity = createActivityFeed();
   const queries = createAdminQueries(store);
-  const publishRun = (runId: string) =>
-    activity.publish(() => {
-      const run = queries.runItem(runId);
-      return run && { kind: 'run', run };
-    });
+  // Read only while a stream listens (the read is a round trip on a shared store).
+  const publishRun = (runId: string) => {
+    if (activity.subscribers === 0) return;
+    queries.runItem(runId).then(
+      (run) => run && activity.publish(() => ({ kind: 'run', run })),
+      (err: unknown) => log.warn({ err, runId }, 'reading a run for the live stream failed'),
+    );
+  };
   const runs = createRunQueue({
     store,
     onRunUpdate: publishRun,
