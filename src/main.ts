@@ -214,7 +214,7 @@ export async function startGateway(
       const onError = (message: string) => log.error({ error: message }, 'background WAL checkpoint failed');
       parts.checkpointer = startCheckpointer({ path: config.storage.path, onError });
     }
-    runtime.start();
+    await runtime.start();
     parts.settler = createMemorySettler({ idle: () => runtime.queueDepth === 0, log });
     parts.settler.start();
     log.info({ url, hooksPath: config.hooks.enabled ? config.hooks.path : null }, 'hookd listening');

@@ -1,6 +1,6 @@
 import type { ThinkingLevel } from '../action-shape.js';
 import type { Logger } from '../log.js';
-import type { EventRecord, Store } from '../store/index.js';
+import type { EventRecord, StoreContract } from '../store/index.js';
 import type { Delivery } from './delivery.js';
 import type { ModelRouter } from './ports.js';
 import { wrapExternalContent } from './safety.js';
@@ -12,7 +12,7 @@ export const DEFAULT_HEARTBEAT_PROMPT =
   'what needs their attention, briefly. If nothing does, reply with exactly HEARTBEAT_OK.';
 
 export interface HeartbeatTurnOptions {
-  readonly store: Store;
+  readonly store: StoreContract;
   readonly models: ModelRouter;
   readonly delivery: Delivery;
   readonly model: string;
@@ -83,11 +83,11 @@ export function createHeartbeatTurn(options: HeartbeatTurnOptions): HeartbeatTur
   return async (reason, shutdown) => {
     // A bounded turn: after an outage the backlog could outgrow the model's context and
     // fail every heartbeat; the rest follows in the next turn.
-    const pending = store.events.pending(MAIN_SESSION, maxEvents);
+    const pending = await store.events.pending(MAIN_SESSION, maxEvents);
     if (pending.length === 0) return false;
     const events = eventsWithin(pending, maxChars);
     const content = heartbeatMessage(options.prompt ?? DEFAULT_HEARTBEAT_PROMPT, events);
-    const history = store.messages.recent(MAIN_SESSION, historyLimit);
+    const history = await store.messages.recent(MAIN_SESSION, historyLimit);
     const timeout = deadline(options.timeoutSeconds, shutdown);
     let reply: string;
     try {
@@ -110,15 +110,16 @@ export function createHeartbeatTurn(options: HeartbeatTurnOptions): HeartbeatTur
       { role: 'user', content },
       { role: 'assistant', content: reply },
     ] as const;
-    store.transaction(() => {
-      store.messages.append(MAIN_SESSION, messages, null, at);
-      store.events.markConsumed(
+    await store.commit((w) => {
+      w.messages.append(MAIN_SESSION, messages, null, at);
+      w.events.markConsumed(
         events.map((e) => e.id),
         at,
       );
     });
     const more =
-      events.length < pending.length || (pending.length === maxEvents && store.events.countPending(MAIN_SESSION) > 0);
+      events.length < pending.length ||
+      (pending.length === maxEvents && (await store.events.countPending(MAIN_SESSION)) > 0);
     const outcome = await delivery.deliver({ channel: 'last', mainSession: true }, reply, shutdown);
     log.info({ reason, events: events.length, delivery: outcome.status, why: outcome.reason }, 'heartbeat done');
     return more;

@@ -67,10 +67,10 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
 
   return {
     request,
-    start(): void {
+    async start(): Promise<void> {
       if (options.everyMs > 0) periodic = setInterval(() => run('periodic'), options.everyMs);
       // Events left unconsumed by a previous process are handled now, not at the next tick.
-      if (store.events.countPending(MAIN_SESSION) > 0) request();
+      if ((await store.events.countPending(MAIN_SESSION)) > 0) request();
     },
     async stop(): Promise<void> {
       stopped = true;

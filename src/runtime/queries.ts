@@ -8,7 +8,7 @@ import type {
   RunRecord,
   RunStatus,
   SessionMessage,
-  Store,
+  StoreContract,
 } from '../store/index.js';
 import { MAIN_SESSION } from './sink.js';
 
@@ -103,19 +103,19 @@ export interface AdminQueries {
 }
 
 /** Read-only views of the store for the admin API (DESIGN §8). */
-export function createAdminQueries(store: Store): AdminQueries {
-  const itemOf = (id: string) => {
-    const run = store.runs.get(id);
+export function createAdminQueries(store: StoreContract): AdminQueries {
+  const itemOf = async (id: string) => {
+    const run = await store.runs.get(id);
     return run && toRunListItem(run);
   };
   return {
     async run(runId) {
-      const run = store.runs.get(runId);
+      const run = await store.runs.get(runId);
       return run && toRunView(run);
     },
-    runItem: async (id) => itemOf(id),
+    runItem: itemOf,
     async runs(filter) {
-      const rows = store.runs.list({ ...filter, limit: filter.limit + 1 });
+      const rows = await store.runs.list({ ...filter, limit: filter.limit + 1 });
       const page = rows.slice(0, filter.limit);
       const last = page.at(-1);
       return {
@@ -124,7 +124,7 @@ export function createAdminQueries(store: Store): AdminQueries {
       };
     },
     async requests(filter) {
-      const rows = store.requests.list({ ...filter, limit: filter.limit + 1 });
+      const rows = await store.requests.list({ ...filter, limit: filter.limit + 1 });
       const page = rows.slice(0, filter.limit);
       const last = page.at(-1);
       return {
@@ -133,27 +133,26 @@ export function createAdminQueries(store: Store): AdminQueries {
       };
     },
     async request(id) {
-      const record = store.requests.get(id);
+      const record = await store.requests.get(id);
       if (!record) return undefined;
-      const failure = store.failedRequests.forRequest(id);
+      const failure = await store.failedRequests.forRequest(id);
+      const events = await Promise.all(record.eventIds.map((eventId) => store.events.get(eventId)));
+      const runs = await Promise.all(record.runIds.map(itemOf));
       const { body, headers, ...entry } = record;
       return {
         ...toRequestView(entry),
         headers,
         body: body.toString('utf8'),
-        events: record.eventIds.flatMap((eventId) => {
-          const event = store.events.get(eventId);
-          return event ? [eventView(event)] : [];
-        }),
-        runs: record.runIds.flatMap((runId) => itemOf(runId) ?? []),
+        events: events.flatMap((event) => (event ? [eventView(event)] : [])),
+        runs: runs.flatMap((run) => run ?? []),
         ...(failure ? { failure: { code: failure.code, error: failure.error } } : {}),
       };
     },
     async sessions(limit) {
-      return { sessions: store.messages.sessions(limit).map((s) => ({ ...s, lastAt: iso(s.lastAt) })) };
+      return { sessions: (await store.messages.sessions(limit)).map((s) => ({ ...s, lastAt: iso(s.lastAt) })) };
     },
     async transcript(runId) {
-      const run = store.runs.get(runId);
+      const run = await store.runs.get(runId);
       if (!run) return undefined;
       return {
         runId,
@@ -161,23 +160,23 @@ export function createAdminQueries(store: Store): AdminQueries {
         createdAt: iso(run.createdAt),
         ...(run.startedAt === undefined ? {} : { startedAt: iso(run.startedAt) }),
         ...(run.finishedAt === undefined ? {} : { finishedAt: iso(run.finishedAt) }),
-        messages: store.messages.ofRun(run.sessionKey, runId),
+        messages: await store.messages.ofRun(run.sessionKey, runId),
       };
     },
     async overview() {
       return {
-        requestsLastHour: store.requests.countSince(Date.now() - 3_600_000),
-        runsByStatus: store.runs.countByStatus(),
+        requestsLastHour: await store.requests.countSince(Date.now() - 3_600_000),
+        runsByStatus: await store.runs.countByStatus(),
       };
     },
     async mainEvents() {
       return {
-        events: store.events.list(MAIN_SESSION).map(eventView),
+        events: (await store.events.list(MAIN_SESSION)).map(eventView),
       };
     },
     async session(key) {
-      if (!store.messages.has(key)) return undefined;
-      return { key, messages: store.messages.list(key) };
+      if (!(await store.messages.has(key))) return undefined;
+      return { key, messages: await store.messages.list(key) };
     },
   };
 }

@@ -1,9 +1,9 @@
 import { hookdError } from '../errors.js';
-import type { DeliveryOutcome, Store } from '../store/index.js';
+import type { DeliveryOutcome, StoreContract } from '../store/index.js';
 import type { Delivery } from './delivery.js';
 
 export interface RedeliveriesOptions {
-  readonly store: Store;
+  readonly store: StoreContract;
   readonly delivery: Delivery;
   readonly onRunUpdate?: (runId: string) => void;
 }
@@ -19,7 +19,7 @@ export function createRedeliveries(options: RedeliveriesOptions) {
   const stopping = new AbortController();
   return {
     async redeliver(runId: string): Promise<DeliveryOutcome> {
-      const run = store.runs.get(runId);
+      const run = await store.runs.get(runId);
       if (!run) throw hookdError('NOT_FOUND', { resource: 'run', id: runId });
       if (run.delivery?.status !== 'failed')
         throw hookdError('NOT_REDELIVERABLE', { runId, delivery: run.delivery?.status ?? 'none yet' });
@@ -28,7 +28,7 @@ export function createRedeliveries(options: RedeliveriesOptions) {
       try {
         const target = { channel: run.channel, ...(run.to === undefined ? {} : { to: run.to }) };
         const outcome = await delivery.deliver(target, run.output ?? '', stopping.signal);
-        await store.group.write(() => store.runs.recordDelivery(runId, outcome));
+        await store.group.write((w) => w.runs.recordDelivery(runId, outcome));
         options.onRunUpdate?.(runId);
         return outcome;
       } finally {

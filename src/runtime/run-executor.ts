@@ -3,7 +3,7 @@ import type { ThinkingLevel } from '../action-shape.js';
 import { type BackoffBounds, backoffMs } from '../backoff.js';
 import { hookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { DeliveryOutcome, RunRecord, SessionMessage, Store } from '../store/index.js';
+import type { DeliveryOutcome, RunRecord, SessionMessage, StoreContract, Writes } from '../store/index.js';
 import type { Delivery } from './delivery.js';
 import type { Heartbeat } from './heartbeat.js';
 import type { ModelRouter } from './ports.js';
@@ -28,7 +28,7 @@ function trimTo(text: string, max: number): string {
 }
 
 export interface RunExecutorOptions {
-  readonly store: Store;
+  readonly store: StoreContract;
   readonly models: ModelRouter;
   readonly delivery: Delivery;
   readonly heartbeat: Heartbeat;
@@ -62,10 +62,10 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
   const historyLimit = options.historyLimit ?? 100;
 
   /** Writes a finished turn: the transcript (for a reply) and the run's final status. */
-  function recordTurn({ run, messages }: Turn): void {
+  function recordTurn(w: Writes, { run, messages }: Turn): void {
     const at = run.finishedAt ?? now();
-    store.messages.append(run.sessionKey, messages, run.id, at);
-    store.runs.finish(
+    w.messages.append(run.sessionKey, messages, run.id, at);
+    w.runs.finish(
       run.id,
       {
         status: run.status as 'ok' | 'error' | 'timeout',
@@ -84,7 +84,7 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
   async function callModel(run: RunRecord, shutdown: AbortSignal): Promise<Turn | undefined> {
     const startedAt = now();
     store.group
-      .write(() => store.runs.markRunning(run.id, startedAt))
+      .write((w) => w.runs.markRunning(run.id, startedAt))
       .then(
         () => options.onRunUpdate?.(run.id),
         (err: unknown) => log.error({ err, runId: run.id }, 'marking a run running failed'),
@@ -92,7 +92,7 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
     const content = run.allowUnsafeExternalContent ? run.message : wrapExternalContent(run.message, run.contentSource);
     const phrases = findInjectionPhrases(run.message);
     if (phrases.length > 0) log.warn({ runId: run.id, phrases }, 'possible prompt injection in hook content');
-    const history = store.messages.recent(run.sessionKey, historyLimit);
+    const history = await store.messages.recent(run.sessionKey, historyLimit);
     const timeoutSeconds = run.timeoutSeconds ?? options.defaultTimeoutSeconds;
     const timeout = deadline(timeoutSeconds, shutdown);
     const thinking = run.thinking ?? options.defaultThinking;
@@ -135,7 +135,7 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
    * `running` until a restart. A failed commit rolled back, so trying again is safe. Only a
    * shutdown ends the tries; the run then resumes at the next start.
    */
-  async function commit(runId: string, write: () => void, shutdown: AbortSignal): Promise<void> {
+  async function commit(runId: string, write: (w: Writes) => void, shutdown: AbortSignal): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
         await store.group.write(write);
@@ -154,10 +154,10 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
   function summarize(run: RunRecord, turn: Turn | undefined, outcome: DeliveryOutcome, shutdown: AbortSignal) {
     return commit(
       run.id,
-      () => {
-        if (turn) recordTurn(turn);
-        if (!run.delivery) store.runs.recordDelivery(run.id, outcome);
-        store.events.insert({
+      (w) => {
+        if (turn) recordTurn(w, turn);
+        if (!run.delivery) w.runs.recordDelivery(run.id, outcome);
+        w.events.insert({
           id: `${run.id}:summary`,
           sessionKey: MAIN_SESSION,
           text: summaryText(run),
@@ -166,7 +166,7 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
           contentSource: run.contentSource,
           createdAt: now(),
         });
-        store.runs.markSummarized(run.id, now());
+        w.runs.markSummarized(run.id, now());
       },
       shutdown,
     );
@@ -187,7 +187,7 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
           // A delivery is network I/O: the turn is committed first, so that a crash while
           // delivering does not ask the model again.
           const written = unwritten;
-          await commit(run.id, () => recordTurn(written), shutdown);
+          await commit(run.id, (w) => recordTurn(w, written), shutdown);
           unwritten = undefined;
         }
         outcome = await deliveryOf(run, shutdown);

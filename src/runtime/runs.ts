@@ -21,8 +21,8 @@ export interface RunQueue {
   enqueue(runId: string, sessionKey: string, mappingId?: string): void;
   /** Starts queued runs up to the current concurrency (after it was raised). */
   kick(): void;
-  /** Picks up every run a previous process left unfinished, oldest first; returns how many. */
-  resume(): number;
+  /** Picks up every run a previous process left unfinished, oldest first; resolves with how many. */
+  resume(): Promise<number>;
   /** Runs queued or executing. */
   readonly depth: number;
   /** Stops taking runs; aborts model calls in flight (they stay `running` and resume at the next start). */
@@ -53,16 +53,13 @@ export function createRunQueue(options: RunQueueOptions): RunQueue {
   let stopped = false;
 
   function start(next: PendingRun): void {
-    const run = store.runs.get(next.id);
-    if (!run) {
-      scheduler.release(next);
-      return;
-    }
-    const task = executor
-      .execute(run, shutdown.signal)
+    // Counted in flight from here, while its row is read: the concurrency cap holds.
+    const task = store.runs
+      .get(next.id)
+      .then((run) => run && executor.execute(run, shutdown.signal))
       .catch((err: unknown) => {
         // A shutdown ends a write's tries: the run resumes at the next start.
-        if (!shutdown.signal.aborted) log.error({ err, runId: run.id }, 'run crashed');
+        if (!shutdown.signal.aborted) log.error({ err, runId: next.id }, 'run crashed');
       })
       .finally(() => {
         scheduler.release(next);
@@ -88,8 +85,8 @@ export function createRunQueue(options: RunQueueOptions): RunQueue {
       pump();
     },
     kick: pump,
-    resume() {
-      const unfinished = store.runs.unfinished();
+    async resume() {
+      const unfinished = await store.runs.unfinished();
       for (const run of unfinished) scheduler.add(pendingOf(run));
       pump();
       return unfinished.length;

@@ -2,7 +2,7 @@ import type { ActionSink } from '../actions/index.js';
 import { type Config, parseDurationMs } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { DeliveryOutcome, Store } from '../store/index.js';
+import { type DeliveryOutcome, type Store, sqliteContract } from '../store/index.js';
 import { type ActivityFeed, createActivityFeed } from './activity.js';
 import { createDelivery } from './delivery.js';
 import { createHeartbeat } from './heartbeat.js';
@@ -42,7 +42,7 @@ export interface Runtime {
   /** Agent runs queued or executing. */
   readonly queueDepth: number;
   /** Resumes unfinished runs and starts periodic heartbeats. */
-  start(): void;
+  start(): Promise<void>;
   /** Stops taking work; aborts model calls and deliveries in flight (they resume at the next start). */
   stop(): Promise<void>;
 }
@@ -50,6 +50,8 @@ export interface Runtime {
 /** The back half of the core loop: main session, heartbeats, agent runs, delivery. */
 export function createRuntime(options: RuntimeOptions): Runtime {
   const { config, store, log } = options;
+  // Everything but the sink and the delivery route reads and writes through the store contract.
+  const data = sqliteContract(store);
   const defaults = config.agents.defaults;
   const { models } = options;
   const delivery = createDelivery({
@@ -61,7 +63,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     ...(config.channels.chatnet?.defaultTo ? { chatnetDefaultTo: config.channels.chatnet.defaultTo } : {}),
   });
   const heartbeat = createHeartbeat({
-    store,
+    store: data,
     models,
     delivery,
     model: defaults.model,
@@ -75,7 +77,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   // Runs execute one at a time while hook requests saturate the event loop (see pressure.ts).
   const pressure = createIngressPressure({ onRelease: () => runs.kick() });
   const activity = createActivityFeed();
-  const queries = createAdminQueries(store);
+  const queries = createAdminQueries(data);
   // Read only while a stream listens (the read is a round trip on a shared store).
   const publishRun = (runId: string) => {
     if (activity.subscribers === 0) return;
@@ -85,7 +87,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     );
   };
   const runs = createRunQueue({
-    store,
+    store: data,
     onRunUpdate: publishRun,
     ...(options.mappingLimits ? { mappingLimits: options.mappingLimits } : {}),
     models,
@@ -120,18 +122,22 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   });
   let purgeTimer: NodeJS.Timeout | undefined;
   const retention = config.hooks.log;
-  const purge = () => {
+  const purge = async () => {
     const now = Date.now();
-    const purged = store.idempotency.purge(now);
-    if (purged > 0) log.info({ purged }, 'expired idempotency records purged');
-    store.group
-      .write(() => store.requests.prune(now - retention.retentionDays * DAY_MS, retention.maxRows))
-      .then(
-        (pruned) => pruned > 0 && log.info({ pruned }, 'old request log records pruned'),
-        (err: unknown) => log.warn({ err }, 'pruning the request log failed'),
-      );
+    try {
+      const purged = await data.idempotency.purge(now);
+      if (purged > 0) log.info({ purged }, 'expired idempotency records purged');
+    } catch (err) {
+      log.warn({ err }, 'purging expired idempotency records failed');
+    }
+    try {
+      const pruned = await data.requests.prune(now - retention.retentionDays * DAY_MS, retention.maxRows);
+      if (pruned > 0) log.info({ pruned }, 'old request log records pruned');
+    } catch (err) {
+      log.warn({ err }, 'pruning the request log failed');
+    }
   };
-  const redeliveries = createRedeliveries({ store, delivery, onRunUpdate: publishRun });
+  const redeliveries = createRedeliveries({ store: data, delivery, onRunUpdate: publishRun });
   return {
     sink,
     queries,
@@ -140,13 +146,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     get queueDepth() {
       return runs.depth;
     },
-    start(): void {
+    async start(): Promise<void> {
       pressure.start();
-      const resumed = runs.resume();
+      const resumed = await runs.resume();
       if (resumed > 0) log.info({ runs: resumed }, 'resuming unfinished runs');
-      heartbeat.start();
-      purge();
-      purgeTimer = setInterval(purge, PURGE_EVERY_MS);
+      await heartbeat.start();
+      void purge();
+      purgeTimer = setInterval(() => void purge(), PURGE_EVERY_MS);
       purgeTimer.unref();
     },
     async stop(): Promise<void> {

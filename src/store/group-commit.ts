@@ -4,27 +4,30 @@
  * costs about as much as inserting a 2 KB row, so hook requests and the runtime's own writes
  * share it instead of paying one each.
  */
-export interface GroupCommit {
-  /** Runs `write` inside the next shared transaction; resolves with its result once committed. */
-  write<T>(write: () => T): Promise<T>;
+export interface GroupCommit<W> {
+  /**
+   * Runs `write` inside the next shared transaction, with `w` (what it may write through: a
+   * write in a commit never reads); resolves with its result once committed.
+   */
+  write<T>(write: (w: W) => T): Promise<T>;
 }
 
-interface Queued {
-  readonly write: () => unknown;
+interface Queued<W> {
+  readonly write: (w: W) => unknown;
   resolve(value: unknown): void;
   reject(err: unknown): void;
 }
 
-/** Creates the group commit over a store's `transaction`. */
-export function createGroupCommit(transaction: <T>(fn: () => T) => T): GroupCommit {
-  let queue: Queued[] = [];
+/** Creates the group commit over a store's `transaction`; each write gets `w`. */
+export function createGroupCommit<W>(transaction: <T>(fn: () => T) => T, w: W): GroupCommit<W> {
+  let queue: Queued<W>[] = [];
 
   function flush(): void {
     const batch = queue;
     queue = [];
     let results: unknown[] | undefined;
     try {
-      results = transaction(() => batch.map((q) => q.write()));
+      results = transaction(() => batch.map((q) => q.write(w)));
     } catch {
       results = undefined;
     }
@@ -36,7 +39,7 @@ export function createGroupCommit(transaction: <T>(fn: () => T) => T): GroupComm
     // again on its own, so that one bad write fails alone.
     for (const q of batch) {
       try {
-        q.resolve(transaction(q.write));
+        q.resolve(transaction(() => q.write(w)));
       } catch (err) {
         q.reject(err);
       }
@@ -44,7 +47,7 @@ export function createGroupCommit(transaction: <T>(fn: () => T) => T): GroupComm
   }
 
   return {
-    write<T>(write: () => T): Promise<T> {
+    write<T>(write: (w: W) => T): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         if (queue.length === 0) setImmediate(flush);
         queue.push({ write, resolve: resolve as (value: unknown) => void, reject });

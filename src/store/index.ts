@@ -1,5 +1,6 @@
 export { type Checkpointer, startCheckpointer, WRITER_AUTOCHECKPOINT_PAGES } from './checkpointer.js';
 export type { ConsoleSessionRepository } from './console-sessions.js';
+export { type StoreContract, sqliteContract, type Writes } from './contract.js';
 export type { EventRecord } from './events.js';
 export type { SessionMessage } from './messages.js';
 export type { MetaRepository } from './meta.js';

@@ -1,4 +1,5 @@
 import { type ConsoleSessionRepository, createConsoleSessionRepository } from './console-sessions.js';
+import type { Writes } from './contract.js';
 import { type Db, type OpenDbOptions, openDb } from './db.js';
 import { createEventRepository, type EventRepository } from './events.js';
 import { createFailedRequestRepository, type FailedRequestRepository } from './failed-requests.js';
@@ -26,7 +27,7 @@ export interface Store {
   /** Runs `fn` in one transaction (nested calls join the outer one). */
   transaction<T>(fn: () => T): T;
   /** Writes that share one commit per event-loop turn (see group-commit.ts). */
-  readonly group: GroupCommit;
+  readonly group: GroupCommit<Writes>;
   close(): void;
 }
 
@@ -34,8 +35,7 @@ export interface Store {
 export function createStore(options: OpenDbOptions): Store {
   const db = openDb(options);
   const transaction = <T>(fn: () => T): T => db.transaction(fn)();
-  return {
-    db,
+  const repositories = {
     events: createEventRepository(db),
     runs: createRunRepository(db),
     messages: createMessageRepository(db),
@@ -44,8 +44,12 @@ export function createStore(options: OpenDbOptions): Store {
     idempotency: createIdempotencyRepository(db),
     requests: createRequestLogRepository(db),
     consoleSessions: createConsoleSessionRepository(db),
+  };
+  return {
+    ...repositories,
+    db,
     transaction,
-    group: createGroupCommit(transaction),
+    group: createGroupCommit(transaction, repositories),
     close: () => {
       if (db.open) db.close();
     },

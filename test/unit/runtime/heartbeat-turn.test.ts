@@ -4,7 +4,7 @@ import { createModelRouter } from '../../../src/providers/index.js';
 import { createDelivery } from '../../../src/runtime/delivery.js';
 import { createHeartbeatTurn, eventsWithin } from '../../../src/runtime/heartbeat-turn.js';
 import type { ModelRouter } from '../../../src/runtime/index.js';
-import { createStore, type EventRecord } from '../../../src/store/index.js';
+import { createStore, type EventRecord, sqliteContract } from '../../../src/store/index.js';
 
 const event = (id: string, text: string): EventRecord => ({
   id,
@@ -44,7 +44,7 @@ describe('a heartbeat turn (issue 13, item 6)', () => {
       },
     };
     const turn = createHeartbeatTurn({
-      store,
+      store: sqliteContract(store),
       models,
       delivery: createDelivery({ channels: new Map(), ackMaxChars: 300, meta: store.meta, log }),
       model: 'builtin/echo',

@@ -4,7 +4,7 @@ import { createModelRouter } from '../../../src/providers/index.js';
 import { createDelivery } from '../../../src/runtime/delivery.js';
 import { createHeartbeat, type HeartbeatOptions } from '../../../src/runtime/heartbeat.js';
 import type { ModelRouter } from '../../../src/runtime/index.js';
-import { createStore } from '../../../src/store/index.js';
+import { createStore, sqliteContract } from '../../../src/store/index.js';
 import { until } from '../../helpers/clock.js';
 
 describe('heartbeat turns', () => {
@@ -23,7 +23,7 @@ describe('heartbeat turns', () => {
       });
     }
     const heartbeat = createHeartbeat({
-      store,
+      store: sqliteContract(store),
       models: createModelRouter({ models: { providers: {} } }),
       delivery: createDelivery({ channels: new Map(), ackMaxChars: 300, meta: store.meta, log }),
       model: 'builtin/echo',
@@ -61,7 +61,7 @@ function setup(options: Partial<HeartbeatOptions> = {}) {
     },
   };
   const heartbeat = createHeartbeat({
-    store,
+    store: sqliteContract(store),
     models,
     delivery: createDelivery({ channels: new Map(), ackMaxChars: 300, meta: store.meta, log }),
     model: 'builtin/echo',
@@ -108,21 +108,21 @@ describe('heartbeat timing (fake timers)', () => {
     const { heartbeat, calls, event, settled } = setup();
     event('disk full');
     heartbeat.request();
-    vi.advanceTimersByTime(100);
+    await vi.advanceTimersByTimeAsync(100);
     event('backup done');
     heartbeat.request();
-    vi.advanceTimersByTime(149);
+    await vi.advanceTimersByTimeAsync(149);
     expect(calls).toHaveLength(0);
-    vi.advanceTimersByTime(1);
+    await vi.advanceTimersByTimeAsync(1);
     expect(calls).toHaveLength(1);
     expect(calls[0]).toContain('disk full');
     expect(calls[0]).toContain('backup done');
     await settled();
     event('later');
     heartbeat.request();
-    vi.advanceTimersByTime(249);
+    await vi.advanceTimersByTimeAsync(249);
     expect(calls).toHaveLength(1);
-    vi.advanceTimersByTime(1);
+    await vi.advanceTimersByTimeAsync(1);
     expect(calls).toHaveLength(2);
     await heartbeat.stop();
   });
@@ -132,20 +132,20 @@ describe('heartbeat timing (fake timers)', () => {
     const release = hold();
     event('first');
     heartbeat.request();
-    vi.advanceTimersByTime(250);
+    await vi.advanceTimersByTimeAsync(250);
     expect(calls).toHaveLength(1);
     for (const text of ['second', 'third']) {
       event(text);
       heartbeat.request();
     }
-    vi.advanceTimersByTime(1000);
+    await vi.advanceTimersByTimeAsync(1000);
     expect(calls).toHaveLength(1);
     release();
     // The turn consumed 'first' and its time limit's timer is gone; the one timer left is the next turn's.
     await until(() => store.events.countPending('main') === 2 && vi.getTimerCount() === 1);
-    vi.advanceTimersByTime(249);
+    await vi.advanceTimersByTimeAsync(249);
     expect(calls).toHaveLength(1);
-    vi.advanceTimersByTime(1);
+    await vi.advanceTimersByTimeAsync(1);
     expect(calls).toHaveLength(2);
     expect(calls[1]).toContain('second');
     expect(calls[1]).toContain('third');
@@ -177,7 +177,7 @@ describe('heartbeat timing (fake timers)', () => {
     const { heartbeat, calls, event, settled } = setup({ everyMs: 3_600_000 });
     event('left over');
     heartbeat.start();
-    vi.advanceTimersByTime(250);
+    await vi.advanceTimersByTimeAsync(250);
     expect(calls).toHaveLength(1);
     await settled();
     await heartbeat.stop();
@@ -188,7 +188,7 @@ describe('heartbeat timing (fake timers)', () => {
     event('too late');
     heartbeat.start();
     await heartbeat.stop();
-    vi.advanceTimersByTime(120_000);
+    await vi.advanceTimersByTimeAsync(120_000);
     expect(calls).toHaveLength(0);
     expect(vi.getTimerCount()).toBe(0);
   });

@@ -5,7 +5,7 @@ import { createDelivery } from '../../../src/runtime/delivery.js';
 import { createHeartbeat } from '../../../src/runtime/heartbeat.js';
 import type { ModelRouter } from '../../../src/runtime/index.js';
 import { createRunQueue } from '../../../src/runtime/runs.js';
-import { createStore, type Store } from '../../../src/store/index.js';
+import { createStore, type Store, sqliteContract } from '../../../src/store/index.js';
 import { startFakeModel } from '../../helpers/fake-model.js';
 
 function setup(
@@ -29,7 +29,7 @@ function setup(
   const models = options.models ?? createModelRouter({ models: { providers: {} } });
   const delivery = createDelivery({ channels: new Map(), ackMaxChars: 300, meta: store.meta, log });
   const heartbeat = createHeartbeat({
-    store,
+    store: sqliteContract(store),
     models,
     delivery,
     model: 'builtin/echo',
@@ -38,7 +38,7 @@ function setup(
     log,
   });
   const runs = createRunQueue({
-    store,
+    store: sqliteContract(store),
     models,
     delivery,
     heartbeat,

@@ -28,7 +28,7 @@ describe('the runtime', () => {
       models: createModelRouter({ models: { providers: {} } }),
       channels: new Map(),
     });
-    runtime.start();
+    await runtime.start();
     expect(keys()).toEqual(['in 15 min', 'in 5 min']);
     vi.advanceTimersByTime(10 * 60_000 - 1);
     expect(keys()).toEqual(['in 15 min', 'in 5 min']);

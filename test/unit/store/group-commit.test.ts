@@ -24,7 +24,7 @@ describe('group commit', () => {
       } finally {
         inside--;
       }
-    });
+    }, {});
     const results = await Promise.all([1, 2, 3].map((n) => group.write(() => (inside === 1 ? n * 10 : -1))));
     expect(results).toEqual([10, 20, 30]);
     expect(transactions).toHaveLength(1);

@@ -1,0 +1,75 @@
+import type { EventRepository } from './events.js';
+import type { FailedRequestRepository } from './failed-requests.js';
+import type { GroupCommit } from './group-commit.js';
+import type { IdempotencyRepository } from './idempotency.js';
+import type { MessageRepository } from './messages.js';
+import type { RequestLogRepository } from './requests.js';
+import type { RunRepository } from './runs.js';
+import type { Store } from './store.js';
+
+/** A repository as a shared store offers it: every call answers with a promise. */
+export type Async<T> = {
+  readonly [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+};
+
+/**
+ * What a write in a commit may do: write, never read. A shared store (PostgreSQL, DESIGN §15)
+ * records these calls and sends them in the commit; the embedded store runs them in its
+ * transaction.
+ */
+export interface Writes {
+  readonly events: Pick<EventRepository, 'insert' | 'markConsumed'>;
+  readonly runs: Pick<RunRepository, 'insert' | 'markRunning' | 'finish' | 'markSummarized' | 'recordDelivery'>;
+  readonly messages: Pick<MessageRepository, 'append'>;
+  readonly idempotency: Pick<IdempotencyRepository, 'put'>;
+  readonly requests: Pick<RequestLogRepository, 'insert' | 'markReplayed'>;
+  readonly failedRequests: Pick<FailedRequestRepository, 'insert' | 'markReplayed'>;
+}
+
+/**
+ * The store as the runtime uses it (DESIGN §15): reads answer with promises, writes go through
+ * a commit. The embedded SQLite store offers it over its synchronous repositories
+ * (`sqliteContract`); a PostgreSQL store implements it over the network.
+ */
+export interface StoreContract {
+  readonly events: Async<Pick<EventRepository, 'get' | 'pending' | 'countPending' | 'list'>>;
+  readonly runs: Async<Pick<RunRepository, 'get' | 'unfinished' | 'list' | 'countByStatus'>>;
+  readonly messages: Async<Pick<MessageRepository, 'recent' | 'has' | 'list' | 'ofRun' | 'sessions'>>;
+  readonly requests: Async<Pick<RequestLogRepository, 'get' | 'list' | 'countSince' | 'prune'>>;
+  readonly failedRequests: Async<Pick<FailedRequestRepository, 'forRequest'>>;
+  readonly idempotency: Async<Pick<IdempotencyRepository, 'purge'>>;
+  /** Writes that share one commit per event-loop turn; each settles once committed. */
+  readonly group: GroupCommit<Writes>;
+  /** Writes in a commit of their own, made now. */
+  commit<T>(write: (w: Writes) => T): Promise<T>;
+}
+
+/** Every method of `repository` named in `names`, answering with a promise. */
+function promised<T extends object, K extends keyof T>(repository: T, names: readonly K[]): Async<Pick<T, K>> {
+  const out: Record<string, unknown> = {};
+  for (const name of names) {
+    const method = repository[name] as (...args: unknown[]) => unknown;
+    out[name as string] = (...args: unknown[]) => {
+      try {
+        return Promise.resolve(method.apply(repository, args));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    };
+  }
+  return out as Async<Pick<T, K>>;
+}
+
+/** The embedded store behind the contract. */
+export function sqliteContract(store: Store): StoreContract {
+  return {
+    events: promised(store.events, ['get', 'pending', 'countPending', 'list']),
+    runs: promised(store.runs, ['get', 'unfinished', 'list', 'countByStatus']),
+    messages: promised(store.messages, ['recent', 'has', 'list', 'ofRun', 'sessions']),
+    requests: promised(store.requests, ['get', 'list', 'countSince', 'prune']),
+    failedRequests: promised(store.failedRequests, ['forRequest']),
+    idempotency: promised(store.idempotency, ['purge']),
+    group: store.group,
+    commit: async (write) => store.transaction(() => write(store)),
+  };
+}
