@@ -23,18 +23,19 @@ interface EventRow {
   session_key: string;
   text: string;
   origin: EventOrigin;
-  allow_unsafe_external_content: number;
+  allow_unsafe_external_content: number | boolean;
   content_source: ContentSource;
   created_at: number;
   consumed_at: number | null;
 }
 
-const toRecord = (row: EventRow): EventRecord => ({
+/** A row of `events` (SQLite's or PostgreSQL's: a flag is 0/1 or a boolean) as a record. */
+export const eventOf = (row: EventRow): EventRecord => ({
   id: row.id,
   sessionKey: row.session_key,
   text: row.text,
   origin: row.origin,
-  allowUnsafeExternalContent: row.allow_unsafe_external_content === 1,
+  allowUnsafeExternalContent: Boolean(row.allow_unsafe_external_content),
   contentSource: row.content_source,
   createdAt: row.created_at,
   consumedAt: row.consumed_at,
@@ -80,16 +81,16 @@ export function createEventRepository(db: Db): EventRepository {
     },
     get(id) {
       const row = get.get(id) as EventRow | undefined;
-      return row && toRecord(row);
+      return row && eventOf(row);
     },
     pending(sessionKey, limit = Number.MAX_SAFE_INTEGER) {
-      return (pending.all(sessionKey, limit) as EventRow[]).map(toRecord);
+      return (pending.all(sessionKey, limit) as EventRow[]).map(eventOf);
     },
     countPending(sessionKey) {
       return (countPending.get(sessionKey) as { n: number }).n;
     },
     list(sessionKey) {
-      return (list.all(sessionKey) as EventRow[]).map(toRecord);
+      return (list.all(sessionKey) as EventRow[]).map(eventOf);
     },
     markConsumed: db.transaction((ids: readonly string[], at: number) => {
       for (const id of ids) consume.run(at, id);

@@ -46,11 +46,11 @@ export function createFailedRequestRepository(db: Db): FailedRequestRepository {
       insert.run({ ...failure, requestId: failure.requestId || null, headers: JSON.stringify(failure.headers) });
     },
     pending() {
-      return (list.all() as Row[]).map(toRecord);
+      return (list.all() as Row[]).map(failedRequestOf);
     },
     forRequest(requestId) {
       const row = byRequest.get(requestId) as Row | undefined;
-      return row && toRecord(row);
+      return row && failedRequestOf(row);
     },
     markReplayed(requestId, at) {
       replayed.run(at, requestId);
@@ -58,7 +58,8 @@ export function createFailedRequestRepository(db: Db): FailedRequestRepository {
   };
 }
 
-function toRecord(r: Row): FailedRequestRecord {
+/** A row of `failed_requests` as a record. */
+export function failedRequestOf(r: Row): FailedRequestRecord {
   return {
     id: r.id,
     requestId: r.request_id ?? '',

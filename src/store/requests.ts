@@ -57,15 +57,16 @@ interface Row {
   headers: string;
   body?: Buffer;
   body_bytes: number;
-  truncated: number;
-  redacted: number;
+  truncated: number | boolean;
+  redacted: number | boolean;
   replay_of: string | null;
   replayed_at: number | null;
 }
 
 const ids = (json: string | null): string[] => (json === null ? [] : (JSON.parse(json) as string[]));
 
-function toEntry(row: Row): RequestLogEntry {
+/** A row of `requests` (SQLite's or PostgreSQL's) as a listed record. */
+export function requestEntryOf(row: Row): RequestLogEntry {
   return {
     seq: row.seq,
     id: row.id,
@@ -80,8 +81,8 @@ function toEntry(row: Row): RequestLogEntry {
     durationMs: row.duration_ms,
     headers: JSON.parse(row.headers) as Record<string, string>,
     bodyBytes: row.body_bytes,
-    truncated: row.truncated === 1,
-    redacted: row.redacted === 1,
+    truncated: Boolean(row.truncated),
+    redacted: Boolean(row.redacted),
     ...(row.replay_of === null ? {} : { replayOf: row.replay_of }),
     ...(row.replayed_at === null ? {} : { replayedAt: row.replayed_at }),
   };
@@ -167,11 +168,11 @@ export function createRequestLogRepository(db: Db): RequestLogRepository {
         statement = db.prepare(sql);
         listings.set(sql, statement);
       }
-      return (statement.all(...args, filter.limit) as Row[]).map(toEntry);
+      return (statement.all(...args, filter.limit) as Row[]).map(requestEntryOf);
     },
     get(id) {
       const row = get.get(id) as Row | undefined;
-      return row && { ...toEntry(row), body: row.body as Buffer };
+      return row && { ...requestEntryOf(row), body: row.body as Buffer };
     },
     countSince(since) {
       return countSince.get(since) as { total: number; failed: number };

@@ -30,10 +30,10 @@ interface RunRow {
   thinking: string | null;
   timeout_seconds: number | null;
   wake_mode: string;
-  deliver: number;
+  deliver: number | boolean;
   channel: string;
   to: string | null;
-  allow_unsafe_external_content: number;
+  allow_unsafe_external_content: number | boolean;
   content_source: string;
   status: RunStatus;
   output: string | null;
@@ -48,7 +48,8 @@ interface RunRow {
 const optional = <K extends string, V>(key: K, value: V | null): { [P in K]?: V } =>
   (value === null ? {} : { [key]: value }) as { [P in K]?: V };
 
-function toRecord(row: RunRow): RunRecord {
+/** A row of `runs` (SQLite's or PostgreSQL's: a flag is 0/1 or a boolean) as a record. */
+export function runOf(row: RunRow): RunRecord {
   return {
     id: row.id,
     sessionKey: row.session_key,
@@ -58,10 +59,10 @@ function toRecord(row: RunRow): RunRecord {
     ...optional('thinking', row.thinking as AgentAction['thinking'] | null),
     ...optional('timeoutSeconds', row.timeout_seconds),
     wakeMode: row.wake_mode as AgentAction['wakeMode'],
-    deliver: row.deliver === 1,
+    deliver: Boolean(row.deliver),
     channel: row.channel as AgentAction['channel'],
     ...optional('to', row.to),
-    allowUnsafeExternalContent: row.allow_unsafe_external_content === 1,
+    allowUnsafeExternalContent: Boolean(row.allow_unsafe_external_content),
     contentSource: row.content_source as AgentAction['contentSource'],
     status: row.status,
     ...optional('output', row.output),
@@ -154,10 +155,10 @@ export function createRunRepository(db: Db): RunRepository {
     },
     get(id) {
       const row = get.get(id) as RunRow | undefined;
-      return row && toRecord(row);
+      return row && runOf(row);
     },
     unfinished() {
-      return (unfinished.all() as RunRow[]).map(toRecord);
+      return (unfinished.all() as RunRow[]).map(runOf);
     },
     markRunning(id, at) {
       start.run(at, id);
@@ -177,7 +178,7 @@ export function createRunRepository(db: Db): RunRepository {
         before: filter.beforeSeq ?? Number.MAX_SAFE_INTEGER,
         limit: filter.limit,
       }) as (RunRow & { seq: number })[];
-      return rows.map((row) => ({ ...toRecord(row), seq: row.seq }));
+      return rows.map((row) => ({ ...runOf(row), seq: row.seq }));
     },
     countByStatus() {
       return Object.fromEntries((countByStatus.all() as { status: string; n: number }[]).map((r) => [r.status, r.n]));

@@ -1,0 +1,246 @@
+import pg from 'pg';
+import type { StoreContract, Writes } from '../contract.js';
+import type { EventRecord } from '../events.js';
+import { eventOf } from '../events.js';
+import type { FailedRequestRecord } from '../failed-requests.js';
+import { failedRequestOf } from '../failed-requests.js';
+import type { SessionMessage } from '../messages.js';
+import type { RequestLogEntry, RequestLogFilter } from '../requests.js';
+import { requestEntryOf } from '../requests.js';
+import type { RunListFilter, RunRecord } from '../runs.js';
+import { runOf } from '../runs.js';
+import { createPgWrites, type PgStatement } from './writes.js';
+
+const INT8 = 20;
+
+/** A pool whose 64-bit integers (sequence numbers, epoch milliseconds, counts) read as numbers. */
+export function createPgPool(url: string, max = 10): pg.Pool {
+  return new pg.Pool({
+    connectionString: url,
+    max,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as never,
+    },
+  });
+}
+
+type Row = Record<string, unknown>;
+const LISTED = `seq, id, received_at, path, url, mapping_id, status, code, event_ids, run_ids, duration_ms, headers,
+  body_bytes, truncated, redacted, replay_of, replayed_at`;
+/** Rows deleted per statement while pruning. */
+const PRUNE_CHUNK = 1000;
+
+/**
+ * The store contract over PostgreSQL (DESIGN §15): the same reads as the embedded store, as
+ * queries; writes recorded and sent in one transaction per commit (a group commit per
+ * event-loop turn, or one of their own). Tables and columns are the SQLite store's, so rows
+ * become records through the same functions.
+ */
+export function createPgContract(pool: pg.Pool): StoreContract {
+  const rows = async <T = Row>(text: string, values: unknown[] = []) => (await pool.query(text, values)).rows as T[];
+  const one = async <T = Row>(text: string, values: unknown[] = []) => (await rows<T>(text, values))[0];
+
+  /** Runs each group's statements in one transaction; the caller settles the groups. */
+  async function run(groups: readonly (readonly PgStatement[])[]): Promise<void> {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      for (const group of groups)
+        for (const statement of group) await client.query(statement.text, [...statement.values]);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  function record<T>(write: (w: Writes) => T): { value: T; statements: PgStatement[] } {
+    const recorder = createPgWrites();
+    const value = write(recorder.writes);
+    return { value, statements: recorder.statements };
+  }
+
+  interface Queued {
+    readonly value: unknown;
+    readonly statements: PgStatement[];
+    resolve(value: unknown): void;
+    reject(err: unknown): void;
+  }
+  let queue: Queued[] = [];
+  async function flush(): Promise<void> {
+    const batch = queue;
+    queue = [];
+    try {
+      await run(batch.map((q) => q.statements));
+      for (const q of batch) q.resolve(q.value);
+    } catch {
+      // The batch rolled back: each write is tried on its own, so that one bad write fails alone.
+      for (const q of batch) await run([q.statements]).then(() => q.resolve(q.value), q.reject);
+    }
+  }
+
+  return {
+    events: {
+      get: async (id) => {
+        const row = await one('SELECT * FROM events WHERE id = $1', [id]);
+        return row && eventOf(row as never);
+      },
+      pending: async (sessionKey, limit = 1_000_000) =>
+        (
+          await rows('SELECT * FROM events WHERE session_key = $1 AND consumed_at IS NULL ORDER BY seq LIMIT $2', [
+            sessionKey,
+            limit,
+          ])
+        ).map((row) => eventOf(row as never)) as EventRecord[],
+      countPending: async (sessionKey) =>
+        (
+          (await one<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE session_key = $1 AND consumed_at IS NULL', [
+            sessionKey,
+          ])) as { n: number }
+        ).n,
+      list: async (sessionKey) =>
+        (await rows('SELECT * FROM events WHERE session_key = $1 ORDER BY seq', [sessionKey])).map((row) =>
+          eventOf(row as never),
+        ),
+    },
+    runs: {
+      get: async (id) => {
+        const row = await one('SELECT * FROM runs WHERE id = $1', [id]);
+        return row && runOf(row as never);
+      },
+      unfinished: async () =>
+        (await rows('SELECT * FROM runs WHERE summarized_at IS NULL ORDER BY seq')).map((row) => runOf(row as never)),
+      list: async (filter: RunListFilter) => {
+        const found = await rows<Row & { seq: number }>(
+          `SELECT * FROM runs WHERE seq < $1 AND ($2::text IS NULL OR status = $2 OR ($2 = 'failed'
+             AND (status IN ('error', 'timeout') OR (delivery::jsonb ->> 'status') = 'failed')))
+           ORDER BY seq DESC LIMIT $3`,
+          [filter.beforeSeq ?? Number.MAX_SAFE_INTEGER, filter.status ?? null, filter.limit],
+        );
+        return found.map((row) => ({ ...runOf(row as never), seq: row.seq })) as (RunRecord & { seq: number })[];
+      },
+      countByStatus: async () =>
+        Object.fromEntries(
+          (await rows<{ status: string; n: number }>('SELECT status, COUNT(*) AS n FROM runs GROUP BY status')).map(
+            (r) => [r.status, r.n],
+          ),
+        ),
+    },
+    messages: {
+      recent: async (sessionKey, limit) =>
+        (
+          await rows<SessionMessage>(
+            'SELECT role, content FROM messages WHERE session_key = $1 ORDER BY seq DESC LIMIT $2',
+            [sessionKey, limit],
+          )
+        ).reverse(),
+      has: async (sessionKey) =>
+        (await one('SELECT 1 FROM messages WHERE session_key = $1 LIMIT 1', [sessionKey])) !== undefined,
+      list: async (sessionKey) =>
+        rows<SessionMessage>('SELECT role, content FROM messages WHERE session_key = $1 ORDER BY seq', [sessionKey]),
+      ofRun: async (sessionKey, runId) =>
+        rows<SessionMessage>('SELECT role, content FROM messages WHERE session_key = $1 AND run_id = $2 ORDER BY seq', [
+          sessionKey,
+          runId,
+        ]),
+      sessions: async (limit) =>
+        rows<{ key: string; messages: number; lastAt: number }>(
+          `SELECT session_key AS key, COUNT(*) AS messages, MAX(created_at) AS "lastAt" FROM messages
+           GROUP BY session_key ORDER BY MAX(seq) DESC LIMIT $1`,
+          [limit],
+        ),
+    },
+    requests: {
+      get: async (id) => {
+        const row = await one('SELECT * FROM requests WHERE id = $1 ORDER BY seq DESC LIMIT 1', [id]);
+        return row && { ...requestEntryOf(row as never), body: row.body as Buffer };
+      },
+      list: async (filter: RequestLogFilter) => {
+        const where: string[] = [];
+        const values: unknown[] = [];
+        const add = (clause: (at: (v: unknown) => string) => string) => {
+          where.push(
+            clause((v) => {
+              values.push(v);
+              return `$${values.length}`;
+            }),
+          );
+        };
+        const { status } = filter;
+        if (filter.path !== undefined) add((at) => `path = ${at(filter.path)}`);
+        if (status && 'exact' in status) add((at) => `status = ${at(status.exact)}`);
+        if (status && 'class' in status)
+          add((at) => `status >= ${at(status.class * 100)} AND status < ${at(status.class * 100 + 100)}`);
+        if (filter.failed) add(() => 'status >= 400');
+        if (filter.since !== undefined) add((at) => `received_at >= ${at(filter.since)}`);
+        if (filter.beforeSeq !== undefined) add((at) => `seq < ${at(filter.beforeSeq)}`);
+        if (filter.replays === false) add(() => 'replay_of IS NULL');
+        if (filter.replayed !== undefined)
+          add(() => (filter.replayed ? 'replayed_at IS NOT NULL' : 'replayed_at IS NULL'));
+        values.push(filter.limit);
+        const text = `SELECT ${LISTED} FROM requests${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
+          ORDER BY seq DESC LIMIT $${values.length}`;
+        return (await rows(text, values)).map((row) => requestEntryOf(row as never)) as RequestLogEntry[];
+      },
+      countSince: async (since) =>
+        (await one<{ total: number; failed: number }>(
+          'SELECT COUNT(*) AS total, COALESCE(SUM((status >= 400)::int), 0)::int AS failed FROM requests WHERE received_at >= $1',
+          [since],
+        )) as { total: number; failed: number },
+      prune: async (before, maxRows) => {
+        const chunks = async (text: string, value: number) => {
+          let total = 0;
+          for (;;) {
+            const { rowCount } = await pool.query(text, [value]);
+            total += rowCount ?? 0;
+            if ((rowCount ?? 0) < PRUNE_CHUNK) return total;
+          }
+        };
+        let pruned = await chunks(
+          `DELETE FROM requests WHERE seq IN (SELECT seq FROM requests WHERE received_at < $1 ORDER BY seq LIMIT ${PRUNE_CHUNK})`,
+          before,
+        );
+        const newest = (await one<{ seq: number | null }>('SELECT MAX(seq) AS seq FROM requests'))?.seq ?? null;
+        if (newest !== null && newest > maxRows)
+          pruned += await chunks(
+            `DELETE FROM requests WHERE seq IN (SELECT seq FROM requests WHERE seq <= $1 ORDER BY seq LIMIT ${PRUNE_CHUNK})`,
+            newest - maxRows,
+          );
+        return pruned;
+      },
+    },
+    failedRequests: {
+      forRequest: async (requestId) => {
+        const row = await one('SELECT * FROM failed_requests WHERE request_id = $1 ORDER BY seq DESC LIMIT 1', [
+          requestId,
+        ]);
+        return row && (failedRequestOf(row as never) as FailedRequestRecord);
+      },
+    },
+    idempotency: {
+      purge: async (now) => (await pool.query('DELETE FROM idempotency WHERE expires_at <= $1', [now])).rowCount ?? 0,
+    },
+    group: {
+      write<T>(write: (w: Writes) => T): Promise<T> {
+        let recorded: { value: T; statements: PgStatement[] };
+        try {
+          recorded = record(write);
+        } catch (err) {
+          return Promise.reject(err);
+        }
+        return new Promise<T>((resolve, reject) => {
+          if (queue.length === 0) setImmediate(() => void flush());
+          queue.push({ ...recorded, resolve: resolve as (value: unknown) => void, reject });
+        });
+      },
+    },
+    async commit(write) {
+      const { value, statements } = record(write);
+      await run([statements]);
+      return value;
+    },
+  };
+}

@@ -1,0 +1,256 @@
+import type pg from 'pg';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createStore, type StoreContract, sqliteContract } from '../../src/store/index.js';
+import { createPgContract, createPgPool } from '../../src/store/postgres/contract.js';
+import { migratePostgres } from '../../src/store/postgres/migrate.js';
+import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
+
+/**
+ * The store contract the runtime uses (DESIGN §15): one suite, run against the embedded SQLite
+ * store and against PostgreSQL.
+ */
+
+let cluster: PgCluster | undefined;
+let pool: pg.Pool | undefined;
+
+beforeAll(async () => {
+  if (!postgresTestsRun) return;
+  cluster = await startPgCluster();
+  pool = createPgPool(cluster.url, 8);
+  await migratePostgres(pool);
+}, 30_000);
+
+afterAll(async () => {
+  await pool?.end();
+  await cluster?.stop();
+});
+
+const sqlite = (): StoreContract => sqliteContract(createStore({ path: ':memory:', synchronous: 'normal' }));
+const postgres = (): StoreContract => {
+  if (!pool) throw new Error('no cluster');
+  return createPgContract(pool);
+};
+
+const event = (id: string, sessionKey = 'main', text = `event ${id}`) => ({
+  id,
+  sessionKey,
+  text,
+  origin: 'hook' as const,
+  allowUnsafeExternalContent: false,
+  contentSource: 'webhook' as const,
+  createdAt: 1000,
+});
+
+const run = (id: string, extra: object = {}) => ({
+  id,
+  sessionKey: `hook:${id}`,
+  message: `do ${id}`,
+  model: 'fake/m',
+  wakeMode: 'now' as const,
+  deliver: true,
+  channel: 'chatnet' as const,
+  to: '42',
+  allowUnsafeExternalContent: false,
+  contentSource: 'webhook' as const,
+  createdAt: 2000,
+  mappingId: 'm',
+  ...extra,
+});
+
+const record = (id: string, extra: object = {}) => ({
+  id,
+  receivedAt: 5000,
+  path: 'note',
+  url: '/hooks/note',
+  status: 200,
+  eventIds: ['e1'],
+  runIds: [],
+  durationMs: 2,
+  headers: { 'content-type': 'application/json' },
+  body: Buffer.from('{"n":1}'),
+  bodyBytes: 7,
+  truncated: false,
+  redacted: false,
+  ...extra,
+});
+
+function contract(name: string, make: () => StoreContract, runs: boolean) {
+  describe.skipIf(!runs)(`the store contract on ${name}`, () => {
+    beforeEach(async () => {
+      if (name === 'PostgreSQL')
+        await pool?.query('TRUNCATE events, runs, messages, requests, failed_requests, idempotency RESTART IDENTITY');
+    });
+
+    it('queues events per session and consumes them in a commit', async () => {
+      const store = make();
+      await store.commit((w) => {
+        w.events.insert(event('e1'));
+        w.events.insert(event('e2'));
+        w.events.insert(event('x1', 'other'));
+      });
+      expect((await store.events.pending('main')).map((e) => e.id)).toEqual(['e1', 'e2']);
+      expect(await store.events.countPending('main')).toBe(2);
+      expect(await store.events.get('e2')).toEqual({ ...event('e2'), consumedAt: null });
+      await store.group.write((w) => w.events.markConsumed(['e1', 'nope'], 3000));
+      expect((await store.events.pending('main', 10)).map((e) => e.id)).toEqual(['e2']);
+      expect((await store.events.list('main')).map((e) => [e.id, e.consumedAt])).toEqual([
+        ['e1', 3000],
+        ['e2', null],
+      ]);
+      expect(await store.events.get('missing')).toBeUndefined();
+    });
+
+    it('takes a run from queued to summarized', async () => {
+      const store = make();
+      await store.group.write((w) => w.runs.insert(run('r1')));
+      expect(await store.runs.get('r1')).toMatchObject({ ...run('r1'), status: 'queued' });
+      expect((await store.runs.unfinished()).map((r) => r.id)).toEqual(['r1']);
+      await store.group.write((w) => w.runs.markRunning('r1', 2100));
+      await store.group.write((w) => {
+        w.runs.finish('r1', { status: 'ok', output: 'done' }, 2200);
+        w.messages.append(
+          'hook:r1',
+          [
+            { role: 'user', content: 'do r1' },
+            { role: 'assistant', content: 'done' },
+          ],
+          'r1',
+          2200,
+        );
+        w.runs.recordDelivery('r1', { status: 'failed', channel: 'chatnet', to: '42', reason: 'HTTP 500' });
+      });
+      const finished = await store.runs.get('r1');
+      expect(finished).toMatchObject({ status: 'ok', output: 'done', startedAt: 2100, finishedAt: 2200 });
+      expect(finished?.delivery).toEqual({ status: 'failed', channel: 'chatnet', to: '42', reason: 'HTTP 500' });
+      expect((await store.runs.list({ status: 'failed', limit: 10 })).map((r) => r.id)).toEqual(['r1']);
+      expect(await store.runs.list({ status: 'queued', limit: 10 })).toEqual([]);
+      expect(await store.runs.countByStatus()).toEqual({ ok: 1 });
+      await store.group.write((w) => w.runs.markSummarized('r1', 2300));
+      expect(await store.runs.unfinished()).toEqual([]);
+      expect(await store.messages.ofRun('hook:r1', 'r1')).toEqual([
+        { role: 'user', content: 'do r1' },
+        { role: 'assistant', content: 'done' },
+      ]);
+    });
+
+    it('keeps transcripts: the recent ones in order, whether a session has any, the sessions by activity', async () => {
+      const store = make();
+      await store.commit((w) => {
+        w.messages.append(
+          's1',
+          [
+            { role: 'user', content: 'a' },
+            { role: 'assistant', content: 'b' },
+          ],
+          null,
+          10,
+        );
+        w.messages.append('s2', [{ role: 'user', content: 'x' }], null, 20);
+        w.messages.append('s1', [{ role: 'user', content: 'c' }], null, 30);
+      });
+      expect((await store.messages.recent('s1', 2)).map((m) => m.content)).toEqual(['b', 'c']);
+      expect((await store.messages.list('s1')).map((m) => m.content)).toEqual(['a', 'b', 'c']);
+      expect(await store.messages.has('s2')).toBe(true);
+      expect(await store.messages.has('s3')).toBe(false);
+      expect(await store.messages.sessions(10)).toEqual([
+        { key: 's1', messages: 3, lastAt: 30 },
+        { key: 's2', messages: 1, lastAt: 20 },
+      ]);
+    });
+
+    it('logs requests: filters, the newest by id, counts, replayed marks and pruning', async () => {
+      const store = make();
+      await store.group.write((w) => {
+        w.requests.insert(record('a'));
+        w.requests.insert(record('b', { status: 500, code: 'TRANSFORM_FAILED', eventIds: [], receivedAt: 6000 }));
+        w.requests.insert(record('c', { path: 'wake', status: 202, runIds: ['r9'], replayOf: 'b', receivedAt: 7000 }));
+        w.requests.insert(record('a', { status: 400, code: 'TEXT_REQUIRED', receivedAt: 8000 }));
+      });
+      const ids = async (filter: object) =>
+        (await store.requests.list({ limit: 10, ...filter })).map((r) => `${r.id}:${r.status}`);
+      expect(await ids({})).toEqual(['a:400', 'c:202', 'b:500', 'a:200']);
+      expect(await ids({ path: 'note' })).toEqual(['a:400', 'b:500', 'a:200']);
+      expect(await ids({ status: { class: 5 } })).toEqual(['b:500']);
+      expect(await ids({ status: { exact: 202 } })).toEqual(['c:202']);
+      expect(await ids({ failed: true })).toEqual(['a:400', 'b:500']);
+      expect(await ids({ since: 6500 })).toEqual(['a:400', 'c:202']);
+      expect(await ids({ replays: false })).toEqual(['a:400', 'b:500', 'a:200']);
+      const page = await store.requests.list({ limit: 2 });
+      expect(await ids({ beforeSeq: page.at(-1)?.seq })).toEqual(['b:500', 'a:200']);
+      const newest = await store.requests.get('a');
+      expect(newest).toMatchObject({
+        status: 400,
+        code: 'TEXT_REQUIRED',
+        truncated: false,
+        headers: record('a').headers,
+      });
+      expect(newest?.body.toString()).toBe('{"n":1}');
+      expect((await store.requests.get('c'))?.runIds).toEqual(['r9']);
+      expect(await store.requests.countSince(6000)).toEqual({ total: 3, failed: 2 });
+      await store.group.write((w) => w.requests.markReplayed('b', 9000));
+      expect(await ids({ replayed: true })).toEqual(['b:500']);
+      expect(await store.requests.prune(6500, 100)).toBe(2);
+      expect(await store.requests.prune(0, 1)).toBe(1);
+      expect(await ids({})).toEqual(['a:400']);
+    });
+
+    it('keeps failures for replay and purges expired idempotency records', async () => {
+      const store = make();
+      await store.commit((w) => {
+        w.failedRequests.insert({
+          id: 'f1',
+          requestId: 'req-1',
+          subPath: 'note',
+          url: '/hooks/note',
+          headers: { a: 'b' },
+          body: Buffer.from([0, 1, 2, 255]),
+          code: 'TRANSFORM_FAILED',
+          error: 'boom',
+          createdAt: 1,
+        });
+        w.idempotency.put({
+          scope: 'agent',
+          key: 'k1',
+          bodyHash: 'h',
+          status: 202,
+          response: '{}',
+          createdAt: 1,
+          expiresAt: 100,
+        });
+        w.idempotency.put({
+          scope: 'agent',
+          key: 'k2',
+          bodyHash: 'h',
+          status: 202,
+          response: null,
+          createdAt: 1,
+          expiresAt: 300,
+        });
+      });
+      const failure = await store.failedRequests.forRequest('req-1');
+      expect(failure).toMatchObject({ id: 'f1', subPath: 'note', headers: { a: 'b' }, code: 'TRANSFORM_FAILED' });
+      expect(failure?.body).toEqual(Buffer.from([0, 1, 2, 255]));
+      expect(await store.failedRequests.forRequest('req-2')).toBeUndefined();
+      expect(await store.idempotency.purge(200)).toBe(1);
+    });
+
+    it('commits the writes of one turn together, and fails a bad one alone', async () => {
+      const store = make();
+      await store.commit((w) => w.events.insert(event('dup')));
+      const outcomes = await Promise.allSettled([
+        store.group.write((w) => w.events.insert(event('g1'))),
+        store.group.write((w) => w.events.insert(event('dup'))),
+        store.group.write((w) => {
+          w.events.insert(event('g2'));
+          return 'value';
+        }),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect((outcomes[2] as PromiseFulfilledResult<string>).value).toBe('value');
+      expect((await store.events.list('main')).map((e) => e.id)).toEqual(['dup', 'g1', 'g2']);
+    });
+  });
+}
+
+contract('SQLite', sqlite, true);
+contract('PostgreSQL', postgres, postgresTestsRun);
