@@ -7,6 +7,7 @@ import type { Config } from './config/index.js';
 import { errorBody, type HookdError, hookdError } from './errors.js';
 import {
   adminRoutes,
+  type ConsoleSessions,
   consoleRoutes,
   createAuthThrottle,
   createConsoleAuth,
@@ -24,7 +25,6 @@ import type { Logger } from './log.js';
 import type { MappingEngine } from './mapping/index.js';
 import type { Metrics } from './metrics.js';
 import type { AdminQueries, Runtime } from './runtime/index.js';
-import type { ConsoleSessionRepository } from './store/index.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -40,7 +40,7 @@ export interface AppDeps {
   /** The request log's live feed and redelivery (the runtime's); replay is built here. */
   readonly operator?: Pick<Runtime, 'activity' | 'redeliver' | 'queueDepth'>;
   /** Where console sessions are kept; the console at /ui/ is served when given (with the admin API). */
-  readonly consoleSessions?: ConsoleSessionRepository;
+  readonly consoleSessions?: ConsoleSessions;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -1,22 +1,31 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type pg from 'pg';
 import { type ActionOptions, createModelCatalog } from './actions/index.js';
 import { buildApp } from './app.js';
 import { createChannels } from './channels/index.js';
 import { type Config, configInvalid, configWarnings } from './config/index.js';
-import { isHookdError } from './errors.js';
+import { hookdError, isHookdError } from './errors.js';
 import type { Logger } from './log.js';
 import type { MailWatcher } from './mail/index.js';
 import { collectMappings, createMappingEngine, type MappingEngine } from './mapping/index.js';
 import { createMetrics } from './metrics.js';
 import { createModelRouter } from './providers/index.js';
-import { createRuntime, type ModelRouter, type Runtime } from './runtime/index.js';
+import { createRuntime, type ModelRouter, type Runtime, sqliteBackend } from './runtime/index.js';
 import { createMemorySettler, type MemorySettler } from './settle.js';
 import {
   type Checkpointer,
+  createPgPool,
   createStore,
+  holdLease,
+  migratePostgres,
+  pgBackend,
   readOrCreateSecret,
+  releaseLease,
   type Store,
+  type StoreBackend,
   startCheckpointer,
   WRITER_AUTOCHECKPOINT_PAGES,
 } from './store/index.js';
@@ -24,7 +33,8 @@ import { createTransformHost, type TransformHost } from './transforms/index.js';
 
 export interface Gateway {
   readonly app: FastifyInstance;
-  readonly store: Store;
+  /** The embedded store, when the gateway runs on it (not on PostgreSQL). */
+  readonly store?: Store;
   readonly runtime: Runtime;
   /** `http://host:port` as bound. */
   readonly url: string;
@@ -87,6 +97,8 @@ interface Parts {
   checkpointer?: Checkpointer;
   watcher?: MailWatcher;
   settler?: MemorySettler;
+  pool?: pg.Pool;
+  nodeLease?: { release(): Promise<void> };
 }
 
 async function stopParts(parts: Parts): Promise<void> {
@@ -98,6 +110,8 @@ async function stopParts(parts: Parts): Promise<void> {
     () => parts.transforms.close(),
     () => parts.checkpointer?.stop(),
     () => parts.store?.close(),
+    () => parts.nodeLease?.release(),
+    () => parts.pool?.end(),
   ];
   // Every step runs even when one fails, so that nothing is left open; the first failure is thrown.
   const failures: unknown[] = [];
@@ -156,6 +170,52 @@ async function startMailWatch(
   return watcher;
 }
 
+/** A node's hold on a PostgreSQL database, renewed every 10 s; a node that dies lets it lapse in 30 s. */
+const NODE_LEASE_MS = 30_000;
+
+/**
+ * Until runs are claimed under leases and the heartbeat has one owner (DESIGN §15), one node
+ * runs on a database: a second one refuses to start (`STORE_IN_USE`) instead of running the
+ * same runs and heartbeats twice.
+ */
+async function holdNodeLease(pool: pg.Pool): Promise<{ release(): Promise<void> }> {
+  const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const lease = () => ({ name: 'node', owner, until: Date.now() + NODE_LEASE_MS, now: Date.now() });
+  if (!(await holdLease(pool, lease()))) {
+    const holder = (await pool.query("SELECT owner FROM leases WHERE name = 'node'")).rows[0]?.owner as string;
+    throw hookdError('STORE_IN_USE', { holder: holder ?? 'unknown' });
+  }
+  const timer = setInterval(() => void holdLease(pool, lease()).catch(() => undefined), NODE_LEASE_MS / 3);
+  timer.unref();
+  return {
+    async release() {
+      clearInterval(timer);
+      await releaseLease(pool, 'node', owner).catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * The store the gateway runs on: the embedded SQLite file (the default), or PostgreSQL, whose
+ * schema is brought up to date first (under a lock: nodes may start together, DESIGN §15).
+ */
+async function openBackend(config: Config, parts: Parts): Promise<StoreBackend> {
+  if (config.storage.kind === 'postgres') {
+    const pool = createPgPool(config.storage.url as string);
+    parts.pool = pool;
+    await migratePostgres(pool);
+    parts.nodeLease = await holdNodeLease(pool);
+    return pgBackend(pool);
+  }
+  const store = createStore({
+    path: config.storage.path,
+    synchronous: config.storage.synchronous,
+    ...(config.storage.path === ':memory:' ? {} : { autocheckpointPages: WRITER_AUTOCHECKPOINT_PAGES }),
+  });
+  parts.store = store;
+  return sqliteBackend(store);
+}
+
 /** Composition root: store → runtime (adapters plugged into its ports) → app → listen. The caller owns signals. */
 export async function startGateway(
   config: Config,
@@ -172,16 +232,12 @@ export async function startGateway(
   for (const warning of mappings.mappings.flatMap((m) => m.warnings)) log.warn({ warning }, 'configuration warning');
   const parts: Parts = { transforms };
   try {
-    const onDisk = config.storage.path !== ':memory:';
-    const store = createStore({
-      path: config.storage.path,
-      synchronous: config.storage.synchronous,
-      ...(onDisk ? { autocheckpointPages: WRITER_AUTOCHECKPOINT_PAGES } : {}),
-    });
-    parts.store = store;
+    const backend = await openBackend(config, parts);
+    const store = parts.store;
+    const onDisk = store !== undefined && config.storage.path !== ':memory:';
     const runtime = createRuntime({
       config,
-      store,
+      backend,
       log,
       onDelivery: (outcome) => metrics.deliveries.inc({ status: outcome.status }),
       models: options.models ?? createModelRouter(config),
@@ -191,7 +247,7 @@ export async function startGateway(
       ),
     });
     parts.runtime = runtime;
-    metrics.attach({ queueDepth: () => runtime.queueDepth, runsByStatus: () => store.runs.countByStatus() });
+    metrics.attach({ queueDepth: () => runtime.queueDepth, runsByStatus: () => backend.data.runs.countByStatus() });
     const queries = { ...runtime.queries, mailStatus: () => parts.watcher?.status() };
     const operator = runtime;
     const deps = {
@@ -204,7 +260,7 @@ export async function startGateway(
       gatewayToken,
       queries,
       operator,
-      consoleSessions: store.consoleSessions,
+      consoleSessions: backend.consoleSessions,
     };
     const app = await buildApp(deps);
     parts.app = app;
@@ -218,9 +274,16 @@ export async function startGateway(
     parts.settler = createMemorySettler({ idle: () => runtime.queueDepth === 0, log });
     parts.settler.start();
     log.info({ url, hooksPath: config.hooks.enabled ? config.hooks.path : null }, 'hookd listening');
-    if (options.mailWatch !== false) parts.watcher = await startMailWatch(config, url, store, log);
+    if (options.mailWatch !== false && store) parts.watcher = await startMailWatch(config, url, store, log);
     let closed: Promise<void> | undefined;
-    return { app, store, runtime, url, gatewayToken, close: () => (closed ??= stopParts(parts)) };
+    return {
+      app,
+      ...(store ? { store } : {}),
+      runtime,
+      url,
+      gatewayToken,
+      close: () => (closed ??= stopParts(parts)),
+    };
   } catch (err) {
     // Whatever started is stopped, so that a failed start exits instead of lingering.
     await stopParts(parts).catch(() => undefined);

@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 /** What the gauges read at scrape time. */
 export interface MetricSources {
   queueDepth(): number;
-  runsByStatus(): Record<string, number>;
+  runsByStatus(): Promise<Record<string, number>>;
 }
 
 /** The Prometheus metrics of one gateway (DESIGN §8). */
@@ -64,10 +64,11 @@ export function createMetrics(): Metrics {
     help: 'Agent runs in the store by status',
     labelNames: ['status'] as const,
     registers: [registry],
-    collect() {
+    async collect() {
       if (!sources) return;
+      const counts = await sources.runsByStatus();
       this.reset();
-      for (const [status, n] of Object.entries(sources.runsByStatus())) this.set({ status }, n);
+      for (const [status, n] of Object.entries(counts)) this.set({ status }, n);
     },
   });
   return {

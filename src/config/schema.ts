@@ -232,8 +232,15 @@ export const configSchema = {
       additionalProperties: false,
       default: {},
       properties: {
+        kind: {
+          description: 'sqlite (embedded, the default) or postgres (several nodes on one database, DESIGN §15)',
+          type: 'string',
+          enum: ['sqlite', 'postgres'],
+          default: 'sqlite',
+        },
         path: { type: 'string', minLength: 1, default: 'data/hookd.db' },
         synchronous: { type: 'string', enum: ['normal', 'full'], default: 'normal' },
+        url: { description: 'postgres://user:password@host:port/database', type: 'string', minLength: 1 },
       },
     },
     log: {

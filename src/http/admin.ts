@@ -36,7 +36,7 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
     const presented = findToken(request.headers, undefined);
     if (presented?.source === 'bearer' && matches(presented.token)) return;
     // The console's session cookie opens the API too; what changes state also needs its CSRF token.
-    const session = options.console?.sessionOf(request);
+    const session = await options.console?.sessionOf(request);
     if (session) {
       // Reads too: a sibling site's page (same site, so the Strict cookie goes along) may not
       // hold live streams open or read the log through the operator's browser.

@@ -104,7 +104,7 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
 
   app.get('/ui', async (_request, reply) => reply.redirect('/ui/', 301));
   app.get('/ui/', async (request, reply) => {
-    const session = auth.sessionOf(request);
+    const session = await auth.sessionOf(request);
     return html(reply, 200, session ? shellPage(session.csrf) : signInPage());
   });
 
@@ -124,7 +124,7 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
       options.log.warn({ reqId: request.id, ip: request.ip }, 'console sign-in refused');
       return html(reply, 401, signInPage('That is not the gateway token.'));
     }
-    const session = auth.signIn();
+    const session = await auth.signIn();
     const secure = request.protocol === 'https' ? '; Secure' : '';
     reply.header(
       'set-cookie',
@@ -137,10 +137,10 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
     // Another site may not sign the operator out either (it could, were the cookie cleared
     // without a check whenever the browser left it off).
     checkSameOrigin(request);
-    const session = auth.sessionOf(request);
+    const session = await auth.sessionOf(request);
     if (session) {
       checkCsrf(request, session, ((request.body ?? {}) as Record<string, string | undefined>).csrf);
-      auth.signOut(session);
+      await auth.signOut(session);
     }
     const secure = request.protocol === 'https' ? '; Secure' : '';
     reply.header(

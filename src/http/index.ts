@@ -1,7 +1,7 @@
 export { adminRoutes } from './admin.js';
 export { classifyContentType, parseBody } from './body.js';
 export { consoleRoutes } from './console.js';
-export { createConsoleAuth } from './console-auth.js';
+export { type ConsoleSessions, createConsoleAuth } from './console-auth.js';
 export { dryRun } from './dry-run.js';
 export { installErrorHandlers, toHookdError } from './errors.js';
 export { healthRoutes } from './health.js';

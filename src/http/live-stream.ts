@@ -54,9 +54,10 @@ export function registerStream(app: FastifyInstance, options: LiveStreamOptions)
     });
     // A session's stream ends with the session: at sign-out at once, at expiry by the next ping.
     const stopListening = session && options.console?.onSignOut(session, () => res.end());
-    const ping = setInterval(() => {
-      if (session && !options.console?.sessionOf(request)) res.end();
-      else write(': ping\n\n');
+    const ping = setInterval(async () => {
+      const live = !session || (await options.console?.sessionOf(request).catch(() => undefined));
+      if (live) write(': ping\n\n');
+      else res.end();
     }, STREAM_PING_MS);
     res.on('close', () => {
       clearInterval(ping);

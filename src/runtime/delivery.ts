@@ -1,6 +1,6 @@
 import type { Channel } from '../action-shape.js';
 import type { Logger } from '../log.js';
-import type { DeliveryOutcome, MetaRepository } from '../store/index.js';
+import type { DeliveryOutcome, MetaStore } from '../store/index.js';
 import type { ChatChannel } from './ports.js';
 
 export const HEARTBEAT_OK = 'HEARTBEAT_OK';
@@ -28,7 +28,7 @@ export interface DeliveryOptions {
   readonly channels: ReadonlyMap<string, ChatChannel>;
   readonly chatnetDefaultTo?: string;
   readonly ackMaxChars: number;
-  readonly meta: MetaRepository;
+  readonly meta: MetaStore;
   readonly log: Logger;
   /** Called with every outcome (the deliveries counter). */
   readonly onOutcome?: (outcome: DeliveryOutcome) => void;
@@ -47,7 +47,7 @@ export interface DeliveryTarget {
 /** Delivers replies to chat channels (DESIGN §6.4). */
 export interface Delivery {
   /** Where a reply to `target` would go, or why it cannot go anywhere. */
-  resolve(target: DeliveryTarget): Route | { reason: string };
+  resolve(target: DeliveryTarget): Promise<Route | { reason: string }>;
   /** An outcome decided without trying (deliver false, a failed run), counted like the rest. */
   skipped(reason: string): DeliveryOutcome;
   /** Delivers `reply`; `signal` aborts a delivery still retrying when the gateway stops. Never throws. */
@@ -61,16 +61,16 @@ const NO_CHANNEL = 'no channel: none is configured (channels.chatnet)';
 export function createDelivery(options: DeliveryOptions): Delivery {
   const log = options.log.child({ component: 'delivery' });
 
-  function lastRoute(): Route | undefined {
-    const stored = options.meta.get<Route>(LAST_ROUTE_KEY);
+  async function lastRoute(): Promise<Route | undefined> {
+    const stored = await options.meta.get<Route>(LAST_ROUTE_KEY);
     if (stored) return stored;
     if (options.channels.has('chatnet') && options.chatnetDefaultTo)
       return { channel: 'chatnet', to: options.chatnetDefaultTo };
     return undefined;
   }
 
-  function resolve(target: DeliveryTarget): Route | { reason: string } {
-    const last = lastRoute();
+  async function resolve(target: DeliveryTarget): Promise<Route | { reason: string }> {
+    const last = await lastRoute();
     const channel = target.channel === 'last' ? last?.channel : target.channel;
     if (!channel) return { reason: 'no route: nothing has been delivered yet and no channel has a defaultTo' };
     const to =
@@ -100,7 +100,7 @@ export function createDelivery(options: DeliveryOptions): Delivery {
     if (isAckOnly(reply, options.ackMaxChars)) return { status: 'skipped', reason: 'heartbeat acknowledgement' };
     // Nothing to deliver to is a choice (the embedded default has no channel), not a failure.
     if (options.channels.size === 0) return { status: 'skipped', reason: NO_CHANNEL };
-    const route = resolve(target);
+    const route = await resolve(target);
     if ('reason' in route) return { status: 'failed', reason: route.reason };
     const channel = options.channels.get(route.channel);
     if (!channel)
@@ -112,7 +112,7 @@ export function createDelivery(options: DeliveryOptions): Delivery {
       };
     try {
       await channel.send(route.to, reply, signal);
-      if (target.mainSession) options.meta.set(LAST_ROUTE_KEY, route);
+      if (target.mainSession) await options.meta.set(LAST_ROUTE_KEY, route);
       return { status: 'sent', channel: route.channel, to: route.to };
     } catch (err) {
       log.warn({ channel: route.channel, err: (err as Error).message }, 'delivery failed');

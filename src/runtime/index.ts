@@ -1,4 +1,5 @@
 export type { ActivityFeed } from './activity.js';
+export { sqliteBackend } from './backend.js';
 export { isAckOnly } from './delivery.js';
 export type { ChatChannel, CompletionRequest, ModelProvider, ModelRouter } from './ports.js';
 export type { AdminQueries } from './queries.js';

@@ -2,7 +2,7 @@ import type { ActionSink } from '../actions/index.js';
 import { type Config, parseDurationMs } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { type DeliveryOutcome, type Store, sqliteContract } from '../store/index.js';
+import type { DeliveryOutcome, StoreBackend } from '../store/index.js';
 import { type ActivityFeed, createActivityFeed } from './activity.js';
 import { createDelivery } from './delivery.js';
 import { createHeartbeat } from './heartbeat.js';
@@ -11,11 +11,11 @@ import { createIngressPressure } from './pressure.js';
 import { type AdminQueries, createAdminQueries, requestViewOf } from './queries.js';
 import { createRedeliveries } from './redeliver.js';
 import { createRunQueue } from './runs.js';
-import { createStoreSink } from './sink.js';
 
 export interface RuntimeOptions {
   readonly config: Config;
-  readonly store: Store;
+  /** The store the gateway runs on (`sqliteBackend`, or PostgreSQL's). */
+  readonly backend: StoreBackend;
   readonly log: Logger;
   /** The model port: every provider a run or heartbeat may call. */
   readonly models: ModelRouter;
@@ -49,15 +49,14 @@ export interface Runtime {
 
 /** The back half of the core loop: main session, heartbeats, agent runs, delivery. */
 export function createRuntime(options: RuntimeOptions): Runtime {
-  const { config, store, log } = options;
-  // Everything but the sink and the delivery route reads and writes through the store contract.
-  const data = sqliteContract(store);
+  const { config, backend, log } = options;
+  const { data } = backend;
   const defaults = config.agents.defaults;
   const { models } = options;
   const delivery = createDelivery({
     channels: options.channels,
     ackMaxChars: defaults.heartbeat.ackMaxChars,
-    meta: store.meta,
+    meta: backend.meta,
     log,
     ...(options.onDelivery ? { onOutcome: options.onDelivery } : {}),
     ...(config.channels.chatnet?.defaultTo ? { chatnetDefaultTo: config.channels.chatnet.defaultTo } : {}),
@@ -99,7 +98,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     log,
     ...(defaults.thinking ? { defaultThinking: defaults.thinking } : {}),
   });
-  const sink: ActionSink = createStoreSink(store, {
+  const sink: ActionSink = backend.createSink({
     idempotencyTtlSeconds: config.hooks.idempotency.ttlSeconds,
     onError: (err) => log.error({ err }, 'scheduling committed actions failed; they run at the next start'),
     onRecordError: (err) => log.warn({ err }, 'a request log record was not written'),

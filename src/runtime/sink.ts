@@ -1,25 +1,12 @@
 import { MAIN_SESSION } from '../action-shape.js';
 import type { AcceptContext, Accepted, Action, ActionSink, RequestLogRecord } from '../actions/index.js';
 import { newId } from '../ids.js';
-import type { Store } from '../store/index.js';
+import type { SinkOptions, Store } from '../store/index.js';
 
 export { MAIN_SESSION } from '../action-shape.js';
 
-export interface StoreSinkOptions {
-  /** Called after the actions are committed (the runtime schedules work here). */
-  onCommitted?: (actions: readonly Action[], accepted: readonly Accepted[]) => void;
-  /** Refuses a request before anything is written (a full queue); throws a HookdError. */
-  admit?: (actions: readonly Action[]) => void;
-  /** Told about a failure in `onCommitted` (the actions are stored; start-up resumes them). */
-  onError?: (err: unknown) => void;
-  /** Told that a request record could not be written (a full disk); the request was answered. */
-  onRecordError?: (err: unknown) => void;
-  /** Told that a request record was committed (the console's live log). */
-  onRecorded?: (record: RequestLogRecord) => void;
-  /** How long idempotency records live. */
-  idempotencyTtlSeconds?: number;
-  now?: () => number;
-}
+/** What the sink is told and asked (the store contract's `SinkOptions`). */
+export type StoreSinkOptions = SinkOptions;
 
 /**
  * An ActionSink over SQLite with group commit: the requests that arrive within one turn of

@@ -1,3 +1,5 @@
+import type { Accepted, Action, ActionSink, RequestLogRecord } from '../actions/index.js';
+import type { ConsoleSessionRepository } from './console-sessions.js';
 import type { EventRepository } from './events.js';
 import type { FailedRequestRepository } from './failed-requests.js';
 import type { GroupCommit } from './group-commit.js';
@@ -72,4 +74,44 @@ export function sqliteContract(store: Store): StoreContract {
     group: store.group,
     commit: async (write) => store.transaction(() => write(store)),
   };
+}
+
+/** Small named values (the main session's last delivery route), shared by every node. */
+export interface MetaStore {
+  get<T>(key: string): Promise<T | undefined>;
+  set(key: string, value: unknown): Promise<void>;
+}
+
+/** What a store's action sink is told and asked (the runtime's side of an accept). */
+export interface SinkOptions {
+  /** Called after the actions are committed (the runtime schedules work here). */
+  onCommitted?: (actions: readonly Action[], accepted: readonly Accepted[]) => void;
+  /** Refuses a request before anything is written (a full queue); throws a HookdError. */
+  admit?: (actions: readonly Action[]) => void;
+  /** Told about a failure in `onCommitted` (the actions are stored; start-up resumes them). */
+  onError?: (err: unknown) => void;
+  /** Told that a request record or a kept failure could not be written; the request was answered. */
+  onRecordError?: (err: unknown) => void;
+  /** Told that a request record was committed (the console's live log). */
+  onRecorded?: (record: RequestLogRecord) => void;
+  /** How long idempotency records live. */
+  idempotencyTtlSeconds?: number;
+  now?: () => number;
+}
+
+/**
+ * A store as the gateway runs on it (DESIGN §15): the contract the runtime reads and writes
+ * through, the shared named values, console sessions, and the action sink of hook requests.
+ */
+export interface StoreBackend {
+  readonly kind: 'sqlite' | 'postgres';
+  readonly data: StoreContract;
+  readonly meta: MetaStore;
+  readonly consoleSessions: Async<ConsoleSessionRepository>;
+  createSink(options: SinkOptions): ActionSink;
+}
+
+/** Every method of `repository`, answering with a promise (over the embedded store). */
+export function promisedAll<T extends object>(repository: T): Async<T> {
+  return promised(repository, Object.keys(repository) as (keyof T)[]) as unknown as Async<T>;
 }

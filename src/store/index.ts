@@ -1,9 +1,21 @@
 export { type Checkpointer, startCheckpointer, WRITER_AUTOCHECKPOINT_PAGES } from './checkpointer.js';
 export type { ConsoleSessionRepository } from './console-sessions.js';
-export { type StoreContract, sqliteContract, type Writes } from './contract.js';
+export {
+  type MetaStore,
+  promisedAll,
+  type SinkOptions,
+  type StoreBackend,
+  type StoreContract,
+  sqliteContract,
+  type Writes,
+} from './contract.js';
 export type { EventRecord } from './events.js';
 export type { SessionMessage } from './messages.js';
 export type { MetaRepository } from './meta.js';
+export { pgBackend } from './postgres/backend.js';
+export { createPgPool } from './postgres/contract.js';
+export { holdLease, releaseLease } from './postgres/leases.js';
+export { migratePostgres } from './postgres/migrate.js';
 export type { RequestLogEntry, RequestLogFilter, RequestLogRecord } from './requests.js';
 export type { DeliveryOutcome, RunListFilter, RunRecord, RunStatus } from './runs.js';
 export { generateToken, readOrCreateSecret } from './secrets.js';

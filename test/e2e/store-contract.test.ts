@@ -234,6 +234,19 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       expect(await store.idempotency.purge(200)).toBe(1);
     });
 
+    it('commits group writes in the order they were made, across turns', async () => {
+      const store = make();
+      await store.commit((w) => w.runs.insert(run('order')));
+      const writes: Promise<void>[] = [];
+      for (let i = 0; i < 5; i++) {
+        writes.push(store.group.write((w) => w.runs.markRunning('order', i)));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      writes.push(store.group.write((w) => w.runs.finish('order', { status: 'ok', output: 'last' }, 9)));
+      await Promise.all(writes);
+      expect(await store.runs.get('order')).toMatchObject({ status: 'ok', startedAt: 4, finishedAt: 9 });
+    });
+
     it('commits the writes of one turn together, and fails a bad one alone', async () => {
       const store = make();
       await store.commit((w) => w.events.insert(event('dup')));

@@ -70,6 +70,18 @@ export function createPgContract(pool: pg.Pool): StoreContract {
     reject(err: unknown): void;
   }
   let queue: Queued[] = [];
+  // One group commit at a time, in order: a run's `running` must never land after its result.
+  let busy = false;
+  const schedule = () => {
+    if (busy || queue.length === 0) return;
+    busy = true;
+    setImmediate(() => {
+      void flush().finally(() => {
+        busy = false;
+        schedule();
+      });
+    });
+  };
   async function flush(): Promise<void> {
     const batch = queue;
     queue = [];
@@ -232,8 +244,8 @@ export function createPgContract(pool: pg.Pool): StoreContract {
           return Promise.reject(err);
         }
         return new Promise<T>((resolve, reject) => {
-          if (queue.length === 0) setImmediate(() => void flush());
           queue.push({ ...recorded, resolve: resolve as (value: unknown) => void, reject });
+          schedule();
         });
       },
     },

@@ -31,7 +31,7 @@ describe('loadConfig', () => {
       maxConcurrentRuns: 4,
       heartbeat: { every: '30m', ackMaxChars: 300 },
     });
-    expect(config.storage).toEqual({ path: '/srv/hookd/data/hookd.db', synchronous: 'normal' });
+    expect(config.storage).toEqual({ kind: 'sqlite', path: '/srv/hookd/data/hookd.db', synchronous: 'normal' });
     expect(config.log.level).toBe('info');
     expect(Object.isFrozen(config.hooks.presets)).toBe(true);
   });
@@ -72,6 +72,28 @@ describe('loadConfig', () => {
         'hooks.token: required when hooks.enabled is true',
       ]);
     }
+  });
+
+  it('needs storage.url on PostgreSQL, and keeps the mail watcher on SQLite for now', () => {
+    const problems = (data: object) => {
+      try {
+        loadConfig({ data, env: {} });
+        return [];
+      } catch (err) {
+        return (err as HookdError<'CONFIG_INVALID'>).params.problems;
+      }
+    };
+    expect(problems({ storage: { kind: 'postgres' } })).toEqual([
+      'storage.url: required when storage.kind is postgres (postgres://user:password@host:port/database)',
+    ]);
+    const config = loadConfig({ data: { storage: { kind: 'postgres', url: 'postgres://h@db/hookd' } }, env: {} });
+    expect(config.storage).toMatchObject({ kind: 'postgres', url: 'postgres://h@db/hookd' });
+    const mail = { account: 'me@example.com', watch: { imap: { host: 'imap', user: 'me', password: 'p' } } };
+    expect(
+      problems({ storage: { kind: 'postgres', url: 'postgres://h@db/hookd' }, hooks: { token: 't'.repeat(24), mail } }),
+    ).toContainEqual(
+      'hooks.mail: the mail watcher runs on storage.kind sqlite only for now (its cursor is not shared yet)',
+    );
   });
 });
 

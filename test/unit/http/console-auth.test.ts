@@ -8,7 +8,7 @@ import {
   SECURE_SESSION_COOKIE,
   SESSION_COOKIE,
 } from '../../../src/http/console-auth.js';
-import { createStore, type Store } from '../../../src/store/index.js';
+import { createStore, promisedAll, type Store } from '../../../src/store/index.js';
 
 const stores: Store[] = [];
 afterEach(() => {
@@ -21,7 +21,7 @@ function setup(gatewayToken = GATEWAY_TOKEN) {
   const store = createStore({ path: ':memory:', synchronous: 'normal' });
   stores.push(store);
   let at = Date.parse('2026-11-25T08:00:00Z');
-  const auth = createConsoleAuth(store.consoleSessions, gatewayToken, () => at);
+  const auth = createConsoleAuth(promisedAll(store.consoleSessions), gatewayToken, () => at);
   const withCookie = (token: string) => ({
     headers: { cookie: `theme=dark; ${SESSION_COOKIE}=${token}; x=1` },
     protocol: 'http' as const,
@@ -50,76 +50,80 @@ function refusal(fn: () => void): string | undefined {
   }
 }
 
-describe('console sessions', () => {
-  it('finds the session a cookie names, and stores only a hash of the cookie', () => {
+describe('console sessions', async () => {
+  it('finds the session a cookie names, and stores only a hash of the cookie', async () => {
     const { store, auth, withCookie } = setup();
-    const { token, csrf, maxAgeSeconds } = auth.signIn();
+    const { token, csrf, maxAgeSeconds } = await auth.signIn();
     expect(maxAgeSeconds).toBe(12 * 3600);
-    expect(auth.sessionOf(withCookie(token))?.csrf).toBe(csrf);
-    expect(auth.sessionOf(withCookie(`${token}x`))).toBeUndefined();
-    expect(auth.sessionOf({ headers: {}, protocol: 'http' as const })).toBeUndefined();
-    expect(auth.sessionOf(withCookie('a'.repeat(500)))).toBeUndefined();
-    const hash = auth.sessionOf(withCookie(token))?.tokenHash ?? '';
+    expect((await auth.sessionOf(withCookie(token)))?.csrf).toBe(csrf);
+    expect(await auth.sessionOf(withCookie(`${token}x`))).toBeUndefined();
+    expect(await auth.sessionOf({ headers: {}, protocol: 'http' as const })).toBeUndefined();
+    expect(await auth.sessionOf(withCookie('a'.repeat(500)))).toBeUndefined();
+    const hash = (await auth.sessionOf(withCookie(token)))?.tokenHash ?? '';
     expect(hash).not.toBe(token);
     expect(store.consoleSessions.find(token, Date.now())).toBeUndefined();
   });
 
-  it('expires a session 12 hours after sign-in, and sign-out revokes it at once', () => {
+  it('expires a session 12 hours after sign-in, and sign-out revokes it at once', async () => {
     const { auth, withCookie, advance } = setup();
-    const first = auth.signIn();
-    const second = auth.signIn();
+    const first = await auth.signIn();
+    const second = await auth.signIn();
     advance(12 * 3_600_000 - 1);
-    expect(auth.sessionOf(withCookie(first.token))).toBeDefined();
-    const session = auth.sessionOf(withCookie(second.token));
+    expect(await auth.sessionOf(withCookie(first.token))).toBeDefined();
+    const session = await auth.sessionOf(withCookie(second.token));
     if (!session) throw new Error('no session');
-    auth.signOut(session);
-    expect(auth.sessionOf(withCookie(second.token))).toBeUndefined();
+    await auth.signOut(session);
+    expect(await auth.sessionOf(withCookie(second.token))).toBeUndefined();
     advance(1);
-    expect(auth.sessionOf(withCookie(first.token))).toBeUndefined();
+    expect(await auth.sessionOf(withCookie(first.token))).toBeUndefined();
   });
 
-  it('keeps at most 50 sessions, dropping the oldest', () => {
+  it('keeps at most 50 sessions, dropping the oldest', async () => {
     const { auth, withCookie, advance } = setup();
     const tokens: string[] = [];
     for (let i = 0; i < 60; i++) {
-      tokens.push(auth.signIn().token);
+      tokens.push((await auth.signIn()).token);
       advance(1000);
     }
-    const live = tokens.filter((t) => auth.sessionOf(withCookie(t)));
+    const live = (
+      await Promise.all(tokens.map(async (t) => ((await auth.sessionOf(withCookie(t))) ? t : undefined)))
+    ).filter(Boolean);
     expect(live).toEqual(tokens.slice(10));
   });
 
-  it('ends every session when the gateway token changes', () => {
+  it('ends every session when the gateway token changes', async () => {
     const { store, auth, withCookie } = setup();
-    const { token } = auth.signIn();
-    expect(auth.sessionOf(withCookie(token))).toBeDefined();
-    const rotated = createConsoleAuth(store.consoleSessions, 'a-new-gateway-token-0123456789');
-    expect(rotated.sessionOf(withCookie(token))).toBeUndefined();
+    const { token } = await auth.signIn();
+    expect(await auth.sessionOf(withCookie(token))).toBeDefined();
+    const rotated = createConsoleAuth(promisedAll(store.consoleSessions), 'a-new-gateway-token-0123456789');
+    expect(await rotated.sessionOf(withCookie(token))).toBeUndefined();
   });
 
-  it('tells the session’s listeners at sign-out, and only them', () => {
+  it('tells the session’s listeners at sign-out, and only them', async () => {
     const { auth, withCookie } = setup();
-    const mine = auth.signIn();
-    const other = auth.signIn();
-    const session = auth.sessionOf(withCookie(mine.token));
-    const otherSession = auth.sessionOf(withCookie(other.token));
+    const mine = await auth.signIn();
+    const other = await auth.signIn();
+    const session = await auth.sessionOf(withCookie(mine.token));
+    const otherSession = await auth.sessionOf(withCookie(other.token));
     if (!session || !otherSession) throw new Error('no session');
     const ended: string[] = [];
     auth.onSignOut(session, () => ended.push('mine'));
     const stop = auth.onSignOut(otherSession, () => ended.push('other'));
     stop();
-    auth.signOut(otherSession);
-    auth.signOut(session);
+    await auth.signOut(otherSession);
+    await auth.signOut(session);
     expect(ended).toEqual(['mine']);
   });
 
-  it('reads the __Host- cookie over HTTPS, and no cookie whose name appears twice', () => {
+  it('reads the __Host- cookie over HTTPS, and no cookie whose name appears twice', async () => {
     const { auth } = setup();
-    const { token } = auth.signIn();
+    const { token } = await auth.signIn();
     const https = (cookie: string) => ({ headers: { cookie }, protocol: 'https' as const });
-    expect(auth.sessionOf(https(`${SECURE_SESSION_COOKIE}=${token}`))).toBeDefined();
-    expect(auth.sessionOf(https(`${SESSION_COOKIE}=${token}`))).toBeUndefined();
-    expect(auth.sessionOf(https(`${SECURE_SESSION_COOKIE}=x; ${SECURE_SESSION_COOKIE}=${token}`))).toBeUndefined();
+    expect(await auth.sessionOf(https(`${SECURE_SESSION_COOKIE}=${token}`))).toBeDefined();
+    expect(await auth.sessionOf(https(`${SESSION_COOKIE}=${token}`))).toBeUndefined();
+    expect(
+      await auth.sessionOf(https(`${SECURE_SESSION_COOKIE}=x; ${SECURE_SESSION_COOKIE}=${token}`)),
+    ).toBeUndefined();
   });
 
   it('reads one cookie out of a Cookie header', () => {

@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createModelRouter } from '../../../src/providers/index.js';
+import { sqliteBackend } from '../../../src/runtime/backend.js';
 import { createDelivery } from '../../../src/runtime/delivery.js';
 import { createHeartbeatTurn, eventsWithin } from '../../../src/runtime/heartbeat-turn.js';
 import type { ModelRouter } from '../../../src/runtime/index.js';
@@ -46,7 +47,7 @@ describe('a heartbeat turn (issue 13, item 6)', () => {
     const turn = createHeartbeatTurn({
       store: sqliteContract(store),
       models,
-      delivery: createDelivery({ channels: new Map(), ackMaxChars: 300, meta: store.meta, log }),
+      delivery: createDelivery({ channels: new Map(), ackMaxChars: 300, meta: sqliteBackend(store).meta, log }),
       model: 'builtin/echo',
       timeoutSeconds: 5,
       log,

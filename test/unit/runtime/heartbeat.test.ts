@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createModelRouter } from '../../../src/providers/index.js';
+import { sqliteBackend } from '../../../src/runtime/backend.js';
 import { createDelivery } from '../../../src/runtime/delivery.js';
 import { createHeartbeat, type HeartbeatOptions } from '../../../src/runtime/heartbeat.js';
 import type { ModelRouter } from '../../../src/runtime/index.js';
@@ -25,7 +26,7 @@ describe('heartbeat turns', () => {
     const heartbeat = createHeartbeat({
       store: sqliteContract(store),
       models: createModelRouter({ models: { providers: {} } }),
-      delivery: createDelivery({ channels: new Map(), ackMaxChars: 300, meta: store.meta, log }),
+      delivery: createDelivery({ channels: new Map(), ackMaxChars: 300, meta: sqliteBackend(store).meta, log }),
       model: 'builtin/echo',
       timeoutSeconds: 5,
       everyMs: 0,
@@ -63,7 +64,7 @@ function setup(options: Partial<HeartbeatOptions> = {}) {
   const heartbeat = createHeartbeat({
     store: sqliteContract(store),
     models,
-    delivery: createDelivery({ channels: new Map(), ackMaxChars: 300, meta: store.meta, log }),
+    delivery: createDelivery({ channels: new Map(), ackMaxChars: 300, meta: sqliteBackend(store).meta, log }),
     model: 'builtin/echo',
     timeoutSeconds: 5,
     everyMs: 0,

@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createModelRouter } from '../../../src/providers/index.js';
+import { sqliteBackend } from '../../../src/runtime/backend.js';
 import { createDelivery } from '../../../src/runtime/delivery.js';
 import { createHeartbeat } from '../../../src/runtime/heartbeat.js';
 import type { ModelRouter } from '../../../src/runtime/index.js';
@@ -27,7 +28,7 @@ function setup(
     ? pino({ level: 'info' }, { write: (line: string) => options.logs?.push(line) })
     : pino({ level: 'silent' });
   const models = options.models ?? createModelRouter({ models: { providers: {} } });
-  const delivery = createDelivery({ channels: new Map(), ackMaxChars: 300, meta: store.meta, log });
+  const delivery = createDelivery({ channels: new Map(), ackMaxChars: 300, meta: sqliteBackend(store).meta, log });
   const heartbeat = createHeartbeat({
     store: sqliteContract(store),
     models,

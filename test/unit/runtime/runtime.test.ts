@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../../src/config/index.js';
 import { createModelRouter } from '../../../src/providers/index.js';
-import { createRuntime } from '../../../src/runtime/index.js';
+import { createRuntime, sqliteBackend } from '../../../src/runtime/index.js';
 import { createStore } from '../../../src/store/index.js';
 
 afterEach(() => {
@@ -23,7 +23,7 @@ describe('the runtime', () => {
       (store.db.prepare('SELECT key FROM idempotency ORDER BY key').all() as { key: string }[]).map((r) => r.key);
     const runtime = createRuntime({
       config: loadConfig({ data: { agents: { defaults: { heartbeat: { every: '0' } } } }, env: {} }),
-      store,
+      backend: sqliteBackend(store),
       log: pino({ level: 'silent' }),
       models: createModelRouter({ models: { providers: {} } }),
       channels: new Map(),

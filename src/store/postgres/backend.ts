@@ -1,0 +1,60 @@
+import type pg from 'pg';
+import type { StoreBackend } from '../contract.js';
+import { createPgContract } from './contract.js';
+import { createPgSink } from './sink.js';
+
+/** PostgreSQL as the gateway runs on it (DESIGN §15): what every node shares. */
+export function pgBackend(pool: pg.Pool): StoreBackend {
+  const one = async (text: string, values: unknown[]) => (await pool.query(text, values)).rows[0];
+  return {
+    kind: 'postgres',
+    data: createPgContract(pool),
+    meta: {
+      async get<T>(key: string) {
+        const row = await one('SELECT value FROM meta WHERE key = $1', [key]);
+        return row === undefined ? undefined : (JSON.parse(row.value as string) as T);
+      },
+      async set(key, value) {
+        await pool.query(
+          'INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value',
+          [key, JSON.stringify(value)],
+        );
+      },
+    },
+    consoleSessions: {
+      async insert(s) {
+        await pool.query(
+          'INSERT INTO console_sessions (token_hash, csrf, created_at, expires_at) VALUES ($1, $2, $3, $4)',
+          [s.tokenHash, s.csrf, s.createdAt, s.expiresAt],
+        );
+      },
+      async find(tokenHash, now) {
+        const row = await one('SELECT * FROM console_sessions WHERE token_hash = $1 AND expires_at > $2', [
+          tokenHash,
+          now,
+        ]);
+        return (
+          row && {
+            tokenHash: row.token_hash as string,
+            csrf: row.csrf as string,
+            createdAt: row.created_at as number,
+            expiresAt: row.expires_at as number,
+          }
+        );
+      },
+      async delete(tokenHash) {
+        await pool.query('DELETE FROM console_sessions WHERE token_hash = $1', [tokenHash]);
+      },
+      async prune(now, keep) {
+        const expired = await pool.query('DELETE FROM console_sessions WHERE expires_at <= $1', [now]);
+        const beyond = await pool.query(
+          `DELETE FROM console_sessions WHERE token_hash IN
+             (SELECT token_hash FROM console_sessions ORDER BY created_at DESC OFFSET $1)`,
+          [keep],
+        );
+        return (expired.rowCount ?? 0) + (beyond.rowCount ?? 0);
+      },
+    },
+    createSink: (options) => createPgSink(pool, options),
+  };
+}

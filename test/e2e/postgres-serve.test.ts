@@ -1,0 +1,157 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeChat, startFakeChat } from '../helpers/fake-chat.js';
+import { type FakeModel, isHeartbeat, startFakeModel } from '../helpers/fake-model.js';
+import { type HookdProcess, makeTempDir, runHookd, startHookd, writeConfig } from '../helpers/hookd-process.js';
+import { call, until } from '../helpers/http.js';
+import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
+
+/**
+ * `hookd serve` on PostgreSQL (DESIGN §15): the hook interface, runs, the request log, replay
+ * and the console, with nothing kept in a local database.
+ */
+
+const HOOK_TOKEN = 'pg-hook-token-0123456789';
+const GATEWAY_TOKEN = 'pg-gateway-token-0123456789';
+const HOOK = { authorization: `Bearer ${HOOK_TOKEN}` };
+const ADMIN = { authorization: `Bearer ${GATEWAY_TOKEN}` };
+
+let cluster: PgCluster;
+let model: FakeModel;
+let chat: FakeChat;
+let dir: string;
+let hookd: HookdProcess;
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+
+const config = () => ({
+  storage: { kind: 'postgres', url: cluster.url },
+  gateway: { auth: { token: GATEWAY_TOKEN } },
+  hooks: {
+    enabled: true,
+    token: HOOK_TOKEN,
+    transformsDir: 'transforms',
+    mappings: [{ id: 'flaky', match: { path: 'flaky' }, transform: { module: 'flaky.ts' }, deliver: false }],
+  },
+  agents: { defaults: { model: 'fake/m', heartbeat: { every: '0' } } },
+  models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } },
+  channels: { chatnet: { apiBase: chat.url, botToken: 'bot-secret-123', defaultTo: '42' } },
+});
+
+beforeAll(async () => {
+  if (!postgresTestsRun) return;
+  cluster = await startPgCluster();
+  cleanups.push(() => cluster.stop());
+  model = await startFakeModel((r) => (isHeartbeat(r) ? 'HEARTBEAT_OK' : 'the reply'));
+  cleanups.push(() => model.close());
+  chat = await startFakeChat();
+  cleanups.push(() => chat.close());
+  const temp = makeTempDir();
+  cleanups.push(temp.cleanup);
+  dir = temp.dir;
+  mkdirSync(join(dir, 'transforms'));
+  writeFileSync(join(dir, 'transforms/flaky.ts'), `export default function () { throw new Error('not yet'); }\n`);
+  hookd = await startHookd({ dir, config: config() });
+}, 60_000);
+
+afterAll(async () => {
+  await hookd?.stop();
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const admin = (path: string, method = 'GET') => call(`${hookd.url}${path}`, { method, headers: ADMIN });
+
+describe.skipIf(!postgresTestsRun)('hookd serve on PostgreSQL', () => {
+  it('queues a wake and consumes it in a heartbeat', async () => {
+    const wake = await call(`${hookd.url}/hooks/wake`, { headers: HOOK, json: { text: 'disk almost full' } });
+    expect(wake.status).toBe(200);
+    const events = await until(async () => {
+      const listed = (await admin('/api/main/events')).body.events as { id: string; consumed: boolean }[];
+      return listed.find((e) => e.id === wake.body.eventId && e.consumed);
+    }, 'the event to be consumed');
+    expect(events).toBeDefined();
+    expect(model.requests.some((r) => JSON.stringify(r).includes('disk almost full'))).toBe(true);
+  });
+
+  it('runs an agent turn, delivers the reply and posts the summary', async () => {
+    const agent = await call(`${hookd.url}/hooks/agent`, {
+      headers: { ...HOOK, 'idempotency-key': 'pg-key-1' },
+      json: { message: 'summarise the build', name: 'CI', deliver: true, channel: 'chatnet', to: '42' },
+    });
+    expect(agent.status).toBe(202);
+    const runId = agent.body.runId as string;
+    const run = await until(async () => {
+      const view = (await admin(`/api/runs/${runId}`)).body;
+      return view.delivery ? view : undefined;
+    }, 'the run to finish');
+    expect(run).toMatchObject({ status: 'ok', output: 'the reply', delivery: { status: 'sent', channel: 'chatnet' } });
+    expect(chat.sent.map((m) => m.text)).toContain('the reply');
+    await until(async () => {
+      const listed = (await admin('/api/main/events')).body.events as { text: string }[];
+      return listed.find((e) => e.text.startsWith('Hook CI:'));
+    }, 'the summary');
+    // The same key again: the first answer, nothing run twice.
+    const again = await call(`${hookd.url}/hooks/agent`, {
+      headers: { ...HOOK, 'idempotency-key': 'pg-key-1' },
+      json: { message: 'summarise the build', name: 'CI', deliver: true, channel: 'chatnet', to: '42' },
+    });
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body.runId).toBe(runId);
+    expect((await admin(`/api/runs/${runId}/transcript`)).body.messages).toHaveLength(2);
+  });
+
+  it('logs requests and replays a failed one after its transform is fixed', async () => {
+    const failed = await call(`${hookd.url}/hooks/flaky`, { headers: HOOK, json: { n: 3 } });
+    expect(failed.status).toBe(500);
+    const id = failed.headers['x-request-id'] as string;
+    const record = await until(async () => {
+      const found = await admin(`/api/requests/${id}`);
+      return found.status === 200 ? found.body : undefined;
+    }, 'the record');
+    expect(record).toMatchObject({ status: 500, code: 'TRANSFORM_FAILED', failure: { code: 'TRANSFORM_FAILED' } });
+    writeFileSync(
+      join(dir, 'transforms/flaky.ts'),
+      `export default function ({ payload }: { payload: { n: number } }) { return { kind: 'wake', text: 'fixed ' + payload.n }; }\n`,
+    );
+    const replayed = await until(async () => {
+      const answer = await admin(`/api/requests/${id}/replay`, 'POST');
+      return answer.status === 200 ? answer : undefined;
+    }, 'the fixed transform');
+    expect(replayed.headers['replay-of']).toBe(id);
+    const listed = (await admin('/api/requests?path=flaky')).body.requests as { replayOf?: string }[];
+    expect(listed.some((r) => r.replayOf === id)).toBe(true);
+  });
+
+  it('signs the console in with sessions kept in PostgreSQL', async () => {
+    const login = await call(`${hookd.url}/ui/login`, {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `token=${GATEWAY_TOKEN}`,
+    });
+    expect(login.status).toBe(303);
+    const cookie = String(login.headers['set-cookie']).split(';')[0] as string;
+    expect((await call(`${hookd.url}/api/overview`, { method: 'GET', headers: { cookie } })).body).toMatchObject({
+      runsByStatus: { ok: 1 },
+    });
+  });
+
+  it('refuses a second node on the same database while the first runs', async () => {
+    const other = makeTempDir();
+    cleanups.push(other.cleanup);
+    mkdirSync(join(other.dir, 'transforms'));
+    writeFileSync(join(other.dir, 'transforms/flaky.ts'), 'export default function () { return null; }\n');
+    const file = writeConfig(other.dir, config());
+    const refused = await runHookd(['serve', '--config', file]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('another hookd node');
+    expect(refused.stderr).not.toContain(cluster.password);
+  });
+
+  it('keeps everything across a restart, writes no local database, and exposes the same metrics', async () => {
+    await hookd.stop();
+    hookd = await startHookd({ dir, config: config() });
+    expect(((await admin('/api/runs')).body.runs as unknown[]).length).toBe(1);
+    expect(existsSync(join(dir, 'data/hookd.db'))).toBe(false);
+    const metrics = await call(`${hookd.url}/metrics`, { method: 'GET' });
+    expect(metrics.text).toMatch(/hookd_runs\{status="ok"\} 1/);
+  });
+});
