@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Action } from '../../src/actions/index.js';
 import { claimRuns, holdLease, listenForRuns, releaseLease, renewRun } from '../../src/store/postgres/leases.js';
 import { migratePostgres } from '../../src/store/postgres/migrate.js';
 import { createPgSink } from '../../src/store/postgres/sink.js';
+import { agentAction } from '../helpers/actions.js';
 import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
 
 /** Sharing work between nodes on one PostgreSQL (DESIGN §15): run leases, job leases, wake-ups. */
@@ -23,22 +23,12 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-const agent = (message: string): Action => ({
-  kind: 'agent',
-  message,
-  sessionKey: `hook:${message}`,
-  wakeMode: 'now',
-  deliver: false,
-  channel: 'last',
-  model: 'fake/m',
-  allowUnsafeExternalContent: false,
-  contentSource: 'webhook',
-});
-
 async function queueRuns(prefix: string, count: number): Promise<string[]> {
   const sink = createPgSink(pool);
   const accepted = await Promise.all(
-    Array.from({ length: count }, (_, i) => sink.accept([agent(`${prefix}${i}`)], { requestId: `${prefix}${i}` })),
+    Array.from({ length: count }, (_, i) =>
+      sink.accept([agentAction(`${prefix}${i}`)], { requestId: `${prefix}${i}` }),
+    ),
   );
   return accepted.flat().map((a) => (a.kind === 'agent' ? a.runId : ''));
 }

@@ -6,6 +6,7 @@ import { createStoreSink } from '../../src/runtime/index.js';
 import { createStore } from '../../src/store/index.js';
 import { migratePostgres } from '../../src/store/postgres/migrate.js';
 import { createPgSink } from '../../src/store/postgres/sink.js';
+import { agentAction, wakeAction } from '../helpers/actions.js';
 import { until } from '../helpers/http.js';
 import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
 
@@ -72,26 +73,6 @@ const postgres: Make = async (options = {}) => {
   };
 };
 
-const wake = (text: string): Action => ({
-  kind: 'wake',
-  text,
-  mode: 'now',
-  allowUnsafeExternalContent: false,
-  contentSource: 'webhook',
-});
-
-const agent = (message: string): Action => ({
-  kind: 'agent',
-  message,
-  sessionKey: `hook:${message}`,
-  wakeMode: 'now',
-  deliver: false,
-  channel: 'last',
-  model: 'fake/m',
-  allowUnsafeExternalContent: false,
-  contentSource: 'webhook',
-});
-
 function recordFor(id: string, accepted: readonly Accepted[], body = '{"n":1}'): RequestLogRecord {
   return {
     id,
@@ -115,7 +96,7 @@ function contract(name: string, make: Make, runs: boolean) {
   describe.skipIf(!runs)(`the action sink on ${name}`, () => {
     it('commits a request’s actions and its log record together, then tells the runtime', async () => {
       const s = await make();
-      const accepted = await s.sink.accept([wake('hello'), agent('work')], {
+      const accepted = await s.sink.accept([wakeAction('hello'), agentAction('work')], {
         requestId: `${name}-req-1`,
         record: (a) => recordFor(`${name}-req-1`, a, '{"text":"hello","\u00e9":"\u00ff"}'),
       });
@@ -124,7 +105,7 @@ function contract(name: string, make: Make, runs: boolean) {
       expect(run.sessionKey).toBe('hook:work');
       expect(await s.ids('events')).toContain(event.eventId);
       expect(await s.ids('runs')).toContain(run.runId);
-      expect(s.committed).toEqual([{ actions: [wake('hello'), agent('work')], accepted }]);
+      expect(s.committed).toEqual([{ actions: [wakeAction('hello'), agentAction('work')], accepted }]);
       const stored = await s.sink.findRequest(`${name}-req-1`);
       expect(stored?.record).toMatchObject({
         id: `${name}-req-1`,
@@ -144,7 +125,7 @@ function contract(name: string, make: Make, runs: boolean) {
       const s = await make();
       const all = await Promise.all(
         Array.from({ length: 120 }, (_, i) =>
-          s.sink.accept([i % 2 ? agent(`m${i}`) : wake(`w${i}`)], { requestId: `r${i}` }),
+          s.sink.accept([i % 2 ? agentAction(`m${i}`) : wakeAction(`w${i}`)], { requestId: `r${i}` }),
         ),
       );
       const ids = all.flat().map((a) => (a.kind === 'wake' ? a.eventId : a.runId));
@@ -156,7 +137,7 @@ function contract(name: string, make: Make, runs: boolean) {
     it('remembers an idempotent answer, built from what was accepted', async () => {
       const s = await make();
       const key = `${name}-key-1`;
-      const accepted = await s.sink.accept([agent('once')], {
+      const accepted = await s.sink.accept([agentAction('once')], {
         requestId: 'idem-1',
         idempotency: {
           scope: 'agent',
@@ -213,7 +194,7 @@ function contract(name: string, make: Make, runs: boolean) {
         },
       });
       const before = await s.ids('runs');
-      expect(() => s.sink.accept([agent('refused')], { requestId: 'q' })).toThrow(/queue/i);
+      expect(() => s.sink.accept([agentAction('refused')], { requestId: 'q' })).toThrow(/queue/i);
       expect(await s.ids('runs')).toEqual(before);
       expect(s.committed).toEqual([]);
     });
@@ -233,8 +214,8 @@ describe.skipIf(!postgresTestsRun)('the action sink on PostgreSQL, several nodes
       respond: () => ({ status: 202, body: { ok: true } }),
     });
     const outcomes = await Promise.allSettled([
-      a.sink.accept([agent('node-a')], { requestId: 'na', idempotency: intent('h') }),
-      b.sink.accept([agent('node-b')], { requestId: 'nb', idempotency: intent('h') }),
+      a.sink.accept([agentAction('node-a')], { requestId: 'na', idempotency: intent('h') }),
+      b.sink.accept([agentAction('node-b')], { requestId: 'nb', idempotency: intent('h') }),
     ]);
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
     const refused = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
@@ -250,9 +231,9 @@ describe.skipIf(!postgresTestsRun)('the action sink on PostgreSQL, several nodes
   it('fails one bad request of a group commit alone (PostgreSQL text cannot hold U+0000)', async () => {
     const s = await postgres();
     const outcomes = await Promise.allSettled([
-      s.sink.accept([wake('fine 1')], { requestId: 'b1' }),
-      s.sink.accept([wake('bad \u0000 text')], { requestId: 'b2' }),
-      s.sink.accept([agent('fine-2')], { requestId: 'b3' }),
+      s.sink.accept([wakeAction('fine 1')], { requestId: 'b1' }),
+      s.sink.accept([wakeAction('bad \u0000 text')], { requestId: 'b2' }),
+      s.sink.accept([agentAction('fine-2')], { requestId: 'b3' }),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(s.committed).toHaveLength(2);
@@ -265,11 +246,15 @@ describe.skipIf(!postgresTestsRun)('the action sink on PostgreSQL, several nodes
       return createPgSink(pool, { idempotencyTtlSeconds: 60, now: () => now });
     };
     const intent = { scope: 'agent', key: 'expiring', bodyHash: 'h', respond: () => ({ status: 202, body: null }) };
-    await make().accept([agent('first')], { requestId: 'e1', idempotency: intent });
-    await expect(make().accept([agent('early')], { requestId: 'e2', idempotency: intent })).rejects.toMatchObject({
-      code: 'IDEMPOTENCY_IN_FLIGHT',
-    });
+    await make().accept([agentAction('first')], { requestId: 'e1', idempotency: intent });
+    await expect(make().accept([agentAction('early')], { requestId: 'e2', idempotency: intent })).rejects.toMatchObject(
+      {
+        code: 'IDEMPOTENCY_IN_FLIGHT',
+      },
+    );
     now += 61_000;
-    await expect(make().accept([agent('later')], { requestId: 'e3', idempotency: intent })).resolves.toHaveLength(1);
+    await expect(make().accept([agentAction('later')], { requestId: 'e3', idempotency: intent })).resolves.toHaveLength(
+      1,
+    );
   });
 });

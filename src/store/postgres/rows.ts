@@ -63,9 +63,9 @@ export function eventColumns(
 }
 
 export function runColumns(
-  run: AgentAction,
+  run: Omit<AgentAction, 'kind'>,
   id: string,
-  job: { readonly requestId: string; readonly createdAt: number },
+  job: { readonly requestId?: string; readonly createdAt: number },
 ): unknown[] {
   return [
     id,
@@ -81,7 +81,7 @@ export function runColumns(
     run.to ?? null,
     run.allowUnsafeExternalContent,
     run.contentSource,
-    job.requestId,
+    job.requestId ?? null,
     job.createdAt,
     run.mappingId ?? null,
   ];

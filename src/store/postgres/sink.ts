@@ -11,6 +11,7 @@ import type {
 } from '../../actions/index.js';
 import { hookdError } from '../../errors.js';
 import { newId } from '../../ids.js';
+import type { SinkOptions } from '../contract.js';
 import { RUNS_CHANNEL } from './leases.js';
 import {
   EVENTS_INSERT,
@@ -26,19 +27,9 @@ import {
   runColumns,
 } from './rows.js';
 
-export interface PgSinkOptions {
-  /** Called after the actions are committed (the runtime schedules work here). */
-  onCommitted?: (actions: readonly Action[], accepted: readonly Accepted[]) => void;
-  /** Refuses a request before anything is written (a full queue); throws a HookdError. */
-  admit?: (actions: readonly Action[]) => void;
-  onError?: (err: unknown) => void;
-  /** Told that a request record or a kept failure could not be written. */
-  onRecordError?: (err: unknown) => void;
-  onRecorded?: (record: RequestLogRecord) => void;
-  idempotencyTtlSeconds?: number;
+export interface PgSinkOptions extends SinkOptions {
   /** Group commits in flight at once, each on its own connection (default 2). */
   maxConcurrentCommits?: number;
-  now?: () => number;
 }
 
 /** One request's accept, prepared before its commit: ids, its idempotency row and its record. */

@@ -1,4 +1,5 @@
 import type { Writes } from '../contract.js';
+import { requestColumns, runColumns } from './rows.js';
 
 /** One statement of a PostgreSQL commit. */
 export interface PgStatement {
@@ -41,22 +42,7 @@ export function createPgWrites(): { readonly writes: Writes; readonly statements
           `INSERT INTO runs (id, session_key, name, message, model, thinking, timeout_seconds, wake_mode, deliver,
              channel, "to", allow_unsafe_external_content, content_source, status, request_id, created_at, mapping_id)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'queued', $14, $15, $16)`,
-          run.id,
-          run.sessionKey,
-          run.name ?? null,
-          run.message,
-          run.model,
-          run.thinking ?? null,
-          run.timeoutSeconds ?? null,
-          run.wakeMode,
-          run.deliver,
-          run.channel,
-          run.to ?? null,
-          run.allowUnsafeExternalContent,
-          run.contentSource,
-          run.requestId ?? null,
-          run.createdAt,
-          run.mappingId ?? null,
+          ...runColumns(run, run.id, run),
         );
       },
       markRunning(id, at) {
@@ -115,22 +101,7 @@ export function createPgWrites(): { readonly writes: Writes; readonly statements
           `INSERT INTO requests (id, received_at, path, url, mapping_id, status, code, event_ids, run_ids,
              duration_ms, headers, body, body_bytes, truncated, redacted, replay_of)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
-          r.id,
-          r.receivedAt,
-          r.path,
-          r.url,
-          r.mappingId ?? null,
-          r.status,
-          r.code ?? null,
-          r.eventIds.length === 0 ? null : JSON.stringify(r.eventIds),
-          r.runIds.length === 0 ? null : JSON.stringify(r.runIds),
-          r.durationMs,
-          JSON.stringify(r.headers),
-          r.body,
-          r.bodyBytes,
-          r.truncated,
-          r.redacted,
-          r.replayOf ?? null,
+          ...requestColumns(r),
         );
       },
       markReplayed(id, at) {
