@@ -17,13 +17,9 @@ import { createRuntime, type ModelRouter, type Runtime, sqliteBackend } from './
 import { createMemorySettler, type MemorySettler } from './settle.js';
 import {
   type Checkpointer,
-  createPgPool,
   createStore,
-  holdLease,
-  migratePostgres,
-  pgBackend,
+  loadPostgres,
   readOrCreateSecret,
-  releaseLease,
   type Store,
   type StoreBackend,
   startCheckpointer,
@@ -178,7 +174,10 @@ const NODE_LEASE_MS = 30_000;
  * runs on a database: a second one refuses to start (`STORE_IN_USE`) instead of running the
  * same runs and heartbeats twice.
  */
-async function holdNodeLease(pool: pg.Pool): Promise<{ release(): Promise<void> }> {
+async function holdNodeLease(
+  pool: pg.Pool,
+  { holdLease, releaseLease }: Awaited<ReturnType<typeof loadPostgres>>,
+): Promise<{ release(): Promise<void> }> {
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const lease = () => ({ name: 'node', owner, until: Date.now() + NODE_LEASE_MS, now: Date.now() });
   if (!(await holdLease(pool, lease()))) {
@@ -201,11 +200,12 @@ async function holdNodeLease(pool: pg.Pool): Promise<{ release(): Promise<void> 
  */
 async function openBackend(config: Config, parts: Parts): Promise<StoreBackend> {
   if (config.storage.kind === 'postgres') {
-    const pool = createPgPool(config.storage.url as string);
+    const postgres = await loadPostgres();
+    const pool = postgres.createPgPool(config.storage.url as string);
     parts.pool = pool;
-    await migratePostgres(pool);
-    parts.nodeLease = await holdNodeLease(pool);
-    return pgBackend(pool);
+    await postgres.migratePostgres(pool);
+    parts.nodeLease = await holdNodeLease(pool, postgres);
+    return postgres.pgBackend(pool);
   }
   const store = createStore({
     path: config.storage.path,

@@ -12,10 +12,8 @@ export {
 export type { EventRecord } from './events.js';
 export type { SessionMessage } from './messages.js';
 export type { MetaRepository } from './meta.js';
-export { pgBackend } from './postgres/backend.js';
-export { createPgPool } from './postgres/contract.js';
-export { holdLease, releaseLease } from './postgres/leases.js';
-export { migratePostgres } from './postgres/migrate.js';
+/** The PostgreSQL store, loaded on first use: a gateway on SQLite never loads pg. */
+export const loadPostgres = () => import('./postgres/entry.js');
 export type { RequestLogEntry, RequestLogFilter, RequestLogRecord } from './requests.js';
 export type { DeliveryOutcome, RunListFilter, RunRecord, RunStatus } from './runs.js';
 export { generateToken, readOrCreateSecret } from './secrets.js';
