@@ -3,6 +3,7 @@ import { type Config, configWarnings, inspectConfig, keyPositions, locate, type 
 import { isHookdError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { compileRoutes } from '../main.js';
+import { loadPostgres } from '../store/index.js';
 import type { CliIo } from './io.js';
 
 /** One thing `check` found, located in the config file (or a transform's file) where it can be. */
@@ -110,6 +111,13 @@ export async function checkCommand(options: { config?: string; json?: boolean },
     }
     for (const w of [...configWarnings(report.config), ...later.warnings]) {
       findings.push(findingOf(w, 'warning', file, positions));
+    }
+    // The database `serve` would use, when it is PostgreSQL: reachable, the login, the schema.
+    const { storage } = report.config;
+    if (storage.kind === 'postgres' && storage.url) {
+      const diagnosis = await (await loadPostgres()).diagnosePostgres(storage.url);
+      for (const p of diagnosis.problems) findings.push(findingOf(p, 'error', file, positions));
+      for (const w of diagnosis.warnings) findings.push(findingOf(w, 'warning', file, positions));
     }
   }
   findings.sort(byPlace(file));

@@ -1,0 +1,80 @@
+import pg from 'pg';
+import { pgMigrations } from './schema.js';
+
+/** What `hookd check` says of a PostgreSQL URL: problems stop `serve`, warnings do not. */
+export interface PgDiagnosis {
+  readonly problems: readonly string[];
+  readonly warnings: readonly string[];
+}
+
+/** The URL as it may be shown: without its password. */
+export function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(an unparsable URL)';
+  }
+}
+
+/** What a connection error means, in words a person can act on. */
+function connectionProblem(err: unknown, url: string): string {
+  const { code, message } = err as { code?: string; message?: string };
+  const shown = withoutPassword(url);
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'ETIMEDOUT')
+    return `storage.url: cannot connect to ${shown} (${code}): is PostgreSQL running there and listening on that port?`;
+  if (code === '28P01' || code === '28000')
+    return `storage.url: the server refused the user or password of ${shown} (${message})`;
+  if (code === '3D000') return `storage.url: ${message}: create it first (createdb), or fix the name in ${shown}`;
+  return `storage.url: cannot use ${shown}: ${message ?? String(err)}`;
+}
+
+/**
+ * Connects to the database `hookd serve` would use and says what would stop it: an unreachable
+ * server, a refused login, a missing database, a schema written by a newer hookd, or (before the
+ * first start) no right to create the schema.
+ */
+export async function diagnosePostgres(url: string, timeoutMs = 5000): Promise<PgDiagnosis> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
+  try {
+    await client.connect();
+  } catch (err) {
+    return { problems: [connectionProblem(err, url)], warnings: [] };
+  }
+  try {
+    const { rows: present } = await client.query<{ found: boolean }>(
+      "SELECT to_regclass('hookd_schema') IS NOT NULL AS found",
+    );
+    const version = present[0]?.found
+      ? ((await client.query<{ version: number }>('SELECT version FROM hookd_schema LIMIT 1')).rows[0]?.version ?? 0)
+      : null;
+    if (version !== null && version > pgMigrations.length)
+      return {
+        problems: [
+          `storage.url: the database was written by a newer hookd (schema ${version}, this one knows ${pgMigrations.length})`,
+        ],
+        warnings: [],
+      };
+    if (version === pgMigrations.length) return { problems: [], warnings: [] };
+    const { rows: rights } = await client.query<{ create: boolean; user: string }>(
+      "SELECT has_schema_privilege(current_schema(), 'CREATE') AS create, current_user AS user",
+    );
+    if (!rights[0]?.create)
+      return {
+        problems: [
+          `storage.url: user ${rights[0]?.user} may not create tables in the database's schema (GRANT CREATE ON SCHEMA ... TO ${rights[0]?.user}, or use the owner)`,
+        ],
+        warnings: [],
+      };
+    const from = version ?? 0;
+    return {
+      problems: [],
+      warnings: [`storage.url: the schema is at version ${from} of ${pgMigrations.length}; serve brings it up to date`],
+    };
+  } catch (err) {
+    return { problems: [connectionProblem(err, url)], warnings: [] };
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
