@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import { type ActionOptions, createModelCatalog } from './actions/index.js';
@@ -18,6 +17,7 @@ import { createMemorySettler, type MemorySettler } from './settle.js';
 import {
   type Checkpointer,
   createStore,
+  gatewayTokenFile,
   loadPostgres,
   readOrCreateSecret,
   type Store,
@@ -120,8 +120,7 @@ async function stopParts(parts: Parts): Promise<void> {
 
 /** The gateway token: configured, else generated once and kept beside the database. */
 function gatewayTokenOf(config: Config): string {
-  const token =
-    config.gateway.auth.token ?? readOrCreateSecret(join(dirname(config.storage.path), 'gateway-token')).value;
+  const token = config.gateway.auth.token ?? readOrCreateSecret(gatewayTokenFile(config.storage.path)).value;
   if (config.hooks.token !== undefined && config.hooks.token === token) {
     throw configInvalid(['hooks.token: must differ from gateway.auth.token (use a dedicated hook token)'], config.file);
   }

@@ -10,6 +10,5 @@ export type {
   IdempotentAnswer,
   RequestLogRecord,
   StoredRequest,
-  WakeAction,
 } from './types.js';
 export { type ActionOptions, parseAgentBody, parseWakeBody } from './validate.js';

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import type { Config } from '../config/index.js';
 import { hookdError } from '../errors.js';
+import { gatewayTokenFile } from '../store/index.js';
 import { undiciRequest as request } from '../undici.js';
 import type { CliIo } from './io.js';
 
@@ -17,7 +17,7 @@ export function baseUrl(config: Config, url: string | undefined): string {
 
 /** The gateway token: configured, `HOOKD_GATEWAY_TOKEN`, or the generated file beside the store. */
 export function gatewayToken(config: Config, io: CliIo): string | undefined {
-  const file = join(dirname(config.storage.path), 'gateway-token');
+  const file = gatewayTokenFile(config.storage.path);
   return (
     config.gateway.auth.token ??
     io.env.HOOKD_GATEWAY_TOKEN ??

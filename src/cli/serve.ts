@@ -1,6 +1,6 @@
-import { dirname, join } from 'node:path';
 import { createLogger } from '../log.js';
 import { startGateway } from '../main.js';
+import { gatewayTokenFile } from '../store/index.js';
 import { resolveConfig } from './config-source.js';
 import type { CliIo } from './io.js';
 
@@ -20,7 +20,7 @@ export async function serveCommand(options: { config?: string; mailWatch?: boole
       `  curl -sS -X POST ${gateway.url}${config.hooks.path}/wake -H "Authorization: Bearer $(cat '${embedded.tokenFile}')" -H 'Content-Type: application/json' -d '{"text":"Hello from curl"}'`,
     );
     io.out(
-      `hookd: the console is at ${gateway.url}/ui/ (sign in with the gateway token in ${join(dirname(config.storage.path), 'gateway-token')})`,
+      `hookd: the console is at ${gateway.url}/ui/ (sign in with the gateway token in ${gatewayTokenFile(config.storage.path)})`,
     );
   }
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

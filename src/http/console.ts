@@ -160,9 +160,17 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
       throw err;
     }
   });
+  // Read once, like the script is bundled once.
+  let stylesheet: Promise<string> | undefined;
   app.get('/ui/app.css', async (_request, reply) => {
-    const css = await readFile(`${SOURCE}style.css`, 'utf8');
-    return reply.headers(PAGE_HEADERS).type('text/css; charset=utf-8').send(css);
+    stylesheet ??= readFile(`${SOURCE}style.css`, 'utf8').catch((err: unknown) => {
+      stylesheet = undefined;
+      throw err;
+    });
+    return reply
+      .headers(PAGE_HEADERS)
+      .type('text/css; charset=utf-8')
+      .send(await stylesheet);
   });
 }
 

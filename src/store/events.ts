@@ -54,12 +54,27 @@ export interface EventRepository {
   markConsumed(ids: readonly string[], at: number): void;
 }
 
+/** The columns an event is inserted with, in `eventRow`'s order (the same in both stores). */
+export const EVENT_COLUMNS =
+  'id, session_key, text, origin, allow_unsafe_external_content, content_source, request_id, created_at';
+
+/** An event's values for an insert; flags as 0/1, which SQLite and PostgreSQL both take. */
+export function eventRow(event: NewEvent): unknown[] {
+  return [
+    event.id,
+    event.sessionKey,
+    event.text,
+    event.origin,
+    event.allowUnsafeExternalContent ? 1 : 0,
+    event.contentSource,
+    event.requestId ?? null,
+    event.createdAt,
+  ];
+}
+
 /** The SQLite event repository. */
 export function createEventRepository(db: Db): EventRepository {
-  const insert = db.prepare(
-    `INSERT INTO events (id, session_key, text, origin, allow_unsafe_external_content, content_source, request_id, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
+  const insert = db.prepare(`INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
   const pending = db.prepare('SELECT * FROM events WHERE session_key = ? AND consumed_at IS NULL ORDER BY seq LIMIT ?');
   const list = db.prepare('SELECT * FROM events WHERE session_key = ? ORDER BY seq');
   const consume = db.prepare('UPDATE events SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL');
@@ -68,16 +83,7 @@ export function createEventRepository(db: Db): EventRepository {
 
   return {
     insert(event) {
-      insert.run(
-        event.id,
-        event.sessionKey,
-        event.text,
-        event.origin,
-        event.allowUnsafeExternalContent ? 1 : 0,
-        event.contentSource,
-        event.requestId ?? null,
-        event.createdAt,
-      );
+      insert.run(...eventRow(event));
     },
     get(id) {
       const row = get.get(id) as EventRow | undefined;

@@ -30,11 +30,18 @@ export interface FailedRequestRepository {
   markReplayed(requestId: string, at: number): void;
 }
 
+/** The columns a failure is kept with, in `failedRequestRow`'s order; both stores. */
+export const FAILED_REQUEST_COLUMNS = 'id, request_id, sub_path, url, headers, body, code, error, created_at';
+
+/** A failure's values for an insert (both stores). */
+export function failedRequestRow(f: FailedRequestRecord): unknown[] {
+  return [f.id, f.requestId || null, f.subPath, f.url, JSON.stringify(f.headers), f.body, f.code, f.error, f.createdAt];
+}
+
 /** The SQLite repository of failed requests. */
 export function createFailedRequestRepository(db: Db): FailedRequestRepository {
   const insert = db.prepare(
-    `INSERT INTO failed_requests (id, request_id, sub_path, url, headers, body, code, error, created_at)
-     VALUES (@id, @requestId, @subPath, @url, @headers, @body, @code, @error, @createdAt)`,
+    `INSERT INTO failed_requests (${FAILED_REQUEST_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const list = db.prepare('SELECT * FROM failed_requests WHERE replayed_at IS NULL ORDER BY seq');
   const byRequest = db.prepare('SELECT * FROM failed_requests WHERE request_id = ? ORDER BY seq DESC LIMIT 1');
@@ -43,7 +50,7 @@ export function createFailedRequestRepository(db: Db): FailedRequestRepository {
   );
   return {
     insert(failure) {
-      insert.run({ ...failure, requestId: failure.requestId || null, headers: JSON.stringify(failure.headers) });
+      insert.run(...failedRequestRow(failure));
     },
     pending() {
       return (list.all() as Row[]).map(failedRequestOf);

@@ -32,12 +32,19 @@ export interface IdempotencyRepository {
   purge(now: number): number;
 }
 
+/** The columns a record is inserted with, in `idempotencyRow`'s order; both stores. */
+export const IDEMPOTENCY_COLUMNS = 'scope, key, body_hash, status, response, created_at, expires_at';
+
+/** A record's values for an insert (both stores). */
+export function idempotencyRow(r: IdempotencyRecord): unknown[] {
+  return [r.scope, r.key, r.bodyHash, r.status, r.response, r.createdAt, r.expiresAt];
+}
+
 /** The SQLite idempotency repository. */
 export function createIdempotencyRepository(db: Db): IdempotencyRepository {
   const get = db.prepare('SELECT * FROM idempotency WHERE scope = ? AND key = ? AND expires_at > ?');
   const put = db.prepare(
-    `INSERT INTO idempotency (scope, key, body_hash, status, response, created_at, expires_at)
-     VALUES (@scope, @key, @bodyHash, @status, @response, @createdAt, @expiresAt)
+    `INSERT INTO idempotency (${IDEMPOTENCY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (scope, key) DO UPDATE SET body_hash = excluded.body_hash, status = excluded.status,
        response = excluded.response, created_at = excluded.created_at, expires_at = excluded.expires_at`,
   );
@@ -58,7 +65,7 @@ export function createIdempotencyRepository(db: Db): IdempotencyRepository {
       };
     },
     put(record: IdempotencyRecord): void {
-      put.run(record);
+      put.run(...idempotencyRow(record));
     },
     /** Deletes expired records; returns how many. */
     purge(now: number): number {

@@ -16,5 +16,5 @@ export type { MetaRepository } from './meta.js';
 export const loadPostgres = () => import('./postgres/entry.js');
 export type { RequestLogEntry, RequestLogFilter, RequestLogRecord } from './requests.js';
 export type { DeliveryOutcome, RunListFilter, RunRecord, RunStatus } from './runs.js';
-export { generateToken, readOrCreateSecret } from './secrets.js';
+export { gatewayTokenFile, generateToken, readOrCreateSecret } from './secrets.js';
 export { createStore, type Store } from './store.js';

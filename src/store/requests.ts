@@ -88,18 +88,71 @@ export function requestEntryOf(row: Row): RequestLogEntry {
   };
 }
 
-const LISTED = `seq, id, received_at, path, url, mapping_id, status, code, event_ids, run_ids, duration_ms, headers,
+/** The columns a list shows (no body); both stores. */
+export const LISTED = `seq, id, received_at, path, url, mapping_id, status, code, event_ids, run_ids, duration_ms, headers,
   body_bytes, truncated, redacted, replay_of, replayed_at`;
 /** Rows deleted per statement while pruning: a long prune never holds the writer for long. */
-const PRUNE_CHUNK = 1000;
+export const PRUNE_CHUNK = 1000;
+
+/** The columns a record is inserted with, in `requestRow`'s order; both stores. */
+export const REQUEST_COLUMNS = `id, received_at, path, url, mapping_id, status, code, event_ids, run_ids, duration_ms,
+  headers, body, body_bytes, truncated, redacted, replay_of`;
+
+/** A record's values for an insert; flags as 0/1, which SQLite and PostgreSQL both take. */
+export function requestRow(r: RequestLogRecord): unknown[] {
+  return [
+    r.id,
+    r.receivedAt,
+    r.path,
+    r.url,
+    r.mappingId ?? null,
+    r.status,
+    r.code ?? null,
+    r.eventIds.length === 0 ? null : JSON.stringify(r.eventIds),
+    r.runIds.length === 0 ? null : JSON.stringify(r.runIds),
+    r.durationMs,
+    JSON.stringify(r.headers),
+    r.body,
+    r.bodyBytes,
+    r.truncated ? 1 : 0,
+    r.redacted ? 1 : 0,
+    r.replayOf ?? null,
+  ];
+}
+
+/**
+ * The WHERE clause of a list and its values; `param(n)` writes the n-th placeholder (`?` for
+ * SQLite, `$n` for PostgreSQL).
+ */
+export function requestListWhere(
+  filter: RequestLogFilter,
+  param: (n: number) => string,
+): { where: string; values: unknown[] } {
+  const clauses: string[] = [];
+  const values: unknown[] = [];
+  const at = (value: unknown) => {
+    values.push(value);
+    return param(values.length);
+  };
+  const { status } = filter;
+  if (filter.path !== undefined) clauses.push(`path = ${at(filter.path)}`);
+  if (status && 'exact' in status) clauses.push(`status = ${at(status.exact)}`);
+  if (status && 'class' in status)
+    clauses.push(`status >= ${at(status.class * 100)} AND status < ${at(status.class * 100 + 100)}`);
+  if (filter.failed) clauses.push('status >= 400');
+  if (filter.since !== undefined) clauses.push(`received_at >= ${at(filter.since)}`);
+  if (filter.beforeSeq !== undefined) clauses.push(`seq < ${at(filter.beforeSeq)}`);
+  if (filter.replays === false) clauses.push('replay_of IS NULL');
+  if (filter.replayed !== undefined) clauses.push(filter.replayed ? 'replayed_at IS NOT NULL' : 'replayed_at IS NULL');
+  return { where: clauses.length ? ` WHERE ${clauses.join(' AND ')}` : '', values };
+}
 
 /** The SQLite request log. */
 export function createRequestLogRepository(db: Db): RequestLogRepository {
   const insert = db.prepare(
-    `INSERT INTO requests (id, received_at, path, url, mapping_id, status, code, event_ids, run_ids, duration_ms,
-       headers, body, body_bytes, truncated, redacted, replay_of)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO requests (${REQUEST_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+
   const get = db.prepare('SELECT * FROM requests WHERE id = ? ORDER BY seq DESC LIMIT 1');
   const pruneOld = db.prepare(
     `DELETE FROM requests WHERE seq IN (SELECT seq FROM requests WHERE received_at < ? ORDER BY seq LIMIT ${PRUNE_CHUNK})`,
@@ -127,48 +180,17 @@ export function createRequestLogRepository(db: Db): RequestLogRepository {
 
   return {
     insert(r) {
-      insert.run(
-        r.id,
-        r.receivedAt,
-        r.path,
-        r.url,
-        r.mappingId ?? null,
-        r.status,
-        r.code ?? null,
-        r.eventIds.length === 0 ? null : JSON.stringify(r.eventIds),
-        r.runIds.length === 0 ? null : JSON.stringify(r.runIds),
-        r.durationMs,
-        JSON.stringify(r.headers),
-        r.body,
-        r.bodyBytes,
-        r.truncated ? 1 : 0,
-        r.redacted ? 1 : 0,
-        r.replayOf ?? null,
-      );
+      insert.run(...requestRow(r));
     },
     list(filter) {
-      const where: string[] = [];
-      const args: (string | number)[] = [];
-      const add = (clause: string, ...values: (string | number)[]) => {
-        where.push(clause);
-        args.push(...values);
-      };
-      const { status } = filter;
-      if (filter.path !== undefined) add('path = ?', filter.path);
-      if (status && 'exact' in status) add('status = ?', status.exact);
-      if (status && 'class' in status) add('status >= ? AND status < ?', status.class * 100, status.class * 100 + 100);
-      if (filter.failed) add('status >= 400');
-      if (filter.since !== undefined) add('received_at >= ?', filter.since);
-      if (filter.beforeSeq !== undefined) add('seq < ?', filter.beforeSeq);
-      if (filter.replays === false) add('replay_of IS NULL');
-      if (filter.replayed !== undefined) add(filter.replayed ? 'replayed_at IS NOT NULL' : 'replayed_at IS NULL');
-      const sql = `SELECT ${LISTED} FROM requests${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ?`;
+      const { where, values } = requestListWhere(filter, () => '?');
+      const sql = `SELECT ${LISTED} FROM requests${where} ORDER BY seq DESC LIMIT ?`;
       let statement = listings.get(sql);
       if (!statement) {
         statement = db.prepare(sql);
         listings.set(sql, statement);
       }
-      return (statement.all(...args, filter.limit) as Row[]).map(requestEntryOf);
+      return (statement.all(...values, filter.limit) as Row[]).map(requestEntryOf);
     },
     get(id) {
       const row = get.get(id) as Row | undefined;

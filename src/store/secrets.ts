@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
+
+/** Where a generated gateway token is kept: beside the SQLite file (on PostgreSQL too). */
+export function gatewayTokenFile(storagePath: string): string {
+  return join(dirname(storagePath), 'gateway-token');
+}
 
 /** A new random token: 32 bytes, base64url (43 characters). */
 export function generateToken(): string {

@@ -1,5 +1,6 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPgContract, createPgPool } from '../../src/store/postgres/contract.js';
 import { claimRuns, holdLease, listenForRuns, releaseLease, renewRun } from '../../src/store/postgres/leases.js';
 import { migratePostgres } from '../../src/store/postgres/migrate.js';
 import { createPgSink } from '../../src/store/postgres/sink.js';
@@ -14,7 +15,7 @@ let pool: pg.Pool;
 beforeAll(async () => {
   if (!postgresTestsRun) return;
   cluster = await startPgCluster();
-  pool = new pg.Pool({ connectionString: cluster.url, max: 12 });
+  pool = createPgPool(cluster.url, 12);
   await migratePostgres(pool);
 }, 30_000);
 
@@ -24,7 +25,7 @@ afterAll(async () => {
 });
 
 async function queueRuns(prefix: string, count: number): Promise<string[]> {
-  const sink = createPgSink(pool);
+  const sink = createPgSink(pool, createPgContract(pool));
   const accepted = await Promise.all(
     Array.from({ length: count }, (_, i) =>
       sink.accept([agentAction(`${prefix}${i}`)], { requestId: `${prefix}${i}` }),
@@ -113,7 +114,7 @@ describe.skipIf(!postgresTestsRun)('work shared by several nodes on PostgreSQL',
     let woken = 0;
     const stop = await listenForRuns(pool, () => woken++);
     try {
-      const sink = createPgSink(pool);
+      const sink = createPgSink(pool, createPgContract(pool));
       await sink.accept(
         [{ kind: 'wake', text: 'x', mode: 'now', allowUnsafeExternalContent: false, contentSource: 'webhook' }],
         { requestId: 'only-wake' },

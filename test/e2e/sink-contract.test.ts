@@ -1,9 +1,10 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Accepted, Action, ActionSink, RequestLogRecord } from '../../src/actions/index.js';
 import { hookdError } from '../../src/errors.js';
 import { createStoreSink } from '../../src/runtime/index.js';
 import { createStore } from '../../src/store/index.js';
+import { createPgContract, createPgPool } from '../../src/store/postgres/contract.js';
 import { migratePostgres } from '../../src/store/postgres/migrate.js';
 import { createPgSink } from '../../src/store/postgres/sink.js';
 import { agentAction, wakeAction } from '../helpers/actions.js';
@@ -31,7 +32,7 @@ const cleanups: (() => unknown)[] = [];
 beforeAll(async () => {
   if (!postgresTestsRun) return;
   cluster = await startPgCluster();
-  pool = new pg.Pool({ connectionString: cluster.url, max: 8 });
+  pool = createPgPool(cluster.url, 8);
   const client = await pool.connect();
   await migratePostgres(client);
   client.release();
@@ -62,7 +63,7 @@ const postgres: Make = async (options = {}) => {
   if (!pool) throw new Error('no cluster');
   const db = pool;
   const committed: Subject['committed'] = [];
-  const sink = createPgSink(db, {
+  const sink = createPgSink(db, createPgContract(db), {
     ...options,
     onCommitted: (actions, accepted) => committed.push({ actions, accepted }),
   });
@@ -243,7 +244,7 @@ describe.skipIf(!postgresTestsRun)('the action sink on PostgreSQL, several nodes
     let now = Date.now();
     const make = () => {
       if (!pool) throw new Error('no cluster');
-      return createPgSink(pool, { idempotencyTtlSeconds: 60, now: () => now });
+      return createPgSink(pool, createPgContract(pool), { idempotencyTtlSeconds: 60, now: () => now });
     };
     const intent = { scope: 'agent', key: 'expiring', bodyHash: 'h', respond: () => ({ status: 202, body: null }) };
     await make().accept([agentAction('first')], { requestId: 'e1', idempotency: intent });

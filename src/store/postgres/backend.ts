@@ -5,10 +5,11 @@ import { createPgSink } from './sink.js';
 
 /** PostgreSQL as the gateway runs on it (DESIGN §15): what every node shares. */
 export function pgBackend(pool: pg.Pool): StoreBackend {
+  const data = createPgContract(pool);
   const one = async (text: string, values: unknown[]) => (await pool.query(text, values)).rows[0];
   return {
     kind: 'postgres',
-    data: createPgContract(pool),
+    data,
     meta: {
       async get<T>(key: string) {
         const row = await one('SELECT value FROM meta WHERE key = $1', [key]);
@@ -55,6 +56,6 @@ export function pgBackend(pool: pg.Pool): StoreBackend {
         return (expired.rowCount ?? 0) + (beyond.rowCount ?? 0);
       },
     },
-    createSink: (options) => createPgSink(pool, options),
+    createSink: (options) => createPgSink(pool, data, options),
   };
 }

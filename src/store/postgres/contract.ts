@@ -6,7 +6,7 @@ import type { FailedRequestRecord } from '../failed-requests.js';
 import { failedRequestOf } from '../failed-requests.js';
 import type { SessionMessage } from '../messages.js';
 import type { RequestLogEntry, RequestLogFilter } from '../requests.js';
-import { requestEntryOf } from '../requests.js';
+import { LISTED, PRUNE_CHUNK, requestEntryOf, requestListWhere } from '../requests.js';
 import type { RunListFilter, RunRecord } from '../runs.js';
 import { runOf } from '../runs.js';
 import { createPgWrites, type PgStatement } from './writes.js';
@@ -26,10 +26,6 @@ export function createPgPool(url: string, max = 10): pg.Pool {
 }
 
 type Row = Record<string, unknown>;
-const LISTED = `seq, id, received_at, path, url, mapping_id, status, code, event_ids, run_ids, duration_ms, headers,
-  body_bytes, truncated, redacted, replay_of, replayed_at`;
-/** Rows deleted per statement while pruning. */
-const PRUNE_CHUNK = 1000;
 
 /**
  * The store contract over PostgreSQL (DESIGN §15): the same reads as the embedded store, as
@@ -171,31 +167,11 @@ export function createPgContract(pool: pg.Pool): StoreContract {
         return row && { ...requestEntryOf(row as never), body: row.body as Buffer };
       },
       list: async (filter: RequestLogFilter) => {
-        const where: string[] = [];
-        const values: unknown[] = [];
-        const add = (clause: (at: (v: unknown) => string) => string) => {
-          where.push(
-            clause((v) => {
-              values.push(v);
-              return `$${values.length}`;
-            }),
-          );
-        };
-        const { status } = filter;
-        if (filter.path !== undefined) add((at) => `path = ${at(filter.path)}`);
-        if (status && 'exact' in status) add((at) => `status = ${at(status.exact)}`);
-        if (status && 'class' in status)
-          add((at) => `status >= ${at(status.class * 100)} AND status < ${at(status.class * 100 + 100)}`);
-        if (filter.failed) add(() => 'status >= 400');
-        if (filter.since !== undefined) add((at) => `received_at >= ${at(filter.since)}`);
-        if (filter.beforeSeq !== undefined) add((at) => `seq < ${at(filter.beforeSeq)}`);
-        if (filter.replays === false) add(() => 'replay_of IS NULL');
-        if (filter.replayed !== undefined)
-          add(() => (filter.replayed ? 'replayed_at IS NOT NULL' : 'replayed_at IS NULL'));
-        values.push(filter.limit);
-        const text = `SELECT ${LISTED} FROM requests${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
-          ORDER BY seq DESC LIMIT $${values.length}`;
-        return (await rows(text, values)).map((row) => requestEntryOf(row as never)) as RequestLogEntry[];
+        const { where, values } = requestListWhere(filter, (n) => `$${n}`);
+        const text = `SELECT ${LISTED} FROM requests${where} ORDER BY seq DESC LIMIT $${values.length + 1}`;
+        return (await rows(text, [...values, filter.limit])).map((row) =>
+          requestEntryOf(row as never),
+        ) as RequestLogEntry[];
       },
       countSince: async (since) =>
         (await one<{ total: number; failed: number }>(

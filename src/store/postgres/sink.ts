@@ -11,21 +11,14 @@ import type {
 } from '../../actions/index.js';
 import { hookdError } from '../../errors.js';
 import { newId } from '../../ids.js';
-import type { SinkOptions } from '../contract.js';
+import type { SinkOptions, StoreContract } from '../contract.js';
+import { eventRow } from '../events.js';
+import { idempotencyRow } from '../idempotency.js';
+import { requestRow } from '../requests.js';
+import { runRow } from '../runs.js';
 import { RUNS_CHANNEL } from './leases.js';
-import {
-  EVENTS_INSERT,
-  eventColumns,
-  FAILED_INSERT,
-  failureOf,
-  IDEMPOTENCY_INSERT,
-  idempotencyColumns,
-  REQUESTS_INSERT,
-  RUNS_INSERT,
-  recordOf,
-  requestColumns,
-  runColumns,
-} from './rows.js';
+import { EVENTS_INSERT, IDEMPOTENCY_INSERT, REQUESTS_INSERT, RUNS_INSERT } from './rows.js';
+import { createPgWrites } from './writes.js';
 
 export interface PgSinkOptions extends SinkOptions {
   /** Group commits in flight at once, each on its own connection (default 2). */
@@ -60,7 +53,11 @@ const empty = (): Batch => ({ jobs: [], records: [], replayed: [] });
  * bench/pg-driver.ts). Idempotency keys are unique across nodes: a key another node holds makes
  * this request 409 `IDEMPOTENCY_IN_FLIGHT`; an expired one is taken over.
  */
-export function createPgSink(pool: pg.Pool, options: PgSinkOptions = {}): ActionSink {
+export function createPgSink(
+  pool: pg.Pool,
+  reads: Pick<StoreContract, 'requests' | 'failedRequests'>,
+  options: PgSinkOptions = {},
+): ActionSink {
   const now = options.now ?? Date.now;
   const ttlMs = (options.idempotencyTtlSeconds ?? 86_400) * 1000;
   const maxCommits = options.maxConcurrentCommits ?? 2;
@@ -119,13 +116,20 @@ export function createPgSink(pool: pg.Pool, options: PgSinkOptions = {}): Action
       const wakes = actions.filter(({ action }) => action.kind === 'wake');
       const runs = actions.filter(({ action }) => action.kind === 'agent');
       if (wakes.length > 0) {
-        const rows = wakes.map(({ job, action, i }) =>
-          eventColumns(action as Extract<Action, { kind: 'wake' }>, idOf(job.accepted[i]), MAIN_SESSION, job),
-        );
+        const rows = wakes.map(({ job, action, i }) => {
+          const { text, allowUnsafeExternalContent, contentSource } = action as Extract<Action, { kind: 'wake' }>;
+          const id = idOf(job.accepted[i]);
+          const { requestId, createdAt } = job;
+          const event = { id, sessionKey: MAIN_SESSION, text, origin: 'hook' as const, requestId, createdAt };
+          return eventRow({ ...event, allowUnsafeExternalContent, contentSource });
+        });
         await client.query(EVENTS_INSERT, transpose(rows));
       }
       if (runs.length > 0) {
-        const rows = runs.map(({ job, action, i }) => runColumns(action as AgentAction, idOf(job.accepted[i]), job));
+        const rows = runs.map(({ job, action, i }) => {
+          const { kind: _kind, ...run } = action as AgentAction;
+          return runRow({ ...run, id: idOf(job.accepted[i]), requestId: job.requestId, createdAt: job.createdAt });
+        });
         await client.query(RUNS_INSERT, transpose(rows));
         // Delivered at the commit, to every node listening (an idle one may take the runs).
         await client.query('SELECT pg_notify($1, $2)', [RUNS_CHANNEL, String(runs.length)]);
@@ -134,14 +138,13 @@ export function createPgSink(pool: pg.Pool, options: PgSinkOptions = {}): Action
         ...kept.flatMap((job) => (job.record ? [job.record] : [])),
         ...batch.records.map((r) => r.record),
       ];
-      if (records.length > 0) await client.query(REQUESTS_INSERT, transpose(records.map(requestColumns)));
+      if (records.length > 0) await client.query(REQUESTS_INSERT, transpose(records.map(requestRow)));
+      const replays = createPgWrites();
       for (const { id, at } of batch.replayed) {
-        await client.query(
-          'UPDATE requests SET replayed_at = $1 WHERE seq = (SELECT MAX(seq) FROM requests WHERE id = $2)',
-          [at, id],
-        );
-        await client.query('UPDATE failed_requests SET replayed_at = $1 WHERE request_id = $2', [at, id]);
+        replays.writes.requests.markReplayed(id, at);
+        replays.writes.failedRequests.markReplayed(id, at);
       }
+      for (const { text, values } of replays.statements) await client.query(text, [...values]);
       await client.query('COMMIT');
       return taken;
     } catch (err) {
@@ -203,7 +206,15 @@ export function createPgSink(pool: pg.Pool, options: PgSinkOptions = {}): Action
       ...(intent && answer
         ? {
             key: `${intent.scope}\u0000${intent.key}`,
-            idempotency: idempotencyColumns(intent, answer, createdAt, createdAt + ttlMs),
+            idempotency: idempotencyRow({
+              scope: intent.scope,
+              key: intent.key,
+              bodyHash: intent.bodyHash,
+              status: answer.status,
+              response: answer.body === null ? null : JSON.stringify(answer.body),
+              createdAt,
+              expiresAt: createdAt + ttlMs,
+            }),
           }
         : {}),
       ...(context.record ? { record: context.record(accepted) } : {}),
@@ -231,19 +242,10 @@ export function createPgSink(pool: pg.Pool, options: PgSinkOptions = {}): Action
       schedule();
     },
     recordFailure(failure: FailedRequest) {
-      pool
-        .query(FAILED_INSERT, [
-          newId(),
-          failure.requestId,
-          failure.subPath,
-          failure.url,
-          JSON.stringify(failure.headers),
-          failure.body,
-          failure.code,
-          failure.error,
-          now(),
-        ])
-        .catch((err: unknown) => options.onRecordError?.(err));
+      const { writes, statements } = createPgWrites();
+      writes.failedRequests.insert({ ...failure, id: newId(), createdAt: now() });
+      const [insert] = statements as [{ text: string; values: readonly unknown[] }];
+      pool.query(insert.text, [...insert.values]).catch((err: unknown) => options.onRecordError?.(err));
     },
     async findAnswer(scope, key) {
       const { rows } = await pool.query<{ body_hash: string; status: number; response: string | null }>(
@@ -259,12 +261,7 @@ export function createPgSink(pool: pg.Pool, options: PgSinkOptions = {}): Action
       };
     },
     async findRequest(id) {
-      const [records, failures] = await Promise.all([
-        pool.query('SELECT * FROM requests WHERE id = $1 ORDER BY seq DESC LIMIT 1', [id]),
-        pool.query('SELECT * FROM failed_requests WHERE request_id = $1 ORDER BY seq DESC LIMIT 1', [id]),
-      ]);
-      const record = records.rows[0] && recordOf(records.rows[0]);
-      const failure = failures.rows[0] && failureOf(failures.rows[0]);
+      const [record, failure] = await Promise.all([reads.requests.get(id), reads.failedRequests.forRequest(id)]);
       if (!record && !failure) return undefined;
       return { ...(record ? { record } : {}), ...(failure ? { failure } : {}) };
     },

@@ -1,5 +1,10 @@
 import type { Writes } from '../contract.js';
-import { requestColumns, runColumns } from './rows.js';
+import { EVENT_COLUMNS, eventRow } from '../events.js';
+import { FAILED_REQUEST_COLUMNS, failedRequestRow } from '../failed-requests.js';
+import { IDEMPOTENCY_COLUMNS, idempotencyRow } from '../idempotency.js';
+import { REQUEST_COLUMNS, requestRow } from '../requests.js';
+import { RUN_COLUMNS, runRow } from '../runs.js';
+import { placeholders } from './rows.js';
 
 /** One statement of a PostgreSQL commit. */
 export interface PgStatement {
@@ -19,18 +24,7 @@ export function createPgWrites(): { readonly writes: Writes; readonly statements
   const writes: Writes = {
     events: {
       insert(e) {
-        add(
-          `INSERT INTO events (id, session_key, text, origin, allow_unsafe_external_content, content_source,
-             request_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-          e.id,
-          e.sessionKey,
-          e.text,
-          e.origin,
-          e.allowUnsafeExternalContent,
-          e.contentSource,
-          e.requestId ?? null,
-          e.createdAt,
-        );
+        add(`INSERT INTO events (${EVENT_COLUMNS}) VALUES (${placeholders(8)})`, ...eventRow(e));
       },
       markConsumed(ids, at) {
         add('UPDATE events SET consumed_at = $1 WHERE id = ANY($2::text[]) AND consumed_at IS NULL', at, [...ids]);
@@ -38,12 +32,7 @@ export function createPgWrites(): { readonly writes: Writes; readonly statements
     },
     runs: {
       insert(run) {
-        add(
-          `INSERT INTO runs (id, session_key, name, message, model, thinking, timeout_seconds, wake_mode, deliver,
-             channel, "to", allow_unsafe_external_content, content_source, status, request_id, created_at, mapping_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'queued', $14, $15, $16)`,
-          ...runColumns(run, run.id, run),
-        );
+        add(`INSERT INTO runs (${RUN_COLUMNS}, status) VALUES (${placeholders(16)}, 'queued')`, ...runRow(run));
       },
       markRunning(id, at) {
         add("UPDATE runs SET status = 'running', started_at = $1 WHERE id = $2", at, id);
@@ -81,28 +70,16 @@ export function createPgWrites(): { readonly writes: Writes; readonly statements
     idempotency: {
       put(r) {
         add(
-          `INSERT INTO idempotency (scope, key, body_hash, status, response, created_at, expires_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7)
+          `INSERT INTO idempotency (${IDEMPOTENCY_COLUMNS}) VALUES (${placeholders(7)})
            ON CONFLICT (scope, key) DO UPDATE SET body_hash = EXCLUDED.body_hash, status = EXCLUDED.status,
              response = EXCLUDED.response, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
-          r.scope,
-          r.key,
-          r.bodyHash,
-          r.status,
-          r.response,
-          r.createdAt,
-          r.expiresAt,
+          ...idempotencyRow(r),
         );
       },
     },
     requests: {
       insert(r) {
-        add(
-          `INSERT INTO requests (id, received_at, path, url, mapping_id, status, code, event_ids, run_ids,
-             duration_ms, headers, body, body_bytes, truncated, redacted, replay_of)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
-          ...requestColumns(r),
-        );
+        add(`INSERT INTO requests (${REQUEST_COLUMNS}) VALUES (${placeholders(16)})`, ...requestRow(r));
       },
       markReplayed(id, at) {
         add('UPDATE requests SET replayed_at = $1 WHERE seq = (SELECT MAX(seq) FROM requests WHERE id = $2)', at, id);
@@ -111,21 +88,12 @@ export function createPgWrites(): { readonly writes: Writes; readonly statements
     failedRequests: {
       insert(f) {
         add(
-          `INSERT INTO failed_requests (id, request_id, sub_path, url, headers, body, code, error, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-          f.id,
-          f.requestId || null,
-          f.subPath,
-          f.url,
-          JSON.stringify(f.headers),
-          f.body,
-          f.code,
-          f.error,
-          f.createdAt,
+          `INSERT INTO failed_requests (${FAILED_REQUEST_COLUMNS}) VALUES (${placeholders(9)})`,
+          ...failedRequestRow(f),
         );
       },
       markReplayed(requestId, at) {
-        add('UPDATE failed_requests SET replayed_at = $1 WHERE request_id = $2', at, requestId);
+        add('UPDATE failed_requests SET replayed_at = $1 WHERE request_id = $2 AND replayed_at IS NULL', at, requestId);
       },
     },
   };
