@@ -1,7 +1,7 @@
 import { MAIN_SESSION } from '../action-shape.js';
 import type { AcceptContext, Accepted, Action, ActionSink, RequestLogRecord } from '../actions/index.js';
 import { newId } from '../ids.js';
-import type { SinkOptions, Store } from '../store/index.js';
+import { idempotencyRecordOf, type SinkOptions, type Store } from '../store/index.js';
 
 export { MAIN_SESSION } from '../action-shape.js';
 
@@ -47,16 +47,7 @@ export function createStoreSink(store: Store, options: StoreSinkOptions = {}): A
     const accepted = actions.map((a) => insert(a, context, createdAt));
     const intent = context.idempotency;
     if (intent) {
-      const answer = intent.respond(accepted);
-      store.idempotency.put({
-        scope: intent.scope,
-        key: intent.key,
-        bodyHash: intent.bodyHash,
-        status: answer.status,
-        response: answer.body === null ? null : JSON.stringify(answer.body),
-        createdAt,
-        expiresAt: createdAt + ttlMs,
-      });
+      store.idempotency.put(idempotencyRecordOf(intent, intent.respond(accepted), createdAt, ttlMs));
     }
     const record = context.record?.(accepted);
     if (record) store.requests.insert(record);

@@ -1,3 +1,4 @@
+import type { IdempotencyIntent } from '../actions/index.js';
 import type { Db } from './db.js';
 
 /** A remembered 2xx answer to an idempotent request (DESIGN §10). */
@@ -30,6 +31,24 @@ export interface IdempotencyRepository {
   put(record: IdempotencyRecord): void;
   /** Deletes expired records; returns how many. */
   purge(now: number): number;
+}
+
+/** What an accepted request's key remembers: its answer, for `ttlMs` from `createdAt`. */
+export function idempotencyRecordOf(
+  intent: Pick<IdempotencyIntent, 'scope' | 'key' | 'bodyHash'>,
+  answer: { readonly status: number; readonly body: unknown },
+  createdAt: number,
+  ttlMs: number,
+): IdempotencyRecord {
+  return {
+    scope: intent.scope,
+    key: intent.key,
+    bodyHash: intent.bodyHash,
+    status: answer.status,
+    response: answer.body === null ? null : JSON.stringify(answer.body),
+    createdAt,
+    expiresAt: createdAt + ttlMs,
+  };
 }
 
 /** The columns a record is inserted with, in `idempotencyRow`'s order; both stores. */

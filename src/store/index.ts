@@ -10,6 +10,7 @@ export {
   type Writes,
 } from './contract.js';
 export type { EventRecord } from './events.js';
+export { idempotencyRecordOf } from './idempotency.js';
 export type { SessionMessage } from './messages.js';
 export type { MetaRepository } from './meta.js';
 /** The PostgreSQL store, loaded on first use: a gateway on SQLite never loads pg. */

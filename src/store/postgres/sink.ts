@@ -13,7 +13,7 @@ import { hookdError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { SinkOptions, StoreContract } from '../contract.js';
 import { eventRow } from '../events.js';
-import { idempotencyRow } from '../idempotency.js';
+import { idempotencyRecordOf, idempotencyRow } from '../idempotency.js';
 import { requestRow } from '../requests.js';
 import { runRow } from '../runs.js';
 import { RUNS_CHANNEL } from './leases.js';
@@ -206,15 +206,7 @@ export function createPgSink(
       ...(intent && answer
         ? {
             key: `${intent.scope}\u0000${intent.key}`,
-            idempotency: idempotencyRow({
-              scope: intent.scope,
-              key: intent.key,
-              bodyHash: intent.bodyHash,
-              status: answer.status,
-              response: answer.body === null ? null : JSON.stringify(answer.body),
-              createdAt,
-              expiresAt: createdAt + ttlMs,
-            }),
+            idempotency: idempotencyRow(idempotencyRecordOf(intent, answer, createdAt, ttlMs)),
           }
         : {}),
       ...(context.record ? { record: context.record(accepted) } : {}),
