@@ -109,6 +109,48 @@ export interface StoreBackend {
   readonly meta: MetaStore;
   readonly consoleSessions: Async<ConsoleSessionRepository>;
   createSink(options: SinkOptions): ActionSink;
+  /**
+   * How the nodes on a shared store split the work (DESIGN §15); absent on the embedded store,
+   * whose one gateway does all of it.
+   */
+  readonly share?: WorkShare;
+}
+
+/** A run this node holds a lease on. */
+export interface ClaimedRun {
+  readonly id: string;
+  readonly sessionKey: string;
+  readonly mappingId?: string;
+}
+
+/**
+ * Work shared by several nodes (DESIGN §15): runs claimed under leases that lapse when a node
+ * stops renewing them, jobs one node runs at a time (the main session's heartbeat, the mail
+ * watcher), and wake-ups between nodes.
+ */
+export interface WorkShare {
+  /** This node's name, as leases record it. */
+  readonly node: string;
+  /** How long a lease lasts without renewal: a dead node's work is taken over after it. */
+  readonly leaseMs: number;
+  /** Claims up to `limit` runs no live lease holds: the oldest open run of each session key. */
+  claimRuns(limit: number): Promise<ClaimedRun[]>;
+  /** Renews this node's leases on `ids`; answers the ids it still holds. */
+  renewRuns(ids: readonly string[]): Promise<Set<string>>;
+  /** Frees this node's leases on unfinished runs and wakes the other nodes to take them. */
+  releaseRuns(): Promise<void>;
+  /** Runs waiting for a node (no live lease). */
+  claimableRuns(): Promise<number>;
+  /** Takes or renews a single-owner job's lease; false while another node holds it. */
+  holdJob(name: string): Promise<boolean>;
+  releaseJob(name: string): Promise<void>;
+  /** Asks the node that owns the heartbeat for one. */
+  requestHeartbeat(): Promise<void>;
+  /**
+   * Listens for other nodes' wake-ups until the returned function is called; the connection is
+   * made again after a failure.
+   */
+  listen(handlers: { readonly runs: () => void; readonly heartbeat: () => void }): Promise<() => Promise<void>>;
 }
 
 /** Every method of `repository`, answering with a promise (over the embedded store). */

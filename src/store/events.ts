@@ -43,6 +43,7 @@ export const eventOf = (row: EventRow): EventRecord => ({
 
 /** System events of sessions (the main session's queue). */
 export interface EventRepository {
+  /** Stores an event; an id already stored is left as it is (a run summarised twice posts one summary). */
   insert(event: NewEvent): void;
   get(id: string): EventRecord | undefined;
   /** Unconsumed events, oldest first (at most `limit`). */
@@ -74,7 +75,9 @@ export function eventRow(event: NewEvent): unknown[] {
 
 /** The SQLite event repository. */
 export function createEventRepository(db: Db): EventRepository {
-  const insert = db.prepare(`INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
+  const insert = db.prepare(
+    `INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+  );
   const pending = db.prepare('SELECT * FROM events WHERE session_key = ? AND consumed_at IS NULL ORDER BY seq LIMIT ?');
   const list = db.prepare('SELECT * FROM events WHERE session_key = ? ORDER BY seq');
   const consume = db.prepare('UPDATE events SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL');

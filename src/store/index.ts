@@ -1,12 +1,14 @@
 export { type Checkpointer, startCheckpointer, WRITER_AUTOCHECKPOINT_PAGES } from './checkpointer.js';
 export type { ConsoleSessionRepository } from './console-sessions.js';
 export {
+  type ClaimedRun,
   type MetaStore,
   promisedAll,
   type SinkOptions,
   type StoreBackend,
   type StoreContract,
   sqliteContract,
+  type WorkShare,
   type Writes,
 } from './contract.js';
 export type { EventRecord } from './events.js';

@@ -1,7 +1,15 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgContract, createPgPool } from '../../src/store/postgres/contract.js';
-import { claimRuns, holdLease, listenForRuns, releaseLease, renewRun } from '../../src/store/postgres/leases.js';
+import {
+  claimRuns,
+  countClaimable,
+  holdLease,
+  listenForRuns,
+  releaseLease,
+  releaseRuns,
+  renewRuns,
+} from '../../src/store/postgres/leases.js';
 import { migratePostgres } from '../../src/store/postgres/migrate.js';
 import { createPgSink } from '../../src/store/postgres/sink.js';
 import { agentAction } from '../helpers/actions.js';
@@ -43,7 +51,7 @@ describe.skipIf(!postgresTestsRun)('work shared by several nodes on PostgreSQL',
     await Promise.all(
       Object.keys(claimed).map(async (owner) => {
         for (;;) {
-          const runs = await claimRuns(pool, { owner, until: now + 30_000, now, limit: 4 });
+          const runs = await claimRuns(pool, { owner, leaseMs: 30_000, now, limit: 4 });
           if (runs.length === 0) return;
           claimed[owner]?.push(...runs.map((r) => r.id));
         }
@@ -61,9 +69,9 @@ describe.skipIf(!postgresTestsRun)('work shared by several nodes on PostgreSQL',
     const slow = await pool.connect();
     try {
       await slow.query('BEGIN');
-      const first = await claimRuns(slow, { owner: 'slow', until: now + 30_000, now, limit: 2 });
+      const first = await claimRuns(slow, { owner: 'slow', leaseMs: 30_000, now, limit: 2 });
       const started = Date.now();
-      const second = await claimRuns(pool, { owner: 'fast', until: now + 30_000, now, limit: 2 });
+      const second = await claimRuns(pool, { owner: 'fast', leaseMs: 30_000, now, limit: 2 });
       expect(Date.now() - started).toBeLessThan(1000);
       // RETURNING gives no order: compared as sets.
       expect(first.map((r) => r.id).sort()).toEqual(queued.slice(0, 2).sort());
@@ -78,24 +86,56 @@ describe.skipIf(!postgresTestsRun)('work shared by several nodes on PostgreSQL',
     await pool.query('DELETE FROM runs');
     const [runId] = await queueRuns('lapse', 1);
     const t0 = Date.now();
-    expect((await claimRuns(pool, { owner: 'dead', until: t0 + 30_000, now: t0, limit: 10 })).map((r) => r.id)).toEqual(
-      [runId],
-    );
-    expect(await claimRuns(pool, { owner: 'alive', until: t0 + 60_000, now: t0 + 29_000, limit: 10 })).toEqual([]);
-    expect(await renewRun(pool, runId as string, 'alive', t0 + 90_000)).toBe(false);
-    const taken = await claimRuns(pool, { owner: 'alive', until: t0 + 90_000, now: t0 + 31_000, limit: 10 });
+    expect((await claimRuns(pool, { owner: 'dead', leaseMs: 30_000, now: t0, limit: 10 })).map((r) => r.id)).toEqual([
+      runId,
+    ]);
+    expect(await claimRuns(pool, { owner: 'alive', leaseMs: 30_000, now: t0 + 29_000, limit: 10 })).toEqual([]);
+    expect(await renewRuns(pool, { owner: 'alive', ids: [runId as string], leaseMs: 30_000 })).toEqual(new Set());
+    const taken = await claimRuns(pool, { owner: 'alive', leaseMs: 30_000, now: t0 + 31_000, limit: 10 });
     expect(taken.map((r) => r.id)).toEqual([runId]);
     // The dead node, back, cannot renew what it lost.
-    expect(await renewRun(pool, runId as string, 'dead', t0 + 120_000)).toBe(false);
-    expect(await renewRun(pool, runId as string, 'alive', t0 + 120_000)).toBe(true);
+    expect(await renewRuns(pool, { owner: 'dead', ids: [runId as string], leaseMs: 30_000 })).toEqual(new Set());
+    expect(await renewRuns(pool, { owner: 'alive', ids: [runId as string], leaseMs: 30_000 })).toEqual(
+      new Set([runId]),
+    );
     // A summarized run is never claimed again.
     await pool.query('UPDATE runs SET summarized_at = $1 WHERE id = $2', [t0, runId]);
-    expect(await claimRuns(pool, { owner: 'x', until: t0 + 999_999, now: t0 + 999_000, limit: 10 })).toEqual([]);
+    expect(await claimRuns(pool, { owner: 'x', leaseMs: 1, now: t0 + 999_000, limit: 10 })).toEqual([]);
+  });
+
+  it('claims only the oldest open run of a session, so its runs never execute on two nodes at once', async () => {
+    await pool.query('DELETE FROM runs');
+    const sink = createPgSink(pool, createPgContract(pool));
+    const shared = (message: string) => ({ ...agentAction(message), sessionKey: 'hook:shared' }) as const;
+    const [first, second] = (await sink.accept([shared('one'), shared('two')], { requestId: 'shared' })).map((a) =>
+      a.kind === 'agent' ? a.runId : '',
+    );
+    const [other] = await queueRuns('solo', 1);
+    const t0 = Date.now();
+    const a = await claimRuns(pool, { owner: 'a', leaseMs: 30_000, now: t0, limit: 10 });
+    expect(a.map((r) => r.id).sort()).toEqual([first, other].sort());
+    // The second run of the session waits for the first one's summary, not for its lease.
+    expect(await claimRuns(pool, { owner: 'b', leaseMs: 30_000, now: t0 + 60_000, limit: 10 })).toHaveLength(2);
+    await pool.query('UPDATE runs SET lease_owner = NULL, lease_until = NULL');
+    await pool.query('UPDATE runs SET summarized_at = $1 WHERE id = $2', [t0, first]);
+    const b = await claimRuns(pool, { owner: 'b', leaseMs: 30_000, now: t0, limit: 10 });
+    expect(b.map((r) => r.id).sort()).toEqual([second, other].sort());
+  });
+
+  it("frees a stopping node's leases at once and counts the runs waiting for a node", async () => {
+    await pool.query('DELETE FROM runs');
+    await queueRuns('free', 3);
+    expect(await countClaimable(pool)).toBe(3);
+    expect(await claimRuns(pool, { owner: 'stopping', leaseMs: 60_000, limit: 2 })).toHaveLength(2);
+    expect(await countClaimable(pool)).toBe(1);
+    expect(await releaseRuns(pool, 'stopping')).toBe(2);
+    expect(await countClaimable(pool)).toBe(3);
+    expect(await claimRuns(pool, { owner: 'other', leaseMs: 60_000, limit: 5 })).toHaveLength(3);
   });
 
   it('holds a single-owner job on one node at a time', async () => {
     const t0 = Date.now();
-    const lease = (owner: string, now: number) => ({ name: 'heartbeat', owner, until: now + 10_000, now });
+    const lease = (owner: string, now: number) => ({ name: 'heartbeat', owner, leaseMs: 10_000, now });
     const race = await Promise.all(['a', 'b', 'c'].map((owner) => holdLease(pool, lease(owner, t0))));
     expect(race.filter(Boolean)).toHaveLength(1);
     const holder = ['a', 'b', 'c'][race.indexOf(true)] as string;

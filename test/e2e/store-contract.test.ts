@@ -249,10 +249,13 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
 
     it('commits the writes of one turn together, and fails a bad one alone', async () => {
       const store = make();
-      await store.commit((w) => w.events.insert(event('dup')));
+      await store.commit((w) => w.runs.insert(run('dup')));
       const outcomes = await Promise.allSettled([
         store.group.write((w) => w.events.insert(event('g1'))),
-        store.group.write((w) => w.events.insert(event('dup'))),
+        store.group.write((w) => {
+          w.events.insert(event('lost'));
+          w.runs.insert(run('dup'));
+        }),
         store.group.write((w) => {
           w.events.insert(event('g2'));
           return 'value';
@@ -260,7 +263,15 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       ]);
       expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
       expect((outcomes[2] as PromiseFulfilledResult<string>).value).toBe('value');
-      expect((await store.events.list('main')).map((e) => e.id)).toEqual(['dup', 'g1', 'g2']);
+      expect((await store.events.list('main')).map((e) => e.id)).toEqual(['g1', 'g2']);
+    });
+
+    it('stores an event once: a second insert of its id is no change (a run summarised by two nodes)', async () => {
+      const store = make();
+      await store.commit((w) => w.events.insert(event('once')));
+      await store.group.write((w) => w.events.insert({ ...event('once'), text: 'again' }));
+      const listed = await store.events.list('main');
+      expect(listed.map((e) => [e.id, e.text])).toEqual([['once', event('once').text]]);
     });
   });
 }

@@ -2,9 +2,10 @@ import type pg from 'pg';
 import type { StoreBackend } from '../contract.js';
 import { createPgContract } from './contract.js';
 import { createPgSink } from './sink.js';
+import { createPgWorkShare, type PgWorkShareOptions } from './work-share.js';
 
-/** PostgreSQL as the gateway runs on it (DESIGN §15): what every node shares. */
-export function pgBackend(pool: pg.Pool): StoreBackend {
+/** PostgreSQL as the gateway runs on it (DESIGN §15): what every node shares, and how they split the work. */
+export function pgBackend(pool: pg.Pool, share: PgWorkShareOptions): StoreBackend {
   const data = createPgContract(pool);
   const one = async (text: string, values: unknown[]) => (await pool.query(text, values)).rows[0];
   return {
@@ -57,5 +58,6 @@ export function pgBackend(pool: pg.Pool): StoreBackend {
       },
     },
     createSink: (options) => createPgSink(pool, data, options),
+    share: createPgWorkShare(pool, share),
   };
 }

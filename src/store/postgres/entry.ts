@@ -2,5 +2,4 @@
 export { pgBackend } from './backend.js';
 export { createPgPool } from './contract.js';
 export { diagnosePostgres } from './diagnose.js';
-export { holdLease, releaseLease } from './leases.js';
 export { migratePostgres } from './migrate.js';

@@ -4,68 +4,119 @@ import type pg from 'pg';
  * What several nodes on one PostgreSQL need to share work (DESIGN §15): runs claimed under a
  * lease with `FOR UPDATE SKIP LOCKED` (two nodes never take the same run; a dead node's runs
  * are taken over once its leases lapse), single-owner jobs (the main session's heartbeat, the
- * mail watcher) held by one node at a time, and a notification that wakes idle nodes when runs
- * are queued. Times are epoch milliseconds, given by the caller (tests move them).
+ * mail watcher) held by one node at a time, and notifications that wake idle nodes when runs
+ * are queued or a heartbeat is asked for. Times are epoch milliseconds of the database's
+ * clock, so nodes need no synchronized clocks; tests give `now` to move time.
  */
 
 /** The channel the sink notifies, in the commit that queues runs. */
 export const RUNS_CHANNEL = 'hookd_runs';
+/** The channel a node notifies when it wants a heartbeat of the main session (its owner listens). */
+export const HEARTBEAT_CHANNEL = 'hookd_heartbeat';
+
+/** `now` as given by a test, else the database's clock. */
+const NOW = (param: number) => `COALESCE($${param}::bigint, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)`;
 
 export interface ClaimedRun {
   readonly id: string;
   readonly status: string;
   readonly sessionKey: string;
+  readonly mappingId?: string;
+}
+
+export interface RunClaim {
+  readonly owner: string;
+  readonly leaseMs: number;
+  readonly limit: number;
+  /** The time to claim at (tests); the database's clock otherwise. */
+  readonly now?: number;
 }
 
 /**
  * Claims up to `limit` runs not yet summarized whose lease is free or lapsed, oldest first, for
- * `owner` until `until`. Rows another node is claiming at this moment are skipped, not waited for.
+ * `owner` for `leaseMs`. Only the oldest open run of each session key is claimable, so that the
+ * runs of one session execute one after another across nodes. Rows another node is claiming at
+ * this moment are skipped, not waited for.
  */
-export async function claimRuns(
-  db: pg.Pool | pg.PoolClient,
-  claim: { readonly owner: string; readonly until: number; readonly now: number; readonly limit: number },
-): Promise<ClaimedRun[]> {
-  const { rows } = await db.query<{ id: string; status: string; session_key: string }>(
-    `UPDATE runs SET lease_owner = $1, lease_until = $2
+export async function claimRuns(db: pg.Pool | pg.PoolClient, claim: RunClaim): Promise<ClaimedRun[]> {
+  const { rows } = await db.query<{ id: string; status: string; session_key: string; mapping_id: string | null }>(
+    `WITH clock AS (SELECT ${NOW(3)} AS now)
+     UPDATE runs SET lease_owner = $1, lease_until = (SELECT now FROM clock) + $2
      WHERE seq IN (
-       SELECT seq FROM runs
-       WHERE summarized_at IS NULL AND (lease_until IS NULL OR lease_until < $3)
-       ORDER BY seq LIMIT $4
-       FOR UPDATE SKIP LOCKED)
-     RETURNING id, status, session_key`,
-    [claim.owner, claim.until, claim.now, claim.limit],
+       SELECT r.seq FROM runs r
+       WHERE r.summarized_at IS NULL
+         AND (r.lease_until IS NULL OR r.lease_until < (SELECT now FROM clock))
+         AND NOT EXISTS (
+           SELECT 1 FROM runs o
+           WHERE o.session_key = r.session_key AND o.summarized_at IS NULL AND o.seq < r.seq)
+       ORDER BY r.seq LIMIT $4
+       FOR UPDATE OF r SKIP LOCKED)
+     RETURNING id, status, session_key, mapping_id`,
+    [claim.owner, claim.leaseMs, claim.now ?? null, claim.limit],
   );
-  return rows.map((r) => ({ id: r.id, status: r.status, sessionKey: r.session_key }));
-}
-
-/** Extends a run's lease; false when `owner` no longer holds it (it lapsed and another node took it). */
-export async function renewRun(
-  db: pg.Pool | pg.PoolClient,
-  id: string,
-  owner: string,
-  until: number,
-): Promise<boolean> {
-  const { rowCount } = await db.query('UPDATE runs SET lease_until = $3 WHERE id = $1 AND lease_owner = $2', [
-    id,
-    owner,
-    until,
-  ]);
-  return rowCount === 1;
+  return rows.map((r) => ({
+    id: r.id,
+    status: r.status,
+    sessionKey: r.session_key,
+    ...(r.mapping_id === null ? {} : { mappingId: r.mapping_id }),
+  }));
 }
 
 /**
- * Takes or renews the lease of a single-owner job: true when `owner` holds it until `until`
- * (it was free, lapsed, or already `owner`'s), false while another node holds it.
+ * Extends the leases `owner` holds on `ids` by `leaseMs`; returns the ids it still holds (a
+ * lease that lapsed and was taken by another node is not among them).
  */
-export async function holdLease(
+export async function renewRuns(
   db: pg.Pool | pg.PoolClient,
-  lease: { readonly name: string; readonly owner: string; readonly until: number; readonly now: number },
-): Promise<boolean> {
+  renewal: { readonly owner: string; readonly ids: readonly string[]; readonly leaseMs: number; readonly now?: number },
+): Promise<Set<string>> {
+  if (renewal.ids.length === 0) return new Set();
+  const { rows } = await db.query<{ id: string }>(
+    `UPDATE runs SET lease_until = ${NOW(4)} + $3
+     WHERE lease_owner = $1 AND id = ANY($2::text[])
+     RETURNING id`,
+    [renewal.owner, [...renewal.ids], renewal.leaseMs, renewal.now ?? null],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Frees the leases `owner` holds on runs not yet summarized (at shutdown), so another node takes them at once. */
+export async function releaseRuns(db: pg.Pool | pg.PoolClient, owner: string): Promise<number> {
   const { rowCount } = await db.query(
-    `INSERT INTO leases (name, owner, until) VALUES ($1, $2, $3)
+    'UPDATE runs SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1 AND summarized_at IS NULL',
+    [owner],
+  );
+  return rowCount ?? 0;
+}
+
+/** Runs not yet summarized and not held by a live lease: the work waiting for a node. */
+export async function countClaimable(db: pg.Pool | pg.PoolClient, now?: number): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM runs
+     WHERE summarized_at IS NULL AND (lease_until IS NULL OR lease_until < ${NOW(1)})`,
+    [now ?? null],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+export interface JobLease {
+  readonly name: string;
+  readonly owner: string;
+  readonly leaseMs: number;
+  readonly now?: number;
+}
+
+/**
+ * Takes or renews the lease of a single-owner job: true when `owner` holds it for `leaseMs`
+ * from now (it was free, lapsed, or already `owner`'s), false while another node holds it.
+ */
+export async function holdLease(db: pg.Pool | pg.PoolClient, lease: JobLease): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `WITH clock AS (SELECT ${NOW(4)} AS now)
+     INSERT INTO leases (name, owner, until) VALUES ($1, $2, (SELECT now FROM clock) + $3)
      ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, until = EXCLUDED.until
-     WHERE leases.owner = EXCLUDED.owner OR leases.until < $4`,
-    [lease.name, lease.owner, lease.until, lease.now],
+     WHERE leases.owner = EXCLUDED.owner OR leases.until < (SELECT now FROM clock)`,
+    [lease.name, lease.owner, lease.leaseMs, lease.now ?? null],
   );
   return rowCount === 1;
 }
@@ -75,18 +126,41 @@ export async function releaseLease(db: pg.Pool | pg.PoolClient, name: string, ow
   await db.query('DELETE FROM leases WHERE name = $1 AND owner = $2', [name, owner]);
 }
 
+/** Sends `channel` a notification (outside any commit). */
+export async function notify(db: pg.Pool | pg.PoolClient, channel: string): Promise<void> {
+  await db.query(`NOTIFY ${channel}`);
+}
+
 /**
- * Calls `onRuns` whenever a node commits queued runs, on a connection of its own; returns the
- * function that stops listening.
+ * Calls `handlers[channel]` on every notification of those channels, on a connection of its
+ * own; `onError` is told when that connection fails (the caller listens again later). Returns
+ * the function that stops listening.
  */
-export async function listenForRuns(pool: pg.Pool, onRuns: () => void): Promise<() => Promise<void>> {
+export async function listen(
+  pool: pg.Pool,
+  handlers: Readonly<Record<string, () => void>>,
+  onError: (err: Error) => void = () => undefined,
+): Promise<() => Promise<void>> {
   const client = await pool.connect();
-  client.on('notification', (message) => {
-    if (message.channel === RUNS_CHANNEL) onRuns();
+  let failed = false;
+  client.on('notification', (message) => handlers[message.channel]?.());
+  client.on('error', (err) => {
+    failed = true;
+    onError(err);
   });
-  await client.query(`LISTEN ${RUNS_CHANNEL}`);
+  try {
+    for (const channel of Object.keys(handlers)) await client.query(`LISTEN ${channel}`);
+  } catch (err) {
+    client.release(true);
+    throw err;
+  }
   return async () => {
-    await client.query(`UNLISTEN ${RUNS_CHANNEL}`).catch(() => undefined);
-    client.release();
+    if (!failed) await client.query('UNLISTEN *').catch(() => undefined);
+    client.release(failed);
   };
+}
+
+/** Calls `onRuns` whenever a node commits queued runs; returns the function that stops listening. */
+export function listenForRuns(pool: pg.Pool, onRuns: () => void): Promise<() => Promise<void>> {
+  return listen(pool, { [RUNS_CHANNEL]: onRuns });
 }

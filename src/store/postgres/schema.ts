@@ -133,4 +133,9 @@ export const pgMigrations: readonly string[] = [
     until BIGINT NOT NULL
   );
   `,
+  // The claim takes only the oldest open run of a session key (runs of one session run one after
+  // another across nodes): this index answers "is there an older open run of this session".
+  `
+  CREATE INDEX runs_session_open ON runs (session_key, seq) WHERE summarized_at IS NULL;
+  `,
 ];

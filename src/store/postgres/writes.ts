@@ -24,7 +24,12 @@ export function createPgWrites(): { readonly writes: Writes; readonly statements
   const writes: Writes = {
     events: {
       insert(e) {
-        add(`INSERT INTO events (${EVENT_COLUMNS}) VALUES (${placeholders(8)})`, ...eventRow(e));
+        // A run's summary event has the run's id: a second node finishing a run whose lease it lost
+        // cannot summarise it twice.
+        add(
+          `INSERT INTO events (${EVENT_COLUMNS}) VALUES (${placeholders(8)}) ON CONFLICT (id) DO NOTHING`,
+          ...eventRow(e),
+        );
       },
       markConsumed(ids, at) {
         add('UPDATE events SET consumed_at = $1 WHERE id = ANY($2::text[]) AND consumed_at IS NULL', at, [...ids]);
@@ -48,7 +53,7 @@ export function createPgWrites(): { readonly writes: Writes; readonly statements
         );
       },
       markSummarized(id, at) {
-        add('UPDATE runs SET summarized_at = $1 WHERE id = $2', at, id);
+        add('UPDATE runs SET summarized_at = $1 WHERE id = $2 AND summarized_at IS NULL', at, id);
       },
       recordDelivery(id, delivery) {
         add('UPDATE runs SET delivery = $1 WHERE id = $2', JSON.stringify(delivery), id);

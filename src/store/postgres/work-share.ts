@@ -1,0 +1,79 @@
+import type pg from 'pg';
+import type { WorkShare } from '../contract.js';
+import {
+  claimRuns,
+  countClaimable,
+  HEARTBEAT_CHANNEL,
+  holdLease,
+  listen,
+  notify,
+  RUNS_CHANNEL,
+  releaseLease,
+  releaseRuns,
+  renewRuns,
+} from './leases.js';
+
+export interface PgWorkShareOptions {
+  /** This node's name in the leases it holds (host, process and a random part). */
+  readonly node: string;
+  readonly leaseMs: number;
+  /** Told when the listening connection failed; it is made again at the next `listen` tick. */
+  readonly onListenError?: (err: Error) => void;
+}
+
+/** Between tries to listen again after the listening connection failed. */
+const RELISTEN_MS = 1000;
+
+/** The work shared by the nodes on one PostgreSQL (DESIGN §15), over the leases of `leases.ts`. */
+export function createPgWorkShare(pool: pg.Pool, options: PgWorkShareOptions): WorkShare {
+  const { node: owner, leaseMs } = options;
+  return {
+    node: owner,
+    leaseMs,
+    claimRuns: (limit) => claimRuns(pool, { owner, leaseMs, limit }),
+    renewRuns: (ids) => renewRuns(pool, { owner, ids, leaseMs }),
+    async releaseRuns() {
+      if ((await releaseRuns(pool, owner)) > 0) await notify(pool, RUNS_CHANNEL);
+    },
+    claimableRuns: () => countClaimable(pool),
+    holdJob: (name) => holdLease(pool, { name, owner, leaseMs }),
+    releaseJob: (name) => releaseLease(pool, name, owner),
+    requestHeartbeat: () => notify(pool, HEARTBEAT_CHANNEL),
+    async listen(handlers) {
+      const channels = { [RUNS_CHANNEL]: handlers.runs, [HEARTBEAT_CHANNEL]: handlers.heartbeat };
+      let stopped = false;
+      let unlisten: (() => Promise<void>) | undefined;
+      let retry: NodeJS.Timeout | undefined;
+      const connect = async (): Promise<void> => {
+        try {
+          unlisten = await listen(pool, channels, (err) => {
+            options.onListenError?.(err);
+            void unlisten?.();
+            unlisten = undefined;
+            again();
+          });
+          // Notifications sent while not listening are lost: look for the work they announced.
+          handlers.runs();
+          handlers.heartbeat();
+        } catch (err) {
+          options.onListenError?.(err as Error);
+          again();
+        }
+      };
+      const again = () => {
+        if (stopped || retry) return;
+        retry = setTimeout(() => {
+          retry = undefined;
+          if (!stopped) void connect();
+        }, RELISTEN_MS);
+        retry.unref();
+      };
+      await connect();
+      return async () => {
+        stopped = true;
+        clearTimeout(retry);
+        await unlisten?.();
+      };
+    },
+  };
+}
