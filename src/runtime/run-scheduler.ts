@@ -13,6 +13,8 @@ export interface RunScheduler {
   add(run: PendingRun): void;
   /** Takes the oldest run that may start now and marks its session and mapping busy. */
   take(): PendingRun | undefined;
+  /** Takes a waiting run out without starting it; false when it is not waiting. */
+  remove(id: string): boolean;
   /** Frees the session and mapping of a run that ended. */
   release(run: PendingRun): void;
   /** Runs added and not yet taken. */
@@ -52,6 +54,13 @@ export function createRunScheduler(mappingLimits: ReadonlyMap<string, number> = 
       busySessions.add(run.sessionKey);
       if (run.mappingId !== undefined) busyMappings.set(run.mappingId, (busyMappings.get(run.mappingId) ?? 0) + 1);
       return run;
+    },
+    remove(id) {
+      const at = pending.findIndex((run, i) => i >= head && run.id === id);
+      if (at < 0) return false;
+      if (at === head) head++;
+      else pending.splice(at, 1);
+      return true;
     },
     release(run) {
       busySessions.delete(run.sessionKey);

@@ -19,7 +19,7 @@ export interface RunQueueOptions extends RunExecutorOptions {
 export interface RunQueue {
   /** Schedules a committed run. */
   enqueue(runId: string, sessionKey: string, mappingId?: string): void;
-  /** Starts queued runs up to the current concurrency (after it was raised). */
+  /** Starts queued runs up to the current concurrency (after it was raised, or when told of new runs). */
   kick(): void;
   /** Picks up every run a previous process left unfinished, oldest first; resolves with how many. */
   resume(): Promise<number>;
@@ -29,7 +29,7 @@ export interface RunQueue {
   stop(): Promise<void>;
 }
 
-const pendingOf = (run: Pick<RunRecord, 'id' | 'sessionKey' | 'mappingId'>): PendingRun => ({
+export const pendingOf = (run: Pick<RunRecord, 'id' | 'sessionKey' | 'mappingId'>): PendingRun => ({
   id: run.id,
   sessionKey: run.sessionKey,
   ...(run.mappingId === undefined ? {} : { mappingId: run.mappingId }),

@@ -4,8 +4,10 @@ import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { DeliveryOutcome, StoreBackend } from '../store/index.js';
 import { type ActivityFeed, createActivityFeed } from './activity.js';
+import { createClaimedRunQueue } from './claimed-runs.js';
 import { createDelivery } from './delivery.js';
 import { createHeartbeat } from './heartbeat.js';
+import { createOwnedHeartbeat } from './heartbeat-owner.js';
 import type { ChatChannel, ModelRouter } from './ports.js';
 import { createIngressPressure } from './pressure.js';
 import { type AdminQueries, createAdminQueries, requestViewOf } from './queries.js';
@@ -61,18 +63,23 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     ...(options.onDelivery ? { onOutcome: options.onDelivery } : {}),
     ...(config.channels.chatnet?.defaultTo ? { chatnetDefaultTo: config.channels.chatnet.defaultTo } : {}),
   });
-  const heartbeat = createHeartbeat({
-    store: data,
-    models,
-    delivery,
-    model: defaults.model,
-    timeoutSeconds: defaults.timeoutSeconds,
-    everyMs: parseDurationMs(defaults.heartbeat.every),
-    maxPromptChars: defaults.heartbeat.maxPromptChars,
-    log,
-    ...(defaults.thinking ? { thinking: defaults.thinking } : {}),
-    ...(defaults.heartbeat.prompt ? { prompt: defaults.heartbeat.prompt } : {}),
-  });
+  const { share } = backend;
+  const makeHeartbeat = () =>
+    createHeartbeat({
+      store: data,
+      models,
+      delivery,
+      model: defaults.model,
+      timeoutSeconds: defaults.timeoutSeconds,
+      everyMs: parseDurationMs(defaults.heartbeat.every),
+      maxPromptChars: defaults.heartbeat.maxPromptChars,
+      log,
+      ...(defaults.thinking ? { thinking: defaults.thinking } : {}),
+      ...(defaults.heartbeat.prompt ? { prompt: defaults.heartbeat.prompt } : {}),
+    });
+  // On a shared store, one node at a time runs the heartbeat (DESIGN §15).
+  const owned = share ? createOwnedHeartbeat({ share, make: makeHeartbeat, log }) : undefined;
+  const heartbeat = owned ?? makeHeartbeat();
   // Runs execute one at a time while hook requests saturate the event loop (see pressure.ts).
   const pressure = createIngressPressure({ onRelease: () => runs.kick() });
   const activity = createActivityFeed();
@@ -85,7 +92,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       (err: unknown) => log.warn({ err, runId }, 'reading a run for the live stream failed'),
     );
   };
-  const runs = createRunQueue({
+  const runOptions = {
     store: data,
     onRunUpdate: publishRun,
     ...(options.mappingLimits ? { mappingLimits: options.mappingLimits } : {}),
@@ -97,7 +104,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     defaultTimeoutSeconds: defaults.timeoutSeconds,
     log,
     ...(defaults.thinking ? { defaultThinking: defaults.thinking } : {}),
-  });
+  };
+  // On a shared store, runs are claimed under leases by whichever node has room (DESIGN §15).
+  const runs = share ? createClaimedRunQueue({ ...runOptions, share }) : createRunQueue(runOptions);
+  let unlisten: (() => Promise<void>) | undefined;
   const sink: ActionSink = backend.createSink({
     idempotencyTtlSeconds: config.hooks.idempotency.ttlSeconds,
     onError: (err) => log.error({ err }, 'scheduling committed actions failed; they run at the next start'),
@@ -147,6 +157,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     async start(): Promise<void> {
       pressure.start();
+      if (share) unlisten = await share.listen({ runs: runs.kick, heartbeat: () => owned?.requested() });
       const resumed = await runs.resume();
       if (resumed > 0) log.info({ runs: resumed }, 'resuming unfinished runs');
       await heartbeat.start();
@@ -160,6 +171,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       pressure.stop();
       await runs.stop();
       await heartbeat.stop();
+      await unlisten?.();
     },
   };
 }

@@ -47,4 +47,17 @@ describe('createRunScheduler', () => {
     expect(scheduler.take()?.id).toBe('r2007');
     expect(scheduler.waiting).toBe(0);
   });
+
+  it('takes a waiting run out without starting it (a lease lost before it started), and only a waiting one', () => {
+    const scheduler = createRunScheduler();
+    const [a, b, c] = ['a', 'b', 'c'].map((id) => ({ id, sessionKey: `hook:${id}` }));
+    for (const run of [a, b, c]) if (run) scheduler.add(run);
+    expect(scheduler.take()).toBe(a);
+    expect(scheduler.remove('a')).toBe(false);
+    expect(scheduler.remove('b')).toBe(true);
+    expect(scheduler.remove('b')).toBe(false);
+    expect(scheduler.waiting).toBe(1);
+    expect(scheduler.take()).toBe(c);
+    expect(scheduler.take()).toBeUndefined();
+  });
 });

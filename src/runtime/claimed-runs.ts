@@ -1,0 +1,193 @@
+import { setMaxListeners } from 'node:events';
+import { hookdError } from '../errors.js';
+import type { ClaimedRun, WorkShare } from '../store/index.js';
+import { createRunExecutor } from './run-executor.js';
+import { createRunScheduler, type PendingRun } from './run-scheduler.js';
+import { pendingOf, type RunQueue, type RunQueueOptions } from './runs.js';
+
+export interface ClaimedRunQueueOptions extends RunQueueOptions {
+  readonly share: WorkShare;
+}
+
+/** A run this node claimed: its lease's end by this node's clock, and what aborts it when lost. */
+interface Held {
+  readonly run: PendingRun;
+  /** When the lease ends at the earliest, by this node's clock (the database adds the lease to its own later clock). */
+  until: number;
+  readonly lost: AbortController;
+}
+
+/**
+ * The agent runs of one node among several on a shared store (DESIGN §15). No run is handed to
+ * the node: it claims runs under a lease, at most as many as it may execute, when it is told
+ * of new ones (its own accepts, another node's notification), when a run of its own ends, and
+ * every quarter lease (a dead node's lapsed leases). It renews its leases every quarter lease;
+ * a run whose lease could not be renewed in time is aborted before the lease lapses, so that
+ * the node that takes it over never runs it at the same time. At shutdown its leases are freed
+ * for the other nodes.
+ */
+export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue {
+  const { share, store } = options;
+  const log = options.log.child({ component: 'runs' });
+  const scheduler = createRunScheduler(options.mappingLimits);
+  const executor = createRunExecutor(options);
+  const held = new Map<string, Held>();
+  const inFlight = new Set<Promise<void>>();
+  const shutdown = new AbortController();
+  setMaxListeners(0, shutdown.signal);
+  const tickMs = share.leaseMs / 4;
+  // A lease is given up this long before it ends: the node taking it over starts only after.
+  const marginMs = share.leaseMs / 4;
+  let stopped = false;
+  let claiming: Promise<void> | undefined;
+  let claimAgain = false;
+  let renewing = false;
+  let tick: NodeJS.Timeout | undefined;
+  // Runs waiting for a node, as last counted, plus this node's accepts since.
+  let backlog = 0;
+
+  const limit = () => Math.max(1, Math.min(options.maxConcurrent, options.concurrency?.() ?? options.maxConcurrent));
+
+  function start(next: PendingRun): void {
+    const entry = held.get(next.id);
+    const signal = entry ? AbortSignal.any([shutdown.signal, entry.lost.signal]) : shutdown.signal;
+    const task = store.runs
+      .get(next.id)
+      .then((run) => run && executor.execute(run, signal))
+      .catch((err: unknown) => {
+        if (!signal.aborted) log.error({ err, runId: next.id }, 'run crashed');
+      })
+      .finally(() => {
+        scheduler.release(next);
+        held.delete(next.id);
+        inFlight.delete(task);
+        pump();
+        claim();
+      });
+    inFlight.add(task);
+  }
+
+  function pump(): void {
+    while (!stopped && inFlight.size < limit()) {
+      const next = scheduler.take();
+      if (!next) return;
+      start(next);
+    }
+  }
+
+  function take(claimed: readonly ClaimedRun[], sentAt: number): void {
+    for (const run of claimed) {
+      const pending = pendingOf(run);
+      held.set(run.id, { run: pending, until: sentAt + share.leaseMs, lost: new AbortController() });
+      scheduler.add(pending);
+    }
+    backlog = Math.max(0, backlog - claimed.length);
+    pump();
+  }
+
+  /** Claims runs up to what this node may hold; one claim at a time, another after it when asked meanwhile. */
+  function claim(): void {
+    if (stopped) return;
+    if (claiming) {
+      claimAgain = true;
+      return;
+    }
+    const room = limit() - held.size;
+    if (room <= 0) return;
+    const sentAt = Date.now();
+    claiming = share
+      .claimRuns(room)
+      .then((claimed) => {
+        // Claimed while stopping: `stop` frees every lease of this node.
+        if (stopped) return;
+        take(claimed, sentAt);
+        // A full claim may have left more: ask again.
+        if (claimed.length === room) claimAgain = true;
+      })
+      .catch((err: unknown) => log.warn({ err }, 'claiming runs failed; trying again at the next tick'))
+      .finally(() => {
+        claiming = undefined;
+        if (claimAgain) {
+          claimAgain = false;
+          claim();
+        }
+      });
+  }
+
+  /** Gives up the runs whose lease ends within the margin: another node may take them soon. */
+  function dropLapsing(now: number): void {
+    for (const [id, entry] of held) {
+      if (entry.until - now > marginMs || entry.lost.signal.aborted) continue;
+      log.warn({ runId: id }, 'the lease of a run could not be renewed in time; leaving it to another node');
+      entry.lost.abort(hookdError('SHUTTING_DOWN'));
+      // A run still waiting goes at once; an executing one once its abort has stopped it.
+      if (scheduler.remove(id)) held.delete(id);
+    }
+  }
+
+  async function renew(): Promise<void> {
+    if (renewing || held.size === 0) return;
+    renewing = true;
+    const sentAt = Date.now();
+    const ids = [...held.keys()];
+    try {
+      const kept = await share.renewRuns(ids);
+      for (const id of ids) {
+        const entry = held.get(id);
+        if (!entry) continue;
+        if (kept.has(id)) entry.until = sentAt + share.leaseMs;
+        else entry.until = 0;
+      }
+      dropLapsing(Date.now());
+    } catch (err) {
+      log.warn({ err }, 'renewing run leases failed');
+    } finally {
+      renewing = false;
+    }
+  }
+
+  async function count(): Promise<void> {
+    try {
+      backlog = await share.claimableRuns();
+    } catch (err) {
+      log.warn({ err }, 'counting waiting runs failed');
+    }
+  }
+
+  return {
+    enqueue() {
+      if (stopped) return;
+      backlog++;
+      claim();
+    },
+    kick() {
+      pump();
+      claim();
+    },
+    async resume() {
+      tick = setInterval(() => {
+        dropLapsing(Date.now());
+        void renew();
+        void count();
+        claim();
+      }, tickMs);
+      tick.unref();
+      await count();
+      const before = held.size;
+      claim();
+      await claiming;
+      return held.size - before;
+    },
+    get depth() {
+      return held.size + backlog;
+    },
+    async stop() {
+      stopped = true;
+      clearInterval(tick);
+      shutdown.abort(hookdError('SHUTTING_DOWN'));
+      await claiming;
+      await Promise.allSettled([...inFlight]);
+      await share.releaseRuns().catch((err: unknown) => log.warn({ err }, 'freeing run leases failed'));
+    },
+  };
+}
