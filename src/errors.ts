@@ -130,10 +130,6 @@ export const errorCatalogue = {
     (p: { found: number; known: number }) =>
       `the database was written by a newer hookd (schema ${p.found}, this one knows ${p.known})`,
   ),
-  STORE_IN_USE: local(
-    (p: { holder: string }) =>
-      `another hookd node (${p.holder}) runs on this PostgreSQL database; several nodes on one database are not supported yet (a node killed without stopping lets go within 30 s)`,
-  ),
   TRANSFORM_COMPILE_FAILED: local((p: { problems: readonly string[] }) => p.problems.join('\n')),
   TRANSFORM_LOAD_FAILED: local((p: { reason: string }) => `failed while loading: ${p.reason}`),
   TRANSFORM_EXPORT_MISSING: local((p: { exportName?: string }) =>

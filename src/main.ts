@@ -6,7 +6,7 @@ import { type ActionOptions, createModelCatalog } from './actions/index.js';
 import { buildApp } from './app.js';
 import { createChannels } from './channels/index.js';
 import { type Config, configInvalid, configWarnings } from './config/index.js';
-import { hookdError, isHookdError } from './errors.js';
+import { isHookdError } from './errors.js';
 import type { Logger } from './log.js';
 import type { MailWatcher } from './mail/index.js';
 import { collectMappings, createMappingEngine, type MappingEngine } from './mapping/index.js';
@@ -94,7 +94,6 @@ interface Parts {
   watcher?: MailWatcher;
   settler?: MemorySettler;
   pool?: pg.Pool;
-  nodeLease?: { release(): Promise<void> };
 }
 
 async function stopParts(parts: Parts): Promise<void> {
@@ -106,7 +105,6 @@ async function stopParts(parts: Parts): Promise<void> {
     () => parts.transforms.close(),
     () => parts.checkpointer?.stop(),
     () => parts.store?.close(),
-    () => parts.nodeLease?.release(),
     () => parts.pool?.end(),
   ];
   // Every step runs even when one fails, so that nothing is left open; the first failure is thrown.
@@ -165,46 +163,24 @@ async function startMailWatch(
   return watcher;
 }
 
-/** A node's hold on a PostgreSQL database, renewed every 10 s; a node that dies lets it lapse in 30 s. */
-const NODE_LEASE_MS = 30_000;
-
-/**
- * Until runs are claimed under leases and the heartbeat has one owner (DESIGN §15), one node
- * runs on a database: a second one refuses to start (`STORE_IN_USE`) instead of running the
- * same runs and heartbeats twice.
- */
-async function holdNodeLease(
-  pool: pg.Pool,
-  { holdLease, releaseLease }: Awaited<ReturnType<typeof loadPostgres>>,
-): Promise<{ release(): Promise<void> }> {
-  const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const lease = () => ({ name: 'node', owner, until: Date.now() + NODE_LEASE_MS, now: Date.now() });
-  if (!(await holdLease(pool, lease()))) {
-    const holder = (await pool.query("SELECT owner FROM leases WHERE name = 'node'")).rows[0]?.owner as string;
-    throw hookdError('STORE_IN_USE', { holder: holder ?? 'unknown' });
-  }
-  const timer = setInterval(() => void holdLease(pool, lease()).catch(() => undefined), NODE_LEASE_MS / 3);
-  timer.unref();
-  return {
-    async release() {
-      clearInterval(timer);
-      await releaseLease(pool, 'node', owner).catch(() => undefined);
-    },
-  };
-}
-
 /**
  * The store the gateway runs on: the embedded SQLite file (the default), or PostgreSQL, whose
  * schema is brought up to date first (under a lock: nodes may start together, DESIGN §15).
  */
-async function openBackend(config: Config, parts: Parts): Promise<StoreBackend> {
+async function openBackend(config: Config, parts: Parts, log: Logger): Promise<StoreBackend> {
   if (config.storage.kind === 'postgres') {
     const postgres = await loadPostgres();
     const pool = postgres.createPgPool(config.storage.url as string);
     parts.pool = pool;
+    // An idle connection the server closed (a restart, a failover): the pool makes a new one.
+    pool.on('error', (err) => log.warn({ err }, 'an idle PostgreSQL connection failed'));
     await postgres.migratePostgres(pool);
-    parts.nodeLease = await holdNodeLease(pool, postgres);
-    return postgres.pgBackend(pool);
+    const node = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    return postgres.pgBackend(pool, {
+      node,
+      leaseMs: config.storage.leaseSeconds * 1000,
+      onListenError: (err) => log.warn({ err }, 'the PostgreSQL notification connection failed; listening again'),
+    });
   }
   const store = createStore({
     path: config.storage.path,
@@ -231,7 +207,7 @@ export async function startGateway(
   for (const warning of mappings.mappings.flatMap((m) => m.warnings)) log.warn({ warning }, 'configuration warning');
   const parts: Parts = { transforms };
   try {
-    const backend = await openBackend(config, parts);
+    const backend = await openBackend(config, parts, log);
     const store = parts.store;
     const onDisk = store !== undefined && config.storage.path !== ':memory:';
     const runtime = createRuntime({

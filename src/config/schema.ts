@@ -241,6 +241,14 @@ export const configSchema = {
         path: { type: 'string', minLength: 1, default: 'data/hookd.db' },
         synchronous: { type: 'string', enum: ['normal', 'full'], default: 'normal' },
         url: { description: 'postgres://user:password@host:port/database', type: 'string', minLength: 1 },
+        leaseSeconds: {
+          description:
+            "postgres: how long a node holds a run or the heartbeat without renewing; a dead node's work is taken over after it",
+          type: 'number',
+          minimum: 2,
+          maximum: 3600,
+          default: 30,
+        },
       },
     },
     log: {

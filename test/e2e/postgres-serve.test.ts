@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeChat, startFakeChat } from '../helpers/fake-chat.js';
 import { type FakeModel, isHeartbeat, startFakeModel } from '../helpers/fake-model.js';
-import { type HookdProcess, makeTempDir, runHookd, startHookd, writeConfig } from '../helpers/hookd-process.js';
+import { type HookdProcess, makeTempDir, startHookd } from '../helpers/hookd-process.js';
 import { call, until } from '../helpers/http.js';
 import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
 
@@ -134,24 +134,40 @@ describe.skipIf(!postgresTestsRun)('hookd serve on PostgreSQL', () => {
     });
   });
 
-  it('refuses a second node on the same database while the first runs', async () => {
+  it('lets a second node serve the same database: its run and its wake are carried out once', async () => {
     const other = makeTempDir();
     cleanups.push(other.cleanup);
     mkdirSync(join(other.dir, 'transforms'));
     writeFileSync(join(other.dir, 'transforms/flaky.ts'), 'export default function () { return null; }\n');
-    const file = writeConfig(other.dir, config());
-    const refused = await runHookd(['serve', '--config', file]);
-    expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toContain('another hookd node');
-    expect(refused.stderr).not.toContain(cluster.password);
+    const second = await startHookd({ dir: other.dir, config: config() });
+    try {
+      const before = model.requests.length;
+      const agent = await call(`${second.url}/hooks/agent`, { headers: HOOK, json: { message: 'from node two' } });
+      expect(agent.status).toBe(202);
+      const runId = agent.body.runId as string;
+      await until(async () => (await admin(`/api/runs/${runId}`)).body.delivery, 'the run of node two to finish');
+      // The wake is taken by node two and consumed by the node that owns the heartbeat.
+      const wake = await call(`${second.url}/hooks/wake`, { headers: HOOK, json: { text: 'wake via node two' } });
+      expect(wake.status).toBe(200);
+      await until(async () => {
+        const listed = (await admin('/api/main/events')).body.events as { id: string; consumed: boolean }[];
+        return listed.find((e) => e.id === wake.body.eventId && e.consumed);
+      }, 'the wake of node two to be consumed');
+      const calls = model.requests.slice(before);
+      expect(calls.filter((r) => JSON.stringify(r).includes('from node two') && !isHeartbeat(r))).toHaveLength(1);
+      expect((await admin(`/api/runs/${runId}`)).body.status).toBe('ok');
+    } finally {
+      await second.stop();
+    }
+    expect(second.stderr()).not.toContain(cluster.password);
   });
 
   it('keeps everything across a restart, writes no local database, and exposes the same metrics', async () => {
     await hookd.stop();
     hookd = await startHookd({ dir, config: config() });
-    expect(((await admin('/api/runs')).body.runs as unknown[]).length).toBe(1);
+    expect(((await admin('/api/runs')).body.runs as unknown[]).length).toBe(2);
     expect(existsSync(join(dir, 'data/hookd.db'))).toBe(false);
     const metrics = await call(`${hookd.url}/metrics`, { method: 'GET' });
-    expect(metrics.text).toMatch(/hookd_runs\{status="ok"\} 1/);
+    expect(metrics.text).toMatch(/hookd_runs\{status="ok"\} 2/);
   });
 });

@@ -31,7 +31,12 @@ describe('loadConfig', () => {
       maxConcurrentRuns: 4,
       heartbeat: { every: '30m', ackMaxChars: 300 },
     });
-    expect(config.storage).toEqual({ kind: 'sqlite', path: '/srv/hookd/data/hookd.db', synchronous: 'normal' });
+    expect(config.storage).toEqual({
+      kind: 'sqlite',
+      path: '/srv/hookd/data/hookd.db',
+      synchronous: 'normal',
+      leaseSeconds: 30,
+    });
     expect(config.log.level).toBe('info');
     expect(Object.isFrozen(config.hooks.presets)).toBe(true);
   });
