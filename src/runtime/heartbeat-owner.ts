@@ -1,6 +1,7 @@
 import type { Logger } from '../log.js';
 import type { WorkShare } from '../store/index.js';
 import type { Heartbeat } from './heartbeat.js';
+import { createJobOwner } from './job-owner.js';
 
 /** The lease name of the main session's heartbeat. */
 export const HEARTBEAT_JOB = 'heartbeat';
@@ -23,65 +24,27 @@ export interface OwnedHeartbeat extends Heartbeat {
 /**
  * The main session's heartbeat among several nodes (DESIGN §15): the node holding the
  * `heartbeat` lease runs it (periodic turns, and requests from every node, which reach it as
- * notifications); the others try to take the lease every quarter lease, so a dead owner is
- * replaced once its lease lapsed. An owner that could not renew in time stops its turn before
- * its lease ends, so two turns never overlap.
+ * notifications). An owner that loses the lease aborts its turn in flight; the turn's events
+ * stay pending for the next owner.
  */
 export function createOwnedHeartbeat(options: OwnedHeartbeatOptions): OwnedHeartbeat {
   const { share } = options;
   const log = options.log.child({ component: 'heartbeat' });
-  const marginMs = share.leaseMs / 4;
   let local: Heartbeat | undefined;
-  let stopping: Promise<void> | undefined;
-  let stopped = false;
-  let holding = false;
-  let tick: NodeJS.Timeout | undefined;
-  let watchdog: NodeJS.Timeout | undefined;
-
-  /** Stops this node's heartbeat (its turn in flight is aborted; its events stay pending). */
-  function drop(why: string): Promise<void> {
-    clearTimeout(watchdog);
-    const was = local;
-    local = undefined;
-    if (!was) return stopping ?? Promise.resolve();
-    log.info({ why }, 'no longer running the heartbeat');
-    stopping = was.stop().finally(() => {
-      stopping = undefined;
-    });
-    return stopping;
-  }
-
-  async function hold(): Promise<void> {
-    if (holding || stopped) return;
-    holding = true;
-    const sentAt = Date.now();
-    try {
-      const held = await share.holdJob(HEARTBEAT_JOB);
-      if (stopped) return;
-      if (!held) {
-        if (local) await drop('another node holds the heartbeat lease');
-        return;
-      }
-      clearTimeout(watchdog);
-      watchdog = setTimeout(
-        () => void drop('the heartbeat lease could not be renewed in time'),
-        sentAt + share.leaseMs - marginMs - Date.now(),
-      );
-      watchdog.unref();
-      if (!local) {
-        // The previous heartbeat's abort must have ended before this one starts.
-        await stopping;
-        local = options.make();
-        log.info({ node: share.node }, 'running the heartbeat of the main session');
-        await local.start();
-      }
-    } catch (err) {
-      log.warn({ err }, 'holding the heartbeat lease failed');
-    } finally {
-      holding = false;
-    }
-  }
-
+  const owner = createJobOwner({
+    share,
+    name: HEARTBEAT_JOB,
+    log,
+    async gain() {
+      local = options.make();
+      await local.start();
+    },
+    async lose() {
+      const was = local;
+      local = undefined;
+      await was?.stop();
+    },
+  });
   return {
     request() {
       if (local) local.request();
@@ -93,20 +56,7 @@ export function createOwnedHeartbeat(options: OwnedHeartbeatOptions): OwnedHeart
     get owner() {
       return local !== undefined;
     },
-    async start() {
-      await hold();
-      tick = setInterval(() => void hold(), share.leaseMs / 4);
-      tick.unref();
-    },
-    async stop() {
-      stopped = true;
-      clearInterval(tick);
-      const owned = local !== undefined;
-      await drop('shutting down');
-      if (owned)
-        await share
-          .releaseJob(HEARTBEAT_JOB)
-          .catch((err: unknown) => log.warn({ err }, 'freeing the heartbeat lease failed'));
-    },
+    start: owner.start,
+    stop: owner.stop,
   };
 }

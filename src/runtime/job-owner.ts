@@ -1,0 +1,102 @@
+import type { Logger } from '../log.js';
+import type { WorkShare } from '../store/index.js';
+
+export interface JobOwnerOptions {
+  readonly share: WorkShare;
+  /** The job's lease name (`heartbeat`, `mail`). */
+  readonly name: string;
+  readonly log: Logger;
+  /** Starts the job on this node, once its lease is held. */
+  readonly gain: () => Promise<void> | void;
+  /** Stops the job on this node; resolves once it has stopped. */
+  readonly lose: () => Promise<void>;
+}
+
+/** A job that one node at a time runs: the one holding its lease. */
+export interface JobOwner {
+  /** Takes the lease if it is free, then tries again every quarter lease. */
+  start(): Promise<void>;
+  /** Stops the job here and frees the lease for another node. */
+  stop(): Promise<void>;
+  /** Whether the job runs on this node now. */
+  readonly held: boolean;
+}
+
+/**
+ * Runs a single-owner job (DESIGN §15) on the node holding its lease. Every node tries to take
+ * or renew the lease every quarter lease, so a dead owner is replaced once its lease lapsed. An
+ * owner that could not renew in time stops the job a quarter lease before its lease ends, so
+ * that the job never runs on two nodes at once.
+ */
+export function createJobOwner(options: JobOwnerOptions): JobOwner {
+  const { share, name } = options;
+  const log = options.log.child({ job: name });
+  const marginMs = share.leaseMs / 4;
+  let held = false;
+  let stopping: Promise<void> | undefined;
+  let stopped = false;
+  let holding = false;
+  let everHeld = false;
+  let tick: NodeJS.Timeout | undefined;
+  let watchdog: NodeJS.Timeout | undefined;
+
+  function drop(why: string): Promise<void> {
+    clearTimeout(watchdog);
+    if (!held) return stopping ?? Promise.resolve();
+    held = false;
+    log.info({ why }, 'no longer running the job here');
+    stopping = options.lose().finally(() => {
+      stopping = undefined;
+    });
+    return stopping;
+  }
+
+  async function hold(): Promise<void> {
+    if (holding || stopped) return;
+    holding = true;
+    const sentAt = Date.now();
+    try {
+      const taken = await share.holdJob(name);
+      if (stopped) return;
+      if (!taken) {
+        await drop('another node holds the lease');
+        return;
+      }
+      everHeld = true;
+      clearTimeout(watchdog);
+      watchdog = setTimeout(
+        () => void drop('the lease could not be renewed in time'),
+        sentAt + share.leaseMs - marginMs - Date.now(),
+      );
+      watchdog.unref();
+      if (!held) {
+        // The job stopped here before must have wound down before it starts again.
+        await stopping;
+        held = true;
+        log.info({ node: share.node }, 'running the job on this node');
+        await options.gain();
+      }
+    } catch (err) {
+      log.warn({ err }, 'holding the lease failed');
+    } finally {
+      holding = false;
+    }
+  }
+
+  return {
+    async start() {
+      await hold();
+      tick = setInterval(() => void hold(), share.leaseMs / 4);
+      tick.unref();
+    },
+    async stop() {
+      stopped = true;
+      clearInterval(tick);
+      await drop('shutting down');
+      if (everHeld) await share.releaseJob(name).catch((err: unknown) => log.warn({ err }, 'freeing the lease failed'));
+    },
+    get held() {
+      return held;
+    },
+  };
+}
