@@ -8,11 +8,11 @@ import { createChannels } from './channels/index.js';
 import { type Config, configInvalid, configWarnings } from './config/index.js';
 import { isHookdError } from './errors.js';
 import type { Logger } from './log.js';
-import type { MailWatcher } from './mail/index.js';
+import type { MailWatcher, MailWatcherStatus } from './mail/index.js';
 import { collectMappings, createMappingEngine, type MappingEngine } from './mapping/index.js';
 import { createMetrics } from './metrics.js';
 import { createModelRouter } from './providers/index.js';
-import { createRuntime, type ModelRouter, type Runtime, sqliteBackend } from './runtime/index.js';
+import { createJobOwner, createRuntime, type ModelRouter, type Runtime, sqliteBackend } from './runtime/index.js';
 import { createMemorySettler, type MemorySettler } from './settle.js';
 import {
   type Checkpointer,
@@ -91,7 +91,7 @@ interface Parts {
   runtime?: Runtime;
   app?: FastifyInstance;
   checkpointer?: Checkpointer;
-  watcher?: MailWatcher;
+  watcher?: RunningMailWatch;
   settler?: MemorySettler;
   pool?: pg.Pool;
 }
@@ -140,27 +140,58 @@ async function listen(app: FastifyInstance, config: Config, log: Logger): Promis
   return `http://${host}:${port}`;
 }
 
-/** Starts the mail watcher when `hooks.mail.watch` is configured and not turned off. */
+/** The mail watcher as the gateway holds it: its status is there while it runs on this node. */
+interface RunningMailWatch {
+  status(): MailWatcherStatus | undefined;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the mail watcher when `hooks.mail.watch` is configured and not turned off. On a shared
+ * store it runs on the one node holding the `mail` lease (DESIGN §15), and its cursor is shared,
+ * so the node taking it over goes on where the last one stopped.
+ */
 async function startMailWatch(
   config: Config,
   url: string,
-  store: Store,
+  backend: StoreBackend,
   log: Logger,
-): Promise<MailWatcher | undefined> {
+): Promise<RunningMailWatch | undefined> {
   const mail = config.hooks.mail;
   if (!mail?.watch || !config.hooks.token) return undefined;
   // imapflow and mailparser cost about 300 ms to load: only a gateway that watches mail pays.
   const { createMailWatcher } = await import('./mail/index.js');
-  const watcher = createMailWatcher({
-    account: mail.account ?? mail.watch.imap.user,
-    watch: mail.watch,
-    hookUrl: mail.watch.hookUrl ?? `${url}${config.hooks.path}/mail`,
-    hookToken: config.hooks.token,
-    meta: store.meta,
-    log,
+  const make = () =>
+    createMailWatcher({
+      account: mail.account ?? mail.watch?.imap.user ?? '',
+      watch: mail.watch as NonNullable<typeof mail.watch>,
+      hookUrl: mail.watch?.hookUrl ?? `${url}${config.hooks.path}/mail`,
+      hookToken: config.hooks.token as string,
+      meta: backend.meta,
+      log,
+    });
+  if (!backend.share) {
+    const watcher = make();
+    watcher.start();
+    return watcher;
+  }
+  let watcher: MailWatcher | undefined;
+  const owner = createJobOwner({
+    share: backend.share,
+    name: 'mail',
+    log: log.child({ component: 'mail-watch' }),
+    gain() {
+      watcher = make();
+      watcher.start();
+    },
+    async lose() {
+      const was = watcher;
+      watcher = undefined;
+      await was?.stop();
+    },
   });
-  watcher.start();
-  return watcher;
+  await owner.start();
+  return { status: () => watcher?.status(), stop: owner.stop };
 }
 
 /**
@@ -249,7 +280,7 @@ export async function startGateway(
     parts.settler = createMemorySettler({ idle: () => runtime.queueDepth === 0, log });
     parts.settler.start();
     log.info({ url, hooksPath: config.hooks.enabled ? config.hooks.path : null }, 'hookd listening');
-    if (options.mailWatch !== false && store) parts.watcher = await startMailWatch(config, url, store, log);
+    if (options.mailWatch !== false) parts.watcher = await startMailWatch(config, url, backend, log);
     let closed: Promise<void> | undefined;
     return {
       app,

@@ -1,5 +1,6 @@
 import { createLogger } from '../log.js';
 import { createMailWatcher } from '../mail/index.js';
+import { sqliteBackend } from '../runtime/index.js';
 import { createStore } from '../store/index.js';
 import { resolveConfig } from './config-source.js';
 import type { CliIo } from './io.js';
@@ -10,6 +11,12 @@ export async function mailWatchCommand(options: { config?: string }, io: CliIo):
   const mail = config.hooks.mail;
   if (!mail?.watch) {
     io.err('hookd: hooks.mail.watch is not configured (see hookd mail setup --imap-host …)');
+    return 1;
+  }
+  if (config.storage.kind === 'postgres') {
+    io.err(
+      'hookd: with storage.kind postgres the gateways watch mail themselves (one node at a time); run hookd serve',
+    );
     return 1;
   }
   if (!config.hooks.token) {
@@ -31,7 +38,7 @@ export async function mailWatchCommand(options: { config?: string }, io: CliIo):
     watch: mail.watch,
     hookUrl,
     hookToken: config.hooks.token,
-    meta: store.meta,
+    meta: sqliteBackend(store).meta,
     log,
   });
   watcher.start();

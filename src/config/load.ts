@@ -151,10 +151,6 @@ function checkSemantics(config: RawConfig, problems: string[]): void {
   const { storage } = config;
   if (storage.kind === 'postgres' && !storage.url)
     problems.push('storage.url: required when storage.kind is postgres (postgres://user:password@host:port/database)');
-  if (storage.kind === 'postgres' && hooks.mail)
-    problems.push(
-      'hooks.mail: the mail watcher runs on storage.kind sqlite only for now (its cursor is not shared yet)',
-    );
   const ids = new Set<string>();
   hooks.mappings.forEach((mapping, i) => {
     if (mapping.id !== undefined) {

@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js';
-import type { MetaRepository } from '../store/index.js';
+import type { MetaStore } from '../store/index.js';
 
 /** The first and last UID of one batch. */
 export interface UidRange {
@@ -18,20 +18,21 @@ export interface Cursor {
   pending?: UidRange;
 }
 
-/** The persisted cursor of one account's mailbox; every change is saved before it returns. */
+/** The persisted cursor of one account's mailbox; every change is saved before it resolves. */
 export interface CursorStore {
   /** The cursor at connect: the stored one, a fresh one, or a re-sync after a UIDVALIDITY change. */
-  load(uidValidity: string, uidNext: number): Cursor;
+  load(uidValidity: string, uidNext: number): Promise<Cursor>;
   /** Records the batch about to be posted, so a crash re-posts it cut the same way. */
-  markPending(cursor: Cursor, batch: UidRange): void;
+  markPending(cursor: Cursor, batch: UidRange): Promise<void>;
   /** Moves past a delivered batch and clears the pending one. */
-  markDelivered(cursor: Cursor, lastUid: number, lastDate: number): void;
+  markDelivered(cursor: Cursor, lastUid: number, lastDate: number): Promise<void>;
   /** Ends the re-sync after a UIDVALIDITY change: from here on every new message counts. */
-  markCaughtUp(cursor: Cursor): void;
+  markCaughtUp(cursor: Cursor): Promise<void>;
 }
 
 export interface CursorStoreOptions {
-  readonly meta: MetaRepository;
+  /** The shared named values (on PostgreSQL, the node that takes the watcher over reads the cursor). */
+  readonly meta: MetaStore;
   readonly account: string;
   readonly mailbox: string;
   readonly log: Logger;
@@ -43,8 +44,8 @@ export function createCursorStore(options: CursorStoreOptions): CursorStore {
   const key = `mail:cursor:${options.account}:${options.mailbox}`;
   const save = (cursor: Cursor) => meta.set(key, cursor);
   return {
-    load(uidValidity, uidNext) {
-      const stored = meta.get<Cursor>(key);
+    async load(uidValidity, uidNext) {
+      const stored = await meta.get<Cursor>(key);
       let cursor: Cursor;
       // A first run starts at the mailbox's end: old mail is not news.
       if (!stored) cursor = { uidValidity, lastUid: uidNext - 1, lastDate: Date.now() };
@@ -55,22 +56,22 @@ export function createCursorStore(options: CursorStoreOptions): CursorStore {
         );
         cursor = { uidValidity, lastUid: 0, lastDate: stored.lastDate, since: stored.lastDate };
       } else cursor = stored;
-      save(cursor);
+      await save(cursor);
       return cursor;
     },
-    markPending(cursor, batch) {
+    async markPending(cursor, batch) {
       cursor.pending = { firstUid: batch.firstUid, lastUid: batch.lastUid };
-      save(cursor);
+      await save(cursor);
     },
-    markDelivered(cursor, lastUid, lastDate) {
+    async markDelivered(cursor, lastUid, lastDate) {
       cursor.lastUid = lastUid;
       cursor.lastDate = lastDate;
       cursor.pending = undefined;
-      save(cursor);
+      await save(cursor);
     },
-    markCaughtUp(cursor) {
+    async markCaughtUp(cursor) {
       cursor.since = undefined;
-      save(cursor);
+      await save(cursor);
     },
   };
 }

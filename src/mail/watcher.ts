@@ -3,7 +3,7 @@ import { ImapFlow } from 'imapflow';
 import { type BackoffBounds, backoffMs } from '../backoff.js';
 import type { MailConfig } from '../config/index.js';
 import type { Logger } from '../log.js';
-import type { MetaRepository } from '../store/index.js';
+import type { MetaStore } from '../store/index.js';
 import { createBatchPoster } from './batch-poster.js';
 import { type Cursor, chunksOf, createCursorStore } from './cursor-store.js';
 import { type MailMessage, toMailMessage } from './message.js';
@@ -27,7 +27,7 @@ export interface MailWatcherOptions {
   /** The gateway's `/hooks/mail`. */
   readonly hookUrl: string;
   readonly hookToken: string;
-  readonly meta: MetaRepository;
+  readonly meta: MetaStore;
   readonly log: Logger;
   /** Retry and reconnect back-off bounds (tests shorten them). */
   readonly backoff?: BackoffBounds;
@@ -127,10 +127,10 @@ export function createMailWatcher(options: MailWatcherOptions): MailWatcher {
     for (const chunk of chunksOf(uids, cursor.pending, watch.batchSize)) {
       if (stopper.signal.aborted) return;
       const batch = { firstUid: chunk[0] as number, lastUid: chunk[chunk.length - 1] as number };
-      cursors.markPending(cursor, batch);
+      await cursors.markPending(cursor, batch);
       const { messages, newest } = await fetchBatch(imap, chunk, cursor, watch);
       if (messages.length > 0) await poster.post({ ...batch, uidValidity: cursor.uidValidity, messages });
-      cursors.markDelivered(cursor, batch.lastUid, newest);
+      await cursors.markDelivered(cursor, batch.lastUid, newest);
       status.lastUid = batch.lastUid;
       status.delivered += messages.length;
       if (messages.length > 0)
@@ -148,14 +148,14 @@ export function createMailWatcher(options: MailWatcherOptions): MailWatcher {
     await imap.connect();
     const mailbox = await imap.mailboxOpen(watch.mailbox);
     status.connected = true;
-    const cursor = cursors.load(String(mailbox.uidValidity), Number(mailbox.uidNext));
+    const cursor = await cursors.load(String(mailbox.uidValidity), Number(mailbox.uidNext));
     status.uidValidity = cursor.uidValidity;
     status.lastUid = cursor.lastUid;
     log.info({ uidValidity: cursor.uidValidity, lastUid: cursor.lastUid }, 'mail watch connected');
     imap.on('exists', () => wake?.());
     while (!stopper.signal.aborted && imap.usable) {
       await drain(imap, cursor);
-      if (cursor.since !== undefined && !stopper.signal.aborted) cursors.markCaughtUp(cursor);
+      if (cursor.since !== undefined && !stopper.signal.aborted) await cursors.markCaughtUp(cursor);
       status.lastError = undefined;
       // IDLE now: the client's own IDLE starts only after 15 s without a command, and until then
       // the server tells nothing of new mail. The next command (drain's SEARCH) ends it.

@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chunksOf, createCursorStore } from '../../../src/mail/cursor-store.js';
+import { sqliteBackend } from '../../../src/runtime/backend.js';
 import { createStore, type Store } from '../../../src/store/index.js';
 
 const log = pino({ level: 'silent' });
@@ -12,23 +13,23 @@ afterEach(() => store.close());
 
 /** A cursor store over the test's meta table; a second call is the watcher after a restart. */
 function cursors() {
-  return createCursorStore({ meta: store.meta, account: 'me@example.com', mailbox: 'INBOX', log });
+  return createCursorStore({ meta: sqliteBackend(store).meta, account: 'me@example.com', mailbox: 'INBOX', log });
 }
 
 describe('createCursorStore', () => {
-  it('starts a first run at the end of the mailbox and saves that cursor', () => {
-    const cursor = cursors().load('1700', 42);
+  it('starts a first run at the end of the mailbox and saves that cursor', async () => {
+    const cursor = await cursors().load('1700', 42);
     expect(cursor).toMatchObject({ uidValidity: '1700', lastUid: 41 });
     expect(cursor.since).toBeUndefined();
     expect(store.meta.get('mail:cursor:me@example.com:INBOX')).toEqual(cursor);
   });
 
-  it('resumes from the saved cursor, pending batch included, under the same UIDVALIDITY', () => {
+  it('resumes from the saved cursor, pending batch included, under the same UIDVALIDITY', async () => {
     const first = cursors();
-    const cursor = first.load('1700', 11);
-    first.markDelivered(cursor, 12, 5000);
-    first.markPending(cursor, { firstUid: 13, lastUid: 15 });
-    expect(cursors().load('1700', 99)).toEqual({
+    const cursor = await first.load('1700', 11);
+    await first.markDelivered(cursor, 12, 5000);
+    await first.markPending(cursor, { firstUid: 13, lastUid: 15 });
+    expect(await cursors().load('1700', 99)).toEqual({
       uidValidity: '1700',
       lastUid: 12,
       lastDate: 5000,
@@ -36,23 +37,23 @@ describe('createCursorStore', () => {
     });
   });
 
-  it('re-syncs from UID 0 after a UIDVALIDITY change, only mail newer than the last seen', () => {
+  it('re-syncs from UID 0 after a UIDVALIDITY change, only mail newer than the last seen', async () => {
     const first = cursors();
-    const cursor = first.load('1700', 11);
-    first.markDelivered(cursor, 30, 5000);
-    first.markPending(cursor, { firstUid: 31, lastUid: 32 });
-    const resynced = cursors().load('1800', 3);
+    const cursor = await first.load('1700', 11);
+    await first.markDelivered(cursor, 30, 5000);
+    await first.markPending(cursor, { firstUid: 31, lastUid: 32 });
+    const resynced = await cursors().load('1800', 3);
     expect(resynced).toEqual({ uidValidity: '1800', lastUid: 0, lastDate: 5000, since: 5000 });
-    cursors().markCaughtUp(resynced);
-    expect(cursors().load('1800', 3)).toEqual({ uidValidity: '1800', lastUid: 0, lastDate: 5000 });
+    await cursors().markCaughtUp(resynced);
+    expect(await cursors().load('1800', 3)).toEqual({ uidValidity: '1800', lastUid: 0, lastDate: 5000 });
   });
 
-  it('clears the pending batch once it is delivered', () => {
+  it('clears the pending batch once it is delivered', async () => {
     const first = cursors();
-    const cursor = first.load('1700', 1);
-    first.markPending(cursor, { firstUid: 1, lastUid: 4 });
-    first.markDelivered(cursor, 4, 7000);
-    expect(cursors().load('1700', 5)).toEqual({ uidValidity: '1700', lastUid: 4, lastDate: 7000 });
+    const cursor = await first.load('1700', 1);
+    await first.markPending(cursor, { firstUid: 1, lastUid: 4 });
+    await first.markDelivered(cursor, 4, 7000);
+    expect(await cursors().load('1700', 5)).toEqual({ uidValidity: '1700', lastUid: 4, lastDate: 7000 });
   });
 });
 
