@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ChatRequest, type FakeModel, isHeartbeat, lastUser, startFakeModel } from '../helpers/fake-model.js';
 import { ROOT, startHookd } from '../helpers/hookd-process.js';
 import { call } from '../helpers/http.js';
+import { type SuiteStore, suiteStore, suiteStores } from '../helpers/postgres.js';
 
 const TOKEN = 'mapping-hook-token-0123456789';
 const HOOK = { authorization: `Bearer ${TOKEN}` };
@@ -13,11 +14,16 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
+// The suite runs once per store (SQLite, and PostgreSQL where its tests run).
+let store: SuiteStore;
+let gateways = 0;
+
 async function gateway(hooks: Record<string, unknown>) {
   const model = await startFakeModel((r) => (isHeartbeat(r) ? 'HEARTBEAT_OK' : 'ok'));
   cleanups.push(() => model.close());
   const hookd = await startHookd({
     config: {
+      storage: await store.storage(String(++gateways)),
       hooks: { enabled: true, token: TOKEN, ...hooks },
       agents: { defaults: { model: 'fake/default', heartbeat: { every: '0' } } },
       models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } },
@@ -34,7 +40,12 @@ async function gateway(hooks: Record<string, unknown>) {
 
 const agentCalls = (model: FakeModel) => model.requests.filter((r) => !isHeartbeat(r));
 
-describe('mapped hooks end to end', () => {
+describe.each(suiteStores)('mapped hooks end to end on %s', (kind) => {
+  beforeAll(() => {
+    store = suiteStore(kind);
+  });
+  afterAll(() => store.stop());
+
   it('renders a GitHub push through a template mapping into a wrapped model message', async () => {
     const { model, post } = await gateway({
       mappings: [

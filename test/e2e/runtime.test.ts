@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeChat, startFakeChat } from '../helpers/fake-chat.js';
 import {
   type ChatRequest,
@@ -10,6 +11,7 @@ import {
 } from '../helpers/fake-model.js';
 import { type HookdProcess, makeTempDir, startHookd } from '../helpers/hookd-process.js';
 import { call } from '../helpers/http.js';
+import { type SuiteStore, suiteStore, suiteStores } from '../helpers/postgres.js';
 
 const HOOK_TOKEN = 'runtime-hook-token-0123456789';
 const GATEWAY_TOKEN = 'runtime-gateway-token-0123456789';
@@ -31,8 +33,16 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-function configFor(model: FakeModel, chat: FakeChat, extra: { every?: string; defaults?: object } = {}) {
+// The suite runs once per store (SQLite, and PostgreSQL where its tests run).
+let store: SuiteStore;
+
+function configFor(
+  model: FakeModel,
+  chat: FakeChat,
+  extra: { every?: string; defaults?: object; storage?: Record<string, unknown> } = {},
+) {
   return {
+    storage: extra.storage ?? {},
     gateway: { auth: { token: GATEWAY_TOKEN } },
     hooks: { enabled: true, token: HOOK_TOKEN },
     agents: {
@@ -56,7 +66,11 @@ async function world(
   cleanups.push(() => model.close());
   const chat = await startFakeChat();
   cleanups.push(() => chat.close());
-  const hookd = await startHookd({ config: configFor(model, chat, extra), ...(extra.dir ? { dir: extra.dir } : {}) });
+  const storage = await store.storage(extra.dir ?? randomUUID());
+  const hookd = await startHookd({
+    config: configFor(model, chat, { ...extra, storage }),
+    ...(extra.dir ? { dir: extra.dir } : {}),
+  });
   cleanups.push(() => hookd.stop());
   const admin = (path: string, headers: Record<string, string> = ADMIN) =>
     call(`${hookd.url}${path}`, { method: 'GET', headers });
@@ -85,7 +99,12 @@ const agentReplies =
   (request: ChatRequest, index: number): FakeReply =>
     isHeartbeat(request) ? 'HEARTBEAT_OK' : reply(request, index);
 
-describe('the runtime end to end (fake model and chat servers over real sockets)', () => {
+describe.each(suiteStores)('the runtime end to end on %s (fake model and chat servers over real sockets)', (kind) => {
+  beforeAll(() => {
+    store = suiteStore(kind);
+  });
+  afterAll(() => store.stop());
+
   it('wake now: one model call within a second holding the event, its reply sent to defaultTo', async () => {
     const w = await world(() => 'Your NAS disk is almost full.');
     const started = Date.now();
@@ -330,7 +349,10 @@ describe('the runtime end to end (fake model and chat servers over real sockets)
           ? { text: 'job finished', delayMs: 600 }
           : 'noted',
     );
-    const restarted = await startHookd({ config: configFor(w.model, w.chat, { every: '1s' }), dir: temp.dir });
+    const restarted = await startHookd({
+      config: configFor(w.model, w.chat, { every: '1s', storage: await store.storage(temp.dir) }),
+      dir: temp.dir,
+    });
     cleanups.push(() => restarted.stop());
     const admin = (path: string) => call(`${restarted.url}${path}`, { method: 'GET', headers: ADMIN });
     // The resumed run's model answers after 600 ms: more than expect.poll's default second on a busy machine.

@@ -132,3 +132,48 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
     },
   };
 }
+
+/** The stores an end-to-end suite runs on: SQLite always, PostgreSQL where its tests run. */
+export const suiteStores: readonly ('sqlite' | 'postgres')[] = postgresTestsRun ? ['sqlite', 'postgres'] : ['sqlite'];
+
+/** The `storage` config of a suite's gateways, on one store kind. */
+export interface SuiteStore {
+  readonly kind: 'sqlite' | 'postgres';
+  /**
+   * The storage for the gateway(s) of `key`: the same key gets the same database (a restart),
+   * another key a fresh one. On SQLite, the default file in the gateway's folder.
+   */
+  storage(key: string): Promise<Record<string, unknown>>;
+  stop(): Promise<void>;
+}
+
+/** Lease of the suite's PostgreSQL gateways: a gateway killed by a test is taken over in 2 s. */
+const SUITE_LEASE_SECONDS = 2;
+
+/** A suite's store: on PostgreSQL one cluster, started on first use, with a database per key. */
+export function suiteStore(kind: 'sqlite' | 'postgres'): SuiteStore {
+  let cluster: Promise<PgCluster> | undefined;
+  const databases = new Map<string, Promise<string>>();
+  return {
+    kind,
+    async storage(key) {
+      if (kind === 'sqlite') return {};
+      cluster ??= startPgCluster();
+      const started = await cluster;
+      let url = databases.get(key);
+      if (!url) {
+        const name = `suite_${databases.size + 1}`;
+        url = run(
+          join(bin as string, 'createdb'),
+          ['-h', started.dir, '-p', String(started.port), '-U', 'hookd', name],
+          serverUser(),
+        ).then(() => started.url.replace(/\/hookd$/, `/${name}`));
+        databases.set(key, url);
+      }
+      return { kind: 'postgres', url: await url, leaseSeconds: SUITE_LEASE_SECONDS };
+    },
+    async stop() {
+      await (await cluster)?.stop();
+    },
+  };
+}
