@@ -14,7 +14,6 @@ export {
 export type { EventRecord } from './events.js';
 export { idempotencyRecordOf } from './idempotency.js';
 export type { SessionMessage } from './messages.js';
-export type { MetaRepository } from './meta.js';
 /** The PostgreSQL store, loaded on first use: a gateway on SQLite never loads pg. */
 export const loadPostgres = () => import('./postgres/entry.js');
 export type { RequestLogEntry, RequestLogFilter, RequestLogRecord } from './requests.js';
