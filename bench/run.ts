@@ -5,8 +5,10 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type autocannon from 'autocannon';
+import { postgresBin } from '../test/helpers/postgres.js';
 import { type BenchGateway, measureIsolation } from './isolation.js';
 import { CONNECTIONS, load, rssMb, startChild, TOKEN } from './lib.js';
+import { measureScale, type ScaleResult, type ScaleSetup } from './scale.js';
 import { measureTransformOverhead } from './transform-overhead.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -62,7 +64,13 @@ const mailBody = JSON.stringify({
   })),
 });
 
-function hookdConfig(dir: string, modelPort: number, transforms = 1, requestLog = true) {
+function hookdConfig(
+  dir: string,
+  modelPort: number,
+  transforms = 1,
+  requestLog = true,
+  storage: Record<string, unknown> = {},
+) {
   const mappings = [
     {
       id: 'template',
@@ -91,7 +99,7 @@ function hookdConfig(dir: string, modelPort: number, transforms = 1, requestLog 
     },
     agents: { defaults: { model: 'bench/m', heartbeat: { every: '0' }, maxQueuedRuns: 10_000_000 } },
     models: { providers: { bench: { baseUrl: `http://127.0.0.1:${modelPort}/v1`, api: 'openai-chat' } } },
-    storage: { path: join(dir, 'data/hookd.db') },
+    storage: { path: join(dir, 'data/hookd.db'), ...storage },
     log: { level: 'info' },
   };
   writeFileSync(join(dir, 'hookd.json5'), JSON.stringify(config));
@@ -105,6 +113,45 @@ async function startHookd(dir: string) {
     dir,
   );
   return { child, port, readyMs: performance.now() - started };
+}
+
+/** The scale-out rows (DESIGN §15), or undefined where PostgreSQL is not installed. */
+async function scaleRows(
+  stalledPort: number,
+): Promise<{ table: string; results: Record<ScaleSetup, ScaleResult> } | undefined> {
+  if (!postgresBin()) {
+    process.stderr.write('bench: scale-out rows skipped: PostgreSQL is not installed (apt-get install postgresql)\n');
+    return undefined;
+  }
+  const dirs: string[] = [];
+  const results = await measureScale({
+    agentBody,
+    durationS: DURATION_S,
+    rounds: ROUNDS,
+    async start(storage) {
+      const nodeDir = mkdtempSync(join(tmpdir(), 'hookd-bench-node-'));
+      dirs.push(nodeDir);
+      cpSync(join(ROOT, 'bench/transforms'), join(nodeDir, 'transforms'), { recursive: true });
+      hookdConfig(nodeDir, stalledPort, 1, true, storage);
+      const { child, port } = await startHookd(nodeDir);
+      return { child, port };
+    },
+    async stop(node) {
+      node.child.kill('SIGTERM');
+      await new Promise((r) => node.child.once('exit', r));
+    },
+  });
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  const base = results['one node on SQLite'].reqPerSec;
+  const table = [
+    '| `/hooks/agent` on | req/s | p99 ms | non-2xx | vs one node on SQLite | hookd CPU µs/request | PostgreSQL CPU µs/request |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...Object.entries(results).map(
+      ([name, r]) =>
+        `| ${name} | ${Math.round(r.reqPerSec)} | ${r.p99Ms} | ${r.non2xx} | ${Math.round((r.reqPerSec / base) * 100)} % | ${Math.round(r.cpuUsPerAnswer)} | ${r.serverCpuUsPerAnswer ? Math.round(r.serverCpuUsPerAnswer) : '—'} |`,
+    ),
+  ].join('\n');
+  return { table, results };
 }
 
 async function main() {
@@ -121,6 +168,11 @@ async function main() {
     children.push(stalled.child);
     const baseline = await startChild(['--import', 'tsx', join(ROOT, 'bench/baseline-server.ts')], ROOT);
     children.push(baseline.child);
+    if (process.env.BENCH_ONLY === 'scale') {
+      const scale = await scaleRows(stalled.port);
+      process.stdout.write(`${scale?.table ?? 'no PostgreSQL here'}\n`);
+      return;
+    }
 
     // Start-up with 10 transforms, measured on a fresh data folder (the tsx cache is warm by then).
     const startDir = mkdtempSync(join(tmpdir(), 'hookd-bench-start-'));
@@ -237,6 +289,7 @@ async function main() {
     });
     const { spinning, runs, soak } = isolation;
 
+    const scale = await scaleRows(stalled.port);
     const overhead = await measureTransformOverhead(join(ROOT, 'bench/transforms'));
     const agent = rps('POST /hooks/agent');
     const template = rps('template mapping');
@@ -340,6 +393,7 @@ async function main() {
       '|---|---|---|',
       ...targets.map((t) => `| ${t.target} | ${t.value} | ${t.met ? 'yes' : 'NO'} |`),
       '',
+      scale ? `${scale.table}\n` : 'scale-out rows skipped: PostgreSQL is not installed\n',
       `transform details: warm p50 ${overhead.warmP50Us.toFixed(1)} µs, p99 ${overhead.warmP99Us.toFixed(1)} µs; first call ${overhead.firstCallMs.toFixed(2)} ms (median of 9: isolate + load + call; esbuild compile ${overhead.compileMs.toFixed(1)} ms before it); ${CONNECTIONS} connections, median of ${ROUNDS} interleaved rounds of ${DURATION_S} s per scenario, node ${process.version}`,
     ].join('\n');
     process.stdout.write(`${table}\n`);
@@ -370,6 +424,7 @@ async function main() {
             },
             soak,
           },
+          ...(scale ? { scale: scale.results } : {}),
         },
         null,
         2,
