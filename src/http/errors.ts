@@ -58,6 +58,11 @@ export function installErrorHandlers(app: FastifyInstance, log: Logger, options:
       // A full queue or a failing transform, answered to every sender: no stack, no flood.
       const held = limiter.allow(e.code);
       if (held !== undefined) log.warn({ code: e.code, reqId: request.id, alsoSince: held }, 'request refused');
+    } else if (e.code === 'STORE_UNAVAILABLE') {
+      // A full disk or a database out of reach answers every request alike: one line per interval.
+      const held = limiter.allow(e.code);
+      const cause = (e.cause as Error | undefined)?.message;
+      if (held !== undefined) log.error({ code: e.code, cause, reqId: request.id, alsoSince: held }, 'request refused');
     } else if (e.statusCode >= 500) log.error({ err, reqId: request.id }, 'request failed');
     reply.code(e.statusCode).headers(e.headers).send(errorBody(e));
   });

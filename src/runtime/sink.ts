@@ -1,7 +1,7 @@
 import { MAIN_SESSION } from '../action-shape.js';
 import type { AcceptContext, Accepted, Action, ActionSink, RequestLogRecord } from '../actions/index.js';
 import { newId } from '../ids.js';
-import { idempotencyRecordOf, type SinkOptions, type Store } from '../store/index.js';
+import { acceptError, idempotencyRecordOf, type SinkOptions, type Store } from '../store/index.js';
 
 export { MAIN_SESSION } from '../action-shape.js';
 
@@ -70,10 +70,15 @@ export function createStoreSink(store: Store, options: StoreSinkOptions = {}): A
       options.admit?.(actions);
       return store.group
         .write(() => write(actions, context))
-        .then(({ accepted, record }) => {
-          if (record) options.onRecorded?.(record);
-          return scheduled(actions, accepted);
-        });
+        .then(
+          ({ accepted, record }) => {
+            if (record) options.onRecorded?.(record);
+            return scheduled(actions, accepted);
+          },
+          (err: unknown) => {
+            throw acceptError(err);
+          },
+        );
     },
     recordRequest(record) {
       store.group

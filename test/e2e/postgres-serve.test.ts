@@ -162,6 +162,29 @@ describe.skipIf(!postgresTestsRun)('hookd serve on PostgreSQL', () => {
     expect(second.stderr()).not.toContain(cluster.password);
   });
 
+  it('answers 503 STORE_UNAVAILABLE while the database is down, then accepts again; stores U+0000 as U+FFFD', async () => {
+    await cluster.pause();
+    try {
+      const refused = await call(`${hookd.url}/hooks/wake`, { headers: HOOK, json: { text: 'while down' } });
+      expect(refused.status).toBe(503);
+      expect(refused.body.code).toBe('STORE_UNAVAILABLE');
+      expect(refused.headers['retry-after']).toBe('5');
+    } finally {
+      await cluster.resume();
+    }
+    const accepted = await until(async () => {
+      const wake = await call(`${hookd.url}/hooks/wake`, {
+        headers: HOOK,
+        json: { text: 'back\u0000up', mode: 'next-heartbeat' },
+      });
+      return wake.status === 200 ? wake : undefined;
+    }, 'the gateway to accept again');
+    const events = (await admin('/api/main/events')).body.events as { id: string; text: string }[];
+    expect(events.find((e) => e.id === accepted.body.eventId)?.text).toBe('back\uFFFDup');
+    expect(hookd.stdout()).toMatch(/"code":"STORE_UNAVAILABLE"/);
+    expect(hookd.stdout()).not.toContain(cluster.password);
+  });
+
   it('keeps everything across a restart, writes no local database, and exposes the same metrics', async () => {
     await hookd.stop();
     hookd = await startHookd({ dir, config: config() });

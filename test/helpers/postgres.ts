@@ -17,6 +17,10 @@ export interface PgCluster {
   readonly password: string;
   /** The server's folder (data and socket). */
   readonly dir: string;
+  /** Stops the server, keeping its data: clients see a database out of reach until `resume`. */
+  pause(): Promise<void>;
+  /** Starts the paused server again on the same port. */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -105,15 +109,26 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
     ...(throwaway ? ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off'] : []),
   ];
   let port = 0;
+  const pgCtl = join(bin, 'pg_ctl');
+  const startServer = () =>
+    run(
+      pgCtl,
+      [
+        '-D',
+        data,
+        '-l',
+        join(dir, 'server.log'),
+        '-o',
+        [`-p ${port}`, ...settings.map((s) => `-c ${s}`)].join(' '),
+        '-w',
+        'start',
+      ],
+      user,
+    );
   for (let attempt = 0; ; attempt++) {
     port = await freePort();
-    const serverOptions = [`-p ${port}`, ...settings.map((s) => `-c ${s}`)].join(' ');
     try {
-      await run(
-        join(bin, 'pg_ctl'),
-        ['-D', data, '-l', join(dir, 'server.log'), '-o', serverOptions, '-w', 'start'],
-        user,
-      );
+      await startServer();
       break;
     } catch (err) {
       // Another process took the port between the probe and the start: try another.
@@ -126,8 +141,10 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
     port,
     password,
     dir,
+    pause: () => run(pgCtl, ['-D', data, '-m', 'fast', '-w', 'stop'], user),
+    resume: startServer,
     async stop() {
-      await run(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop'], user).catch(() => undefined);
+      await run(pgCtl, ['-D', data, '-m', 'immediate', '-w', 'stop'], user).catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -33,3 +33,10 @@ export const IDEMPOTENCY_INSERT = `INSERT INTO idempotency (${IDEMPOTENCY_COLUMN
 
 /** `$1, $2, …, $n`: the placeholders of a one-row insert. */
 export const placeholders = (n: number) => Array.from({ length: n }, (_, i) => `$${i + 1}`).join(', ');
+
+/**
+ * A value as PostgreSQL takes it: its `text` cannot hold U+0000, which becomes U+FFFD (the
+ * replacement character) instead of failing the commit; SQLite keeps it as sent.
+ */
+export const pgValue = (value: unknown): unknown =>
+  typeof value === 'string' && value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value;

@@ -16,8 +16,9 @@ import { eventRow } from '../events.js';
 import { idempotencyRecordOf, idempotencyRow } from '../idempotency.js';
 import { requestRow } from '../requests.js';
 import { runRow } from '../runs.js';
+import { acceptError } from '../unavailable.js';
 import { RUNS_CHANNEL } from './leases.js';
-import { EVENTS_INSERT, IDEMPOTENCY_INSERT, REQUESTS_INSERT, RUNS_INSERT } from './rows.js';
+import { EVENTS_INSERT, IDEMPOTENCY_INSERT, pgValue, REQUESTS_INSERT, RUNS_INSERT } from './rows.js';
 import { createPgWrites, type PgStatement } from './writes.js';
 
 export interface PgSinkOptions extends SinkOptions {
@@ -91,7 +92,7 @@ export function createPgSink(
       for (const job of batch.jobs) {
         await write([job], empty()).then(
           (taken) => settle({ jobs: [job], records: [], replayed: [] }, taken),
-          (err: unknown) => job.reject(err),
+          (err: unknown) => job.reject(acceptError(err)),
         );
       }
       for (const item of batch.records) {
@@ -300,5 +301,5 @@ function oneStatement(statements: readonly PgStatement[], runs: number): { text:
 /** Rows of columns → columns of rows, the parameters of an `unnest` insert. */
 function transpose(rows: readonly (readonly unknown[])[]): unknown[][] {
   const width = rows[0]?.length ?? 0;
-  return Array.from({ length: width }, (_, c) => rows.map((row) => row[c]));
+  return Array.from({ length: width }, (_, c) => rows.map((row) => pgValue(row[c])));
 }

@@ -4,7 +4,7 @@ import { FAILED_REQUEST_COLUMNS, failedRequestRow } from '../failed-requests.js'
 import { IDEMPOTENCY_COLUMNS, idempotencyRow } from '../idempotency.js';
 import { REQUEST_COLUMNS, requestRow } from '../requests.js';
 import { RUN_COLUMNS, runRow } from '../runs.js';
-import { placeholders } from './rows.js';
+import { pgValue, placeholders } from './rows.js';
 
 /** One statement of a PostgreSQL commit. */
 export interface PgStatement {
@@ -19,7 +19,7 @@ export interface PgStatement {
 export function createPgWrites(): { readonly writes: Writes; readonly statements: PgStatement[] } {
   const statements: PgStatement[] = [];
   const add = (text: string, ...values: unknown[]) => {
-    statements.push({ text, values });
+    statements.push({ text, values: values.map(pgValue) });
   };
   const writes: Writes = {
     events: {

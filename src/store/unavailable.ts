@@ -1,0 +1,33 @@
+import { type HookdError, hookdError } from '../errors.js';
+
+/** What a 503 `STORE_UNAVAILABLE` asks the sender to wait. */
+const RETRY_AFTER_S = 5;
+
+/** SQLite result codes of a store that cannot write now (a full disk, a lock, an I/O error, a read-only file). */
+const SQLITE_UNAVAILABLE = /^SQLITE_(FULL|BUSY|LOCKED|IOERR|READONLY|CANTOPEN)/;
+/** Node's codes for a database out of reach. */
+const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN']);
+/** PostgreSQL SQLSTATE classes of a server out of reach or refusing work: connection, resources, shutdown, disk full. */
+const PG_UNAVAILABLE = /^(08|53|57P|58)/;
+
+/** True when `err` says the store could not take a write now, not that the write itself is wrong. */
+export function isStoreUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (SQLITE_UNAVAILABLE.test(code) || NETWORK.has(code) || PG_UNAVAILABLE.test(code)))
+    return true;
+  // node-postgres's own words for a connection lost or never made.
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(
+    err.message,
+  );
+}
+
+/** The error an accept answers with: 503 `STORE_UNAVAILABLE` (with Retry-After) for a store out of service, else `err`. */
+export function acceptError(err: unknown): unknown {
+  if (!isStoreUnavailable(err)) return err;
+  const unavailable: HookdError<'STORE_UNAVAILABLE'> = hookdError('STORE_UNAVAILABLE', undefined, {
+    cause: err,
+    headers: { 'retry-after': String(RETRY_AFTER_S) },
+  });
+  return unavailable;
+}
