@@ -20,4 +20,4 @@ export type { RequestLogEntry, RequestLogFilter, RequestLogRecord } from './requ
 export type { DeliveryOutcome, RunListFilter, RunRecord, RunStatus } from './runs.js';
 export { gatewayTokenFile, generateToken, readOrCreateSecret } from './secrets.js';
 export { createStore, type Store } from './store.js';
-export { acceptError, isStoreUnavailable } from './unavailable.js';
+export { acceptError } from './unavailable.js';

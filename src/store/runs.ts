@@ -145,8 +145,11 @@ export function createRunRepository(db: Db): RunRepository {
   const get = db.prepare('SELECT * FROM runs WHERE id = ?');
   const unfinished = db.prepare('SELECT * FROM runs WHERE summarized_at IS NULL ORDER BY seq');
   const summarize = db.prepare('UPDATE runs SET summarized_at = ? WHERE id = ?');
-  const start = db.prepare("UPDATE runs SET status = 'running', started_at = ? WHERE id = ?");
-  const finish = db.prepare('UPDATE runs SET status = ?, output = ?, error = ?, finished_at = ? WHERE id = ?');
+  // A run's first result stays (as on PostgreSQL, where a node that lost its lease may finish late).
+  const start = db.prepare("UPDATE runs SET status = 'running', started_at = ? WHERE id = ? AND finished_at IS NULL");
+  const finish = db.prepare(
+    'UPDATE runs SET status = ?, output = ?, error = ?, finished_at = ? WHERE id = ? AND finished_at IS NULL',
+  );
   const deliver = db.prepare('UPDATE runs SET delivery = ? WHERE id = ?');
   const countByStatus = db.prepare('SELECT status, COUNT(*) AS n FROM runs GROUP BY status');
   const list = db.prepare(

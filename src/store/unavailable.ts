@@ -17,7 +17,7 @@ export function isStoreUnavailable(err: unknown): boolean {
   if (typeof code === 'string' && (SQLITE_UNAVAILABLE.test(code) || NETWORK.has(code) || PG_UNAVAILABLE.test(code)))
     return true;
   // node-postgres's own words for a connection lost or never made.
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(
+  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error/.test(
     err.message,
   );
 }

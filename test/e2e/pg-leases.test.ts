@@ -122,6 +122,31 @@ describe.skipIf(!postgresTestsRun)('work shared by several nodes on PostgreSQL',
     expect(b.map((r) => r.id).sort()).toEqual([second, other].sort());
   });
 
+  it('holds back an older run of a session committed after a newer one was claimed', async () => {
+    await pool.query('DELETE FROM runs');
+    const insert = (client: pg.PoolClient | pg.Pool, id: string) =>
+      client.query(
+        `INSERT INTO runs (id, session_key, message, model, wake_mode, deliver, channel, status, created_at)
+         VALUES ($1, 'hook:late', 'm', 'fake/m', 'now', false, 'last', 'queued', 1)`,
+        [id],
+      );
+    // The older run's transaction takes its sequence number first and commits last.
+    const slow = await pool.connect();
+    try {
+      await slow.query('BEGIN');
+      await insert(slow, 'older');
+      await insert(pool, 'newer');
+      expect((await claimRuns(pool, { owner: 'x', leaseMs: 30_000, limit: 10 })).map((r) => r.id)).toEqual(['newer']);
+      await slow.query('COMMIT');
+    } finally {
+      slow.release();
+    }
+    // Oldest open run of the session now, but the session's newer run is held: not claimable.
+    expect(await claimRuns(pool, { owner: 'y', leaseMs: 30_000, limit: 10 })).toEqual([]);
+    await pool.query("UPDATE runs SET summarized_at = 1 WHERE id = 'newer'");
+    expect((await claimRuns(pool, { owner: 'y', leaseMs: 30_000, limit: 10 })).map((r) => r.id)).toEqual(['older']);
+  });
+
   it("frees a stopping node's leases at once and counts the runs waiting for a node", async () => {
     await pool.query('DELETE FROM runs');
     await queueRuns('free', 3);

@@ -266,6 +266,26 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       expect((await store.events.list('main')).map((e) => e.id)).toEqual(['g1', 'g2']);
     });
 
+    it("keeps a run's first result and turn: a late second finish (a node that lost the lease) changes nothing", async () => {
+      const store = make();
+      await store.commit((w) => w.runs.insert(run('late')));
+      const turn = [
+        { role: 'user' as const, content: 'q' },
+        { role: 'assistant' as const, content: 'first' },
+      ];
+      await store.commit((w) => {
+        w.messages.append('hook:late', turn, 'late', 10);
+        w.runs.finish('late', { status: 'ok', output: 'first' }, 10);
+      });
+      await store.group.write((w) => {
+        w.runs.markRunning('late', 11);
+        w.messages.append('hook:late', [turn[0] as never, { role: 'assistant', content: 'second' }], 'late', 12);
+        w.runs.finish('late', { status: 'error', error: 'second' }, 12);
+      });
+      expect(await store.runs.get('late')).toMatchObject({ status: 'ok', output: 'first', finishedAt: 10 });
+      expect(await store.messages.ofRun('hook:late', 'late')).toEqual(turn);
+    });
+
     it('stores an event once: a second insert of its id is no change (a run summarised by two nodes)', async () => {
       const store = make();
       await store.commit((w) => w.events.insert(event('once')));

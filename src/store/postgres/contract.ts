@@ -13,11 +13,24 @@ import { createPgWrites, type PgStatement } from './writes.js';
 
 const INT8 = 20;
 
-/** A pool whose 64-bit integers (sequence numbers, epoch milliseconds, counts) read as numbers. */
+/** How long a connection may take to open, and a query to answer, before it counts as failed. */
+const CONNECT_TIMEOUT_MS = 5000;
+const QUERY_TIMEOUT_MS = 30_000;
+
+/**
+ * A pool whose 64-bit integers (sequence numbers, epoch milliseconds, counts) read as numbers.
+ * Every wait on the server is bounded: a database that goes silent (packets dropped, not
+ * refused) fails connections after 5 s and queries after 30 s, and TCP keep-alive finds a
+ * connection whose peer vanished, so that accepts answer 503 and shutdowns end.
+ */
 export function createPgPool(url: string, max = 10): pg.Pool {
   return new pg.Pool({
     connectionString: url,
     max,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    query_timeout: QUERY_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as never,
@@ -26,6 +39,34 @@ export function createPgPool(url: string, max = 10): pg.Pool {
 }
 
 type Row = Record<string, unknown>;
+
+/**
+ * Runs `use` on a connection of its own. The connection's `error` event (the server went away
+ * mid-transaction) is listened to, which pg leaves to the caller of `connect` and which would
+ * otherwise end the process; a connection that failed is discarded instead of reused.
+ */
+export async function withClient<T>(pool: pg.Pool, use: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let failed: Error | undefined;
+  const onError = (err: Error) => {
+    failed = err;
+  };
+  client.on('error', onError);
+  try {
+    return await use(client);
+  } catch (err) {
+    failed ??= isConnectionLost(err) ? (err as Error) : undefined;
+    throw err;
+  } finally {
+    client.off('error', onError);
+    client.release(failed);
+  }
+}
+
+/** A query error that leaves the connection unusable (as opposed to an error of the statement). */
+const isConnectionLost = (err: unknown) =>
+  err instanceof Error &&
+  /Connection terminated|Query read timeout|ECONNRESET|EPIPE/.test(`${err.message} ${(err as { code?: string }).code}`);
 
 /**
  * The store contract over PostgreSQL (DESIGN §15): the same reads as the embedded store, as
@@ -38,19 +79,18 @@ export function createPgContract(pool: pg.Pool): StoreContract {
   const one = async <T = Row>(text: string, values: unknown[] = []) => (await rows<T>(text, values))[0];
 
   /** Runs each group's statements in one transaction; the caller settles the groups. */
-  async function run(groups: readonly (readonly PgStatement[])[]): Promise<void> {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      for (const group of groups)
-        for (const statement of group) await client.query(statement.text, [...statement.values]);
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+  function run(groups: readonly (readonly PgStatement[])[]): Promise<void> {
+    return withClient(pool, async (client) => {
+      try {
+        await client.query('BEGIN');
+        for (const group of groups)
+          for (const statement of group) await client.query(statement.text, [...statement.values]);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    });
   }
 
   function record<T>(write: (w: Writes) => T): { value: T; statements: PgStatement[] } {

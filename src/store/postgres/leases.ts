@@ -34,12 +34,19 @@ export interface RunClaim {
 
 /**
  * Claims up to `limit` runs not yet summarized whose lease is free or lapsed, oldest first, for
- * `owner` for `leaseMs`. Only the oldest open run of each session key is claimable, so that the
- * runs of one session execute one after another across nodes. Rows another node is claiming at
- * this moment are skipped, not waited for.
+ * `owner` for `leaseMs`. Only the oldest open run of a session key is claimable, and none while
+ * another run of its session is held (two runs accepted at once may commit out of order), so
+ * that the runs of one session execute one after another across nodes. Rows another node is
+ * claiming at this moment are skipped, not waited for.
  */
 export async function claimRuns(db: pg.Pool | pg.PoolClient, claim: RunClaim): Promise<ClaimedRun[]> {
-  const { rows } = await db.query<{ id: string; status: string; session_key: string; mapping_id: string | null }>(
+  const { rows } = await db.query<{
+    seq: number;
+    id: string;
+    status: string;
+    session_key: string;
+    mapping_id: string | null;
+  }>(
     `WITH clock AS (SELECT ${NOW(3)} AS now)
      UPDATE runs SET lease_owner = $1, lease_until = (SELECT now FROM clock) + $2
      WHERE seq IN (
@@ -48,18 +55,22 @@ export async function claimRuns(db: pg.Pool | pg.PoolClient, claim: RunClaim): P
          AND (r.lease_until IS NULL OR r.lease_until < (SELECT now FROM clock))
          AND NOT EXISTS (
            SELECT 1 FROM runs o
-           WHERE o.session_key = r.session_key AND o.summarized_at IS NULL AND o.seq < r.seq)
+           WHERE o.session_key = r.session_key AND o.summarized_at IS NULL AND o.id <> r.id
+             AND (o.seq < r.seq OR o.lease_until >= (SELECT now FROM clock)))
        ORDER BY r.seq LIMIT $4
        FOR UPDATE OF r SKIP LOCKED)
-     RETURNING id, status, session_key, mapping_id`,
+     RETURNING seq, id, status, session_key, mapping_id`,
     [claim.owner, claim.leaseMs, claim.now ?? null, claim.limit],
   );
-  return rows.map((r) => ({
-    id: r.id,
-    status: r.status,
-    sessionKey: r.session_key,
-    ...(r.mapping_id === null ? {} : { mappingId: r.mapping_id }),
-  }));
+  // RETURNING has no order: oldest first, as the scheduler expects.
+  return rows
+    .sort((a, b) => a.seq - b.seq)
+    .map((r) => ({
+      id: r.id,
+      status: r.status,
+      sessionKey: r.session_key,
+      ...(r.mapping_id === null ? {} : { mappingId: r.mapping_id }),
+    }));
 }
 
 /**
@@ -133,30 +144,41 @@ export async function notify(db: pg.Pool | pg.PoolClient, channel: string): Prom
 
 /**
  * Calls `handlers[channel]` on every notification of those channels, on a connection of its
- * own; `onError` is told when that connection fails (the caller listens again later). Returns
- * the function that stops listening.
+ * own; `onError` is told when that connection fails, or when a ping every `pingEveryMs` gets no
+ * answer (a connection whose peer vanished says nothing); the caller listens again. Returns the
+ * function that stops listening.
  */
 export async function listen(
   pool: pg.Pool,
   handlers: Readonly<Record<string, () => void>>,
   onError: (err: Error) => void = () => undefined,
+  pingEveryMs = 0,
 ): Promise<() => Promise<void>> {
   const client = await pool.connect();
   let failed = false;
-  client.on('notification', (message) => handlers[message.channel]?.());
-  client.on('error', (err) => {
+  const fail = (err: Error) => {
+    if (failed) return;
     failed = true;
     onError(err);
-  });
+  };
+  client.on('notification', (message) => handlers[message.channel]?.());
+  client.on('error', fail);
   try {
     for (const channel of Object.keys(handlers)) await client.query(`LISTEN ${channel}`);
   } catch (err) {
     client.release(true);
     throw err;
   }
+  const ping =
+    pingEveryMs > 0
+      ? setInterval(() => client.query('SELECT 1').catch((err: Error) => fail(err)), pingEveryMs)
+      : undefined;
+  ping?.unref();
+  // The connection is closed, not returned to the pool: it holds LISTENs and their handlers.
   return async () => {
-    if (!failed) await client.query('UNLISTEN *').catch(() => undefined);
-    client.release(failed);
+    clearInterval(ping);
+    client.removeAllListeners('notification');
+    client.release(true);
   };
 }
 

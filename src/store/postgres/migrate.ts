@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { hookdError } from '../../errors.js';
+import { withClient } from './contract.js';
 import { pgMigrations } from './schema.js';
 
 /**
@@ -19,14 +20,7 @@ export async function migratePostgres(
   db: pg.Pool | pg.ClientBase,
   migrations: readonly string[] = pgMigrations,
 ): Promise<{ from: number; to: number }> {
-  if (db instanceof pg.Pool) {
-    const client = await db.connect();
-    try {
-      return await migrateOn(client, migrations);
-    } finally {
-      client.release();
-    }
-  }
+  if (db instanceof pg.Pool) return withClient(db, (client) => migrateOn(client, migrations));
   return migrateOn(db, migrations);
 }
 

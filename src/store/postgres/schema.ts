@@ -138,4 +138,9 @@ export const pgMigrations: readonly string[] = [
   `
   CREATE INDEX runs_session_open ON runs (session_key, seq) WHERE summarized_at IS NULL;
   `,
+  // A run's turn (its user and assistant messages) is stored once, even when a node that lost the
+  // run's lease records it after the node that took the run over.
+  `
+  CREATE UNIQUE INDEX messages_run_turn ON messages (run_id, role) WHERE run_id IS NOT NULL;
+  `,
 ];

@@ -17,6 +17,7 @@ import { idempotencyRecordOf, idempotencyRow } from '../idempotency.js';
 import { requestRow } from '../requests.js';
 import { runRow } from '../runs.js';
 import { acceptError } from '../unavailable.js';
+import { withClient } from './contract.js';
 import { RUNS_CHANNEL } from './leases.js';
 import { EVENTS_INSERT, IDEMPOTENCY_INSERT, pgValue, REQUESTS_INSERT, RUNS_INSERT } from './rows.js';
 import { createPgWrites, type PgStatement } from './writes.js';
@@ -148,31 +149,30 @@ export function createPgSink(
       }
       return new Set(jobs);
     }
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      const taken = await takeKeys(client, jobs);
-      const { statements, runs } = inserts(
-        jobs.filter((job) => taken.has(job)),
-        batch,
-      );
-      for (const { text, values } of statements) await client.query(text, [...values]);
-      // Delivered at the commit, to every node listening (an idle one may take the runs).
-      if (runs > 0) await client.query('SELECT pg_notify($1, $2)', [RUNS_CHANNEL, String(runs)]);
-      const replays = createPgWrites();
-      for (const { id, at } of batch.replayed) {
-        replays.writes.requests.markReplayed(id, at);
-        replays.writes.failedRequests.markReplayed(id, at);
+    return withClient(pool, async (client) => {
+      try {
+        await client.query('BEGIN');
+        const taken = await takeKeys(client, jobs);
+        const { statements, runs } = inserts(
+          jobs.filter((job) => taken.has(job)),
+          batch,
+        );
+        for (const { text, values } of statements) await client.query(text, [...values]);
+        // Delivered at the commit, to every node listening (an idle one may take the runs).
+        if (runs > 0) await client.query('SELECT pg_notify($1, $2)', [RUNS_CHANNEL, String(runs)]);
+        const replays = createPgWrites();
+        for (const { id, at } of batch.replayed) {
+          replays.writes.requests.markReplayed(id, at);
+          replays.writes.failedRequests.markReplayed(id, at);
+        }
+        for (const { text, values } of replays.statements) await client.query(text, [...values]);
+        await client.query('COMMIT');
+        return taken;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
       }
-      for (const { text, values } of replays.statements) await client.query(text, [...values]);
-      await client.query('COMMIT');
-      return taken;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /** Inserts the batch's idempotency rows; a key held by another request is not taken. */

@@ -43,15 +43,36 @@ export function createPgWorkShare(pool: pg.Pool, options: PgWorkShareOptions): W
       const channels = { [RUNS_CHANNEL]: handlers.runs, [HEARTBEAT_CHANNEL]: handlers.heartbeat };
       let stopped = false;
       let unlisten: (() => Promise<void>) | undefined;
+      let connecting: Promise<void> | undefined;
       let retry: NodeJS.Timeout | undefined;
+      const again = () => {
+        if (stopped || retry) return;
+        retry = setTimeout(() => {
+          retry = undefined;
+          connecting = connect();
+        }, RELISTEN_MS);
+        retry.unref();
+      };
       const connect = async (): Promise<void> => {
+        if (stopped) return;
         try {
-          unlisten = await listen(pool, channels, (err) => {
-            options.onListenError?.(err);
-            void unlisten?.();
-            unlisten = undefined;
-            again();
-          });
+          // Known once `listen` resolved; a failure before that ends `listen` itself.
+          let self: (() => Promise<void>) | undefined;
+          const stop = await listen(
+            pool,
+            channels,
+            (err) => {
+              options.onListenError?.(err);
+              if (self && unlisten === self) unlisten = undefined;
+              void self?.();
+              again();
+            },
+            leaseMs / 4,
+          );
+          self = stop;
+          // Stopped while connecting: this connection is not kept.
+          if (stopped) return await stop();
+          unlisten = stop;
           // Notifications sent while not listening are lost: look for the work they announced.
           handlers.runs();
           handlers.heartbeat();
@@ -60,19 +81,14 @@ export function createPgWorkShare(pool: pg.Pool, options: PgWorkShareOptions): W
           again();
         }
       };
-      const again = () => {
-        if (stopped || retry) return;
-        retry = setTimeout(() => {
-          retry = undefined;
-          if (!stopped) void connect();
-        }, RELISTEN_MS);
-        retry.unref();
-      };
-      await connect();
+      connecting = connect();
+      await connecting;
       return async () => {
         stopped = true;
         clearTimeout(retry);
+        await connecting;
         await unlisten?.();
+        unlisten = undefined;
       };
     },
   };

@@ -40,11 +40,12 @@ export function createPgWrites(): { readonly writes: Writes; readonly statements
         add(`INSERT INTO runs (${RUN_COLUMNS}, status) VALUES (${placeholders(16)}, 'queued')`, ...runRow(run));
       },
       markRunning(id, at) {
-        add("UPDATE runs SET status = 'running', started_at = $1 WHERE id = $2", at, id);
+        add("UPDATE runs SET status = 'running', started_at = $1 WHERE id = $2 AND finished_at IS NULL", at, id);
       },
       finish(id, result, at) {
         add(
-          'UPDATE runs SET status = $1, output = $2, error = $3, finished_at = $4 WHERE id = $5',
+          // The first result stays: a node that lost the run's lease cannot overwrite it.
+          'UPDATE runs SET status = $1, output = $2, error = $3, finished_at = $4 WHERE id = $5 AND finished_at IS NULL',
           result.status,
           result.output ?? null,
           result.error ?? null,
@@ -63,7 +64,8 @@ export function createPgWrites(): { readonly writes: Writes; readonly statements
       append(sessionKey, messages, runId, at) {
         for (const m of messages)
           add(
-            'INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES ($1, $2, $3, $4, $5)',
+            // A run's turn is stored once, whichever node records it first.
+            'INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING',
             sessionKey,
             m.role,
             m.content,
