@@ -244,7 +244,7 @@ export const configSchema = {
         leaseSeconds: {
           description:
             "postgres: how long a node holds a run or the heartbeat without renewing; a dead node's work is taken over after it",
-          type: 'number',
+          type: 'integer',
           minimum: 2,
           maximum: 3600,
           default: 30,

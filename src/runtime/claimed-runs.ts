@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import { hookdError } from '../errors.js';
 import type { ClaimedRun, WorkShare } from '../store/index.js';
 import { createRunExecutor } from './run-executor.js';
@@ -9,12 +8,13 @@ export interface ClaimedRunQueueOptions extends RunQueueOptions {
   readonly share: WorkShare;
 }
 
-/** A run this node claimed: its lease's end by this node's clock, and what aborts it when lost. */
+/** A run this node claimed: its lease's end by this node's clock, and what aborts it. */
 interface Held {
   readonly run: PendingRun;
   /** When the lease ends at the earliest, by this node's clock (the database adds the lease to its own later clock). */
   until: number;
-  readonly lost: AbortController;
+  /** Aborted when the lease is given up or the node stops: the run is left unfinished. */
+  readonly abort: AbortController;
 }
 
 /**
@@ -22,9 +22,9 @@ interface Held {
  * the node: it claims runs under a lease, at most as many as it may execute, when it is told
  * of new ones (its own accepts, another node's notification), when a run of its own ends, and
  * every quarter lease (a dead node's lapsed leases). It renews its leases every quarter lease;
- * a run whose lease could not be renewed in time is aborted before the lease lapses, so that
- * the node that takes it over never runs it at the same time. At shutdown its leases are freed
- * for the other nodes.
+ * a run whose lease was not renewed in time is aborted a quarter lease before the lease ends,
+ * so that the node that takes it over never runs it at the same time. At shutdown its leases
+ * are freed for the other nodes.
  */
 export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue {
   const { share, store } = options;
@@ -33,8 +33,6 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
   const executor = createRunExecutor(options);
   const held = new Map<string, Held>();
   const inFlight = new Set<Promise<void>>();
-  const shutdown = new AbortController();
-  setMaxListeners(0, shutdown.signal);
   const tickMs = share.leaseMs / 4;
   // A lease is given up this long before it ends: the node taking it over starts only after.
   const marginMs = share.leaseMs / 4;
@@ -43,6 +41,7 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
   let claimAgain = false;
   let renewing = false;
   let tick: NodeJS.Timeout | undefined;
+  let watchdog: NodeJS.Timeout | undefined;
   // Runs waiting for a node, as last counted, plus this node's accepts since.
   let backlog = 0;
 
@@ -50,7 +49,8 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
 
   function start(next: PendingRun): void {
     const entry = held.get(next.id);
-    const signal = entry ? AbortSignal.any([shutdown.signal, entry.lost.signal]) : shutdown.signal;
+    if (!entry) return;
+    const { signal } = entry.abort;
     const task = store.runs
       .get(next.id)
       .then((run) => run && executor.execute(run, signal))
@@ -59,7 +59,8 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
       })
       .finally(() => {
         scheduler.release(next);
-        held.delete(next.id);
+        // Only this claim's entry: the run may have been claimed again since it was given up.
+        if (held.get(next.id) === entry) held.delete(next.id);
         inFlight.delete(task);
         pump();
         claim();
@@ -77,11 +78,20 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
 
   function take(claimed: readonly ClaimedRun[], sentAt: number): void {
     for (const run of claimed) {
+      const entry = held.get(run.id);
+      // Claimed again while its previous execution here still winds down (it was given up):
+      // the lease is this node's again; the run waits for that execution to end, then runs.
+      if (entry && !entry.abort.signal.aborted) {
+        entry.until = sentAt + share.leaseMs;
+        continue;
+      }
+      if (entry) continue;
       const pending = pendingOf(run);
-      held.set(run.id, { run: pending, until: sentAt + share.leaseMs, lost: new AbortController() });
+      held.set(run.id, { run: pending, until: sentAt + share.leaseMs, abort: new AbortController() });
       scheduler.add(pending);
     }
     backlog = Math.max(0, backlog - claimed.length);
+    arm();
     pump();
   }
 
@@ -115,30 +125,41 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
   }
 
   /** Gives up the runs whose lease ends within the margin: another node may take them soon. */
-  function dropLapsing(now: number): void {
+  function dropLapsing(): void {
+    const now = Date.now();
     for (const [id, entry] of held) {
-      if (entry.until - now > marginMs || entry.lost.signal.aborted) continue;
+      if (entry.until - now > marginMs || entry.abort.signal.aborted) continue;
       log.warn({ runId: id }, 'the lease of a run could not be renewed in time; leaving it to another node');
-      entry.lost.abort(hookdError('SHUTTING_DOWN'));
+      entry.abort.abort(hookdError('SHUTTING_DOWN'));
       // A run still waiting goes at once; an executing one once its abort has stopped it.
       if (scheduler.remove(id)) held.delete(id);
     }
+    arm();
+  }
+
+  /** Sets the watchdog to the moment the earliest lease enters its margin. */
+  function arm(): void {
+    clearTimeout(watchdog);
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const entry of held.values()) if (!entry.abort.signal.aborted) earliest = Math.min(earliest, entry.until);
+    if (stopped || earliest === Number.POSITIVE_INFINITY) return;
+    watchdog = setTimeout(dropLapsing, Math.max(0, earliest - marginMs - Date.now()));
+    watchdog.unref();
   }
 
   async function renew(): Promise<void> {
-    if (renewing || held.size === 0) return;
+    // Runs given up are not renewed: their leases lapse for another node.
+    const ids = [...held].filter(([, entry]) => !entry.abort.signal.aborted).map(([id]) => id);
+    if (renewing || ids.length === 0) return;
     renewing = true;
     const sentAt = Date.now();
-    const ids = [...held.keys()];
     try {
       const kept = await share.renewRuns(ids);
       for (const id of ids) {
         const entry = held.get(id);
-        if (!entry) continue;
-        if (kept.has(id)) entry.until = sentAt + share.leaseMs;
-        else entry.until = 0;
+        if (entry) entry.until = kept.has(id) ? sentAt + share.leaseMs : 0;
       }
-      dropLapsing(Date.now());
+      dropLapsing();
     } catch (err) {
       log.warn({ err }, 'renewing run leases failed');
     } finally {
@@ -166,7 +187,6 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
     },
     async resume() {
       tick = setInterval(() => {
-        dropLapsing(Date.now());
         void renew();
         void count();
         claim();
@@ -184,7 +204,8 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
     async stop() {
       stopped = true;
       clearInterval(tick);
-      shutdown.abort(hookdError('SHUTTING_DOWN'));
+      clearTimeout(watchdog);
+      for (const entry of held.values()) entry.abort.abort(hookdError('SHUTTING_DOWN'));
       await claiming;
       await Promise.allSettled([...inFlight]);
       await share.releaseRuns().catch((err: unknown) => log.warn({ err }, 'freeing run leases failed'));

@@ -35,8 +35,7 @@ export function createJobOwner(options: JobOwnerOptions): JobOwner {
   let held = false;
   let stopping: Promise<void> | undefined;
   let stopped = false;
-  let holding = false;
-  let everHeld = false;
+  let holding: Promise<void> | undefined;
   let tick: NodeJS.Timeout | undefined;
   let watchdog: NodeJS.Timeout | undefined;
 
@@ -51,9 +50,16 @@ export function createJobOwner(options: JobOwnerOptions): JobOwner {
     return stopping;
   }
 
-  async function hold(): Promise<void> {
-    if (holding || stopped) return;
-    holding = true;
+  /** Takes or renews the lease once (one try at a time). */
+  function hold(): Promise<void> {
+    if (stopped) return Promise.resolve();
+    holding ??= tryHold().finally(() => {
+      holding = undefined;
+    });
+    return holding;
+  }
+
+  async function tryHold(): Promise<void> {
     const sentAt = Date.now();
     try {
       const taken = await share.holdJob(name);
@@ -62,24 +68,25 @@ export function createJobOwner(options: JobOwnerOptions): JobOwner {
         await drop('another node holds the lease');
         return;
       }
-      everHeld = true;
       clearTimeout(watchdog);
       watchdog = setTimeout(
-        () => void drop('the lease could not be renewed in time'),
+        () => {
+          drop('the lease could not be renewed in time').catch((err: unknown) =>
+            log.error({ err }, 'stopping the job failed'),
+          );
+        },
         sentAt + share.leaseMs - marginMs - Date.now(),
       );
       watchdog.unref();
-      if (!held) {
-        // The job stopped here before must have wound down before it starts again.
-        await stopping;
-        held = true;
-        log.info({ node: share.node }, 'running the job on this node');
-        await options.gain();
-      }
+      if (held) return;
+      // The job stopped here before must have wound down before it starts again.
+      await stopping;
+      if (stopped) return;
+      held = true;
+      log.info({ node: share.node }, 'running the job on this node');
+      await options.gain();
     } catch (err) {
       log.warn({ err }, 'holding the lease failed');
-    } finally {
-      holding = false;
     }
   }
 
@@ -92,8 +99,11 @@ export function createJobOwner(options: JobOwnerOptions): JobOwner {
     async stop() {
       stopped = true;
       clearInterval(tick);
+      // A renewal in flight lands before the lease is freed, not after (it would take it again).
+      await holding;
       await drop('shutting down');
-      if (everHeld) await share.releaseJob(name).catch((err: unknown) => log.warn({ err }, 'freeing the lease failed'));
+      // Freed whether or not this node held it (a DELETE of another node's lease changes nothing).
+      await share.releaseJob(name).catch((err: unknown) => log.warn({ err }, 'freeing the lease failed'));
     },
     get held() {
       return held;

@@ -19,7 +19,7 @@ const LEASE_MS = 400;
 
 /** A WorkShare over one node's view: runs to claim, and renewals that succeed while `renewing`. */
 function fakeShare(runIds: string[]) {
-  const state = { renewing: true, holdsJob: true, releasedJob: 0 };
+  const state = { renewing: true, holdsJob: true, releasedJob: 0, renewed: [] as string[] };
   const share: WorkShare = {
     node: 'node-a',
     leaseMs: LEASE_MS,
@@ -27,6 +27,7 @@ function fakeShare(runIds: string[]) {
       return runIds.splice(0, limit).map((id) => ({ id, sessionKey: `hook:${id}` }));
     },
     async renewRuns(ids) {
+      if (state.renewing) state.renewed.push(...ids);
       return state.renewing ? new Set(ids) : new Set();
     },
     async releaseRuns() {},
@@ -112,6 +113,65 @@ describe('leases lost by a node', () => {
     expect(Date.now() - refusedAt).toBeLessThan(LEASE_MS);
     expect(store.runs.unfinished().map((r) => r.id)).toEqual(['r1']);
     expect(store.events.countPending('main')).toBe(0);
+    await runs.stop();
+  });
+
+  it('never start a second copy of a run claimed again while its given-up execution winds down', async () => {
+    model = await startFakeModel(() => ({ stall: true }));
+    const models = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
+    const { store, log, delivery, heartbeat } = parts(models);
+    store.runs.insert({
+      id: 'r2',
+      sessionKey: 'hook:r2',
+      message: 'hello',
+      model: 'fake/m',
+      wakeMode: 'next-heartbeat',
+      deliver: false,
+      channel: 'last',
+      allowUnsafeExternalContent: false,
+      contentSource: 'webhook',
+      createdAt: 1,
+    });
+    const claimable = ['r2'];
+    const { share, state } = fakeShare(claimable);
+    // The execution reads its run, and that read hangs until the test lets it go.
+    let letGo: () => void = () => undefined;
+    const contract = sqliteContract(store);
+    const reads = {
+      ...contract,
+      runs: {
+        ...contract.runs,
+        get: (id: string) =>
+          new Promise<Awaited<ReturnType<typeof contract.runs.get>>>((resolve) => {
+            letGo = () => resolve(contract.runs.get(id));
+          }),
+      },
+    };
+    const runs = createClaimedRunQueue({
+      share,
+      store: reads,
+      models,
+      delivery,
+      heartbeat: heartbeat(),
+      maxConcurrent: 2,
+      defaultTimeoutSeconds: 30,
+      log,
+    });
+    expect(await runs.resume()).toBe(1);
+    state.renewing = false;
+    // Given up, then offered again (its lease lapsed, the database is back) while the first
+    // execution still hangs.
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS));
+    state.renewing = true;
+    claimable.push('r2');
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS / 2));
+    letGo();
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS / 4));
+    state.renewed.length = 0;
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS));
+    // Any execution of r2 now is one whose lease this node renews (another node would take an
+    // unrenewed one and run it at the same time).
+    if (model.requests.length > 0) expect(state.renewed).toContain('r2');
     await runs.stop();
   });
 
