@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPgContract, createPgPool } from '../../src/store/postgres/contract.js';
+import { createPgContract, createPgPool, withClient } from '../../src/store/postgres/contract.js';
 import {
   claimRuns,
   countClaimable,
@@ -145,6 +145,29 @@ describe.skipIf(!postgresTestsRun)('work shared by several nodes on PostgreSQL',
     expect(await claimRuns(pool, { owner: 'y', leaseMs: 30_000, limit: 10 })).toEqual([]);
     await pool.query("UPDATE runs SET summarized_at = 1 WHERE id = 'newer'");
     expect((await claimRuns(pool, { owner: 'y', leaseMs: 30_000, limit: 10 })).map((r) => r.id)).toEqual(['older']);
+  });
+
+  it('survives a connection the server drops mid-transaction: that write fails, the pool goes on', async () => {
+    let uncaught: unknown;
+    const onUncaught = (err: unknown) => {
+      uncaught = err;
+    };
+    process.on('uncaughtException', onUncaught);
+    try {
+      const failed = withClient(pool, async (client) => {
+        await client.query('BEGIN');
+        const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+        await pool.query('SELECT pg_terminate_backend($1)', [rows[0]?.pid]);
+        // The error event arrives on the checked-out connection before the next query.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        await client.query('SELECT 1');
+      });
+      await expect(failed).rejects.toThrow();
+      expect(uncaught).toBeUndefined();
+      expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
   });
 
   it("frees a stopping node's leases at once and counts the runs waiting for a node", async () => {
