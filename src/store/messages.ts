@@ -23,8 +23,7 @@ export interface MessageRepository {
 /** The SQLite transcript repository. */
 export function createMessageRepository(db: Db): MessageRepository {
   const insert = db.prepare(
-    // A run's turn is stored once: a second append of it changes nothing.
-    'INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+    'INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?)',
   );
   const list = db.prepare('SELECT role, content FROM messages WHERE session_key = ? ORDER BY seq');
   // Newest first, put back in order here: a subquery ordered again cost a temporary B-tree per

@@ -133,11 +133,4 @@ export const migrations: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX console_sessions_expiry ON console_sessions (expires_at);
   `,
-  // A run's turn is stored once (PostgreSQL has the same index: a node that lost a run's lease may
-  // record its turn late). No run wrote its turn twice before; should one have, its first stays.
-  `
-  DELETE FROM messages WHERE run_id IS NOT NULL AND seq NOT IN
-    (SELECT MIN(seq) FROM messages WHERE run_id IS NOT NULL GROUP BY run_id, role);
-  CREATE UNIQUE INDEX messages_run_turn ON messages (run_id, role) WHERE run_id IS NOT NULL;
-  `,
 ];

@@ -266,24 +266,31 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       expect((await store.events.list('main')).map((e) => e.id)).toEqual(['g1', 'g2']);
     });
 
-    it("keeps a run's first result and turn: a late second finish (a node that lost the lease) changes nothing", async () => {
+    it("keeps a run's first result: a late second finish (a node that lost the lease) changes nothing", async () => {
       const store = make();
       await store.commit((w) => w.runs.insert(run('late')));
+      await store.commit((w) => w.runs.finish('late', { status: 'ok', output: 'first' }, 10));
+      await store.group.write((w) => {
+        w.runs.markRunning('late', 11);
+        w.runs.finish('late', { status: 'error', error: 'second' }, 12);
+      });
+      expect(await store.runs.get('late')).toMatchObject({ status: 'ok', output: 'first', finishedAt: 10 });
+    });
+
+    // Only several nodes can record one run's turn twice; the embedded store has one writer and
+    // no index for it (the index cost 30 MB of RSS after the bench's 200,000-run soak).
+    it.skipIf(name !== 'PostgreSQL')("keeps a run's first turn: a late second append changes nothing", async () => {
+      const store = make();
+      await store.commit((w) => w.runs.insert(run('turn')));
       const turn = [
         { role: 'user' as const, content: 'q' },
         { role: 'assistant' as const, content: 'first' },
       ];
-      await store.commit((w) => {
-        w.messages.append('hook:late', turn, 'late', 10);
-        w.runs.finish('late', { status: 'ok', output: 'first' }, 10);
-      });
-      await store.group.write((w) => {
-        w.runs.markRunning('late', 11);
-        w.messages.append('hook:late', [turn[0] as never, { role: 'assistant', content: 'second' }], 'late', 12);
-        w.runs.finish('late', { status: 'error', error: 'second' }, 12);
-      });
-      expect(await store.runs.get('late')).toMatchObject({ status: 'ok', output: 'first', finishedAt: 10 });
-      expect(await store.messages.ofRun('hook:late', 'late')).toEqual(turn);
+      await store.commit((w) => w.messages.append('hook:turn', turn, 'turn', 10));
+      await store.group.write((w) =>
+        w.messages.append('hook:turn', [turn[0] as never, { role: 'assistant', content: 'second' }], 'turn', 12),
+      );
+      expect(await store.messages.ofRun('hook:turn', 'turn')).toEqual(turn);
     });
 
     it('stores an event once: a second insert of its id is no change (a run summarised by two nodes)', async () => {
