@@ -168,6 +168,32 @@ async function main() {
     children.push(stalled.child);
     const baseline = await startChild(['--import', 'tsx', join(ROOT, 'bench/baseline-server.ts')], ROOT);
     children.push(baseline.child);
+    const isolationRun = () =>
+      measureIsolation({
+        agentBody,
+        durationS: DURATION_S,
+        soakRequests: RSS_REQUESTS,
+        async start(which) {
+          rmSync(join(dir, 'data'), { recursive: true, force: true });
+          hookdConfig(dir, which === 'answering' ? model.port : stalled.port);
+          const started = await startHookd(dir);
+          return { child: started.child, port: started.port, dir };
+        },
+        async stop(gateway: BenchGateway) {
+          gateway.child.kill('SIGTERM');
+          await new Promise((r) => gateway.child.once('exit', r));
+        },
+      });
+    if (process.env.BENCH_ONLY === 'isolation') {
+      const { spinning, runs, soak } = await isolationRun();
+      const figures = {
+        spinP99Ms: [spinning.plain.latency.p99, spinning.loaded.latency.p99],
+        runCpuUs: runs.runCpuUs,
+        soak,
+      };
+      process.stdout.write(`${JSON.stringify(figures)}\n`);
+      return;
+    }
     if (process.env.BENCH_ONLY === 'scale') {
       const scale = await scaleRows(stalled.port);
       process.stdout.write(`${scale?.table ?? 'no PostgreSQL here'}\n`);
@@ -272,21 +298,7 @@ async function main() {
     hookd.child.kill('SIGTERM');
     await new Promise((r) => hookd.child.once('exit', r));
 
-    const isolation = await measureIsolation({
-      agentBody,
-      durationS: DURATION_S,
-      soakRequests: RSS_REQUESTS,
-      async start(which) {
-        rmSync(join(dir, 'data'), { recursive: true, force: true });
-        hookdConfig(dir, which === 'answering' ? model.port : stalled.port);
-        const started = await startHookd(dir);
-        return { child: started.child, port: started.port, dir };
-      },
-      async stop(gateway: BenchGateway) {
-        gateway.child.kill('SIGTERM');
-        await new Promise((r) => gateway.child.once('exit', r));
-      },
-    });
+    const isolation = await isolationRun();
     const { spinning, runs, soak } = isolation;
 
     const scale = await scaleRows(stalled.port);
