@@ -278,7 +278,7 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
     });
 
     // Only several nodes can record one run's turn twice; the embedded store has one writer and
-    // no index for it (the index cost 30 MB of RSS after the bench's 200,000-run soak).
+    // no index for it.
     if (name === 'PostgreSQL')
       it("keeps a run's first turn: a late second append changes nothing", async () => {
         const store = make();
