@@ -1,5 +1,7 @@
+import { type AddressInfo, createServer } from 'node:net';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isHookdError } from '../../src/errors.js';
 import { createPgContract, createPgPool, withClient } from '../../src/store/postgres/contract.js';
 import {
   claimRuns,
@@ -172,14 +174,37 @@ describe.skipIf(!postgresTestsRun)('work shared by several nodes on PostgreSQL',
 
   it("frees a stopping node's leases at once and counts the runs waiting for a node", async () => {
     await pool.query('DELETE FROM runs');
-    await queueRuns('free', 3);
+    const queued = await queueRuns('free', 3);
     expect(await countClaimable(pool)).toBe(3);
     expect(await claimRuns(pool, { owner: 'stopping', leaseMs: 60_000, limit: 2 })).toHaveLength(2);
     expect(await countClaimable(pool)).toBe(1);
     expect(await releaseRuns(pool, 'stopping')).toBe(2);
     expect(await countClaimable(pool)).toBe(3);
-    expect(await claimRuns(pool, { owner: 'other', leaseMs: 60_000, limit: 5 })).toHaveLength(3);
+    // Oldest first, as queued (RETURNING alone gives no order).
+    const taken = await claimRuns(pool, { owner: 'other', leaseMs: 60_000, limit: 5 });
+    const { rows } = await pool.query<{ id: string }>('SELECT id FROM runs ORDER BY seq');
+    expect(taken.map((r) => r.id)).toEqual(rows.map((r) => r.id));
+    expect(new Set(taken.map((r) => r.id))).toEqual(new Set(queued));
   });
+
+  it('answers 503 STORE_UNAVAILABLE within the connect timeout when the database goes silent', async () => {
+    // A server that takes connections and never answers: packets dropped, not refused.
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    const quiet = createPgPool(`postgres://hookd:x@127.0.0.1:${port}/hookd`, 2);
+    try {
+      const started = Date.now();
+      const refused = await createPgSink(quiet, createPgContract(quiet))
+        .accept([agentAction('silent')], { requestId: 'silent' })
+        .catch((err: unknown) => err);
+      expect(isHookdError(refused, 'STORE_UNAVAILABLE')).toBe(true);
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      await quiet.end();
+      silent.close();
+    }
+  }, 30_000);
 
   it('holds a single-owner job on one node at a time', async () => {
     const t0 = Date.now();

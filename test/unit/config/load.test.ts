@@ -79,6 +79,14 @@ describe('loadConfig', () => {
     }
   });
 
+  it('takes storage.leaseSeconds as whole seconds from 2 to 3600', () => {
+    const lease = (leaseSeconds: unknown) => () =>
+      loadConfig({ data: { storage: { kind: 'postgres', url: 'postgres://h@db/hookd', leaseSeconds } }, env: {} });
+    expect(lease(5)().storage.leaseSeconds).toBe(5);
+    // A fractional lease would reach PostgreSQL as a fractional bigint and fail every claim.
+    for (const bad of [2.5, 1, 3601]) expect(lease(bad)).toThrow(/storage\.leaseSeconds/);
+  });
+
   it('needs storage.url on PostgreSQL, where the mail watcher runs too', () => {
     const problems = (data: object) => {
       try {

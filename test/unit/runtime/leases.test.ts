@@ -6,6 +6,7 @@ import { createClaimedRunQueue } from '../../../src/runtime/claimed-runs.js';
 import { createDelivery } from '../../../src/runtime/delivery.js';
 import { createHeartbeat } from '../../../src/runtime/heartbeat.js';
 import { createOwnedHeartbeat } from '../../../src/runtime/heartbeat-owner.js';
+import { createJobOwner } from '../../../src/runtime/job-owner.js';
 import { createStore, type Store, sqliteContract, type WorkShare } from '../../../src/store/index.js';
 import { type FakeModel, isHeartbeat, startFakeModel } from '../../helpers/fake-model.js';
 
@@ -204,5 +205,42 @@ describe('leases lost by a node', () => {
     await expect.poll(() => model?.requests.length, { timeout: LEASE_MS * 4 }).toBe(2);
     await owned.stop();
     expect(state.releasedJob).toBe(1);
+  });
+
+  it('free a job lease whose renewal was in flight at stop after that renewal, and never start the job', async () => {
+    const { share } = fakeShare([]);
+    const events: string[] = [];
+    let answer: (held: boolean) => void = () => undefined;
+    const owner = createJobOwner({
+      share: {
+        ...share,
+        holdJob: () =>
+          new Promise<boolean>((resolve) => {
+            answer = (held) => {
+              events.push('held');
+              resolve(held);
+            };
+          }),
+        releaseJob: async () => {
+          events.push('released');
+        },
+      },
+      name: 'mail',
+      log: pino({ level: 'silent' }),
+      gain: () => {
+        events.push('gained');
+      },
+      lose: async () => {
+        events.push('lost');
+      },
+    });
+    const starting = owner.start();
+    const stopping = owner.stop();
+    // The database answers the renewal a little after the node began to stop: it holds the lease.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    answer(true);
+    await Promise.all([starting, stopping]);
+    expect(events).toEqual(['held', 'released']);
+    expect(owner.held).toBe(false);
   });
 });
