@@ -71,30 +71,11 @@ function parts(models: ReturnType<typeof createModelRouter>) {
       coalesceMs: 1,
       log,
     });
-  return { store, log, delivery, heartbeat };
-}
-
-describe('leases lost by a node', () => {
-  it('abort a run in flight before the lease ends, and keep it unfinished for another node', async () => {
-    model = await startFakeModel(() => ({ stall: true }));
-    const models = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
-    const { store, log, delivery, heartbeat } = parts(models);
-    store.runs.insert({
-      id: 'r1',
-      sessionKey: 'hook:r1',
-      message: 'hello',
-      model: 'fake/m',
-      wakeMode: 'next-heartbeat',
-      deliver: false,
-      channel: 'last',
-      allowUnsafeExternalContent: false,
-      contentSource: 'webhook',
-      createdAt: 1,
-    });
-    const { share, state } = fakeShare(['r1']);
-    const runs = createClaimedRunQueue({
+  /** This node's claimed runs over `share`, reading through `reads` (the store's contract by default). */
+  const claimedRuns = (share: WorkShare, reads = sqliteContract(store as Store)) =>
+    createClaimedRunQueue({
       share,
-      store: sqliteContract(store),
+      store: reads,
       models,
       delivery,
       heartbeat: heartbeat(),
@@ -102,6 +83,33 @@ describe('leases lost by a node', () => {
       defaultTimeoutSeconds: 30,
       log,
     });
+  return { store, log, heartbeat, claimedRuns };
+}
+
+/** A queued run `id` on its own session, not delivered. */
+function queueRun(store: Store, id: string): void {
+  store.runs.insert({
+    id,
+    sessionKey: `hook:${id}`,
+    message: 'hello',
+    model: 'fake/m',
+    wakeMode: 'next-heartbeat',
+    deliver: false,
+    channel: 'last',
+    allowUnsafeExternalContent: false,
+    contentSource: 'webhook',
+    createdAt: 1,
+  });
+}
+
+describe('leases lost by a node', () => {
+  it('abort a run in flight before the lease ends, and keep it unfinished for another node', async () => {
+    model = await startFakeModel(() => ({ stall: true }));
+    const models = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
+    const { store, claimedRuns } = parts(models);
+    queueRun(store, 'r1');
+    const { share, state } = fakeShare(['r1']);
+    const runs = claimedRuns(share);
     expect(await runs.resume()).toBe(1);
     await expect.poll(() => model?.requests.length).toBe(1);
     // Renewed while the database answers: the run keeps going past its first lease.
@@ -120,19 +128,8 @@ describe('leases lost by a node', () => {
   it('never start a second copy of a run claimed again while its given-up execution winds down', async () => {
     model = await startFakeModel(() => ({ stall: true }));
     const models = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
-    const { store, log, delivery, heartbeat } = parts(models);
-    store.runs.insert({
-      id: 'r2',
-      sessionKey: 'hook:r2',
-      message: 'hello',
-      model: 'fake/m',
-      wakeMode: 'next-heartbeat',
-      deliver: false,
-      channel: 'last',
-      allowUnsafeExternalContent: false,
-      contentSource: 'webhook',
-      createdAt: 1,
-    });
+    const { store, claimedRuns } = parts(models);
+    queueRun(store, 'r2');
     const claimable = ['r2'];
     const { share, state } = fakeShare(claimable);
     // The execution reads its run, and that read hangs until the test lets it go.
@@ -148,16 +145,7 @@ describe('leases lost by a node', () => {
           }),
       },
     };
-    const runs = createClaimedRunQueue({
-      share,
-      store: reads,
-      models,
-      delivery,
-      heartbeat: heartbeat(),
-      maxConcurrent: 2,
-      defaultTimeoutSeconds: 30,
-      log,
-    });
+    const runs = claimedRuns(share, reads);
     expect(await runs.resume()).toBe(1);
     state.renewing = false;
     // Given up, then offered again (its lease lapsed, the database is back) while the first
