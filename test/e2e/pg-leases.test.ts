@@ -206,6 +206,25 @@ describe.skipIf(!postgresTestsRun)('work shared by several nodes on PostgreSQL',
     }
   }, 30_000);
 
+  it("keeps a run's first turn: a node that lost the lease appending it late changes nothing", async () => {
+    const contract = createPgContract(pool);
+    const [runId] = await queueRuns('turn', 1);
+    const turn = [
+      { role: 'user' as const, content: 'q' },
+      { role: 'assistant' as const, content: 'first' },
+    ];
+    await contract.commit((w) => w.messages.append('hook:turn0', turn, runId as string, 10));
+    await contract.group.write((w) =>
+      w.messages.append(
+        'hook:turn0',
+        [turn[0] as never, { role: 'assistant', content: 'second' }],
+        runId as string,
+        12,
+      ),
+    );
+    expect(await contract.messages.ofRun('hook:turn0', runId as string)).toEqual(turn);
+  });
+
   it('holds a single-owner job on one node at a time', async () => {
     const t0 = Date.now();
     const lease = (owner: string, now: number) => ({ name: 'heartbeat', owner, leaseMs: 10_000, now });

@@ -277,23 +277,6 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       expect(await store.runs.get('late')).toMatchObject({ status: 'ok', output: 'first', finishedAt: 10 });
     });
 
-    // Only several nodes can record one run's turn twice; the embedded store has one writer and
-    // no index for it.
-    if (name === 'PostgreSQL')
-      it("keeps a run's first turn: a late second append changes nothing", async () => {
-        const store = make();
-        await store.commit((w) => w.runs.insert(run('turn')));
-        const turn = [
-          { role: 'user' as const, content: 'q' },
-          { role: 'assistant' as const, content: 'first' },
-        ];
-        await store.commit((w) => w.messages.append('hook:turn', turn, 'turn', 10));
-        await store.group.write((w) =>
-          w.messages.append('hook:turn', [turn[0] as never, { role: 'assistant', content: 'second' }], 'turn', 12),
-        );
-        expect(await store.messages.ofRun('hook:turn', 'turn')).toEqual(turn);
-      });
-
     it('stores an event once: a second insert of its id is no change (a run summarised by two nodes)', async () => {
       const store = make();
       await store.commit((w) => w.events.insert(event('once')));

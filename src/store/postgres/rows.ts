@@ -2,6 +2,8 @@ import { EVENT_COLUMNS } from '../events.js';
 import { IDEMPOTENCY_COLUMNS } from '../idempotency.js';
 import { REQUEST_COLUMNS } from '../requests.js';
 import { RUN_COLUMNS } from '../runs.js';
+import { RUNS_CHANNEL } from './leases.js';
+import type { PgStatement } from './writes.js';
 
 /**
  * The PostgreSQL sink's batch inserts: one array per column (`unnest`), so that a group commit is
@@ -40,3 +42,24 @@ export const placeholders = (n: number) => Array.from({ length: n }, (_, i) => `
  */
 export const pgValue = (value: unknown): unknown =>
   typeof value === 'string' && value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value;
+
+/**
+ * Inserts as one statement (`WITH a AS (INSERT …), b AS (INSERT …) SELECT …`), their parameters
+ * renumbered after one another; it notifies the nodes when it queues `runs`.
+ */
+export function oneStatement(statements: readonly PgStatement[], runs: number): { text: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const parts = statements.map((statement, i) => {
+    const offset = values.length;
+    values.push(...statement.values);
+    return `w${i} AS (${statement.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
+  });
+  const tail = runs > 0 ? `SELECT pg_notify('${RUNS_CHANNEL}', '${runs}')` : 'SELECT 1';
+  return { text: `WITH ${parts.join(', ')} ${tail}`, values };
+}
+
+/** Rows of columns → columns of rows, the parameters of an `unnest` insert. */
+export function transpose(rows: readonly (readonly unknown[])[]): unknown[][] {
+  const width = rows[0]?.length ?? 0;
+  return Array.from({ length: width }, (_, c) => rows.map((row) => pgValue(row[c])));
+}

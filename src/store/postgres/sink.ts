@@ -19,7 +19,7 @@ import { runRow } from '../runs.js';
 import { acceptError } from '../unavailable.js';
 import { withClient } from './contract.js';
 import { RUNS_CHANNEL } from './leases.js';
-import { EVENTS_INSERT, IDEMPOTENCY_INSERT, pgValue, REQUESTS_INSERT, RUNS_INSERT } from './rows.js';
+import { EVENTS_INSERT, IDEMPOTENCY_INSERT, oneStatement, REQUESTS_INSERT, RUNS_INSERT, transpose } from './rows.js';
 import { createPgWrites, type PgStatement } from './writes.js';
 
 export interface PgSinkOptions extends SinkOptions {
@@ -282,24 +282,3 @@ export function createPgSink(
 
 const idOf = (accepted: Accepted | undefined): string =>
   accepted?.kind === 'wake' ? accepted.eventId : (accepted?.runId ?? '');
-
-/**
- * Inserts as one statement (`WITH a AS (INSERT …), b AS (INSERT …) SELECT …`), their parameters
- * renumbered after one another; it notifies the nodes when it queues `runs`.
- */
-function oneStatement(statements: readonly PgStatement[], runs: number): { text: string; values: unknown[] } {
-  const values: unknown[] = [];
-  const parts = statements.map((statement, i) => {
-    const offset = values.length;
-    values.push(...statement.values);
-    return `w${i} AS (${statement.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
-  });
-  const tail = runs > 0 ? `SELECT pg_notify('${RUNS_CHANNEL}', '${runs}')` : 'SELECT 1';
-  return { text: `WITH ${parts.join(', ')} ${tail}`, values };
-}
-
-/** Rows of columns → columns of rows, the parameters of an `unnest` insert. */
-function transpose(rows: readonly (readonly unknown[])[]): unknown[][] {
-  const width = rows[0]?.length ?? 0;
-  return Array.from({ length: width }, (_, c) => rows.map((row) => pgValue(row[c])));
-}
