@@ -1,7 +1,7 @@
 import { hookdError } from '../errors.js';
 import type { ClaimedRun, WorkShare } from '../store/index.js';
-import { createRunExecutor } from './run-executor.js';
-import { createRunScheduler, type PendingRun } from './run-scheduler.js';
+import { concurrencyOf, createRunPump } from './run-pump.js';
+import type { PendingRun } from './run-scheduler.js';
 import { pendingOf, type RunQueue, type RunQueueOptions } from './runs.js';
 
 export interface ClaimedRunQueueOptions extends RunQueueOptions {
@@ -27,12 +27,16 @@ interface Held {
  * are freed for the other nodes.
  */
 export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue {
-  const { share, store } = options;
+  const { share } = options;
   const log = options.log.child({ component: 'runs' });
-  const scheduler = createRunScheduler(options.mappingLimits);
-  const executor = createRunExecutor(options);
   const held = new Map<string, Held>();
-  const inFlight = new Set<Promise<void>>();
+  const runs = createRunPump(options, {
+    signalOf: (run) => held.get(run.id)?.abort.signal,
+    ended(run) {
+      held.delete(run.id);
+      claim();
+    },
+  });
   const tickMs = share.leaseMs / 4;
   // A lease is given up this long before it ends: the node taking it over starts only after.
   const marginMs = share.leaseMs / 4;
@@ -45,54 +49,22 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
   // Runs waiting for a node, as last counted, plus this node's accepts since.
   let backlog = 0;
 
-  const limit = () => Math.max(1, Math.min(options.maxConcurrent, options.concurrency?.() ?? options.maxConcurrent));
-
-  function start(next: PendingRun): void {
-    const entry = held.get(next.id);
-    if (!entry) return;
-    const { signal } = entry.abort;
-    const task = store.runs
-      .get(next.id)
-      .then((run) => run && executor.execute(run, signal))
-      .catch((err: unknown) => {
-        if (!signal.aborted) log.error({ err, runId: next.id }, 'run crashed');
-      })
-      .finally(() => {
-        scheduler.release(next);
-        // Only this claim's entry: the run may have been claimed again since it was given up.
-        if (held.get(next.id) === entry) held.delete(next.id);
-        inFlight.delete(task);
-        pump();
-        claim();
-      });
-    inFlight.add(task);
-  }
-
-  function pump(): void {
-    while (!stopped && inFlight.size < limit()) {
-      const next = scheduler.take();
-      if (!next) return;
-      start(next);
-    }
-  }
-
   function take(claimed: readonly ClaimedRun[], sentAt: number): void {
     for (const run of claimed) {
       const entry = held.get(run.id);
-      // Claimed again while its previous execution here still winds down (it was given up):
-      // the lease is this node's again; the run waits for that execution to end, then runs.
-      if (entry && !entry.abort.signal.aborted) {
-        entry.until = sentAt + share.leaseMs;
+      if (entry) {
+        // Held here still: its lease had lapsed unnoticed, and is renewed. Given up and still
+        // winding down: not started twice; its new lease lapses for a node that runs it.
+        if (!entry.abort.signal.aborted) entry.until = sentAt + share.leaseMs;
         continue;
       }
-      if (entry) continue;
       const pending = pendingOf(run);
       held.set(run.id, { run: pending, until: sentAt + share.leaseMs, abort: new AbortController() });
-      scheduler.add(pending);
+      runs.add(pending);
     }
     backlog = Math.max(0, backlog - claimed.length);
     arm();
-    pump();
+    runs.pump();
   }
 
   /** Claims runs up to what this node may hold; one claim at a time, another after it when asked meanwhile. */
@@ -102,7 +74,7 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
       claimAgain = true;
       return;
     }
-    const room = limit() - held.size;
+    const room = concurrencyOf(options) - held.size;
     if (room <= 0) return;
     const sentAt = Date.now();
     claiming = share
@@ -132,7 +104,7 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
       log.warn({ runId: id }, 'the lease of a run could not be renewed in time; leaving it to another node');
       entry.abort.abort(hookdError('SHUTTING_DOWN'));
       // A run still waiting goes at once; an executing one once its abort has stopped it.
-      if (scheduler.remove(id)) held.delete(id);
+      if (runs.remove(id)) held.delete(id);
     }
     arm();
   }
@@ -182,7 +154,7 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
       claim();
     },
     kick() {
-      pump();
+      runs.pump();
       claim();
     },
     async resume() {
@@ -206,8 +178,10 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
       clearInterval(tick);
       clearTimeout(watchdog);
       for (const entry of held.values()) entry.abort.abort(hookdError('SHUTTING_DOWN'));
+      // No run starts from here on; the executing ones wind down.
+      const ending = runs.stop();
       await claiming;
-      await Promise.allSettled([...inFlight]);
+      await ending;
       await share.releaseRuns().catch((err: unknown) => log.warn({ err }, 'freeing run leases failed'));
     },
   };

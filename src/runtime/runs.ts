@@ -1,8 +1,9 @@
 import { setMaxListeners } from 'node:events';
 import { hookdError } from '../errors.js';
 import type { RunRecord } from '../store/index.js';
-import { createRunExecutor, type RunExecutorOptions } from './run-executor.js';
-import { createRunScheduler, type PendingRun } from './run-scheduler.js';
+import type { RunExecutorOptions } from './run-executor.js';
+import { createRunPump } from './run-pump.js';
+import type { PendingRun } from './run-scheduler.js';
 
 export interface RunQueueOptions extends RunExecutorOptions {
   readonly maxConcurrent: number;
@@ -42,62 +43,33 @@ export const pendingOf = (run: Pick<RunRecord, 'id' | 'sessionKey' | 'mappingId'
  */
 export function createRunQueue(options: RunQueueOptions): RunQueue {
   const { store } = options;
-  const log = options.log.child({ component: 'runs' });
-  const scheduler = createRunScheduler(options.mappingLimits);
-  const executor = createRunExecutor(options);
-  const inFlight = new Set<Promise<void>>();
   const shutdown = new AbortController();
   // Each executing run listens on it (its model call's deadline, a delivery's back-off) and stops
   // listening when done: `maxConcurrent` bounds them, not Node's default warning at 10.
   setMaxListeners(0, shutdown.signal);
+  const runs = createRunPump(options, { signalOf: () => shutdown.signal });
   let stopped = false;
-
-  function start(next: PendingRun): void {
-    // Counted in flight from here, while its row is read: the concurrency cap holds.
-    const task = store.runs
-      .get(next.id)
-      .then((run) => run && executor.execute(run, shutdown.signal))
-      .catch((err: unknown) => {
-        // A shutdown ends a write's tries: the run resumes at the next start.
-        if (!shutdown.signal.aborted) log.error({ err, runId: next.id }, 'run crashed');
-      })
-      .finally(() => {
-        scheduler.release(next);
-        inFlight.delete(task);
-        pump();
-      });
-    inFlight.add(task);
-  }
-
-  function pump(): void {
-    const limit = Math.max(1, Math.min(options.maxConcurrent, options.concurrency?.() ?? options.maxConcurrent));
-    while (!stopped && inFlight.size < limit) {
-      const next = scheduler.take();
-      if (!next) return;
-      start(next);
-    }
-  }
 
   return {
     enqueue(runId, sessionKey, mappingId) {
       if (stopped) return;
-      scheduler.add(pendingOf({ id: runId, sessionKey, mappingId }));
-      pump();
+      runs.add(pendingOf({ id: runId, sessionKey, mappingId }));
+      runs.pump();
     },
-    kick: pump,
+    kick: runs.pump,
     async resume() {
       const unfinished = await store.runs.unfinished();
-      for (const run of unfinished) scheduler.add(pendingOf(run));
-      pump();
+      for (const run of unfinished) runs.add(pendingOf(run));
+      runs.pump();
       return unfinished.length;
     },
     get depth() {
-      return scheduler.waiting + inFlight.size;
+      return runs.waiting + runs.executing;
     },
     async stop() {
       stopped = true;
       shutdown.abort(hookdError('SHUTTING_DOWN'));
-      await Promise.allSettled([...inFlight]);
+      await runs.stop();
     },
   };
 }

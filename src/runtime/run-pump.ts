@@ -1,0 +1,88 @@
+import { createRunExecutor } from './run-executor.js';
+import { createRunScheduler, type PendingRun } from './run-scheduler.js';
+import type { RunQueueOptions } from './runs.js';
+
+/** Waiting runs started up to the concurrency, each read and executed; what both run queues share. */
+export interface RunPump {
+  add(run: PendingRun): void;
+  /** Takes a waiting run out without starting it; false when it is not waiting. */
+  remove(id: string): boolean;
+  /** Starts waiting runs up to the current concurrency. */
+  pump(): void;
+  readonly waiting: number;
+  readonly executing: number;
+  /** Starts no more runs; resolves once the executing ones ended (abort them first). */
+  stop(): Promise<void>;
+}
+
+export interface RunPumpHooks {
+  /** What aborts `run` (the shutdown; on a shared store, also its lease given up); none: not started. */
+  signalOf(run: PendingRun): AbortSignal | undefined;
+  /** Told when an execution of `run` ended, whatever its outcome. */
+  ended?(run: PendingRun): void;
+}
+
+/** Runs allowed to execute now: `concurrency()`, never below 1 nor above `maxConcurrent`. */
+export const concurrencyOf = (options: RunQueueOptions): number =>
+  Math.max(1, Math.min(options.maxConcurrent, options.concurrency?.() ?? options.maxConcurrent));
+
+/**
+ * Starts waiting runs in arrival order, at most `concurrency()` (never below 1, never above
+ * `maxConcurrent`) at once, runs of one session key strictly one after another (the scheduler).
+ */
+export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): RunPump {
+  const { store } = options;
+  const log = options.log.child({ component: 'runs' });
+  const scheduler = createRunScheduler(options.mappingLimits);
+  const executor = createRunExecutor(options);
+  const inFlight = new Set<Promise<void>>();
+  let stopped = false;
+
+  function start(next: PendingRun): void {
+    const signal = hooks.signalOf(next);
+    if (!signal) {
+      scheduler.release(next);
+      return;
+    }
+    // Counted in flight from here, while its row is read: the concurrency cap holds.
+    const task = store.runs
+      .get(next.id)
+      .then((run) => run && executor.execute(run, signal))
+      .catch((err: unknown) => {
+        // An abort ends a write's tries: the run resumes at the next start, or on another node.
+        if (!signal.aborted) log.error({ err, runId: next.id }, 'run crashed');
+      })
+      .finally(() => {
+        scheduler.release(next);
+        inFlight.delete(task);
+        hooks.ended?.(next);
+        pump();
+      });
+    inFlight.add(task);
+  }
+
+  function pump(): void {
+    const limit = concurrencyOf(options);
+    while (!stopped && inFlight.size < limit) {
+      const next = scheduler.take();
+      if (!next) return;
+      start(next);
+    }
+  }
+
+  return {
+    add: scheduler.add,
+    remove: scheduler.remove,
+    pump,
+    get waiting() {
+      return scheduler.waiting;
+    },
+    get executing() {
+      return inFlight.size;
+    },
+    async stop() {
+      stopped = true;
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}
