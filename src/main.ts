@@ -8,7 +8,7 @@ import { createChannels } from './channels/index.js';
 import { type Config, configInvalid, configWarnings } from './config/index.js';
 import { isHookdError } from './errors.js';
 import type { Logger } from './log.js';
-import type { MailWatcher, MailWatcherStatus } from './mail/index.js';
+import type { MailWatcherStatus } from './mail/index.js';
 import { collectMappings, createMappingEngine, type MappingEngine } from './mapping/index.js';
 import { createMetrics } from './metrics.js';
 import { createModelRouter } from './providers/index.js';
@@ -158,15 +158,17 @@ async function startMailWatch(
   log: Logger,
 ): Promise<RunningMailWatch | undefined> {
   const mail = config.hooks.mail;
-  if (!mail?.watch || !config.hooks.token) return undefined;
+  const watch = mail?.watch;
+  const hookToken = config.hooks.token;
+  if (!watch || !hookToken) return undefined;
   // imapflow and mailparser cost about 300 ms to load: only a gateway that watches mail pays.
   const { createMailWatcher } = await import('./mail/index.js');
   const make = () =>
     createMailWatcher({
-      account: mail.account ?? mail.watch?.imap.user ?? '',
-      watch: mail.watch as NonNullable<typeof mail.watch>,
-      hookUrl: mail.watch?.hookUrl ?? `${url}${config.hooks.path}/mail`,
-      hookToken: config.hooks.token as string,
+      account: mail?.account ?? watch.imap.user,
+      watch,
+      hookUrl: watch.hookUrl ?? `${url}${config.hooks.path}/mail`,
+      hookToken,
       meta: backend.meta,
       log,
     });
@@ -175,23 +177,14 @@ async function startMailWatch(
     watcher.start();
     return watcher;
   }
-  let watcher: MailWatcher | undefined;
   const owner = createJobOwner({
     share: backend.share,
     name: 'mail',
     log: log.child({ component: 'mail-watch' }),
-    gain() {
-      watcher = make();
-      watcher.start();
-    },
-    async lose() {
-      const was = watcher;
-      watcher = undefined;
-      await was?.stop();
-    },
+    make,
   });
   await owner.start();
-  return { status: () => watcher?.status(), stop: owner.stop };
+  return { status: () => owner.running?.status(), stop: owner.stop };
 }
 
 /**

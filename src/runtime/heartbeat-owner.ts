@@ -30,31 +30,18 @@ export interface OwnedHeartbeat extends Heartbeat {
 export function createOwnedHeartbeat(options: OwnedHeartbeatOptions): OwnedHeartbeat {
   const { share } = options;
   const log = options.log.child({ component: 'heartbeat' });
-  let local: Heartbeat | undefined;
-  const owner = createJobOwner({
-    share,
-    name: HEARTBEAT_JOB,
-    log,
-    async gain() {
-      local = options.make();
-      await local.start();
-    },
-    async lose() {
-      const was = local;
-      local = undefined;
-      await was?.stop();
-    },
-  });
+  const owner = createJobOwner({ share, name: HEARTBEAT_JOB, log, make: options.make });
   return {
     request() {
+      const local = owner.running;
       if (local) local.request();
       else void share.requestHeartbeat().catch((err: unknown) => log.warn({ err }, 'asking for a heartbeat failed'));
     },
     requested() {
-      local?.request();
+      owner.running?.request();
     },
     get owner() {
-      return local !== undefined;
+      return owner.running !== undefined;
     },
     start: owner.start,
     stop: owner.stop,

@@ -1,25 +1,30 @@
 import type { Logger } from '../log.js';
 import type { WorkShare } from '../store/index.js';
 
-export interface JobOwnerOptions {
+/** A job as this node runs it while it holds the lease; a stopped one is not started again. */
+export interface Job {
+  start(): unknown;
+  /** Resolves once the job has stopped. */
+  stop(): Promise<void>;
+}
+
+export interface JobOwnerOptions<J extends Job> {
   readonly share: WorkShare;
   /** The job's lease name (`heartbeat`, `mail`). */
   readonly name: string;
   readonly log: Logger;
-  /** Starts the job on this node, once its lease is held. */
-  readonly gain: () => Promise<void> | void;
-  /** Stops the job on this node; resolves once it has stopped. */
-  readonly lose: () => Promise<void>;
+  /** Makes the job, each time this node takes the lease. */
+  readonly make: () => J;
 }
 
 /** A job that one node at a time runs: the one holding its lease. */
-export interface JobOwner {
+export interface JobOwner<J extends Job> {
   /** Takes the lease if it is free, then tries again every quarter lease. */
   start(): Promise<void>;
   /** Stops the job here and frees the lease for another node. */
   stop(): Promise<void>;
-  /** Whether the job runs on this node now. */
-  readonly held: boolean;
+  /** The job while it runs on this node. */
+  readonly running: J | undefined;
 }
 
 /**
@@ -28,11 +33,11 @@ export interface JobOwner {
  * owner that could not renew in time stops the job a quarter lease before its lease ends, so
  * that the job never runs on two nodes at once.
  */
-export function createJobOwner(options: JobOwnerOptions): JobOwner {
+export function createJobOwner<J extends Job>(options: JobOwnerOptions<J>): JobOwner<J> {
   const { share, name } = options;
   const log = options.log.child({ job: name });
   const marginMs = share.leaseMs / 4;
-  let held = false;
+  let running: J | undefined;
   let stopping: Promise<void> | undefined;
   let stopped = false;
   let holding: Promise<void> | undefined;
@@ -41,10 +46,11 @@ export function createJobOwner(options: JobOwnerOptions): JobOwner {
 
   function drop(why: string): Promise<void> {
     clearTimeout(watchdog);
-    if (!held) return stopping ?? Promise.resolve();
-    held = false;
+    const was = running;
+    if (!was) return stopping ?? Promise.resolve();
+    running = undefined;
     log.info({ why }, 'no longer running the job here');
-    stopping = options.lose().finally(() => {
+    stopping = was.stop().finally(() => {
       stopping = undefined;
     });
     return stopping;
@@ -78,13 +84,13 @@ export function createJobOwner(options: JobOwnerOptions): JobOwner {
         sentAt + share.leaseMs - marginMs - Date.now(),
       );
       watchdog.unref();
-      if (held) return;
+      if (running) return;
       // The job stopped here before must have wound down before it starts again.
       await stopping;
       if (stopped) return;
-      held = true;
+      running = options.make();
       log.info({ node: share.node }, 'running the job on this node');
-      await options.gain();
+      await running.start();
     } catch (err) {
       log.warn({ err }, 'holding the lease failed');
     }
@@ -105,8 +111,8 @@ export function createJobOwner(options: JobOwnerOptions): JobOwner {
       // Freed whether or not this node held it (a DELETE of another node's lease changes nothing).
       await share.releaseJob(name).catch((err: unknown) => log.warn({ err }, 'freeing the lease failed'));
     },
-    get held() {
-      return held;
+    get running() {
+      return running;
     },
   };
 }

@@ -215,12 +215,12 @@ describe('leases lost by a node', () => {
       },
       name: 'mail',
       log: pino({ level: 'silent' }),
-      gain: () => {
-        events.push('gained');
-      },
-      lose: async () => {
-        events.push('lost');
-      },
+      make: () => ({
+        start: () => events.push('gained'),
+        stop: async () => {
+          events.push('lost');
+        },
+      }),
     });
     const starting = owner.start();
     const stopping = owner.stop();
@@ -229,6 +229,6 @@ describe('leases lost by a node', () => {
     answer(true);
     await Promise.all([starting, stopping]);
     expect(events).toEqual(['held', 'released']);
-    expect(owner.held).toBe(false);
+    expect(owner.running).toBeUndefined();
   });
 });
