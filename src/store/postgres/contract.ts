@@ -9,6 +9,7 @@ import type { RequestLogEntry, RequestLogFilter } from '../requests.js';
 import { LISTED, PRUNE_CHUNK, requestEntryOf, requestListWhere } from '../requests.js';
 import type { RunListFilter, RunRecord } from '../runs.js';
 import { runOf } from '../runs.js';
+import { isStoreUnavailable } from '../unavailable.js';
 import { createPgWrites, type PgStatement } from './writes.js';
 
 const INT8 = 20;
@@ -43,7 +44,8 @@ type Row = Record<string, unknown>;
 /**
  * Runs `use` on a connection of its own. The connection's `error` event (the server went away
  * mid-transaction) is listened to, which pg leaves to the caller of `connect` and which would
- * otherwise end the process; a connection that failed is discarded instead of reused.
+ * otherwise end the process; a connection whose server is out of reach is discarded instead of
+ * reused.
  */
 export async function withClient<T>(pool: pg.Pool, use: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
@@ -55,7 +57,7 @@ export async function withClient<T>(pool: pg.Pool, use: (client: pg.PoolClient) 
   try {
     return await use(client);
   } catch (err) {
-    failed ??= isConnectionLost(err) ? (err as Error) : undefined;
+    failed ??= isStoreUnavailable(err) ? (err as Error) : undefined;
     throw err;
   } finally {
     client.off('error', onError);
@@ -63,10 +65,20 @@ export async function withClient<T>(pool: pg.Pool, use: (client: pg.PoolClient) 
   }
 }
 
-/** A query error that leaves the connection unusable (as opposed to an error of the statement). */
-const isConnectionLost = (err: unknown) =>
-  err instanceof Error &&
-  /Connection terminated|Query read timeout|ECONNRESET|EPIPE/.test(`${err.message} ${(err as { code?: string }).code}`);
+/** Runs `use` in a transaction on a connection of its own: committed when it resolves, else rolled back. */
+export function inTransaction<T>(pool: pg.Pool, use: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return withClient(pool, async (client) => {
+    try {
+      await client.query('BEGIN');
+      const value = await use(client);
+      await client.query('COMMIT');
+      return value;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  });
+}
 
 /**
  * The store contract over PostgreSQL (DESIGN §15): the same reads as the embedded store, as
@@ -80,16 +92,9 @@ export function createPgContract(pool: pg.Pool): StoreContract {
 
   /** Runs each group's statements in one transaction; the caller settles the groups. */
   function run(groups: readonly (readonly PgStatement[])[]): Promise<void> {
-    return withClient(pool, async (client) => {
-      try {
-        await client.query('BEGIN');
-        for (const group of groups)
-          for (const statement of group) await client.query(statement.text, [...statement.values]);
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      }
+    return inTransaction(pool, async (client) => {
+      for (const group of groups)
+        for (const statement of group) await client.query(statement.text, [...statement.values]);
     });
   }
 

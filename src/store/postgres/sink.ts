@@ -17,8 +17,7 @@ import { idempotencyRecordOf, idempotencyRow } from '../idempotency.js';
 import { requestRow } from '../requests.js';
 import { runRow } from '../runs.js';
 import { acceptError } from '../unavailable.js';
-import { withClient } from './contract.js';
-import { RUNS_CHANNEL } from './leases.js';
+import { inTransaction } from './contract.js';
 import { EVENTS_INSERT, IDEMPOTENCY_INSERT, oneStatement, REQUESTS_INSERT, RUNS_INSERT, transpose } from './rows.js';
 import { createPgWrites, type PgStatement } from './writes.js';
 
@@ -136,43 +135,39 @@ export function createPgSink(
   }
 
   /**
-   * Writes a batch; returns the jobs whose idempotency key was taken (or that had none). A batch
-   * without keys or replay marks (the common case) is one statement, its inserts as data-modifying
-   * `WITH` parts, which PostgreSQL runs as one transaction: one round trip instead of five.
+   * Writes a batch as one statement, its inserts and updates as data-modifying `WITH` parts
+   * (one round trip instead of one per table); returns the jobs whose idempotency key was taken
+   * (or that had none). With keys, the keys are inserted first, in the same transaction, and
+   * only the jobs that took theirs are written.
    */
   async function write(jobs: readonly Job[], batch: Batch): Promise<Set<Job>> {
-    if (batch.replayed.length === 0 && jobs.every((job) => job.key === undefined)) {
-      const { statements, runs } = inserts(jobs, batch);
-      if (statements.length > 0) {
-        const { text, values } = oneStatement(statements, runs);
-        await pool.query(text, values);
-      }
+    if (jobs.every((job) => job.key === undefined)) {
+      await writeAll(pool, jobs, batch);
       return new Set(jobs);
     }
-    return withClient(pool, async (client) => {
-      try {
-        await client.query('BEGIN');
-        const taken = await takeKeys(client, jobs);
-        const { statements, runs } = inserts(
-          jobs.filter((job) => taken.has(job)),
-          batch,
-        );
-        for (const { text, values } of statements) await client.query(text, [...values]);
-        // Delivered at the commit, to every node listening (an idle one may take the runs).
-        if (runs > 0) await client.query('SELECT pg_notify($1, $2)', [RUNS_CHANNEL, String(runs)]);
-        const replays = createPgWrites();
-        for (const { id, at } of batch.replayed) {
-          replays.writes.requests.markReplayed(id, at);
-          replays.writes.failedRequests.markReplayed(id, at);
-        }
-        for (const { text, values } of replays.statements) await client.query(text, [...values]);
-        await client.query('COMMIT');
-        return taken;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      }
+    return inTransaction(pool, async (client) => {
+      const taken = await takeKeys(client, jobs);
+      await writeAll(
+        client,
+        jobs.filter((job) => taken.has(job)),
+        batch,
+      );
+      return taken;
     });
+  }
+
+  /** The kept jobs' actions, the records and the replay marks, in one statement that notifies queued runs. */
+  async function writeAll(db: pg.Pool | pg.PoolClient, kept: readonly Job[], batch: Batch): Promise<void> {
+    const { statements, runs } = inserts(kept, batch);
+    const replays = createPgWrites();
+    for (const { id, at } of batch.replayed) {
+      replays.writes.requests.markReplayed(id, at);
+      replays.writes.failedRequests.markReplayed(id, at);
+    }
+    statements.push(...replays.statements);
+    if (statements.length === 0) return;
+    const { text, values } = oneStatement(statements, runs);
+    await db.query(text, values);
   }
 
   /** Inserts the batch's idempotency rows; a key held by another request is not taken. */
