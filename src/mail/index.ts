@@ -1,2 +1,2 @@
 export { toMailMessage, truncateUtf8 } from './message.js';
-export { createMailWatcher, type MailWatcher, type MailWatcherStatus } from './watcher.js';
+export { createMailWatcher, type MailWatcherStatus } from './watcher.js';
