@@ -1,7 +1,6 @@
-import { MAIN_SESSION } from '../action-shape.js';
 import type { AcceptContext, Accepted, Action, ActionSink, RequestLogRecord } from '../actions/index.js';
 import { newId } from '../ids.js';
-import { acceptError, idempotencyRecordOf, type SinkOptions, type Store } from '../store/index.js';
+import { acceptError, hookEvent, hookRun, idempotencyRecordOf, type SinkOptions, type Store } from '../store/index.js';
 
 export { MAIN_SESSION } from '../action-shape.js';
 
@@ -19,24 +18,13 @@ export function createStoreSink(store: Store, options: StoreSinkOptions = {}): A
   const ttlMs = (options.idempotencyTtlSeconds ?? 86_400) * 1000;
 
   function insert(action: Action, context: AcceptContext, createdAt: number): Accepted {
+    const id = newId();
     if (action.kind === 'wake') {
-      const eventId = newId();
-      store.events.insert({
-        id: eventId,
-        sessionKey: MAIN_SESSION,
-        text: action.text,
-        origin: 'hook',
-        allowUnsafeExternalContent: action.allowUnsafeExternalContent,
-        contentSource: action.contentSource,
-        requestId: context.requestId,
-        createdAt,
-      });
-      return { kind: 'wake', eventId, mode: action.mode };
+      store.events.insert(hookEvent(action, id, context.requestId, createdAt));
+      return { kind: 'wake', eventId: id, mode: action.mode };
     }
-    const { kind: _kind, ...run } = action;
-    const runId = newId();
-    store.runs.insert({ ...run, id: runId, requestId: context.requestId, createdAt });
-    return { kind: 'agent', runId, sessionKey: action.sessionKey };
+    store.runs.insert(hookRun(action, id, context.requestId, createdAt));
+    return { kind: 'agent', runId: id, sessionKey: action.sessionKey };
   }
 
   function write(

@@ -1,4 +1,5 @@
-import type { ContentSource } from '../action-shape.js';
+import { type ContentSource, MAIN_SESSION } from '../action-shape.js';
+import type { Action } from '../actions/index.js';
 import type { Db } from './db.js';
 
 /** Where a system event came from: a hook request, a run's summary, or hookd itself. */
@@ -17,6 +18,25 @@ export interface EventRecord {
 }
 
 export type NewEvent = Omit<EventRecord, 'consumedAt'> & { readonly requestId?: string };
+
+/** The event a hook request's wake action queues on the main session (both stores' sinks). */
+export function hookEvent(
+  action: Extract<Action, { kind: 'wake' }>,
+  id: string,
+  requestId: string,
+  createdAt: number,
+): NewEvent {
+  return {
+    id,
+    sessionKey: MAIN_SESSION,
+    text: action.text,
+    origin: 'hook',
+    allowUnsafeExternalContent: action.allowUnsafeExternalContent,
+    contentSource: action.contentSource,
+    requestId,
+    createdAt,
+  };
+}
 
 interface EventRow {
   id: string;

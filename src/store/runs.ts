@@ -82,6 +82,12 @@ export type NewRun = Omit<AgentAction, 'kind'> & {
   readonly createdAt: number;
 };
 
+/** The run a hook request's agent action queues (both stores' sinks). */
+export function hookRun(action: AgentAction, id: string, requestId: string, createdAt: number): NewRun {
+  const { kind: _kind, ...run } = action;
+  return { ...run, id, requestId, createdAt };
+}
+
 /** A run's final status and what it produced. */
 export interface RunResult {
   readonly status: Exclude<RunStatus, 'queued' | 'running'>;

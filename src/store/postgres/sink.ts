@@ -1,5 +1,4 @@
 import type pg from 'pg';
-import { MAIN_SESSION } from '../../action-shape.js';
 import type {
   AcceptContext,
   Accepted,
@@ -12,10 +11,10 @@ import type {
 import { hookdError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { SinkOptions, StoreContract } from '../contract.js';
-import { eventRow } from '../events.js';
+import { eventRow, hookEvent } from '../events.js';
 import { idempotencyRecordOf, idempotencyRow } from '../idempotency.js';
 import { requestRow } from '../requests.js';
-import { runRow } from '../runs.js';
+import { hookRun, runRow } from '../runs.js';
 import { acceptError } from '../unavailable.js';
 import { inTransaction } from './contract.js';
 import { EVENTS_INSERT, IDEMPOTENCY_INSERT, oneStatement, REQUESTS_INSERT, RUNS_INSERT, transpose } from './rows.js';
@@ -113,20 +112,17 @@ export function createPgSink(
     const wakes = actions.filter(({ action }) => action.kind === 'wake');
     const runs = actions.filter(({ action }) => action.kind === 'agent');
     if (wakes.length > 0) {
-      const rows = wakes.map(({ job, action, i }) => {
-        const { text, allowUnsafeExternalContent, contentSource } = action as Extract<Action, { kind: 'wake' }>;
-        const id = idOf(job.accepted[i]);
-        const { requestId, createdAt } = job;
-        const event = { id, sessionKey: MAIN_SESSION, text, origin: 'hook' as const, requestId, createdAt };
-        return eventRow({ ...event, allowUnsafeExternalContent, contentSource });
-      });
+      const rows = wakes.map(({ job, action, i }) =>
+        eventRow(
+          hookEvent(action as Extract<Action, { kind: 'wake' }>, idOf(job.accepted[i]), job.requestId, job.createdAt),
+        ),
+      );
       statements.push({ text: EVENTS_INSERT, values: transpose(rows) });
     }
     if (runs.length > 0) {
-      const rows = runs.map(({ job, action, i }) => {
-        const { kind: _kind, ...run } = action as AgentAction;
-        return runRow({ ...run, id: idOf(job.accepted[i]), requestId: job.requestId, createdAt: job.createdAt });
-      });
+      const rows = runs.map(({ job, action, i }) =>
+        runRow(hookRun(action as AgentAction, idOf(job.accepted[i]), job.requestId, job.createdAt)),
+      );
       statements.push({ text: RUNS_INSERT, values: transpose(rows) });
     }
     const records = [...kept.flatMap((job) => (job.record ? [job.record] : [])), ...batch.records.map((r) => r.record)];
