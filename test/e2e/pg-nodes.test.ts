@@ -204,8 +204,14 @@ describe.skipIf(!postgresTestsRun)('three hookd nodes on one PostgreSQL', () => 
 
     expect(model.heartbeats.total).toBeGreaterThan(0);
     expect(model.heartbeats.max).toBe(1);
-    // A run is asked of the model again only when its node died during the call.
+    // A run is asked of the model again only when its node died during the call (at most its
+    // maxConcurrentRuns, 4) or a node gave the run up because its lease could not be renewed in
+    // time (each logged); on a loaded machine the 2 s lease of this test is tight.
     const repeated = [...model.runCalls.entries()].filter(([tag, n]) => tag !== 'other' && n > 1);
-    expect(repeated.length).toBeLessThanOrEqual(4);
+    const givenUp = [victim, ...nodes].reduce(
+      (sum, node) => sum + (node?.stdout().split('leaving it to another node').length ?? 1) - 1,
+      0,
+    );
+    expect(repeated.length).toBeLessThanOrEqual(4 + givenUp);
   }, 120_000);
 });
