@@ -267,7 +267,7 @@ export async function startGateway(
     // Started once listening: a thread's start is not on the way to the first answer.
     if (onDisk) {
       const onError = (message: string) => log.error({ error: message }, 'background WAL checkpoint failed');
-      parts.checkpointer = startCheckpointer({ path: config.storage.path, onError });
+      parts.checkpointer = startCheckpointer({ path: config.storage.path, onError, writer: store.db });
     }
     await runtime.start();
     parts.settler = createMemorySettler({ idle: () => runtime.queueDepth === 0, log });

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import type Database from 'better-sqlite3';
 
 /**
  * Copies the WAL back into the database file from a worker thread, with its own connection.
@@ -7,6 +8,14 @@ import { Worker } from 'node:worker_threads';
  * default, every 1000 pages), it stalls every request in flight for milliseconds (it set
  * `/hooks/wake`'s p99 at 17 ms against 7 ms without it). PASSIVE mode never blocks the writer;
  * the writer keeps a large auto-checkpoint as a safety net for when this thread falls behind.
+ *
+ * Under steady writes the WAL never restarts by itself: SQLite starts it over only when a write
+ * finds every frame copied back, and there is always a newer commit than the last copy. It grew
+ * to the writer's safety net (256 MB), whose checkpoint then held the event loop for 100–300 ms
+ * every few seconds, and every frame went to fresh file space. So once the WAL holds
+ * `restartPages`, this thread copies again until what is left is a few commits' worth, and
+ * tells the writer, whose own checkpoint of that tail (1–20 ms) lets its next commit start the
+ * WAL over at its beginning.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -16,7 +25,16 @@ db.pragma('busy_timeout = 5000');
 let failed = false;
 const timer = setInterval(() => {
   try {
-    db.pragma('wal_checkpoint(PASSIVE)');
+    let pass = db.pragma('wal_checkpoint(PASSIVE)')[0];
+    if (pass.log >= workerData.restartPages) {
+      // Each pass copies what was committed during the one before: a few passes leave a tail.
+      for (let i = 0; i < 6; i++) {
+        const before = pass.log;
+        pass = db.pragma('wal_checkpoint(PASSIVE)')[0];
+        if (pass.log - before < 256) break;
+      }
+      parentPort.postMessage({ tail: true });
+    }
     failed = false;
   } catch (err) {
     if (!failed) parentPort.postMessage({ error: String(err && err.message || err) });
@@ -32,6 +50,8 @@ parentPort.on('message', () => {
 
 /** Pages of WAL after which the writing connection checkpoints itself (256 MB of 4 KB pages). */
 export const WRITER_AUTOCHECKPOINT_PAGES = 65_536;
+/** Pages of WAL after which the WAL is started over (32 MB of 4 KB pages; see above). */
+export const RESTART_PAGES = 8192;
 
 export interface Checkpointer {
   /** Stops the thread and closes its connection. */
@@ -43,15 +63,28 @@ export function startCheckpointer(options: {
   path: string;
   everyMs?: number;
   onError?: (message: string) => void;
+  /** WAL pages from which the WAL is started over (default RESTART_PAGES). */
+  restartPages?: number;
+  /**
+   * The writing connection: it copies the last few commits itself once this thread has caught
+   * up, so that its next commit starts the WAL over.
+   */
+  writer?: Database.Database;
 }): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { path: options.path, driver, everyMs: options.everyMs ?? 200 },
+    workerData: {
+      path: options.path,
+      driver,
+      everyMs: options.everyMs ?? 200,
+      restartPages: options.writer ? (options.restartPages ?? RESTART_PAGES) : Number.POSITIVE_INFINITY,
+    },
   });
   worker.unref();
-  worker.on('message', (m: { error?: string }) => {
+  worker.on('message', (m: { error?: string; tail?: boolean }) => {
     if (m.error) options.onError?.(m.error);
+    if (m.tail && options.writer?.open) copyTail(options.writer, options.onError);
   });
   worker.on('error', (err) => options.onError?.(err.message));
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
@@ -67,4 +100,15 @@ export function startCheckpointer(options: {
       clearTimeout(stuck);
     },
   };
+}
+
+/** The writer's checkpoint of the WAL's last frames (between two commits: never inside one). */
+function copyTail(writer: Database.Database, onError?: (message: string) => void): void {
+  try {
+    // PASSIVE: when this thread is copying at the same moment, it answers busy at once; the
+    // WAL then restarts at a later round.
+    writer.pragma('wal_checkpoint(PASSIVE)');
+  } catch (err) {
+    onError?.((err as Error).message);
+  }
 }
