@@ -42,20 +42,24 @@ export function createRequestRecorder(settings: RequestLogSettings) {
   const paths = settings.redact.map((p) => p.split('.'));
   function record(facts: RequestFacts, ending: RequestEnding): RequestLogRecord {
     const kept = keptBody(facts.body, paths, settings.maxBodyBytes);
+    // Every field named (absent ones undefined): one shape for every record, cheap to read.
     return {
       id: facts.id,
       receivedAt: facts.receivedAt,
       path: facts.subPath,
       url: facts.url,
-      ...(ending.mappingId ? { mappingId: ending.mappingId } : {}),
+      mappingId: ending.mappingId || undefined,
       status: ending.status,
-      ...(ending.code ? { code: ending.code } : {}),
+      code: ending.code || undefined,
       eventIds: ending.eventIds ?? [],
       runIds: ending.runIds ?? [],
       durationMs: Math.max(0, Math.round(performance.now() - facts.startedMs)),
       headers: facts.headers,
-      ...kept,
-      ...(facts.replayOf ? { replayOf: facts.replayOf } : {}),
+      body: kept.body,
+      bodyBytes: kept.bodyBytes,
+      truncated: kept.truncated,
+      redacted: kept.redacted,
+      replayOf: facts.replayOf || undefined,
     };
   }
   return {
