@@ -108,11 +108,22 @@ export function parseBody(kind: BodyKind, raw: Buffer): BodyOutcome {
   if (nestingDepth(text) > MAX_DEPTH)
     return failure(hookdError('INVALID_JSON', { reason: `nested deeper than ${MAX_DEPTH} levels` }));
   try {
-    const value: unknown = sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' });
+    const value: unknown = mayPoison(text)
+      ? sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' })
+      : JSON.parse(text);
     return { ok: true, body: { payload: value, rawBody: raw, payloadIsJsonOfRawBody: true } };
   } catch (err) {
     return failure(hookdError('INVALID_JSON', { reason: (err as Error).message.slice(0, 200) }));
   }
+}
+
+/**
+ * Whether a JSON text may hold a `__proto__` or `constructor.prototype` key, spelled out or
+ * with `\u` escapes. secure-json-parse scans every text with two regular expressions (about
+ * 2 µs for 4 KB); three native substring searches clear most bodies without it.
+ */
+function mayPoison(text: string): boolean {
+  return text.includes('proto') || text.includes('constructor') || text.includes('\\u');
 }
 
 /** Payloads nested deeper than this are refused (templates and transforms walk them recursively). */

@@ -39,6 +39,26 @@ describe('parse', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  // Plain JSON.parse takes the texts that cannot spell these keys; every spelling must still be caught.
+  it.each([
+    ['__proto__', '{"a":1,"nested":{"__proto__":{"polluted":true}}}'],
+    ['escaped underscore', '{"a":1,"\\u005f_proto__":{"polluted":true}}'],
+    ['escaped letter', '{"a":1,"__pro\\u0074o__":{"polluted":true}}'],
+    ['escaped constructor', '{"a":1,"constr\\u0075ctor":{"prototype":{"polluted":true}}}'],
+    ['escaped prototype', '{"a":1,"constructor":{"pr\\u006ftotype":{"polluted":true}}}'],
+  ])('removes a poisoning key written as %s', (_name, text) => {
+    const outcome = parse('json', Buffer.from(text));
+    expect(outcome.ok).toBe(true);
+    const value = outcome.ok ? (outcome.body.payload as Record<string, Record<string, unknown>>) : {};
+    expect(value.a).toBe(1);
+    expect(JSON.stringify(value)).not.toContain('polluted');
+  });
+
+  it('parses a text with no poisoning spelling as is', () => {
+    const outcome = parse('json', Buffer.from('{"a":{"b":[1,"protocol-less",null]}}'));
+    expect(outcome).toMatchObject({ ok: true, body: { payload: { a: { b: [1, 'protocol-less', null] } } } });
+  });
+
   it('keeps the raw bytes', () => {
     const raw = Buffer.from('{"x":"é"}');
     const outcome = parse('json', raw);
