@@ -284,6 +284,12 @@ async function main() {
       };
     });
 
+    if (process.env.BENCH_ONLY === 'requests') {
+      for (const r of rows)
+        process.stdout.write(`${r.scenario}: ${r.reqPerSec} req/s, p99 ${r.p99Ms} ms, ${r.cpuUs} µs (${r.cpuRatio})\n`);
+      return;
+    }
+
     rmSync(join(dir, 'data'), { recursive: true, force: true });
     const hookd = await startHookd(dir);
     children.push(hookd.child);
