@@ -48,7 +48,8 @@ describe('background checkpointer', () => {
       onError: (m) => errors.push(m),
     });
     // About 20 MB in 1,000 commits, one a millisecond: without a restart the WAL file grew to
-    // 49 MB; restarted from 256 pages (1 MB) on, it stays at a few MB.
+    // 44–49 MB; restarted from 256 pages (1 MB) on, it stayed at 1.6–2.3 MB (the bound leaves
+    // room for a slow machine's checkpoints).
     let largest = 0;
     for (let c = 0; c < 1000; c++) {
       store.transaction(() => {
@@ -61,6 +62,6 @@ describe('background checkpointer', () => {
     store.close();
     rmSync(dir, { recursive: true, force: true });
     expect(errors).toEqual([]);
-    expect(largest).toBeLessThan(8_000_000);
+    expect(largest).toBeLessThan(16_000_000);
   });
 });
