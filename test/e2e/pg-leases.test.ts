@@ -7,7 +7,8 @@ import {
   claimRuns,
   countClaimable,
   holdLease,
-  listenForRuns,
+  listen,
+  RUNS_CHANNEL,
   releaseLease,
   releaseRuns,
   renewRuns,
@@ -244,7 +245,7 @@ describe.skipIf(!postgresTestsRun)('work shared by several nodes on PostgreSQL',
 
   it('wakes a listening node when another commits runs, not when it commits only events', async () => {
     let woken = 0;
-    const stop = await listenForRuns(pool, () => woken++);
+    const stop = await listen(pool, { [RUNS_CHANNEL]: () => woken++ });
     try {
       const sink = createPgSink(pool, createPgContract(pool));
       await sink.accept(

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { ClaimedRun } from '../contract.js';
 
 /**
  * What several nodes on one PostgreSQL need to share work (DESIGN §15): runs claimed under a
@@ -17,13 +18,6 @@ export const HEARTBEAT_CHANNEL = 'hookd_heartbeat';
 /** `now` as given by a test, else the database's clock. */
 const NOW = (param: number) => `COALESCE($${param}::bigint, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)`;
 
-export interface ClaimedRun {
-  readonly id: string;
-  readonly status: string;
-  readonly sessionKey: string;
-  readonly mappingId?: string;
-}
-
 export interface RunClaim {
   readonly owner: string;
   readonly leaseMs: number;
@@ -40,13 +34,7 @@ export interface RunClaim {
  * claiming at this moment are skipped, not waited for.
  */
 export async function claimRuns(db: pg.Pool | pg.PoolClient, claim: RunClaim): Promise<ClaimedRun[]> {
-  const { rows } = await db.query<{
-    seq: number;
-    id: string;
-    status: string;
-    session_key: string;
-    mapping_id: string | null;
-  }>(
+  const { rows } = await db.query<{ seq: number; id: string; session_key: string; mapping_id: string | null }>(
     `WITH clock AS (SELECT ${NOW(3)} AS now)
      UPDATE runs SET lease_owner = $1, lease_until = (SELECT now FROM clock) + $2
      WHERE seq IN (
@@ -59,7 +47,7 @@ export async function claimRuns(db: pg.Pool | pg.PoolClient, claim: RunClaim): P
              AND (o.seq < r.seq OR o.lease_until >= (SELECT now FROM clock)))
        ORDER BY r.seq LIMIT $4
        FOR UPDATE OF r SKIP LOCKED)
-     RETURNING seq, id, status, session_key, mapping_id`,
+     RETURNING seq, id, session_key, mapping_id`,
     [claim.owner, claim.leaseMs, claim.now ?? null, claim.limit],
   );
   // RETURNING has no order: oldest first, as the scheduler expects.
@@ -67,7 +55,6 @@ export async function claimRuns(db: pg.Pool | pg.PoolClient, claim: RunClaim): P
     .sort((a, b) => a.seq - b.seq)
     .map((r) => ({
       id: r.id,
-      status: r.status,
       sessionKey: r.session_key,
       ...(r.mapping_id === null ? {} : { mappingId: r.mapping_id }),
     }));
@@ -180,9 +167,4 @@ export async function listen(
     client.removeAllListeners('notification');
     client.release(true);
   };
-}
-
-/** Calls `onRuns` whenever a node commits queued runs; returns the function that stops listening. */
-export function listenForRuns(pool: pg.Pool, onRuns: () => void): Promise<() => Promise<void>> {
-  return listen(pool, { [RUNS_CHANNEL]: onRuns });
 }
