@@ -8,11 +8,14 @@ import type { Logger } from './log.js';
  *
  * V8 keeps the heap a burst grew (200,000 accepted requests, their runs drained: a heap of
  * 100 MB holding 30 MB) and only shrinks it in full collections that nothing triggers while
- * the process idles. When the event loop has been quiet for a whole tick, no run is queued
- * and the heap is more than `slackMb` above the smallest heap seen, the settler runs a full
- * collection; it tries at most `maxPerQuiet` times per quiet period (each one shrinks the
- * heap a little more), then waits for the next busy period. A collection takes about 20 ms,
- * and only ever runs on a quiet loop.
+ * the process idles. It gives back the young generation (up to 32 MB) only in a collection
+ * that finds the allocation rate of the last 5 s low, and a collection on the first quiet
+ * second still sees the burst in that window. So when the event loop has been quiet for a
+ * whole tick, no run is queued and the heap is more than `slackMb` above the smallest heap
+ * seen, the settler runs a full collection, then another `spacingMs` later while the loop
+ * stays quiet, up to `maxPerQuiet` in all or until the heap is back within the slack; then it
+ * waits for the next busy period. A collection takes about 20 ms, and only ever runs on a
+ * quiet loop.
  */
 export interface MemorySettler {
   /** One check (the timer calls it; tests call it directly). */
@@ -25,7 +28,7 @@ export interface MemorySettlerOptions {
   /** True when no run is queued or executing. */
   readonly idle: () => boolean;
   readonly log: Logger;
-  /** Between checks (2 s). */
+  /** Between checks (1 s). */
   readonly intervalMs?: number;
   /** Event-loop utilization under which a tick is quiet (0.05). */
   readonly quietUnder?: number;
@@ -33,12 +36,16 @@ export interface MemorySettlerOptions {
   readonly slackMb?: number;
   /** Collections per quiet period, at most (3). */
   readonly maxPerQuiet?: number;
+  /** Between two collections of one quiet period, at least (5.5 s: V8 weighs the last 5 s). */
+  readonly spacingMs?: number;
   /** A full collection; defaults to V8's, or none when it cannot be had. */
   readonly collect?: () => void;
   /** The heap's size in bytes; defaults to `process.memoryUsage().heapTotal`. */
   readonly heapBytes?: () => number;
   /** Utilization since the previous call; defaults to Node's event-loop utilization. */
   readonly utilization?: () => number;
+  /** A clock in milliseconds; defaults to `performance.now`. */
+  readonly now?: () => number;
 }
 
 /** V8's full collection, taken without exposing `gc` to the gateway's own global scope. */
@@ -70,9 +77,12 @@ export function createMemorySettler(options: MemorySettlerOptions): MemorySettle
   const quietUnder = options.quietUnder ?? 0.05;
   const slack = (options.slackMb ?? 16) * 1024 * 1024;
   const maxPerQuiet = options.maxPerQuiet ?? 3;
+  const spacingMs = options.spacingMs ?? 5500;
+  const now = options.now ?? (() => performance.now());
   const log = options.log.child({ component: 'memory' });
   let smallest = heapBytes();
   let collections = 0;
+  let lastAt = 0;
   let busySince = false;
   let timer: NodeJS.Timeout | undefined;
 
@@ -89,6 +99,8 @@ export function createMemorySettler(options: MemorySettlerOptions): MemorySettle
       busySince = false;
       return;
     }
+    if (collections > 0 && now() - lastAt < spacingMs) return;
+    lastAt = now();
     collect();
     collections++;
     const after = heapBytes();
@@ -99,14 +111,27 @@ export function createMemorySettler(options: MemorySettlerOptions): MemorySettle
     if (collections >= maxPerQuiet) busySince = false;
   }
 
+  /** Every `intervalMs`, except that a due follow-up collection is checked on time (timers may fire a little early). */
+  function schedule(): void {
+    const interval = options.intervalMs ?? 1000;
+    const delay = busySince && collections > 0 ? Math.max(0, lastAt + spacingMs - now()) + 10 : interval;
+    timer = setTimeout(
+      () => {
+        tick();
+        if (timer) schedule();
+      },
+      Math.min(delay, interval * 10),
+    );
+    timer.unref();
+  }
+
   return {
     tick,
     start() {
-      timer ??= setInterval(tick, options.intervalMs ?? 2000);
-      timer.unref();
+      if (!timer) schedule();
     },
     stop() {
-      clearInterval(timer);
+      clearTimeout(timer);
       timer = undefined;
     },
   };
