@@ -1,5 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createStore } from '../../../src/store/index.js';
 import { makeTempDir } from '../../helpers/hookd-process.js';
@@ -27,5 +28,33 @@ describe('openDb', () => {
     writeFileSync(path, '', { mode: 0o644 });
     createStore({ path, synchronous: 'normal' }).close();
     expect(modeOf(path)).toBe(0o600);
+  });
+
+  it("keeps the connection's page cache to 2 MB, so a burst of writes leaves little behind in the process", () => {
+    temp = makeTempDir();
+    // In its own process: the C allocator's main heap ([heap] in smaps) is where SQLite's page
+    // cache lives. 18 MB of rows written and read back grew it by 15.9 MB with better-sqlite3's
+    // 16 MB cache, and by 1.5 MB with 2 MB.
+    const script = `
+      import { readFileSync } from 'node:fs';
+      import { openDb } from ${JSON.stringify(resolve('src/store/db.ts'))};
+      const heapKb = () => {
+        const smaps = readFileSync('/proc/self/smaps', 'utf8');
+        const at = smaps.indexOf('[heap]');
+        return at < 0 ? 0 : Number(/Rss:\\s+(\\d+)/.exec(smaps.slice(at))[1]);
+      };
+      const db = openDb({ path: ${JSON.stringify(join(temp.dir, 'hookd.db'))}, synchronous: 'normal' });
+      db.exec('CREATE TABLE filler (id INTEGER PRIMARY KEY, body TEXT)');
+      const insert = db.prepare('INSERT INTO filler (body) VALUES (?)');
+      const before = heapKb();
+      const body = 'x'.repeat(3000);
+      for (let i = 0; i < 60; i++) db.transaction(() => { for (let j = 0; j < 100; j++) insert.run(body); })();
+      db.prepare('SELECT sum(length(body)) AS n FROM filler').get();
+      process.stdout.write(String(heapKb() - before));
+    `;
+    const grownKb = Number(
+      execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' }),
+    );
+    expect(grownKb).toBeLessThan(8 * 1024);
   });
 });
