@@ -118,6 +118,73 @@ describe('transforms end to end', () => {
     expect(failures[1]?.headers).not.toContain(TOKEN);
   });
 
+  it('bounds what a hostile result, error or console line costs past the sandbox (issue 13 items 10 and 11)', async () => {
+    const dir = transformsCopy();
+    const hookd = await startHookd({
+      dir,
+      config: {
+        log: { level: 'debug' },
+        hooks: {
+          enabled: true,
+          token: TOKEN,
+          transformsDir: 'transforms',
+          mappings: [
+            { id: 'results', ...mapping('results', 'hostile.ts', 'notJsonIfBad', { wakeMode: 'next-heartbeat' }) },
+            { id: 'huge', ...mapping('huge', 'hostile.ts', 'hugeMessage') },
+            { id: 'relabel', ...mapping('relabel', 'hostile.ts', 'relabel') },
+          ],
+        },
+        agents: { defaults: { heartbeat: { every: '0' } } },
+      },
+    });
+    cleanups.push(() => hookd.stop());
+    const post = (path: string, json: unknown) => call(`${hookd.url}/hooks/${path}`, { headers: HOOK, json });
+
+    // A result that is not JSON fails this request alone: kept for replay, and the same
+    // mapping (its isolate) answers the next request.
+    const bad = await post('results', { bad: true });
+    expect(bad.status).toBe(500);
+    expect(bad.body).toMatchObject({ code: 'TRANSFORM_FAILED', error: expect.stringMatching(/not JSON/) });
+    expect((await post('results', { bad: false })).status).toBe(200);
+    expect((await post('results', { bad: true })).status).toBe(500);
+    expect((await post('results', {})).status).toBe(200);
+
+    // A 5 MB thrown message: a short answer, a short stored error, short log lines.
+    const huge = await post('huge', {});
+    expect(huge.status).toBe(500);
+    expect(huge.body.code).toBe('TRANSFORM_FAILED');
+    expect(JSON.stringify(huge.body).length).toBeLessThan(2048);
+
+    // Console lines keep the host's level and the mapping's own binding.
+    expect((await post('relabel', {})).status).toBe(204);
+
+    const db = new Database(join(dir, 'data/hookd.db'), { readonly: true });
+    const failures = db.prepare('SELECT sub_path, code, error FROM failed_requests ORDER BY seq').all() as {
+      sub_path: string;
+      code: string;
+      error: string;
+    }[];
+    db.close();
+    expect(failures.map((f) => [f.sub_path, f.code])).toEqual([
+      ['results', 'TRANSFORM_FAILED'],
+      ['results', 'TRANSFORM_FAILED'],
+      ['huge', 'TRANSFORM_FAILED'],
+    ]);
+    expect(failures[2]?.error.length).toBeLessThan(2048);
+
+    await expect.poll(() => hookd.stdout().includes('relabelled')).toBe(true);
+    const lines = hookd.stdout().trim().split('\n');
+    expect(Math.max(...lines.map((line) => line.length))).toBeLessThan(16 * 1024);
+    const fromConsole = lines
+      .map((line) => JSON.parse(line) as { level: number; mapping?: string; source?: string; msg: string })
+      .filter((line) => line.source === 'console');
+    expect(fromConsole.map((line) => [line.level, line.msg])).toEqual([
+      [30, '{"mapping":"other","level":60,"msg":"relabelled"}'],
+      [50, 'level fatal {"level":"fatal"}'],
+    ]);
+    for (const line of fromConsole) expect(line.mapping).not.toBe('other');
+  });
+
   it('refuses to serve and fails hookd check on a compile error, with file:line:col', async () => {
     const dir = transformsCopy();
     const file = writeConfig(dir, { hooks: { enabled: true, token: TOKEN, mappings: [mapping('b', 'broken.ts')] } });
