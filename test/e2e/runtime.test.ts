@@ -218,6 +218,27 @@ describe.each(suiteStores)('the runtime end to end on %s (fake model and chat se
     expect(w.chat.sent).toEqual([]);
   });
 
+  it('a model error that echoes the API key reaches the run, the summary and the log masked and cut (issue 13 item 16)', async () => {
+    const w = await world(
+      agentReplies(() => ({
+        status: 400,
+        body: { error: { message: `no such model for key model-key-123: ${'p'.repeat(10_000)}` } },
+      })),
+    );
+    const runId = (await w.post('agent', { message: 'hello', name: 'Leaky', wakeMode: 'next-heartbeat' })).body
+      .runId as string;
+    await expect.poll(async () => (await w.mainEvents()).length).toBe(1);
+    const [summary] = (await w.mainEvents()) as { text: string }[];
+    const run = (await w.admin(`/api/runs/${runId}`)).body as { status: string; error: string };
+    expect(run.status).toBe('error');
+    expect(run.error).toMatch(/answered 400: .*no such model for key \[REDACTED\]: p+/);
+    expect(run.error.length).toBeLessThan(500);
+    expect(summary?.text).toBe(`Hook Leaky (error): ${run.error}`);
+    await expect.poll(() => w.hookd.stdout()).toContain('"msg":"run failed"');
+    expect(w.hookd.stdout()).not.toContain('model-key-123');
+    expect(w.hookd.stdout()).not.toContain('p'.repeat(500));
+  });
+
   it('model and alias reach the request, thinking reaches reasoning_effort, a stall ends as timeout', async () => {
     const w = await world((r) =>
       lastUser(r).includes('stall') ? { stall: true } : isHeartbeat(r) ? 'HEARTBEAT_OK' : 'fine',
