@@ -120,7 +120,10 @@ function answerMalformed(err: NodeJS.ErrnoException, socket: Socket): void {
     else socket.destroy();
   };
   const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (!pending || pending.writableFinished) {
+  // A request still arriving when its time ran out (a trickled body) has no answer coming:
+  // it gets the 408 now. A request received whole is answered first.
+  const stillArriving = timedOut && pending !== null && pending !== undefined && !pending.req.complete;
+  if (!pending || pending.writableFinished || (stillArriving && !pending.headersSent)) {
     refuse();
     return;
   }

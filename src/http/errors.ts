@@ -53,7 +53,10 @@ export function createLogLimiter(intervalMs: number, now: () => number = Date.no
 export function installErrorHandlers(app: FastifyInstance, log: Logger, options: { logEveryMs?: number } = {}): void {
   const limiter = createLogLimiter(options.logEveryMs ?? 10_000);
   app.setErrorHandler((err, request, reply) => {
-    const e = toHookdError(err);
+    // A body cut short (the client went away, or its time ran out) is the sender's doing: a
+    // 400 nobody may read, not a 500 logged with a stack.
+    const cutShort = (err as NodeJS.ErrnoException).code === 'ECONNRESET' && !request.raw.complete;
+    const e = cutShort ? hookdError('INVALID_BODY', { problem: 'length-mismatch' }) : toHookdError(err);
     if (EXPECTED_5XX.has(e.code)) {
       // A full queue or a failing transform, answered to every sender: no stack, no flood.
       const held = limiter.allow(e.code);

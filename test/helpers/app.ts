@@ -15,12 +15,21 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** Builds the real app (mappings and transforms included) over an in-memory store, for `app.inject()`. */
-export async function createTestApp(extra: Record<string, unknown> = {}): Promise<TestApp> {
+/**
+ * Builds the real app (mappings and transforms included) over an in-memory store, for
+ * `app.inject()`. With `logs`, the app logs at info into it, one parsed line each.
+ */
+export async function createTestApp(
+  extra: Record<string, unknown> = {},
+  options: { logs?: { level: number; msg: string }[] } = {},
+): Promise<TestApp> {
   const hooks = { enabled: true, token: HOOK_TOKEN, ...(extra.hooks as object | undefined) };
   const config = loadConfig({ data: { ...extra, hooks, storage: { path: ':memory:' } }, env: {} });
   const store = createStore({ path: ':memory:', synchronous: 'normal' });
-  const log = pino({ level: 'silent' });
+  const logs = options.logs;
+  const log = logs
+    ? pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line)) })
+    : pino({ level: 'silent' });
   const { actionOptions, mappings, transforms } = await compileRoutes(config, log);
   const sink = createStoreSink(store, { idempotencyTtlSeconds: config.hooks.idempotency.ttlSeconds });
   const app = await buildApp({ config, log, sink, actionOptions, mappings });

@@ -1,6 +1,6 @@
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestApp, HOOK_TOKEN, type TestApp } from '../helpers/app.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -81,6 +81,33 @@ describe('connection bounds (DESIGN §16, issue 13 item 3)', () => {
     expect(Date.now() - started).toBeLessThan(5000);
     expect(text).toMatch(/^HTTP\/1\.1 408 /);
     expect(JSON.parse(text.split('\r\n\r\n')[1] ?? '')).toMatchObject({ code: 'REQUEST_TIMEOUT' });
+  });
+
+  it('answers 408 and closes a request with the right token whose body trickles past requestTimeoutMs', async () => {
+    const logs: { level: number; msg: string }[] = [];
+    t = await createTestApp({ server: { headersTimeoutMs: 1000, requestTimeoutMs: 1500 } }, { logs });
+    const socket = connect(await open(t.app), '127.0.0.1');
+    const answer = received(socket);
+    socket.write(
+      `POST /hooks/wake HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${HOOK_TOKEN}\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"text":"',
+    );
+    // A byte every 100 ms: each comes well within any idle timeout, the whole never ends.
+    const trickle = setInterval(() => {
+      if (!socket.destroyed) socket.write('x');
+    }, 100);
+    const started = Date.now();
+    try {
+      const text = await answer;
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(text).toMatch(/^HTTP\/1\.1 408 /);
+      expect(JSON.parse(text.split('\r\n\r\n')[1] ?? '')).toMatchObject({ code: 'REQUEST_TIMEOUT' });
+      // The body cut short is the sender's doing: no error line with a stack (a 500 before).
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(logs.filter((line) => line.level >= 50)).toEqual([]);
+    } finally {
+      clearInterval(trickle);
+    }
   });
 
   it('refuses connections past server.maxConnections at accept', async () => {
