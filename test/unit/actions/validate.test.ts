@@ -198,5 +198,9 @@ describe('hooks.allowedSessionKeyPrefixes (DESIGN §5)', () => {
     expect((await send('owned', { key: 'team:a' })).statusCode).toBe(202);
     expect((await send('owned', { key: 'main' })).json()).toMatchObject({ code: 'INVALID_FIELD' });
     expect((await send('as-main', {})).json()).toMatchObject({ code: 'INVALID_FIELD' });
+    // Control characters a payload carries into a rendered key: C0, DEL and C1 alike.
+    for (const key of ['team:a\u0000', 'team:a\u007f', 'team:a\u0085', 'team:a\u009b[2J']) {
+      expect((await send('owned', { key })).json()).toMatchObject({ code: 'INVALID_FIELD' });
+    }
   });
 });

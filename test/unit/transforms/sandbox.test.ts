@@ -204,3 +204,24 @@ describe('the transform sandbox', () => {
     await expect(host.run('wasmMemory', context({}))).resolves.toBeUndefined();
   });
 });
+
+describe('hooks.transforms.allowWasm', () => {
+  it('leaves WebAssembly in the sandbox when the operator allows it', async () => {
+    const config = loadConfig({
+      data: {
+        hooks: {
+          transformsDir: DIR,
+          transforms: { timeoutMs: TIMEOUT_MS, memoryLimitMb: 64, allowWasm: true },
+          mappings: [{ id: 'wasm', transform: { module: 'hostile.ts', export: 'wasmMemory' } }],
+        },
+      },
+      env: {},
+    });
+    const allowing = await createTransformHost({ ...hostConfig(config), log: pino({ level: 'silent' }) });
+    try {
+      await expect(allowing.run('wasm', context({}))).rejects.toEqual(failure(/present: WebAssembly/));
+    } finally {
+      allowing.close();
+    }
+  });
+});
