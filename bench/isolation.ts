@@ -20,6 +20,8 @@ export interface IsolationOptions {
   readonly agentBody: string;
   readonly durationS: number;
   readonly soakRequests: number;
+  /** Interleaved pairs of the spinning scenario (3). */
+  readonly spinRounds: number;
 }
 
 /** Runs not yet summarised, read from the gateway's own database. */
@@ -42,19 +44,21 @@ async function drain(gateway: BenchGateway, maxS: number): Promise<number> {
   return (performance.now() - started) / 1000;
 }
 
-/** `/hooks/agent` alone, then with 4 clients hitting a transform that spins 900 ms (its p99 ≤ 2×). */
+const median = (values: readonly number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? 0;
+
+/**
+ * `/hooks/agent` alone, then with 4 clients hitting a transform that spins 900 ms (its p99 ≤ 2×):
+ * `rounds` interleaved pairs, the median p99 of each side (one 4 s p99 swings with the machine).
+ */
 async function spinning(options: IsolationOptions) {
   const gateway = await options.start('stalled');
+  const pid = gateway.child.pid as number;
   try {
-    await load(gateway.port, gateway.child.pid as number, '/hooks/agent', options.agentBody, { duration: 1 });
-    const plain = await load(gateway.port, gateway.child.pid as number, '/hooks/agent', options.agentBody, {
-      duration: options.durationS,
-    });
-    let stop = false;
+    await load(gateway.port, pid, '/hooks/agent', options.agentBody, { duration: 1 });
     let spins = 0;
     const statuses = new Map<number, number>();
-    const client = async () => {
-      while (!stop) {
+    const spinWhile = async (running: () => boolean) => {
+      while (running()) {
         const res = await request(`http://127.0.0.1:${gateway.port}/hooks/spin`, {
           method: 'POST',
           headers: HOOK_HEADERS,
@@ -65,14 +69,27 @@ async function spinning(options: IsolationOptions) {
         statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
       }
     };
-    const clients = Array.from({ length: 4 }, client);
-    await sleep(500);
-    const loaded = await load(gateway.port, gateway.child.pid as number, '/hooks/agent', options.agentBody, {
-      duration: options.durationS,
-    });
-    stop = true;
-    await Promise.all(clients);
-    return { plain, loaded, spins, spinStatuses: Object.fromEntries(statuses) };
+    const plainP99Ms: number[] = [];
+    const loadedP99Ms: number[] = [];
+    for (let round = 0; round < options.spinRounds; round++) {
+      const plain = await load(gateway.port, pid, '/hooks/agent', options.agentBody, { duration: options.durationS });
+      plainP99Ms.push(plain.latency.p99);
+      let stop = false;
+      const clients = Array.from({ length: 4 }, () => spinWhile(() => !stop));
+      await sleep(500);
+      const loaded = await load(gateway.port, pid, '/hooks/agent', options.agentBody, { duration: options.durationS });
+      loadedP99Ms.push(loaded.latency.p99);
+      stop = true;
+      await Promise.all(clients);
+    }
+    return {
+      plainP99Ms,
+      loadedP99Ms,
+      plainP99: median(plainP99Ms),
+      loadedP99: median(loadedP99Ms),
+      spins,
+      spinStatuses: Object.fromEntries(statuses),
+    };
   } finally {
     await options.stop(gateway);
   }
