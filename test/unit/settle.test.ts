@@ -27,12 +27,19 @@ function scripted() {
     state.now += 1000;
     settler.tick();
   };
-  return { state, settler, tick };
+  /** A busy second that grows the heap to `heapMb`; the loop is quiet again after it. */
+  const burst = (heapMb: number) => {
+    state.utilization = 0.9;
+    state.heap = heapMb * MB;
+    tick();
+    state.utilization = 0;
+  };
+  return { state, settler, tick, burst };
 }
 
 describe('memory settler', () => {
   it('collects once the gateway is quiet after a burst, then twice more 5.5 s apart, and not again until the next burst', () => {
-    const { state, tick } = scripted();
+    const { state, tick, burst } = scripted();
     tick();
     // A burst: the loop busy and the heap grown; nothing is collected while busy.
     state.utilization = 0.9;
@@ -57,27 +64,18 @@ describe('memory settler', () => {
     expect(state.collections).toBe(3);
     expect(state.heap).toBe(62.5 * MB);
     // The next burst allows collections again.
-    state.utilization = 0.5;
-    state.heap = 150 * MB;
-    tick();
-    state.utilization = 0;
+    burst(150);
     tick();
     expect(state.collections).toBe(4);
   });
 
   it('stops collecting once the heap is back within the slack, and starts over when the loop gets busy in between', () => {
-    const { state, tick } = scripted();
-    state.utilization = 0.9;
-    state.heap = 90 * MB;
-    tick();
-    state.utilization = 0;
+    const { state, tick, burst } = scripted();
+    burst(90);
     tick();
     expect(state.collections).toBe(1);
     // Busy again before the follow-up: the next quiet tick collects at once.
-    state.utilization = 0.9;
-    state.heap = 100 * MB;
-    tick();
-    state.utilization = 0;
+    burst(100);
     tick();
     expect(state.collections).toBe(2);
     // 100 → 75 → 62.5 MB: within 16 MB of the smallest heap (50 MB) after the third.
