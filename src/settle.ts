@@ -111,17 +111,14 @@ export function createMemorySettler(options: MemorySettlerOptions): MemorySettle
     if (collections >= maxPerQuiet) busySince = false;
   }
 
-  /** Every `intervalMs`, except that a due follow-up collection is checked on time (timers may fire a little early). */
+  /** Every `intervalMs`, but a due follow-up on time (10 ms late: a timer may fire a little early). */
   function schedule(): void {
     const interval = options.intervalMs ?? 1000;
     const delay = busySince && collections > 0 ? Math.max(0, lastAt + spacingMs - now()) + 10 : interval;
-    timer = setTimeout(
-      () => {
-        tick();
-        if (timer) schedule();
-      },
-      Math.min(delay, interval * 10),
-    );
+    timer = setTimeout(() => {
+      tick();
+      if (timer) schedule();
+    }, delay);
     timer.unref();
   }
 
