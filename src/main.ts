@@ -25,7 +25,12 @@ import {
   startCheckpointer,
   WRITER_AUTOCHECKPOINT_PAGES,
 } from './store/index.js';
-import { createTransformHost, type TransformHost } from './transforms/index.js';
+import {
+  createTransformHost,
+  type TransformHost,
+  type TransformThreads,
+  watchTransformThreads,
+} from './transforms/index.js';
 
 export interface Gateway {
   readonly app: FastifyInstance;
@@ -93,12 +98,14 @@ interface Parts {
   checkpointer?: Checkpointer;
   watcher?: RunningMailWatch;
   settler?: MemorySettler;
+  transformThreads?: TransformThreads;
   pool?: pg.Pool;
 }
 
 async function stopParts(parts: Parts): Promise<void> {
   const steps = [
     () => parts.settler?.stop(),
+    () => parts.transformThreads?.stop(),
     () => parts.watcher?.stop(),
     () => parts.app?.close(),
     () => parts.runtime?.stop(),
@@ -272,6 +279,8 @@ export async function startGateway(
     await runtime.start();
     parts.settler = createMemorySettler({ idle: () => runtime.queueDepth === 0, log });
     parts.settler.start();
+    // Every thread of the gateway's own is running by now: later ones are isolated-vm's.
+    parts.transformThreads = await watchTransformThreads({ log });
     log.info({ url, hooksPath: config.hooks.enabled ? config.hooks.path : null }, 'hookd listening');
     if (options.mailWatch !== false) parts.watcher = await startMailWatch(config, url, backend, log);
     let closed: Promise<void> | undefined;
