@@ -190,6 +190,7 @@ async function main() {
       const figures = {
         spinP99Ms: { plain: spinning.plainP99Ms, loaded: spinning.loadedP99Ms },
         runCpuUs: runs.runCpuUs,
+        runsRps: { paused: runs.paused.requests.average, executing: runs.executing.requests.average },
         soak,
       };
       process.stdout.write(`${JSON.stringify(figures)}\n`);
