@@ -1,10 +1,9 @@
-import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { constants, PerformanceObserver, performance } from 'node:perf_hooks';
-import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createMemorySettler } from '../../src/settle.js';
+import { runScript } from '../helpers/script.js';
 
 const MB = 1024 * 1024;
 
@@ -189,13 +188,7 @@ describe('memory settler', () => {
         }
       }, 250);
     `;
-    const { stdout } = await promisify(execFile)(process.execPath, [
-      '--import',
-      'tsx',
-      '--input-type=module',
-      '-e',
-      script,
-    ]);
+    const stdout = await runScript(script);
     const { burstMb, heapMb, afterMs } = JSON.parse(stdout) as { burstMb: number; heapMb: number; afterMs: number };
     expect(burstMb).toBeGreaterThan(40);
     expect(heapMb).toBeLessThan(20);

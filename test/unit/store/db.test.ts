@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import { statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createStore } from '../../../src/store/index.js';
 import { makeTempDir } from '../../helpers/hookd-process.js';
+import { runScript } from '../../helpers/script.js';
 
 let temp: ReturnType<typeof makeTempDir> | undefined;
 afterEach(() => temp?.cleanup());
@@ -30,7 +30,7 @@ describe('openDb', () => {
     expect(modeOf(path)).toBe(0o600);
   });
 
-  it("keeps the connection's page cache to 2 MB, so a burst of writes leaves little behind in the process", () => {
+  it("keeps the connection's page cache to 2 MB, so a burst of writes leaves little behind in the process", async () => {
     temp = makeTempDir();
     // In its own process: the C allocator's main heap ([heap] in smaps) is where SQLite's page
     // cache lives. 18 MB of rows written and read back grew it by 15.9 MB with better-sqlite3's
@@ -52,9 +52,7 @@ describe('openDb', () => {
       db.prepare('SELECT sum(length(body)) AS n FROM filler').get();
       process.stdout.write(String(heapKb() - before));
     `;
-    const grownKb = Number(
-      execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' }),
-    );
+    const grownKb = Number(await runScript(script));
     expect(grownKb).toBeLessThan(8 * 1024);
   });
 });

@@ -1,7 +1,6 @@
-import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { runScript } from '../../helpers/script.js';
 
 describe('watchTransformThreads', () => {
   it('lowers the priority of the threads isolated-vm starts for calls off the loop, and of no other', async () => {
@@ -22,14 +21,7 @@ describe('watchTransformThreads', () => {
       threads.stop();
       process.stdout.write(JSON.stringify({ lowered, own: own.map(nice), added: added.map(nice), again: threads.lowerNew() }));
     `;
-    const { stdout } = await promisify(execFile)(process.execPath, [
-      '--no-node-snapshot',
-      '--import',
-      'tsx',
-      '--input-type=module',
-      '-e',
-      script,
-    ]);
+    const stdout = await runScript(script, ['--no-node-snapshot']);
     const { lowered, own, added, again } = JSON.parse(stdout) as {
       lowered: number;
       own: number[];
