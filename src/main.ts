@@ -279,8 +279,9 @@ export async function startGateway(
     await runtime.start();
     parts.settler = createMemorySettler({ idle: () => runtime.queueDepth === 0, log });
     parts.settler.start();
-    // Every thread of the gateway's own is running by now: later ones are isolated-vm's.
-    parts.transformThreads = await watchTransformThreads({ log });
+    // Every thread of the gateway's own is running by now: later ones are isolated-vm's
+    // (none without a transform, so nothing to watch then).
+    if (parts.transforms.size > 0) parts.transformThreads = await watchTransformThreads({ log });
     log.info({ url, hooksPath: config.hooks.enabled ? config.hooks.path : null }, 'hookd listening');
     if (options.mailWatch !== false) parts.watcher = await startMailWatch(config, url, backend, log);
     let closed: Promise<void> | undefined;
