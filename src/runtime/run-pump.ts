@@ -37,6 +37,8 @@ export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): Ru
   const executor = createRunExecutor(options);
   const inFlight = new Set<Promise<void>>();
   let stopped = false;
+  let lastStart = Number.NEGATIVE_INFINITY;
+  let spaced: NodeJS.Timeout | undefined;
 
   function start(next: PendingRun): void {
     const signal = hooks.signalOf(next);
@@ -64,8 +66,20 @@ export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): Ru
   function pump(): void {
     const limit = concurrencyOf(options);
     while (!stopped && inFlight.size < limit) {
+      const wait = lastStart + (options.spacingMs?.() ?? 0) - performance.now();
+      if (wait > 0) {
+        if (scheduler.waiting > 0 && !spaced) {
+          spaced = setTimeout(() => {
+            spaced = undefined;
+            pump();
+          }, Math.ceil(wait));
+          spaced.unref();
+        }
+        return;
+      }
       const next = scheduler.take();
       if (!next) return;
+      lastStart = performance.now();
       start(next);
     }
   }
@@ -82,6 +96,7 @@ export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): Ru
     },
     async stop() {
       stopped = true;
+      clearTimeout(spaced);
       await Promise.allSettled([...inFlight]);
     },
   };

@@ -12,6 +12,11 @@ export interface RunQueueOptions extends RunExecutorOptions {
    * the runtime lowers it while hook requests saturate the event loop. Never below 1.
    */
   readonly concurrency?: () => number;
+  /**
+   * The least time (ms) between two run starts right now (default 0); the runtime sets it
+   * while hook requests saturate the event loop.
+   */
+  readonly spacingMs?: () => number;
   /** Per-mapping caps on runs executing at once (a mapping's `maxConcurrent`). */
   readonly mappingLimits?: ReadonlyMap<string, number>;
 }

@@ -10,7 +10,13 @@ import { createStore, type Store, sqliteContract } from '../../../src/store/inde
 import { startFakeModel } from '../../helpers/fake-model.js';
 
 function setup(
-  options: { models?: ModelRouter; concurrency?: () => number; logs?: string[]; maxConcurrent?: number } = {},
+  options: {
+    models?: ModelRouter;
+    concurrency?: () => number;
+    spacingMs?: () => number;
+    logs?: string[];
+    maxConcurrent?: number;
+  } = {},
 ) {
   const base = createStore({ path: ':memory:', synchronous: 'normal' });
   let writes = 0;
@@ -47,6 +53,7 @@ function setup(
     defaultTimeoutSeconds: 5,
     log,
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+    ...(options.spacingMs ? { spacingMs: options.spacingMs } : {}),
   });
   const add = (id: string, deliver: boolean, message = `hello ${id}`) => {
     store.runs.insert({
@@ -98,6 +105,52 @@ describe('run queue writes', () => {
 });
 
 describe('run queue concurrency', () => {
+  it('starts runs no closer together than the spacing, and at once again when it drops to 0', async () => {
+    const started: { id: string; at: number }[] = [];
+    const models: ModelRouter = {
+      complete: async (_ref, request) => {
+        const id = /hello (\w)/.exec(request.messages.at(-1)?.content ?? '')?.[1] ?? '?';
+        started.push({ id, at: performance.now() });
+        return `done ${id}`;
+      },
+    };
+    let spacing = 150;
+    const { store, runs, add } = setup({ models, concurrency: () => 1, spacingMs: () => spacing });
+    for (const id of ['a', 'b', 'c']) add(id, false);
+    await expect.poll(() => started.length, { timeout: 3000 }).toBe(3);
+    expect(started.map((s) => s.id)).toEqual(['a', 'b', 'c']);
+    // A run's start is timed after its row is read: each gap is the spacing or more, less a tick.
+    for (let i = 1; i < started.length; i++) {
+      expect((started[i]?.at ?? 0) - (started[i - 1]?.at ?? 0)).toBeGreaterThanOrEqual(140);
+    }
+    // Pressure gone: the next runs start as soon as one ends, with no timer between them.
+    spacing = 0;
+    const before = performance.now();
+    for (const id of ['d', 'e', 'f']) add(id, false);
+    await expect.poll(() => started.length).toBe(6);
+    expect((started[5]?.at ?? 0) - before).toBeLessThan(140);
+    await expect.poll(() => store.runs.unfinished().length).toBe(0);
+    await runs.stop();
+  });
+
+  it('stops its spacing timer with the queue: a run waiting for it never starts', async () => {
+    const started: string[] = [];
+    const models: ModelRouter = {
+      complete: async (_ref, request) => {
+        started.push(/hello (\w)/.exec(request.messages.at(-1)?.content ?? '')?.[1] ?? '?');
+        return 'done';
+      },
+    };
+    const { store, runs, add } = setup({ models, concurrency: () => 1, spacingMs: () => 200 });
+    add('a', false);
+    add('b', false);
+    await expect.poll(() => store.runs.get('a')?.status).toBe('ok');
+    await runs.stop();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(started).toEqual(['a']);
+    expect(store.runs.get('b')?.status).toBe('queued');
+  });
+
   it('lets one run execute at a time while high, and the waiting ones start when released', async () => {
     const calls: { id: string; release: () => void }[] = [];
     let executing = 0;
