@@ -22,6 +22,8 @@ export interface IsolationOptions {
   readonly soakRequests: number;
   /** Interleaved pairs of the spinning scenario (3). */
   readonly spinRounds: number;
+  /** Interleaved pairs of the runs scenario, paused then executing (5). */
+  readonly runsRounds: number;
 }
 
 /** Runs not yet summarised, read from the gateway's own database. */
@@ -97,16 +99,18 @@ async function spinning(options: IsolationOptions) {
 
 /**
  * `/hooks/agent` with its runs paused (the model never answers) and executing (the model answers
- * at once), then the drain of the runs left: the gateway CPU one executed run costs.
+ * at once): `rounds` interleaved pairs, each on fresh gateways, and the median of their ratios
+ * (one 4 s pair swings up to 9 % with the machine, measured with both sides paused). After the last
+ * pair, the drain of the runs left: the gateway CPU one executed run costs.
  */
 async function runsExecuting(options: IsolationOptions) {
-  const measure = async (model: 'answering' | 'stalled') => {
+  const measure = async (model: 'answering' | 'stalled', drainAfter: boolean) => {
     const gateway = await options.start(model);
     try {
       const pid = gateway.child.pid as number;
       await load(gateway.port, pid, '/hooks/agent', options.agentBody, { duration: 1 });
       const result = await load(gateway.port, pid, '/hooks/agent', options.agentBody, { duration: options.durationS });
-      if (model === 'stalled') return { result, runCpuUs: 0, drained: 0 };
+      if (!drainAfter) return { result, runCpuUs: 0, drained: 0 };
       // The runs left after the load execute with no ingress: their CPU is the runs' alone.
       const before = unfinishedRuns(gateway).unfinished;
       const cpuBefore = cpuUs(pid);
@@ -117,14 +121,17 @@ async function runsExecuting(options: IsolationOptions) {
       await options.stop(gateway);
     }
   };
-  const paused = await measure('stalled');
-  const executing = await measure('answering');
-  return {
-    paused: paused.result,
-    executing: executing.result,
-    runCpuUs: executing.runCpuUs,
-    drained: executing.drained,
-  };
+  const pausedRps: number[] = [];
+  const executingRps: number[] = [];
+  let last = { runCpuUs: 0, drained: 0 };
+  for (let round = 0; round < options.runsRounds; round++) {
+    pausedRps.push((await measure('stalled', false)).result.requests.average);
+    const executing = await measure('answering', round === options.runsRounds - 1);
+    executingRps.push(executing.result.requests.average);
+    last = executing;
+  }
+  const ratios = executingRps.map((rps, i) => rps / (pausedRps[i] ?? rps));
+  return { pausedRps, executingRps, ratio: median(ratios), runCpuUs: last.runCpuUs, drained: last.drained };
 }
 
 /** 200,000 agent requests, then their runs drained: RSS 10 s later against the idle gateway's. */
