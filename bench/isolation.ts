@@ -22,7 +22,7 @@ export interface IsolationOptions {
   readonly soakRequests: number;
   /** Interleaved pairs of the spinning scenario (3). */
   readonly spinRounds: number;
-  /** Interleaved pairs of the runs scenario, paused then executing (5). */
+  /** Interleaved pairs of the runs scenario, paused then executing (9). */
   readonly runsRounds: number;
 }
 
@@ -100,8 +100,8 @@ async function spinning(options: IsolationOptions) {
 /**
  * `/hooks/agent` with its runs paused (the model never answers) and executing (the model answers
  * at once): `rounds` interleaved pairs, each on fresh gateways, and the median of their ratios
- * (one 4 s pair swings up to 9 % with the machine, measured with both sides paused). After the last
- * pair, the drain of the runs left: the gateway CPU one executed run costs.
+ * (one 4 s pair swings with the machine: 75–112 % in six pairs with both sides paused). After
+ * the last pair, the drain of the runs left: the gateway CPU one executed run costs.
  */
 async function runsExecuting(options: IsolationOptions) {
   const measure = async (model: 'answering' | 'stalled', drainAfter: boolean) => {

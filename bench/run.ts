@@ -174,7 +174,7 @@ async function main() {
         durationS: DURATION_S,
         soakRequests: RSS_REQUESTS,
         spinRounds: Number(process.env.BENCH_SPIN_ROUNDS ?? 3),
-        runsRounds: Number(process.env.BENCH_RUNS_ROUNDS ?? 5),
+        runsRounds: Number(process.env.BENCH_RUNS_ROUNDS ?? 9),
         async start(which) {
           rmSync(join(dir, 'data'), { recursive: true, force: true });
           hookdConfig(dir, which === 'answering' ? model.port : stalled.port);
