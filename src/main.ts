@@ -2,16 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
-import { type ActionOptions, createModelCatalog } from './actions/index.js';
 import { buildApp } from './app.js';
 import { createChannels } from './channels/index.js';
 import { type Config, configInvalid, configWarnings } from './config/index.js';
-import { isHookdError } from './errors.js';
 import type { Logger } from './log.js';
 import type { MailWatcherStatus } from './mail/index.js';
-import { collectMappings, createMappingEngine, type MappingEngine } from './mapping/index.js';
 import { createMetrics } from './metrics.js';
 import { createModelRouter } from './providers/index.js';
+import { compileRoutes } from './routes.js';
 import { createJobOwner, createRuntime, type ModelRouter, type Runtime, sqliteBackend } from './runtime/index.js';
 import { createMemorySettler, type MemorySettler } from './settle.js';
 import {
@@ -25,12 +23,7 @@ import {
   startCheckpointer,
   WRITER_AUTOCHECKPOINT_PAGES,
 } from './store/index.js';
-import {
-  createTransformHost,
-  type TransformHost,
-  type TransformThreads,
-  watchTransformThreads,
-} from './transforms/index.js';
+import { type TransformHost, type TransformThreads, watchTransformThreads } from './transforms/index.js';
 
 export interface Gateway {
   readonly app: FastifyInstance;
@@ -44,50 +37,6 @@ export interface Gateway {
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
-
-export interface Routes {
-  readonly actionOptions: ActionOptions;
-  readonly mappings: MappingEngine;
-  readonly transforms: TransformHost;
-}
-
-/** Compiles every mapping, template and transform (throws CONFIG_INVALID with paths and file:line:col). */
-export async function compileRoutes(
-  config: Config,
-  log: Logger,
-  options: { watch?: boolean; observe?: (mapping: string, seconds: number) => void } = {},
-): Promise<Routes> {
-  const actionOptions = {
-    models: createModelCatalog(config),
-    chatnetConfigured: config.channels.chatnet !== undefined,
-    sessionKeyPrefixes: config.hooks.allowedSessionKeyPrefixes,
-  };
-  // Broken mappings and broken transforms are reported together: the transforms of the
-  // mappings that compiled are loaded either way.
-  const { compiled, problems } = collectMappings(config, actionOptions.models);
-  let transforms: TransformHost;
-  try {
-    transforms = await createTransformHost({
-      config,
-      mappings: compiled,
-      log,
-      watch: options.watch ?? false,
-      ...(options.observe ? { observe: options.observe } : {}),
-    });
-  } catch (err) {
-    if (!isHookdError(err, 'CONFIG_INVALID')) throw err;
-    throw configInvalid([...problems, ...err.params.problems], config.file);
-  }
-  if (problems.length > 0) {
-    transforms.close();
-    throw configInvalid(problems, config.file);
-  }
-  return {
-    actionOptions,
-    transforms,
-    mappings: createMappingEngine({ config, mappings: compiled, actionOptions, transforms }),
-  };
-}
 
 /** What a gateway has started, stopped in the order that loses nothing (ingress first, the store last). */
 interface Parts {

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { type Config, configWarnings, inspectConfig, keyPositions, locate, type Position } from '../config/index.js';
 import { isHookdError } from '../errors.js';
 import { createLogger } from '../log.js';
-import { compileRoutes } from '../main.js';
+import { compileRoutes } from '../routes.js';
 import { loadPostgres } from '../store/index.js';
 import type { CliIo } from './io.js';
 

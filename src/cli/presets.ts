@@ -5,8 +5,8 @@ import { loadConfig } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import { classifyContentType, parseBody, signDelivery, toHookdError, verifySignature } from '../http/index.js';
 import { createLogger } from '../log.js';
-import { compileRoutes } from '../main.js';
 import { availablePresets, builtInPresets, loadPreset, type Preset } from '../mapping/index.js';
+import { compileRoutes } from '../routes.js';
 import { resolveConfig } from './config-source.js';
 import type { CliIo } from './io.js';
 

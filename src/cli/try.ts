@@ -5,8 +5,8 @@ import type { Config } from '../config/index.js';
 import { errorBody, hookdError } from '../errors.js';
 import { dryRun, toHookdError } from '../http/index.js';
 import { createLogger } from '../log.js';
-import { compileRoutes } from '../main.js';
 import type { MappingEngine } from '../mapping/index.js';
+import { compileRoutes } from '../routes.js';
 import { resolveConfig } from './config-source.js';
 import type { CliIo } from './io.js';
 

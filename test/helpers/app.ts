@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/index.js';
-import { compileRoutes } from '../../src/main.js';
+import { compileRoutes } from '../../src/routes.js';
 import { createStoreSink } from '../../src/runtime/index.js';
 import { createStore, type Store } from '../../src/store/index.js';
 

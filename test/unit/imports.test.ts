@@ -15,7 +15,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['transforms', 'store'],
   ['runtime'],
   ['providers', 'channels', 'mail'],
-  ['http', 'metrics.ts', 'settle.ts'],
+  ['http', 'metrics.ts', 'settle.ts', 'routes.ts'],
   ['app.ts'],
   ['main.ts'],
   ['cli'],

@@ -1,0 +1,50 @@
+import { type ActionOptions, createModelCatalog } from './actions/index.js';
+import { type Config, configInvalid } from './config/index.js';
+import { isHookdError } from './errors.js';
+import type { Logger } from './log.js';
+import { collectMappings, createMappingEngine, type MappingEngine } from './mapping/index.js';
+import { createTransformHost, type TransformHost } from './transforms/index.js';
+
+export interface Routes {
+  readonly actionOptions: ActionOptions;
+  readonly mappings: MappingEngine;
+  readonly transforms: TransformHost;
+}
+
+/** Compiles every mapping, template and transform (throws CONFIG_INVALID with paths and file:line:col). */
+export async function compileRoutes(
+  config: Config,
+  log: Logger,
+  options: { watch?: boolean; observe?: (mapping: string, seconds: number) => void } = {},
+): Promise<Routes> {
+  const actionOptions = {
+    models: createModelCatalog(config),
+    chatnetConfigured: config.channels.chatnet !== undefined,
+    sessionKeyPrefixes: config.hooks.allowedSessionKeyPrefixes,
+  };
+  // Broken mappings and broken transforms are reported together: the transforms of the
+  // mappings that compiled are loaded either way.
+  const { compiled, problems } = collectMappings(config, actionOptions.models);
+  let transforms: TransformHost;
+  try {
+    transforms = await createTransformHost({
+      config,
+      mappings: compiled,
+      log,
+      watch: options.watch ?? false,
+      ...(options.observe ? { observe: options.observe } : {}),
+    });
+  } catch (err) {
+    if (!isHookdError(err, 'CONFIG_INVALID')) throw err;
+    throw configInvalid([...problems, ...err.params.problems], config.file);
+  }
+  if (problems.length > 0) {
+    transforms.close();
+    throw configInvalid(problems, config.file);
+  }
+  return {
+    actionOptions,
+    transforms,
+    mappings: createMappingEngine({ config, mappings: compiled, actionOptions, transforms }),
+  };
+}
