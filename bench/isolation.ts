@@ -4,7 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { request } from 'undici';
-import { cpuUs, HOOK_HEADERS, load, rssMb, sleep } from './lib.js';
+import { cpuUs, HOOK_HEADERS, load, median, rssMb, sleep } from './lib.js';
 
 /** A gateway the bench started on a fresh data folder, its model answering or stalled. */
 export interface BenchGateway {
@@ -45,8 +45,6 @@ async function drain(gateway: BenchGateway, maxS: number): Promise<number> {
   while (unfinishedRuns(gateway).unfinished > 0 && performance.now() - started < maxS * 1000) await sleep(250);
   return (performance.now() - started) / 1000;
 }
-
-const median = (values: readonly number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? 0;
 
 /**
  * `/hooks/agent` alone, then with 4 clients hitting a transform that spins 900 ms (its p99 ≤ 2×):

@@ -64,4 +64,8 @@ export async function load(
   return Object.assign(result, { cpuUsPerAnswer: (cpuUs(pid) - cpuBefore) / answers });
 }
 
+/** The middle value (the upper one of an even count); 0 for none. */
+export const median = (values: readonly number[]) =>
+  [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? 0;
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

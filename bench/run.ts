@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import type autocannon from 'autocannon';
 import { postgresBin } from '../test/helpers/postgres.js';
 import { type BenchGateway, measureIsolation } from './isolation.js';
-import { CONNECTIONS, load, rssMb, startChild, TOKEN } from './lib.js';
+import { CONNECTIONS, load, median, rssMb, startChild, TOKEN } from './lib.js';
 import { measureScale, type ScaleResult, type ScaleSetup } from './scale.js';
 import { measureTransformOverhead } from './transform-overhead.js';
 
@@ -276,8 +276,7 @@ async function main() {
       on: on.requests.average,
       off: rounds['POST /hooks/agent, request log off']?.[i]?.requests.average ?? 0,
     }));
-    const logRatios = logPairs.map((p) => p.on / Math.max(1, p.off)).sort((a, b) => a - b);
-    const logRatio = logRatios[Math.floor(logRatios.length / 2)] ?? 0;
+    const logRatio = median(logPairs.map((p) => p.on / Math.max(1, p.off)));
     const logPairList = logPairs.map((p) => `${Math.round(p.on)}/${Math.round(p.off)}`).join(', ');
     const cpu = (name: string) => results[name]?.cpuUsPerAnswer ?? 0;
     const base = rps(scenarios[0]?.name as string);
