@@ -66,7 +66,8 @@ export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): Ru
   function pump(): void {
     const limit = concurrencyOf(options);
     while (!stopped && inFlight.size < limit) {
-      const wait = lastStart + (options.spacingMs?.() ?? 0) - performance.now();
+      const now = performance.now();
+      const wait = lastStart + (options.spacingMs?.() ?? 0) - now;
       if (wait > 0) {
         if (scheduler.waiting > 0 && !spaced) {
           spaced = setTimeout(() => {
@@ -79,7 +80,7 @@ export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): Ru
       }
       const next = scheduler.take();
       if (!next) return;
-      lastStart = performance.now();
+      lastStart = now;
       start(next);
     }
   }
