@@ -1,4 +1,4 @@
-// DESIGN §14 in figures: ingress beside spinning transforms and executing runs, the CPU of one
+// docs/transforms.md#limits in figures: ingress beside spinning transforms and executing runs, the CPU of one
 // executed run, and RSS after a soak whose runs drained.
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 // `npm run bench:pg-driver`: node-postgres (`pg`) beside postgres.js (`postgres`) on a private
-// PostgreSQL cluster, in the shapes the PostgreSQL store needs (DESIGN §15): a round trip, a
+// PostgreSQL cluster, in the shapes the PostgreSQL store needs (docs/scale.md): a round trip, a
 // group commit of 50 two-kilobyte rows, and a run claimed with FOR UPDATE SKIP LOCKED. It
 // reports wall time and this process's CPU per operation (the gateway's share), as ratios
 // within one run; the cluster is durable (fsync on) like a user's.

@@ -115,7 +115,7 @@ async function startHookd(dir: string) {
   return { child, port, readyMs: performance.now() - started };
 }
 
-/** The scale-out rows (DESIGN §15), or undefined where PostgreSQL is not installed. */
+/** The scale-out rows (docs/scale.md), or undefined where PostgreSQL is not installed. */
 async function scaleRows(
   stalledPort: number,
 ): Promise<{ table: string; results: Record<ScaleSetup, ScaleResult> } | undefined> {

@@ -1,4 +1,4 @@
-// DESIGN §15 in figures: `/hooks/agent` on one node on SQLite, one node on PostgreSQL and two
+// docs/scale.md in figures: `/hooks/agent` on one node on SQLite, one node on PostgreSQL and two
 // nodes on one PostgreSQL, interleaved rounds in the same run. The cluster is durable (fsync and
 // synchronous_commit on, as a production server runs), and every node is on this machine.
 import type { ChildProcess } from 'node:child_process';

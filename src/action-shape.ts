@@ -5,10 +5,10 @@
  * it may return) all derive from here.
  */
 
-/** The main session's key (DESIGN §6.1): reached only through wake, never as a run's `sessionKey`. */
+/** The main session's key (docs/runtime.md#wake--main-session--heartbeat): reached only through wake, never as a run's `sessionKey`. */
 export const MAIN_SESSION = 'main';
 
-/** Session keys a request or a mapping may name start with one of these unless configured (DESIGN §5). */
+/** Session keys a request or a mapping may name start with one of these unless configured (docs/security.md#session-keys). */
 export const DEFAULT_SESSION_KEY_PREFIXES = ['hook:'] as const;
 
 export const ACTION_KINDS = ['wake', 'agent'] as const;
@@ -23,7 +23,7 @@ export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
 export const CHANNELS = ['last', 'chatnet'] as const;
 export type Channel = (typeof CHANNELS)[number];
 
-/** The `Source:` line of the external-content safety wrapper (DESIGN §9). */
+/** The `Source:` line of the external-content safety wrapper (docs/security.md#untrusted-content). */
 export const CONTENT_SOURCES = ['webhook', 'email'] as const;
 export type ContentSource = (typeof CONTENT_SOURCES)[number];
 
@@ -35,7 +35,7 @@ interface FieldSpec {
 }
 
 /**
- * Every field of an action as a template or a transform sets it (DESIGN §4): the one list.
+ * Every field of an action as a template or a transform sets it (docs/mappings.md): the one list.
  * A wake reads `text` (else `message`) and `mode` (else `wakeMode`); an agent the rest.
  */
 export const ACTION_FIELDS = {

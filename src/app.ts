@@ -32,7 +32,7 @@ export interface AppDeps {
   readonly sink: ActionSink;
   readonly actionOptions: ActionOptions;
   readonly mappings?: MappingEngine;
-  /** Exposed at `GET /metrics` (unauthenticated, DESIGN §8). */
+  /** Exposed at `GET /metrics` (unauthenticated, docs/operations.md#health-and-observability). */
   readonly metrics?: Metrics;
   /** The admin API is mounted when both are given. */
   readonly gatewayToken?: string;
@@ -212,8 +212,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 }
 
 /**
- * The admin API (DESIGN §8), the request log and replay, the console's API and the console
- * itself (DESIGN §13): everything the gateway token opens.
+ * The admin API (docs/runtime.md#admin-api), the request log and replay, the console's API and the console
+ * itself (docs/runtime.md#request-log-and-replay): everything the gateway token opens.
  */
 async function registerOperatorRoutes(
   app: FastifyInstance,

@@ -31,7 +31,7 @@ const MODEL_ANSWER_WORDS = {
   'invalid-json': 'the model server answered with invalid JSON',
 } as const;
 
-/** Error text in answers, logs and stored failures, at most 1 KiB (DESIGN §16). */
+/** Error text in answers, logs and stored failures, at most 1 KiB (docs/operations.md#limits). */
 const capped = (text: string) => (text.length > 1024 ? `${text.slice(0, 1024)}…` : text);
 
 const configProblems = (p: { problems: readonly string[]; file?: string }) =>

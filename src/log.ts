@@ -7,7 +7,7 @@ const loadPretty = () => createRequire(import.meta.url)('pino-pretty') as (optio
 
 export type { Logger } from 'pino';
 
-/** Paths pino censors wherever they appear in a log line (security rule 3, DESIGN §9). */
+/** Paths pino censors wherever they appear in a log line (security rule 3, docs/security.md#logs). */
 export const REDACT_PATHS = [
   'token',
   '*.token',

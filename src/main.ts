@@ -104,7 +104,7 @@ interface RunningMailWatch {
 
 /**
  * Starts the mail watcher when `hooks.mail.watch` is configured and not turned off. On a shared
- * store it runs on the one node holding the `mail` lease (DESIGN §15), and its cursor is shared,
+ * store it runs on the one node holding the `mail` lease (docs/scale.md), and its cursor is shared,
  * so the node taking it over goes on where the last one stopped.
  */
 async function startMailWatch(
@@ -145,7 +145,7 @@ async function startMailWatch(
 
 /**
  * The store the gateway runs on: the embedded SQLite file (the default), or PostgreSQL, whose
- * schema is brought up to date first (under a lock: nodes may start together, DESIGN §15).
+ * schema is brought up to date first (under a lock: nodes may start together, docs/scale.md).
  */
 async function openBackend(config: Config, parts: Parts, log: Logger): Promise<StoreBackend> {
   if (config.storage.kind === 'postgres') {

@@ -6,7 +6,7 @@ export interface MetricSources {
   runsByStatus(): Promise<Record<string, number>>;
 }
 
-/** The Prometheus metrics of one gateway (DESIGN §8). */
+/** The Prometheus metrics of one gateway (docs/operations.md#health-and-observability). */
 export interface Metrics {
   readonly registry: Registry;
   /** Requests by endpoint and status. */

@@ -3,7 +3,7 @@ import { hookdError } from '../errors.js';
 
 const REF = /^([A-Za-z0-9_.-]+)\/(\S+)$/;
 
-/** Resolves model overrides: alias → allowlist → provider (DESIGN §3). */
+/** Resolves model overrides: alias → allowlist → provider (docs/http.md#post-hooksagent). */
 export interface ModelCatalog {
   readonly defaultModel: string;
   /** Returns the `provider/model` in force, or throws a 400 HookdError. */

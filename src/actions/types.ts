@@ -39,13 +39,13 @@ export type Accepted =
 
 export interface AcceptContext {
   readonly requestId: string;
-  /** The request's log record, written in the same commit as its actions (DESIGN §13). */
+  /** The request's log record, written in the same commit as its actions (docs/runtime.md#request-log-and-replay). */
   readonly record?: (accepted: readonly Accepted[]) => RequestLogRecord;
   /** Remember this request's answer under its idempotency key, in the same commit as its actions. */
   readonly idempotency?: IdempotencyIntent;
 }
 
-/** What an idempotent request's answer is stored under (DESIGN §10). */
+/** What an idempotent request's answer is stored under (docs/operations.md#idempotency). */
 export interface IdempotencyIntent {
   readonly scope: string;
   readonly key: string;
@@ -86,7 +86,7 @@ export interface StoredRequest {
   readonly failure?: FailedRequest & { readonly id: string };
 }
 
-/** One authenticated hook request as the request log keeps it (DESIGN §13). */
+/** One authenticated hook request as the request log keeps it (docs/runtime.md#request-log-and-replay). */
 export interface RequestLogRecord {
   /** The request's `x-request-id` (a sender may reuse one: the newest record wins a lookup). */
   readonly id: string;

@@ -85,7 +85,7 @@ export function parseAgentBody(body: unknown, options: ActionOptions): AgentActi
 }
 
 /**
- * A run's own session key (DESIGN §5): 1 to 256 characters without control characters,
+ * A run's own session key (docs/security.md#session-keys): 1 to 256 characters without control characters,
  * starting with an allowed prefix, and never the main session.
  */
 function checkSessionKey(key: string, prefixes: readonly string[]): void {

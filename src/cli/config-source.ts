@@ -9,7 +9,7 @@ export interface ResolvedConfig {
   readonly embedded?: { readonly tokenFile: string; readonly token: string; readonly created: boolean };
 }
 
-/** `--config FILE`, else `HOOKD_CONFIG`, else the embedded default (DESIGN §11). */
+/** `--config FILE`, else `HOOKD_CONFIG`, else the embedded default (docs/configuration.md#the-embedded-default). */
 export function resolveConfig(
   file: string | undefined,
   io: CliIo,

@@ -32,7 +32,7 @@ export interface AdminAnswer {
   readonly body: Record<string, unknown>;
 }
 
-/** Calls the admin API of a running gateway with the gateway token (DESIGN §8, §13). */
+/** Calls the admin API of a running gateway with the gateway token (docs/runtime.md#admin-api, docs/runtime.md#request-log-and-replay). */
 export function adminClient(config: Config, io: CliIo, url: string | undefined) {
   const base = baseUrl(config, url ?? io.env.HOOKD_URL);
   const token = gatewayToken(config, io);

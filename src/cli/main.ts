@@ -74,7 +74,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .action((name: string, opts: SendOptions) =>
       run(async () => (await commands.send()).sendCommand(name, opts, io))(),
     );
-  const presets = program.command('presets').description('the built-in preset plugins (DESIGN §12)');
+  const presets = program.command('presets').description('the built-in preset plugins (docs/presets.md)');
   presets
     .command('list')
     .description("list the built-in presets, and the config's plugins")

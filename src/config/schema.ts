@@ -1,5 +1,5 @@
 /**
- * The one JSON Schema of hookd's configuration (DESIGN §2). Types are derived from it
+ * The one JSON Schema of hookd's configuration (docs/configuration.md). Types are derived from it
  * (types.ts); defaults live here so that validation fills them in.
  * A `description` on a constrained string is what error messages say was expected.
  * A mapping's and `hooks.mail`'s parts are in hook-schemas.ts.
@@ -233,7 +233,7 @@ export const configSchema = {
       default: {},
       properties: {
         kind: {
-          description: 'sqlite (embedded, the default) or postgres (several nodes on one database, DESIGN §15)',
+          description: 'sqlite (embedded, the default) or postgres (several nodes on one database, docs/scale.md)',
           type: 'string',
           enum: ['sqlite', 'postgres'],
           default: 'sqlite',

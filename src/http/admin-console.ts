@@ -5,7 +5,7 @@ import type { MappingEngine } from '../mapping/index.js';
 import type { AdminQueries } from '../runtime/index.js';
 import { dryRun } from './dry-run.js';
 
-/** What the console's own API needs (DESIGN §13): the live engine, and the gauges. */
+/** What the console's own API needs (docs/runtime.md#request-log-and-replay): the live engine, and the gauges. */
 export interface ConsoleApiOptions {
   readonly queries: AdminQueries;
   readonly hooksPath: string;

@@ -6,7 +6,7 @@ import type { ConsoleAuth } from './console-auth.js';
 import { registerStream } from './live-stream.js';
 import type { Replayer } from './replay.js';
 
-/** What the request log's admin routes need (DESIGN §13). */
+/** What the request log's admin routes need (docs/runtime.md#request-log-and-replay). */
 export interface RequestLogRoutesOptions {
   readonly queries: AdminQueries;
   readonly replay: Replayer;

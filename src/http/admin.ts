@@ -17,17 +17,17 @@ declare module 'fastify' {
 export interface AdminRoutesOptions {
   readonly gatewayToken: string;
   readonly queries: AdminQueries;
-  /** Admin failures have their own count (DESIGN §3). */
+  /** Admin failures have their own count (docs/security.md#throttling). */
   readonly throttle?: AuthThrottle;
-  /** The console's read models and playground (DESIGN §13). */
+  /** The console's read models and playground (docs/console.md). */
   readonly consoleApi?: Omit<ConsoleApiOptions, 'queries'>;
-  /** Console sessions (a signed-in cookie opens the API, DESIGN §13). */
+  /** Console sessions (a signed-in cookie opens the API, docs/console.md). */
   readonly console?: ConsoleAuth;
   /** The request log's routes (replay, runs, redelivery, live stream), when the runtime offers them. */
   readonly log?: Omit<RequestLogRoutesOptions, 'queries'>;
 }
 
-/** `GET /api/…`, guarded by `Authorization: Bearer <gateway.auth.token>` (DESIGN §8). */
+/** `GET /api/…`, guarded by `Authorization: Bearer <gateway.auth.token>` (docs/runtime.md#admin-api). */
 export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOptions): Promise<void> {
   const matches = createTokenMatcher(options.gatewayToken);
   const throttle = options.throttle ?? createAuthThrottle();

@@ -1,7 +1,7 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 
-/** Where a presented token came from (DESIGN §5, in order of precedence). */
+/** Where a presented token came from (docs/security.md#tokens, in order of precedence). */
 export type TokenSource = 'bearer' | 'header' | 'query';
 
 export interface PresentedToken {

@@ -20,7 +20,7 @@ type BodyKind = 'json' | 'form';
 
 /**
  * After a 413/415 the rest of the body is read and dropped (so that the client reads the
- * answer, not a reset), up to 64 KiB or 2 s (DESIGN §16); then the connection is closed.
+ * answer, not a reset), up to 64 KiB or 2 s (docs/operations.md#limits); then the connection is closed.
  */
 const DRAIN_LIMIT_BYTES = 64 * 1024;
 const DRAIN_LIMIT_MS = 2_000;

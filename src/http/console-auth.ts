@@ -48,7 +48,7 @@ export function cookieValue(header: string | undefined, name: string): string | 
 }
 
 /**
- * Console sign-in sessions (DESIGN §13): an HttpOnly, SameSite=Strict cookie holding a random
+ * Console sign-in sessions (docs/console.md): an HttpOnly, SameSite=Strict cookie holding a random
  * token; the store keeps only its HMAC keyed by the gateway token (so that changing the gateway
  * token ends every session), with the session's CSRF token and expiry. Sign-out deletes the row
  * and ends the session's live streams, so a copied cookie is dead from then on.

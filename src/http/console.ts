@@ -77,7 +77,7 @@ function shellPage(csrf: string): string {
 }
 
 /**
- * The operator console at `/ui/` (DESIGN §13): a sign-in form, the session cookie, and the app
+ * The operator console at `/ui/` (docs/console.md): a sign-in form, the session cookie, and the app
  * bundled by esbuild from console/ on first use (kept in memory; nothing is fetched from
  * elsewhere, so it works offline). The app talks to the admin API with the cookie.
  */

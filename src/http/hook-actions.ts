@@ -14,7 +14,7 @@ export interface RequestedActions {
 /** A hook request as the mapping step reads it: a live one, or a replay of a logged one. */
 export type HookRequestFacts = Pick<FastifyRequest, 'id' | 'headers' | 'query' | 'url'>;
 
-/** Turns a hook request into actions: the built-in endpoints, else the mapping engine (DESIGN §3 step 6). */
+/** Turns a hook request into actions: the built-in endpoints, else the mapping engine (docs/http.md step 6). */
 export interface HookActions {
   /**
    * Validates the body of `/wake` or `/agent`, or routes `/<name>` through the mappings

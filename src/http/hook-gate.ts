@@ -22,7 +22,7 @@ export interface HookState {
   readonly trail: HookTrail;
 }
 
-/** A hook request's progress, as its request log record will tell it (DESIGN §13). */
+/** A hook request's progress, as its request log record will tell it (docs/runtime.md#request-log-and-replay). */
 export interface HookTrail {
   readonly receivedAt: number;
   /** `performance.now()` at arrival. */
@@ -37,7 +37,7 @@ export interface HookTrail {
   logged: boolean;
 }
 
-/** The checks before a hook request's body is read, in the order of DESIGN §3 (method, token, name). */
+/** The checks before a hook request's body is read, in the order of docs/http.md (method, token, name). */
 export interface HookGate {
   /** Lets a request in (its state) or throws the 405, 400, 401, 429 or 404 to answer. */
   admit(request: FastifyRequest, reply: FastifyReply): HookState;

@@ -24,7 +24,7 @@ interface Replayable {
 }
 
 /**
- * Replays a logged request (DESIGN §13): the *current* mapping and transform run on its stored
+ * Replays a logged request (docs/runtime.md#request-log-and-replay): the *current* mapping and transform run on its stored
  * body and headers; its signature and idempotency were settled at first receipt and are not
  * checked or counted again. The replay is logged as a new request with `replayOf`, under
  * `replayId`, and answers what a live request would.

@@ -3,7 +3,7 @@ import type { HooksConfig } from '../config/index.js';
 import type { ParsedBody } from './body.js';
 import { answerFor } from './responses.js';
 
-/** What the request log keeps of a body (DESIGN §13). */
+/** What the request log keeps of a body (docs/runtime.md#request-log-and-replay). */
 export interface RequestLogSettings {
   readonly enabled: boolean;
   readonly maxBodyBytes: number;

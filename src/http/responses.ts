@@ -6,7 +6,7 @@ export interface Answer {
   readonly body: Record<string, unknown> | null;
 }
 
-/** The success body of one accepted action (DESIGN §3). */
+/** The success body of one accepted action (docs/http.md). */
 export function responseFor(accepted: Accepted): Record<string, unknown> {
   return accepted.kind === 'wake'
     ? { ok: true, mode: accepted.mode, eventId: accepted.eventId }

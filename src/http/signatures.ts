@@ -124,7 +124,7 @@ function generic(config: VerifyConfig, headers: IncomingHttpHeaders, raw: Buffer
   return safeEqual(given, `${config.prefix ?? ''}${digest}`) ? { ok: true } : fail(MISMATCH);
 }
 
-/** Verifies a webhook's signature over the raw bytes (DESIGN §10). Never reveals the expected value. */
+/** Verifies a webhook's signature over the raw bytes (docs/security.md#provider-signatures). Never reveals the expected value. */
 export function verifySignature(
   config: VerifyConfig,
   headers: IncomingHttpHeaders,

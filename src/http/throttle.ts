@@ -1,5 +1,5 @@
 /**
- * Auth-failure throttling per client address (DESIGN §5). A success erases nothing: failures
+ * Auth-failure throttling per client address (docs/security.md#throttling). A success erases nothing: failures
  * age out with their window, so one correct request cannot reset an attacker's count.
  */
 export interface AuthThrottle {

@@ -1,6 +1,6 @@
 import { simpleParser } from 'mailparser';
 
-/** One message as the mail preset's payload carries it (DESIGN §4, plus `bodyTruncated`). */
+/** One message as the mail preset's payload carries it (docs/mappings.md, plus `bodyTruncated`). */
 export interface MailMessage {
   readonly id: string;
   readonly threadId: string;

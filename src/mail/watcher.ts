@@ -92,7 +92,7 @@ async function fetchBatch(
 }
 
 /**
- * The mail watch flow (DESIGN §11): IMAP IDLE on one mailbox, each new message parsed and
+ * The mail watch flow (docs/mail.md): IMAP IDLE on one mailbox, each new message parsed and
  * posted to `/hooks/mail` in the preset's payload shape. The cursor advances only after a
  * 2xx, and each batch carries an Idempotency-Key, so a restart neither skips nor repeats.
  */

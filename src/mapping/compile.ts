@@ -35,7 +35,7 @@ export interface CompiledMapping {
   readonly maxConcurrent?: number;
   /** `root`: the folder the module is contained in, for a preset's transform (default `hooks.transformsDir`). */
   readonly transform?: { readonly module: string; readonly export?: string; readonly root?: string };
-  /** Signature verification (DESIGN §10): a valid signature replaces the token for this mapping. */
+  /** Signature verification (docs/security.md#provider-signatures): a valid signature replaces the token for this mapping. */
   readonly verify?: NonNullable<MappingConfig['verify']>;
   readonly policy: MappingPolicy;
   /** The names each template field reads at its top level (`try` names those a payload lacks). */

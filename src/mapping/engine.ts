@@ -19,7 +19,7 @@ export interface MappingEngineOptions {
   readonly now?: () => Date;
 }
 
-/** Routes `/hooks/<name>` requests through mappings, then presets (DESIGN §4). */
+/** Routes `/hooks/<name>` requests through mappings, then presets (docs/mappings.md). */
 export interface MappingEngine {
   readonly mappings: readonly CompiledMapping[];
   /** The body limit for a sub-path: the largest of `hooks.maxBodyBytes` and its mappings'. */
@@ -110,7 +110,7 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       const mapping = resolve(request.subPath, request.payload, request.headers);
       if (!mapping) return { kind: 'none' };
       if (request.verifiedMappings && !request.verifiedMappings.has(mapping.id)) throw hookdError('UNAUTHORIZED');
-      // Checked before any template renders or transform runs (DESIGN §12).
+      // Checked before any template renders or transform runs (docs/presets.md).
       const invalid = mapping.checkPayload?.(request.payload);
       if (invalid) throw hookdError('PAYLOAD_INVALID', invalid);
       const { drafts, fanOut } = await draftsFor(mapping, request);
@@ -119,7 +119,7 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
   };
 }
 
-/** The most text one action may carry (DESIGN §16): a 30-byte request cannot become a 50 MB wake. */
+/** The most text one action may carry (docs/operations.md#limits): a 30-byte request cannot become a 50 MB wake. */
 const MAX_TEXT_CHARS = 256 * 1024;
 
 /**

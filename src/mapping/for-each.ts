@@ -5,7 +5,7 @@ import { isPlainObject } from './templates.js';
 /**
  * The payloads a mapping renders: the payload itself, or for `forEach: "messages"` one per
  * item of that array (at most 100), the item replacing the array with a one-element array
- * so that `messages.0` templates keep working (DESIGN §4).
+ * so that `messages.0` templates keep working (docs/mappings.md).
  */
 export function itemPayloads(forEach: string | undefined, payload: unknown): unknown[] {
   if (forEach === undefined) return [payload];

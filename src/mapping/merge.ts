@@ -6,7 +6,7 @@ import type { Draft } from './types.js';
 /** The fields a transform may return: every field of an action. */
 const ALLOWED: ReadonlySet<string> = new Set(Object.keys(ACTION_FIELDS));
 
-/** The most actions one request may yield (DESIGN §3). */
+/** The most actions one request may yield (docs/http.md). */
 export const MAX_ACTIONS = 100;
 
 function invalidResult(detail: string) {
@@ -30,7 +30,7 @@ function checkPartial(value: unknown): Partial<Draft> {
 }
 
 /**
- * Merges a transform's result over the templated draft (DESIGN §4): `null` skips (no
+ * Merges a transform's result over the templated draft (docs/mappings.md): `null` skips (no
  * drafts), `undefined` keeps the templates, an object (or an array of them, a fan-out)
  * overrides field by field; `kind` may switch wake ↔ agent.
  */

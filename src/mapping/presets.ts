@@ -10,7 +10,7 @@ import { type Config, didYouMean, type MappingConfig } from '../config/index.js'
 const BUILT_IN_DIR = fileURLToPath(new URL('../../presets/', import.meta.url));
 
 /**
- * A preset plugin (DESIGN §12): a folder of data — `preset.json5` (name, description,
+ * A preset plugin (docs/presets.md): a folder of data — `preset.json5` (name, description,
  * version, options schema, signature scheme, mappings), an optional payload schema
  * (`schema.ts`, `export default { … } as const`, which its transform types itself from, or `schema.json`),
  * recorded `fixtures/*.json` and a README.

@@ -5,7 +5,7 @@ import { flattenHeaders, type RawHeaders } from '../headers.js';
 export type Template = ((view: TemplateView) => string) & { readonly names: readonly string[] };
 
 /**
- * What templates see (DESIGN §4): the view's own keys (`payload`, `headers`, `query`, `path`,
+ * What templates see (docs/mappings.md): the view's own keys (`payload`, `headers`, `query`, `path`,
  * `now`), and under them the payload's top-level keys. Two layers instead of one merged copy:
  * copying the payload's keys into every view cost about 5 µs of every templated request.
  */

@@ -18,7 +18,7 @@ export interface HookRequest {
   readonly verifiedMappings?: ReadonlySet<string>;
 }
 
-/** What a transform is called with (DESIGN §4). */
+/** What a transform is called with (docs/mappings.md). */
 export interface TransformContext {
   readonly payload: unknown;
   readonly headers: Readonly<Record<string, string>>;

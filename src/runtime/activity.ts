@@ -1,6 +1,6 @@
 import type { RequestView, RunListItem } from './queries.js';
 
-/** What the live log shows as it happens (`GET /api/stream`, DESIGN §13). */
+/** What the live log shows as it happens (`GET /api/stream`, docs/runtime.md#request-log-and-replay). */
 export type ActivityItem =
   | { readonly kind: 'request'; readonly request: RequestView }
   | { readonly kind: 'run'; readonly run: RunListItem };

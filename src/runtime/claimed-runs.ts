@@ -18,7 +18,7 @@ interface Held {
 }
 
 /**
- * The agent runs of one node among several on a shared store (DESIGN §15). No run is handed to
+ * The agent runs of one node among several on a shared store (docs/scale.md). No run is handed to
  * the node: it claims runs under a lease, at most as many as it may execute, when it is told
  * of new ones (its own accepts, another node's notification), when a run of its own ends, and
  * every quarter lease (a dead node's lapsed leases). It renews its leases every quarter lease;

@@ -16,7 +16,7 @@ export function isAckOnly(reply: string, ackMaxChars: number): boolean {
   return rest.trim().length <= ackMaxChars;
 }
 
-/** Where a main-session reply last went (DESIGN §6.4). */
+/** Where a main-session reply last went (docs/runtime.md#delivery). */
 export interface Route {
   readonly channel: string;
   readonly to: string;
@@ -39,12 +39,12 @@ export interface DeliveryTarget {
   readonly to?: string;
   /**
    * True for a main-session turn (a heartbeat): once sent, its route becomes the main
-   * session's last route. A hook's run never moves it, whatever its `to` (DESIGN §6.4).
+   * session's last route. A hook's run never moves it, whatever its `to` (docs/runtime.md#delivery).
    */
   readonly mainSession?: boolean;
 }
 
-/** Delivers replies to chat channels (DESIGN §6.4). */
+/** Delivers replies to chat channels (docs/runtime.md#delivery). */
 export interface Delivery {
   /** Where a reply to `target` would go, or why it cannot go anywhere. */
   resolve(target: DeliveryTarget): Promise<Route | { reason: string }>;

@@ -1,5 +1,5 @@
 /**
- * Folding of look-alike text for marker and phrase detection (DESIGN §9): what a model reads
+ * Folding of look-alike text for marker and phrase detection (docs/security.md#untrusted-content): what a model reads
  * as `EXTERNAL_UNTRUSTED_CONTENT` must match as that, however it is spelled in code points.
  */
 

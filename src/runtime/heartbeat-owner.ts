@@ -22,7 +22,7 @@ export interface OwnedHeartbeat extends Heartbeat {
 }
 
 /**
- * The main session's heartbeat among several nodes (DESIGN §15): the node holding the
+ * The main session's heartbeat among several nodes (docs/scale.md): the node holding the
  * `heartbeat` lease runs it (periodic turns, and requests from every node, which reach it as
  * notifications). An owner that loses the lease aborts its turn in flight; the turn's events
  * stay pending for the next owner.

@@ -29,7 +29,7 @@ export interface HeartbeatTurnOptions {
   readonly now?: () => number;
 }
 
-/** The heartbeat turn's one user message: the prompt, then every pending event (DESIGN §6.3). */
+/** The heartbeat turn's one user message: the prompt, then every pending event (docs/runtime.md#wake--main-session--heartbeat). */
 export function heartbeatMessage(prompt: string, events: readonly EventRecord[]): string {
   const line = (e: EventRecord) => `[${new Date(e.createdAt).toISOString()}] ${e.text}`;
   const trusted = events.filter((e) => e.allowUnsafeExternalContent || e.origin === 'system').map(line);

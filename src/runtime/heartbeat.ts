@@ -5,11 +5,11 @@ import { MAIN_SESSION } from './sink.js';
 export interface HeartbeatOptions extends HeartbeatTurnOptions {
   /** 0 turns periodic heartbeats off. */
   readonly everyMs: number;
-  /** Requests arriving within this window share one heartbeat (DESIGN §6.1). */
+  /** Requests arriving within this window share one heartbeat (docs/runtime.md#wake--main-session--heartbeat). */
   readonly coalesceMs?: number;
 }
 
-/** The main session's heartbeat turns (DESIGN §6.1, §6.3). */
+/** The main session's heartbeat turns (docs/runtime.md#wake--main-session--heartbeat). */
 export interface Heartbeat {
   /** Asks for a heartbeat soon; requests within the coalescing window share it. */
   request(): void;

@@ -28,7 +28,7 @@ export interface JobOwner<J extends Job> {
 }
 
 /**
- * Runs a single-owner job (DESIGN §15) on the node holding its lease. Every node tries to take
+ * Runs a single-owner job (docs/scale.md) on the node holding its lease. Every node tries to take
  * or renew the lease every quarter lease, so a dead owner is replaced once its lease lapsed. An
  * owner that could not renew in time stops the job a quarter lease before its lease ends, so
  * that the job never runs on two nodes at once.

@@ -6,7 +6,7 @@ import type { SessionMessage } from '../store/index.js';
  * and `channels/` implement them, and `main.ts` plugs the configured ones in.
  */
 
-/** One model call (DESIGN §7). */
+/** One model call (docs/runtime.md#providers). */
 export interface CompletionRequest {
   /** The model name, without the `provider/` prefix. */
   readonly model: string;
@@ -16,7 +16,7 @@ export interface CompletionRequest {
   readonly signal: AbortSignal;
 }
 
-/** A model backend (DESIGN §7). */
+/** A model backend (docs/runtime.md#providers). */
 export interface ModelProvider {
   /** Resolves with the reply; rejects with a MODEL_* error whose message is safe to store (no secrets). */
   complete(request: CompletionRequest): Promise<string>;
@@ -27,7 +27,7 @@ export interface ModelRouter {
   complete(ref: string, request: Omit<CompletionRequest, 'model'>): Promise<string>;
 }
 
-/** A chat surface replies are delivered to (DESIGN §7). */
+/** A chat surface replies are delivered to (docs/runtime.md#channels). */
 export interface ChatChannel {
   readonly id: string;
   /**

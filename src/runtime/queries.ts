@@ -12,7 +12,7 @@ import type {
 } from '../store/index.js';
 import { MAIN_SESSION } from './sink.js';
 
-/** `GET /api/runs/:runId` (DESIGN §8). */
+/** `GET /api/runs/:runId` (docs/runtime.md#admin-api). */
 export interface RunView {
   readonly runId: string;
   readonly sessionKey: string;
@@ -55,7 +55,7 @@ export interface RunTranscript {
   readonly messages: SessionMessage[];
 }
 
-/** A request log record in a list (DESIGN §13): no headers, no body. */
+/** A request log record in a list (docs/runtime.md#request-log-and-replay): no headers, no body. */
 export type RequestView = Omit<RequestLogEntry, 'seq' | 'receivedAt' | 'headers' | 'replayedAt'> & {
   readonly receivedAt: string;
   readonly replayedAt?: string;
@@ -79,8 +79,8 @@ export interface SessionView {
 }
 
 /**
- * The read model the admin API shows (DESIGN §8, §13). Every answer is a promise: a shared
- * store (PostgreSQL, DESIGN §15) is a round trip away.
+ * The read model the admin API shows (docs/runtime.md#admin-api, docs/runtime.md#request-log-and-replay). Every answer is a promise: a shared
+ * store (PostgreSQL, docs/scale.md) is a round trip away.
  */
 export interface AdminQueries {
   run(runId: string): Promise<RunView | undefined>;
@@ -102,7 +102,7 @@ export interface AdminQueries {
   mailStatus?(): object | undefined;
 }
 
-/** Read-only views of the store for the admin API (DESIGN §8). */
+/** Read-only views of the store for the admin API (docs/runtime.md#admin-api). */
 export function createAdminQueries(store: StoreContract): AdminQueries {
   const itemOf = async (id: string) => {
     const run = await store.runs.get(id);

@@ -9,7 +9,7 @@ export interface RedeliveriesOptions {
 }
 
 /**
- * `POST /api/runs/:id/redeliver` (DESIGN §13): a run whose chat delivery failed is delivered
+ * `POST /api/runs/:id/redeliver` (docs/runtime.md#request-log-and-replay): a run whose chat delivery failed is delivered
  * again, once at a time per run; nothing else of the run is repeated (no model call, no
  * second summary).
  */

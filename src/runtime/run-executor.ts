@@ -15,7 +15,7 @@ export const SUMMARY_MAX_CHARS = 2000;
 /** Between tries of a run's write the store refused (a full disk): 250 ms doubling to 30 s. */
 export const WRITE_RETRY: BackoffBounds = { minMs: 250, maxMs: 30_000 };
 
-/** `Hook <name>: <reply>` / `Hook <name> (error): <reason>` (DESIGN §6.2). */
+/** `Hook <name>: <reply>` / `Hook <name> (error): <reason>` (docs/runtime.md#agent-runs). */
 export function summaryText(run: RunRecord): string {
   const label = run.name ? `Hook ${run.name}` : 'Hook';
   if (run.status === 'ok') return `${label}: ${trimTo(run.output ?? '', SUMMARY_MAX_CHARS)}`;
@@ -54,7 +54,7 @@ export interface RunExecutor {
 
 type Turn = { readonly run: RunRecord; readonly messages: readonly SessionMessage[] };
 
-/** Creates the executor of agent runs (DESIGN §6.2). */
+/** Creates the executor of agent runs (docs/runtime.md#agent-runs). */
 export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
   const { store, models, delivery, heartbeat } = options;
   const log = options.log.child({ component: 'runs' });

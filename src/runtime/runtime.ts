@@ -83,7 +83,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       ...(defaults.thinking ? { thinking: defaults.thinking } : {}),
       ...(defaults.heartbeat.prompt ? { prompt: defaults.heartbeat.prompt } : {}),
     });
-  // On a shared store, one node at a time runs the heartbeat (DESIGN §15).
+  // On a shared store, one node at a time runs the heartbeat (docs/scale.md).
   const owned = share ? createOwnedHeartbeat({ share, make: makeHeartbeat, log }) : undefined;
   const heartbeat = owned ?? makeHeartbeat();
   // Runs execute one at a time, spaced, while hook requests saturate the event loop (see pressure.ts).
@@ -112,7 +112,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     log,
     ...(defaults.thinking ? { defaultThinking: defaults.thinking } : {}),
   };
-  // On a shared store, runs are claimed under leases by whichever node has room (DESIGN §15).
+  // On a shared store, runs are claimed under leases by whichever node has room (docs/scale.md).
   const runs = share ? createClaimedRunQueue({ ...runOptions, share }) : createRunQueue(runOptions);
   let unlisten: (() => Promise<void>) | undefined;
   const sink: ActionSink = backend.createSink({

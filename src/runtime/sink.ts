@@ -10,7 +10,7 @@ export type StoreSinkOptions = SinkOptions;
 /**
  * An ActionSink over SQLite with group commit: the requests that arrive within one turn of
  * the event loop share one transaction (with the runtime's own writes of that turn), and each
- * is answered only after that commit (the durability promise of DESIGN §10 holds; a commit is
+ * is answered only after that commit (the durability promise of docs/operations.md#durability holds; a commit is
  * paid once per batch, not per request).
  */
 export function createStoreSink(store: Store, options: StoreSinkOptions = {}): ActionSink {

@@ -15,7 +15,7 @@ export type Async<T> = {
 };
 
 /**
- * What a write in a commit may do: write, never read. A shared store (PostgreSQL, DESIGN §15)
+ * What a write in a commit may do: write, never read. A shared store (PostgreSQL, docs/scale.md)
  * records these calls and sends them in the commit; the embedded store runs them in its
  * transaction.
  */
@@ -29,7 +29,7 @@ export interface Writes {
 }
 
 /**
- * The store as the runtime uses it (DESIGN §15): reads answer with promises, writes go through
+ * The store as the runtime uses it (docs/scale.md): reads answer with promises, writes go through
  * a commit. The embedded SQLite store offers it over its synchronous repositories
  * (`sqliteContract`); a PostgreSQL store implements it over the network.
  */
@@ -100,7 +100,7 @@ export interface SinkOptions {
 }
 
 /**
- * A store as the gateway runs on it (DESIGN §15): the contract the runtime reads and writes
+ * A store as the gateway runs on it (docs/scale.md): the contract the runtime reads and writes
  * through, the shared named values, console sessions, and the action sink of hook requests.
  */
 export interface StoreBackend {
@@ -110,7 +110,7 @@ export interface StoreBackend {
   readonly consoleSessions: Async<ConsoleSessionRepository>;
   createSink(options: SinkOptions): ActionSink;
   /**
-   * How the nodes on a shared store split the work (DESIGN §15); absent on the embedded store,
+   * How the nodes on a shared store split the work (docs/scale.md); absent on the embedded store,
    * whose one gateway does all of it.
    */
   readonly share?: WorkShare;
@@ -124,7 +124,7 @@ export interface ClaimedRun {
 }
 
 /**
- * Work shared by several nodes (DESIGN §15): runs claimed under leases that lapse when a node
+ * Work shared by several nodes (docs/scale.md): runs claimed under leases that lapse when a node
  * stops renewing them, jobs one node runs at a time (the main session's heartbeat, the mail
  * watcher), and wake-ups between nodes.
  */

@@ -1,7 +1,7 @@
 import type { FailedRequest } from '../actions/index.js';
 import type { Db } from './db.js';
 
-/** A hook request that was answered 5xx (DESIGN §3), as stored for replay. */
+/** A hook request that was answered 5xx (docs/http.md), as stored for replay. */
 export interface FailedRequestRecord extends FailedRequest {
   readonly id: string;
   readonly createdAt: number;
@@ -19,7 +19,7 @@ interface Row {
   created_at: number;
 }
 
-/** Hook requests that failed on our side (a failed transform), kept for replay (DESIGN §3). */
+/** Hook requests that failed on our side (a failed transform), kept for replay (docs/http.md). */
 export interface FailedRequestRepository {
   insert(failure: FailedRequestRecord): void;
   /** Failed requests not replayed yet, oldest first. */

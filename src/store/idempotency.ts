@@ -1,7 +1,7 @@
 import type { IdempotencyIntent } from '../actions/index.js';
 import type { Db } from './db.js';
 
-/** A remembered 2xx answer to an idempotent request (DESIGN §10). */
+/** A remembered 2xx answer to an idempotent request (docs/operations.md#idempotency). */
 export interface IdempotencyRecord {
   readonly scope: string;
   readonly key: string;

@@ -20,9 +20,9 @@ export interface Store {
   /** Hook requests answered 5xx, kept for replay. */
   readonly failedRequests: FailedRequestRepository;
   readonly idempotency: IdempotencyRepository;
-  /** Authenticated hook requests (DESIGN §13). */
+  /** Authenticated hook requests (docs/runtime.md#request-log-and-replay). */
   readonly requests: RequestLogRepository;
-  /** Signed-in sessions of the console (DESIGN §13). */
+  /** Signed-in sessions of the console (docs/console.md). */
   readonly consoleSessions: ConsoleSessionRepository;
   /** Runs `fn` in one transaction (nested calls join the outer one). */
   transaction<T>(fn: () => T): T;

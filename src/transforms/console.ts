@@ -1,5 +1,5 @@
 /**
- * A transform's `console.*` (DESIGN §16): lines go to the gateway's log under the host's own
+ * A transform's `console.*` (docs/operations.md#limits): lines go to the gateway's log under the host's own
  * level and bindings, at most 16 lines and 8 KiB per call, at the levels the logger keeps.
  */
 

@@ -19,7 +19,7 @@ export interface SandboxPoolOptions {
 }
 
 /**
- * A mapping's warm isolates, one call in each at a time (DESIGN §16: `maxInFlight` per
+ * A mapping's warm isolates, one call in each at a time (docs/operations.md#limits: `maxInFlight` per
  * mapping, a bounded wait behind it). An isolate that timed out or ran out of memory is
  * disposed by its call and replaced by the next build; after a swap, isolates of the old code
  * finish the call they run and go.

@@ -4,7 +4,7 @@ import { setPriority } from 'node:os';
 import type { Logger } from '../log.js';
 
 /**
- * Ingress first on a busy machine too (DESIGN §14): the threads isolated-vm runs off-loop
+ * Ingress first on a busy machine too (docs/transforms.md#limits): the threads isolated-vm runs off-loop
  * transform calls on get a lower OS priority, so a transform that spins until its time-out
  * takes CPU from hook answers only where a core would otherwise idle. With a core to spare,
  * nothing changes.

@@ -19,7 +19,7 @@ export interface SandboxLimits {
  */
 const WITHOUT_WASM = 'delete globalThis.WebAssembly; delete globalThis.SharedArrayBuffer; delete globalThis.Atomics;';
 
-/** An error's text crossing out of the sandbox, at most (DESIGN §16). */
+/** An error's text crossing out of the sandbox, at most (docs/operations.md#limits). */
 export const MAX_ERROR_CHARS = 1024;
 
 /**

@@ -2,7 +2,7 @@
  * A counting semaphore with bounded, timed waits in arrival order. It bounds a mapping's
  * isolates (`maxInFlight`, pool.ts) and the calls running off the event loop across mappings:
  * one per spare core. On a 2-core machine four clients of a transform that spins until its
- * time-out took three cores' worth of threads and doubled `/hooks/agent`'s p99 (DESIGN §14);
+ * time-out took three cores' worth of threads and doubled `/hooks/agent`'s p99 (docs/transforms.md#limits);
  * with one slot they left it within 1.3-1.7×.
  */
 export interface Semaphore {

@@ -6,7 +6,7 @@ import type { Semaphore } from './semaphore.js';
 
 /**
  * How long one call may hold the event loop. A call on the loop costs a few microseconds; on
- * isolated-vm's own thread about 60 µs more CPU, but hook answers go on meanwhile (DESIGN §14).
+ * isolated-vm's own thread about 60 µs more CPU, but hook answers go on meanwhile (docs/transforms.md#limits).
  * A call that needs more than this slice is cut off and run again off the loop.
  */
 export const ON_LOOP_SLICE_MS = 5;

@@ -6,7 +6,7 @@ import { type FakeModel, isHeartbeat, startFakeModel } from '../helpers/fake-mod
 import { type HookdProcess, makeTempDir, startHookd } from '../helpers/hookd-process.js';
 import { call } from '../helpers/http.js';
 
-/** The console's pages and API over HTTP, without a browser (DESIGN §13). */
+/** The console's pages and API over HTTP, without a browser (docs/runtime.md#request-log-and-replay). */
 
 const HOOK_TOKEN = 'capi-hook-token-0123456789';
 const GATEWAY_TOKEN = 'capi-gateway-token-0123456789';
@@ -302,7 +302,7 @@ describe('the console over HTTP', () => {
     });
     expect(locked.status).toBe(429);
     expect((await call(`${hookd.url}/api/requests`, { method: 'GET' })).status).toBe(429);
-    // The correct token still opens the API (a lock never shuts out its owner, DESIGN §3).
+    // The correct token still opens the API (a lock never shuts out its owner, docs/security.md#throttling).
     expect((await admin('/api/requests')).status).toBe(200);
   });
 });

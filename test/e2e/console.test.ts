@@ -12,7 +12,7 @@ import { type HookdProcess, makeTempDir, ROOT, startHookd } from '../helpers/hoo
 import { call, until } from '../helpers/http.js';
 
 /**
- * The operator console in a real browser (DESIGN §13): Debian's Chromium driven by
+ * The operator console in a real browser (docs/console.md): Debian's Chromium driven by
  * playwright-core against a spawned gateway. One file over 300 lines on purpose: every test
  * shares the one gateway and browser, whose start is most of the file's time.
  */
@@ -88,7 +88,7 @@ async function signedIn(viewport = { width: 1280, height: 900 }): Promise<{ cont
 /** Waits until the page's live stream is connected, so nothing sent afterwards is missed. */
 const liveOpen = (page: Page) => page.locator('.live[data-state="open"]').waitFor();
 
-describe.skipIf(!browserTestsRun)('the operator console in Chromium (DESIGN §13)', () => {
+describe.skipIf(!browserTestsRun)('the operator console in Chromium (docs/console.md)', () => {
   it('signs in with the gateway token into an HttpOnly, SameSite=Strict session; a wrong token is refused', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

@@ -58,7 +58,7 @@ function raw(
   });
 }
 
-describe('the HTTP contract over real sockets (DESIGN §3, §5)', () => {
+describe('the HTTP contract over real sockets (docs/http.md, docs/security.md#tokens)', () => {
   it('answers 404 with a coded JSON body outside hooks.path', async () => {
     const res = await call(url('/elsewhere'), { headers: BEARER, json: {} });
     expect(res.status).toBe(404);

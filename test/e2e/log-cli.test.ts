@@ -12,7 +12,7 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-describe('hookd requests, replay and runs (DESIGN §13)', () => {
+describe('hookd requests, replay and runs (docs/runtime.md#request-log-and-replay)', () => {
   it('lists a failed request, replays it with --failed once the transform is fixed, and lists the run', async () => {
     const temp = makeTempDir();
     cleanups.push(temp.cleanup);

@@ -9,7 +9,7 @@ import { cleanups, dovecot, env, GATEWAY, mailConfig, mailTestsRun } from '../he
 import { postgresTestsRun, suiteStore } from '../helpers/postgres.js';
 
 /**
- * The mail watcher on several nodes (DESIGN §15): one node at a time watches the mailbox (the
+ * The mail watcher on several nodes (docs/scale.md): one node at a time watches the mailbox (the
  * `mail` lease), its cursor is in PostgreSQL, and when that node dies another takes over where it
  * stopped: every message reaches the model once.
  */

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempDir, runHookd, writeConfig } from '../helpers/hookd-process.js';
 import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
 
-/** `hookd check` on a PostgreSQL storage.url (DESIGN §15): what would stop `serve`, said before it runs. */
+/** `hookd check` on a PostgreSQL storage.url (docs/scale.md): what would stop `serve`, said before it runs. */
 
 let cluster: PgCluster;
 const cleanups: (() => unknown)[] = [];

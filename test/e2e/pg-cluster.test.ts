@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
 
 /**
- * The private PostgreSQL clusters the scale-out tests and benches run on (DESIGN §15): one per
+ * The private PostgreSQL clusters the scale-out tests and benches run on (docs/scale.md): one per
  * test run, unprivileged, loopback only, password authentication, gone after `stop`.
  */
 describe.skipIf(!postgresTestsRun)('a private PostgreSQL cluster', () => {

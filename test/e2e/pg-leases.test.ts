@@ -18,7 +18,7 @@ import { createPgSink } from '../../src/store/postgres/sink.js';
 import { agentAction } from '../helpers/actions.js';
 import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
 
-/** Sharing work between nodes on one PostgreSQL (DESIGN §15): run leases, job leases, wake-ups. */
+/** Sharing work between nodes on one PostgreSQL (docs/scale.md): run leases, job leases, wake-ups. */
 
 let cluster: PgCluster | undefined;
 let pool: pg.Pool;

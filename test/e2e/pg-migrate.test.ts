@@ -5,7 +5,7 @@ import { migratePostgres } from '../../src/store/postgres/migrate.js';
 import { pgMigrations } from '../../src/store/postgres/schema.js';
 import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
 
-/** The PostgreSQL schema and its migrations under an advisory lock (DESIGN §15). */
+/** The PostgreSQL schema and its migrations under an advisory lock (docs/scale.md). */
 
 let cluster: PgCluster;
 const clients: pg.Client[] = [];

@@ -9,7 +9,7 @@ import { call, until } from '../helpers/http.js';
 import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
 
 /**
- * Three nodes on one PostgreSQL under load, one SIGKILLed and restarted (DESIGN §15): every
+ * Three nodes on one PostgreSQL under load, one SIGKILLed and restarted (docs/scale.md): every
  * answered event and run is kept, every run is carried out to the end once, and the main
  * session's heartbeat never runs on two nodes at once.
  */

@@ -8,7 +8,7 @@ import { call, until } from '../helpers/http.js';
 import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
 
 /**
- * `hookd serve` on PostgreSQL (DESIGN §15): the hook interface, runs, the request log, replay
+ * `hookd serve` on PostgreSQL (docs/scale.md): the hook interface, runs, the request log, replay
  * and the console, with nothing kept in a local database.
  */
 

@@ -95,7 +95,7 @@ const runDone = (w: World, runId: string) =>
     return run.delivery ? run : undefined;
   }, `run ${runId} to finish`);
 
-describe('the request log (DESIGN §13)', () => {
+describe('the request log (docs/runtime.md#request-log-and-replay)', () => {
   it('records every authenticated request with its actions, redacted and capped; lists with filters and a cursor', async () => {
     const w = await world();
     const wake = await w.hook(

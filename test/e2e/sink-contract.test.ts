@@ -12,7 +12,7 @@ import { until } from '../helpers/http.js';
 import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
 
 /**
- * The action sink's contract (DESIGN §10, §13, §15), one suite run against the SQLite store and
+ * The action sink's contract (docs/operations.md#idempotency, docs/runtime.md#request-log-and-replay, docs/scale.md), one suite run against the SQLite store and
  * the PostgreSQL store: what a hook request's accept writes, and what replay and idempotency read.
  */
 

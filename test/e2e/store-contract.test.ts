@@ -6,7 +6,7 @@ import { migratePostgres } from '../../src/store/postgres/migrate.js';
 import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
 
 /**
- * The store contract the runtime uses (DESIGN §15): one suite, run against the embedded SQLite
+ * The store contract the runtime uses (docs/scale.md): one suite, run against the embedded SQLite
  * store and against PostgreSQL.
  */
 

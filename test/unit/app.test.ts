@@ -25,7 +25,7 @@ describe('server.trustProxy', () => {
   });
 });
 
-describe('server.trustProxy never takes a left-most X-Forwarded-For entry a client wrote (DESIGN §5)', () => {
+describe('server.trustProxy never takes a left-most X-Forwarded-For entry a client wrote (docs/security.md#deployment)', () => {
   const failUntilLocked = async (xff: string) => {
     for (let i = 0; i < 20; i++) {
       await t?.app.inject({ method: 'POST', url: '/hooks/wake', headers: { 'x-forwarded-for': xff }, payload: {} });
@@ -55,7 +55,7 @@ describe('server.trustProxy never takes a left-most X-Forwarded-For entry a clie
   });
 });
 
-describe('connection bounds (DESIGN §16, issue 13 item 3)', () => {
+describe('connection bounds (docs/operations.md#limits, issue 13 item 3)', () => {
   const open = async (app: NonNullable<typeof t>['app']) => {
     await app.listen({ host: '127.0.0.1', port: 0 });
     return (app.server.address() as AddressInfo).port;

@@ -11,7 +11,7 @@ afterEach(() => {
   for (const fn of cleanups.splice(0)) fn();
 });
 
-// One contract over every built-in preset's recorded fixtures (DESIGN §12): a new preset
+// One contract over every built-in preset's recorded fixtures (docs/presets.md): a new preset
 // needs a folder, not new test code.
 describe.each([...builtInPresets().values()].map((p) => [p.name, p] as const))('the %s preset', (_name, preset) => {
   it('has a README and at least three recorded fixtures', () => {

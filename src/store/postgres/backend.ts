@@ -4,7 +4,7 @@ import { createPgContract } from './contract.js';
 import { createPgSink } from './sink.js';
 import { createPgWorkShare, type PgWorkShareOptions } from './work-share.js';
 
-/** PostgreSQL as the gateway runs on it (DESIGN §15): what every node shares, and how they split the work. */
+/** PostgreSQL as the gateway runs on it (docs/scale.md): what every node shares, and how they split the work. */
 export function pgBackend(pool: pg.Pool, share: PgWorkShareOptions): StoreBackend {
   const data = createPgContract(pool);
   const one = async (text: string, values: unknown[]) => (await pool.query(text, values)).rows[0];

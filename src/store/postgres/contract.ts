@@ -81,7 +81,7 @@ export function inTransaction<T>(pool: pg.Pool, use: (client: pg.PoolClient) => 
 }
 
 /**
- * The store contract over PostgreSQL (DESIGN §15): the same reads as the embedded store, as
+ * The store contract over PostgreSQL (docs/scale.md): the same reads as the embedded store, as
  * queries; writes recorded and sent in one transaction per commit (a group commit per
  * event-loop turn, or one of their own). Tables and columns are the SQLite store's, so rows
  * become records through the same functions.

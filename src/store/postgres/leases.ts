@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { ClaimedRun } from '../contract.js';
 
 /**
- * What several nodes on one PostgreSQL need to share work (DESIGN §15): runs claimed under a
+ * What several nodes on one PostgreSQL need to share work (docs/scale.md): runs claimed under a
  * lease with `FOR UPDATE SKIP LOCKED` (two nodes never take the same run; a dead node's runs
  * are taken over once its leases lapse), single-owner jobs (the main session's heartbeat, the
  * mail watcher) held by one node at a time, and notifications that wake idle nodes when runs

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL schema (DESIGN §15), applied by `migratePostgres` under an advisory lock, one
+ * The PostgreSQL schema (docs/scale.md), applied by `migratePostgres` under an advisory lock, one
  * transaction per migration; `hookd_schema.version` records how many have run. Append only:
  * never edit a migration that has shipped. The tables mirror the SQLite store's (times are
  * epoch milliseconds, JSON is text), plus what several nodes need: run leases and the leases

@@ -47,7 +47,7 @@ interface Batch {
 const empty = (): Batch => ({ jobs: [], records: [], replayed: [] });
 
 /**
- * An ActionSink over PostgreSQL (DESIGN §15): any node accepts, and the durable accept is a
+ * An ActionSink over PostgreSQL (docs/scale.md): any node accepts, and the durable accept is a
  * PostgreSQL commit. Group commit is kept: the accepts of one event-loop turn are written in one
  * transaction, a statement per table (`unnest` arrays: the cheapest shape for pg, measured in
  * bench/pg-driver.ts). Idempotency keys are unique across nodes: a key another node holds makes

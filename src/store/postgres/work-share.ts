@@ -24,7 +24,7 @@ export interface PgWorkShareOptions {
 /** Between tries to listen again after the listening connection failed. */
 const RELISTEN_MS = 1000;
 
-/** The work shared by the nodes on one PostgreSQL (DESIGN §15), over the leases of `leases.ts`. */
+/** The work shared by the nodes on one PostgreSQL (docs/scale.md), over the leases of `leases.ts`. */
 export function createPgWorkShare(pool: pg.Pool, options: PgWorkShareOptions): WorkShare {
   const { node: owner, leaseMs } = options;
   return {

@@ -170,7 +170,7 @@ describe('a channel without configuration', () => {
   });
 });
 
-describe('hooks.allowedSessionKeyPrefixes (DESIGN §5)', () => {
+describe('hooks.allowedSessionKeyPrefixes (docs/security.md#session-keys)', () => {
   let custom: TestApp;
   beforeAll(async () => {
     custom = await createTestApp({

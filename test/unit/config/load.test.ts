@@ -4,7 +4,7 @@ import { loadConfig, normalizeHooksPath } from '../../../src/config/index.js';
 import { type HookdError, isHookdError } from '../../../src/errors.js';
 
 describe('loadConfig', () => {
-  it('fills every default of DESIGN §2 and freezes the result', () => {
+  it('fills every default of docs/configuration.md and freezes the result', () => {
     const config = loadConfig({ data: {}, baseDir: '/srv/hookd', env: {} });
     expect(config.server).toEqual({
       host: '127.0.0.1',

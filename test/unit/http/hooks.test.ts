@@ -14,7 +14,7 @@ const count = (table: string) => {
   return (t.store.db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
 };
 
-describe('signatures on mappings (DESIGN §10)', () => {
+describe('signatures on mappings (docs/security.md#provider-signatures)', () => {
   const secret = 'gh-secret-123';
   const sign = (raw: string) => `sha256=${createHmac('sha256', secret).update(raw).digest('hex')}`;
   const github = {
@@ -184,7 +184,7 @@ describe('lingering close of a refused body', () => {
   });
 });
 
-describe('the body of a refused request (DESIGN §16, issue 13 item 3)', () => {
+describe('the body of a refused request (docs/operations.md#limits, issue 13 item 3)', () => {
   it('is read for at most 2 s after a 401, then the connection closes, however slowly it trickles', async () => {
     t = await createTestApp();
     await t.app.listen({ host: '127.0.0.1', port: 0 });

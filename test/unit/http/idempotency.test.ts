@@ -15,7 +15,7 @@ const count = (table: string) => {
   return (t.store.db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
 };
 
-describe('idempotency (DESIGN §10)', () => {
+describe('idempotency (docs/operations.md#idempotency)', () => {
   it('answers a repeat with the first response, marked replayed, and starts nothing', async () => {
     t = await createTestApp();
     const send = (key: string, payload: object, url = '/hooks/agent') =>

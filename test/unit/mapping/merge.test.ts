@@ -3,7 +3,7 @@ import { mergeTransformResult } from '../../../src/mapping/index.js';
 
 const draft = { kind: 'agent' as const, message: 'templated', name: 'GitHub' };
 
-describe('mergeTransformResult (DESIGN §4)', () => {
+describe('mergeTransformResult (docs/mappings.md)', () => {
   it('null skips', () => expect(mergeTransformResult(draft, null)).toEqual({ drafts: [], fanOut: false }));
   it('undefined keeps the templates', () =>
     expect(mergeTransformResult(draft, undefined)).toEqual({ drafts: [draft], fanOut: false }));

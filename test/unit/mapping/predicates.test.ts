@@ -1,4 +1,4 @@
-// The mapping predicates and payload schemas of DESIGN §12 (issue 14).
+// The mapping predicates and payload schemas of docs/presets.md (issue 14).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { type HookdError, isHookdError } from '../../../src/errors.js';
 import { engine, request } from '../../helpers/mapping.js';
 
-describe('match.headers (DESIGN §12)', () => {
+describe('match.headers (docs/presets.md)', () => {
   const e = engine({
     mappings: [
       {
@@ -27,7 +27,7 @@ describe('match.headers (DESIGN §12)', () => {
   });
 });
 
-describe('payload schemas (DESIGN §12)', () => {
+describe('payload schemas (docs/presets.md)', () => {
   const schema = {
     type: 'object',
     required: ['repository'],

@@ -19,7 +19,7 @@ const view = buildView({
   now: new Date('2026-11-22T10:00:00.000Z'),
 });
 
-describe('templates (DESIGN §4)', () => {
+describe('templates (docs/mappings.md)', () => {
   it.each([
     ['<>&"\' are not escaped', '{{html}}', `<b>&"'</b>`],
     ['triple mustache is the same', '{{{html}}}', `<b>&"'</b>`],

@@ -11,7 +11,7 @@ import { createStore, type Store, sqliteContract, type WorkShare } from '../../.
 import { type FakeModel, isHeartbeat, startFakeModel } from '../../helpers/fake-model.js';
 
 /**
- * A node that cannot renew its leases gives its work up before the leases end (DESIGN §15), so
+ * A node that cannot renew its leases gives its work up before the leases end (docs/scale.md), so
  * that the node taking a run or the heartbeat over never runs it at the same time. The other
  * nodes are played by a WorkShare whose renewals this test refuses.
  */

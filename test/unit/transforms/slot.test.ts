@@ -52,7 +52,7 @@ const outcome = (p: Promise<string>) =>
     (err: HookdError) => ({ code: err.code, reason: (err.params as { reason?: string }).reason, headers: err.headers }),
   );
 
-describe('a transform slot (issue 13 item 5, DESIGN §14 and §16)', () => {
+describe('a transform slot (issue 13 item 5, docs/transforms.md#limits, docs/operations.md#limits)', () => {
   it('runs quick calls on the event loop, one after another on one warm isolate', async () => {
     const slot = slotFor(8);
     await slot.warm();
@@ -94,7 +94,7 @@ describe('a transform slot (issue 13 item 5, DESIGN §14 and §16)', () => {
     );
     for (const [answer, ms] of answers) {
       expect(answer).toMatchObject({ code: 'TRANSFORM_FAILED', reason: 'timed out after 300 ms' });
-      // DESIGN §16 allows 50 ms over timeoutMs; this machine's 2× swings get 250.
+      // docs/operations.md#limits allows 50 ms over timeoutMs; this machine's 2× swings get 250.
       expect(ms).toBeLessThan(550);
     }
     // Timed-out isolates are dropped; the next call gets a fresh one and works.
