@@ -10,19 +10,17 @@ import type { MailWatcherStatus } from './mail/index.js';
 import { createMetrics } from './metrics.js';
 import { createModelRouter } from './providers/index.js';
 import { compileRoutes } from './routes.js';
-import { createJobOwner, createRuntime, type ModelRouter, type Runtime, sqliteBackend } from './runtime/index.js';
+import { createJobOwner, createRuntime, type ModelRouter, type Runtime } from './runtime/index.js';
 import { createMemorySettler, type MemorySettler } from './settle.js';
+import { gatewayTokenFile, readOrCreateSecret, type StoreBackend } from './store/index.js';
 import {
   type Checkpointer,
   createStore,
-  gatewayTokenFile,
-  loadPostgres,
-  readOrCreateSecret,
   type Store,
-  type StoreBackend,
+  sqliteBackend,
   startCheckpointer,
   WRITER_AUTOCHECKPOINT_PAGES,
-} from './store/index.js';
+} from './store/sqlite/index.js';
 import { type TransformHost, type TransformThreads, watchTransformThreads } from './transforms/index.js';
 
 export interface Gateway {
@@ -149,7 +147,8 @@ async function startMailWatch(
  */
 async function openBackend(config: Config, parts: Parts, log: Logger): Promise<StoreBackend> {
   if (config.storage.kind === 'postgres') {
-    const postgres = await loadPostgres();
+    // pg costs about 50 ms to load: only a gateway on PostgreSQL pays.
+    const postgres = await import('./store/postgres/index.js');
     const pool = postgres.createPgPool(config.storage.url as string);
     parts.pool = pool;
     // An idle connection the server closed (a restart, a failover): the pool makes a new one.

@@ -3,7 +3,6 @@ import { type Config, configWarnings, inspectConfig, keyPositions, locate, type 
 import { isHookdError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { compileRoutes } from '../routes.js';
-import { loadPostgres } from '../store/index.js';
 import type { CliIo } from './io.js';
 
 /** One thing `check` found, located in the config file (or a transform's file) where it can be. */
@@ -115,7 +114,7 @@ export async function checkCommand(options: { config?: string; json?: boolean },
     // The database `serve` would use, when it is PostgreSQL: reachable, the login, the schema.
     const { storage } = report.config;
     if (storage.kind === 'postgres' && storage.url) {
-      const diagnosis = await (await loadPostgres()).diagnosePostgres(storage.url);
+      const diagnosis = await (await import('../store/postgres/index.js')).diagnosePostgres(storage.url);
       for (const p of diagnosis.problems) findings.push(findingOf(p, 'error', file, positions));
       for (const w of diagnosis.warnings) findings.push(findingOf(w, 'warning', file, positions));
     }

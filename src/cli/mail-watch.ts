@@ -1,7 +1,6 @@
 import { createLogger } from '../log.js';
 import { createMailWatcher } from '../mail/index.js';
-import { sqliteBackend } from '../runtime/index.js';
-import { createStore } from '../store/index.js';
+import { createStore, sqliteBackend } from '../store/sqlite/index.js';
 import { resolveConfig } from './config-source.js';
 import type { CliIo } from './io.js';
 

@@ -1,10 +1,10 @@
 import type { ThinkingLevel } from '../action-shape.js';
+import { MAIN_SESSION } from '../action-shape.js';
 import type { Logger } from '../log.js';
 import type { EventRecord, StoreContract } from '../store/index.js';
 import type { Delivery } from './delivery.js';
 import type { ModelRouter } from './ports.js';
 import { wrapExternalContent } from './safety.js';
-import { MAIN_SESSION } from './sink.js';
 import { deadline } from './timeout.js';
 
 export const DEFAULT_HEARTBEAT_PROMPT =

@@ -1,6 +1,6 @@
+import { MAIN_SESSION } from '../action-shape.js';
 import { hookdError } from '../errors.js';
 import { createHeartbeatTurn, type HeartbeatTurnOptions } from './heartbeat-turn.js';
-import { MAIN_SESSION } from './sink.js';
 
 export interface HeartbeatOptions extends HeartbeatTurnOptions {
   /** 0 turns periodic heartbeats off. */

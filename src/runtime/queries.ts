@@ -1,3 +1,4 @@
+import { MAIN_SESSION } from '../action-shape.js';
 import type {
   DeliveryOutcome,
   EventRecord,
@@ -10,7 +11,6 @@ import type {
   SessionMessage,
   StoreContract,
 } from '../store/index.js';
-import { MAIN_SESSION } from './sink.js';
 
 /** `GET /api/runs/:runId` (docs/runtime.md#admin-api). */
 export interface RunView {

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ThinkingLevel } from '../action-shape.js';
+import { MAIN_SESSION } from '../action-shape.js';
 import { type BackoffBounds, backoffMs } from '../backoff.js';
 import { hookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -8,7 +9,6 @@ import type { Delivery } from './delivery.js';
 import type { Heartbeat } from './heartbeat.js';
 import type { ModelRouter } from './ports.js';
 import { findInjectionPhrases, wrapExternalContent } from './safety.js';
-import { MAIN_SESSION } from './sink.js';
 import { deadline } from './timeout.js';
 
 export const SUMMARY_MAX_CHARS = 2000;

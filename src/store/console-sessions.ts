@@ -1,5 +1,3 @@
-import type { Db } from './db.js';
-
 /** A signed-in console session, found by the hash of its cookie (the cookie itself is never stored). */
 export interface ConsoleSessionRecord {
   readonly tokenHash: string;
@@ -17,38 +15,10 @@ export interface ConsoleSessionRepository {
   prune(now: number, keep: number): number;
 }
 
-interface Row {
+/** A row as the database answers it. */
+export interface ConsoleSessionRow {
   token_hash: string;
   csrf: string;
   created_at: number;
   expires_at: number;
-}
-
-/** The SQLite console sessions. */
-export function createConsoleSessionRepository(db: Db): ConsoleSessionRepository {
-  const insert = db.prepare(
-    'INSERT INTO console_sessions (token_hash, csrf, created_at, expires_at) VALUES (?, ?, ?, ?)',
-  );
-  const find = db.prepare('SELECT * FROM console_sessions WHERE token_hash = ? AND expires_at > ?');
-  const remove = db.prepare('DELETE FROM console_sessions WHERE token_hash = ?');
-  const expired = db.prepare('DELETE FROM console_sessions WHERE expires_at <= ?');
-  const beyond = db.prepare(
-    `DELETE FROM console_sessions WHERE token_hash IN
-       (SELECT token_hash FROM console_sessions ORDER BY created_at DESC LIMIT -1 OFFSET ?)`,
-  );
-  return {
-    insert(s) {
-      insert.run(s.tokenHash, s.csrf, s.createdAt, s.expiresAt);
-    },
-    find(tokenHash, now) {
-      const row = find.get(tokenHash, now) as Row | undefined;
-      return row && { tokenHash: row.token_hash, csrf: row.csrf, createdAt: row.created_at, expiresAt: row.expires_at };
-    },
-    delete(tokenHash) {
-      remove.run(tokenHash);
-    },
-    prune(now, keep) {
-      return expired.run(now).changes + beyond.run(keep).changes;
-    },
-  };
 }

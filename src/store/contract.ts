@@ -7,7 +7,6 @@ import type { IdempotencyRepository } from './idempotency.js';
 import type { MessageRepository } from './messages.js';
 import type { RequestLogRepository } from './requests.js';
 import type { RunRepository } from './runs.js';
-import type { Store } from './store.js';
 
 /** A repository as a shared store offers it: every call answers with a promise. */
 export type Async<T> = {
@@ -31,7 +30,7 @@ export interface Writes {
 /**
  * The store as the runtime uses it (docs/scale.md): reads answer with promises, writes go through
  * a commit. The embedded SQLite store offers it over its synchronous repositories
- * (`sqliteContract`); a PostgreSQL store implements it over the network.
+ * (`sqlite/contract.ts`); a PostgreSQL store implements it over the network.
  */
 export interface StoreContract {
   readonly events: Async<Pick<EventRepository, 'get' | 'pending' | 'countPending' | 'list'>>;
@@ -47,7 +46,7 @@ export interface StoreContract {
 }
 
 /** Every method of `repository` named in `names`, answering with a promise. */
-function promised<T extends object, K extends keyof T>(repository: T, names: readonly K[]): Async<Pick<T, K>> {
+export function promised<T extends object, K extends keyof T>(repository: T, names: readonly K[]): Async<Pick<T, K>> {
   const out: Record<string, unknown> = {};
   for (const name of names) {
     const method = repository[name] as (...args: unknown[]) => unknown;
@@ -60,20 +59,6 @@ function promised<T extends object, K extends keyof T>(repository: T, names: rea
     };
   }
   return out as Async<Pick<T, K>>;
-}
-
-/** The embedded store behind the contract. */
-export function sqliteContract(store: Store): StoreContract {
-  return {
-    events: promised(store.events, ['get', 'pending', 'countPending', 'list']),
-    runs: promised(store.runs, ['get', 'unfinished', 'list', 'countByStatus']),
-    messages: promised(store.messages, ['recent', 'has', 'list', 'ofRun', 'sessions']),
-    requests: promised(store.requests, ['get', 'list', 'countSince', 'prune']),
-    failedRequests: promised(store.failedRequests, ['forRequest']),
-    idempotency: promised(store.idempotency, ['purge']),
-    group: store.group,
-    commit: async (write) => store.transaction(() => write(store)),
-  };
 }
 
 /** Small named values (the main session's last delivery route), shared by every node. */
@@ -104,7 +89,6 @@ export interface SinkOptions {
  * through, the shared named values, console sessions, and the action sink of hook requests.
  */
 export interface StoreBackend {
-  readonly kind: 'sqlite' | 'postgres';
   readonly data: StoreContract;
   readonly meta: MetaStore;
   readonly consoleSessions: Async<ConsoleSessionRepository>;

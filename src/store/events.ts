@@ -1,6 +1,5 @@
 import { type ContentSource, MAIN_SESSION } from '../action-shape.js';
 import type { Action } from '../actions/index.js';
-import type { Db } from './db.js';
 
 /** Where a system event came from: a hook request, a run's summary, or hookd itself. */
 export type EventOrigin = 'hook' | 'run-summary' | 'system';
@@ -38,7 +37,8 @@ export function hookEvent(
   };
 }
 
-interface EventRow {
+/** A row as the database answers it. */
+export interface EventRow {
   id: string;
   session_key: string;
   text: string;
@@ -91,38 +91,4 @@ export function eventRow(event: NewEvent): unknown[] {
     event.requestId ?? null,
     event.createdAt,
   ];
-}
-
-/** The SQLite event repository. */
-export function createEventRepository(db: Db): EventRepository {
-  const insert = db.prepare(
-    `INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-  );
-  const pending = db.prepare('SELECT * FROM events WHERE session_key = ? AND consumed_at IS NULL ORDER BY seq LIMIT ?');
-  const list = db.prepare('SELECT * FROM events WHERE session_key = ? ORDER BY seq');
-  const consume = db.prepare('UPDATE events SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL');
-  const countPending = db.prepare('SELECT COUNT(*) AS n FROM events WHERE session_key = ? AND consumed_at IS NULL');
-  const get = db.prepare('SELECT * FROM events WHERE id = ?');
-
-  return {
-    insert(event) {
-      insert.run(...eventRow(event));
-    },
-    get(id) {
-      const row = get.get(id) as EventRow | undefined;
-      return row && eventOf(row);
-    },
-    pending(sessionKey, limit = Number.MAX_SAFE_INTEGER) {
-      return (pending.all(sessionKey, limit) as EventRow[]).map(eventOf);
-    },
-    countPending(sessionKey) {
-      return (countPending.get(sessionKey) as { n: number }).n;
-    },
-    list(sessionKey) {
-      return (list.all(sessionKey) as EventRow[]).map(eventOf);
-    },
-    markConsumed: db.transaction((ids: readonly string[], at: number) => {
-      for (const id of ids) consume.run(at, id);
-    }),
-  };
 }

@@ -1,5 +1,4 @@
 import type { FailedRequest } from '../actions/index.js';
-import type { Db } from './db.js';
 
 /** A hook request that was answered 5xx (docs/http.md), as stored for replay. */
 export interface FailedRequestRecord extends FailedRequest {
@@ -7,7 +6,8 @@ export interface FailedRequestRecord extends FailedRequest {
   readonly createdAt: number;
 }
 
-interface Row {
+/** A row as the database answers it. */
+export interface FailedRequestRow {
   id: string;
   request_id: string | null;
   sub_path: string;
@@ -38,35 +38,8 @@ export function failedRequestRow(f: FailedRequestRecord): unknown[] {
   return [f.id, f.requestId || null, f.subPath, f.url, JSON.stringify(f.headers), f.body, f.code, f.error, f.createdAt];
 }
 
-/** The SQLite repository of failed requests. */
-export function createFailedRequestRepository(db: Db): FailedRequestRepository {
-  const insert = db.prepare(
-    `INSERT INTO failed_requests (${FAILED_REQUEST_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-  const list = db.prepare('SELECT * FROM failed_requests WHERE replayed_at IS NULL ORDER BY seq');
-  const byRequest = db.prepare('SELECT * FROM failed_requests WHERE request_id = ? ORDER BY seq DESC LIMIT 1');
-  const replayed = db.prepare(
-    'UPDATE failed_requests SET replayed_at = ? WHERE request_id = ? AND replayed_at IS NULL',
-  );
-  return {
-    insert(failure) {
-      insert.run(...failedRequestRow(failure));
-    },
-    pending() {
-      return (list.all() as Row[]).map(failedRequestOf);
-    },
-    forRequest(requestId) {
-      const row = byRequest.get(requestId) as Row | undefined;
-      return row && failedRequestOf(row);
-    },
-    markReplayed(requestId, at) {
-      replayed.run(at, requestId);
-    },
-  };
-}
-
 /** A row of `failed_requests` as a record. */
-export function failedRequestOf(r: Row): FailedRequestRecord {
+export function failedRequestOf(r: FailedRequestRow): FailedRequestRecord {
   return {
     id: r.id,
     requestId: r.request_id ?? '',

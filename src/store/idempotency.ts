@@ -1,5 +1,4 @@
 import type { IdempotencyIntent } from '../actions/index.js';
-import type { Db } from './db.js';
 
 /** A remembered 2xx answer to an idempotent request (docs/operations.md#idempotency). */
 export interface IdempotencyRecord {
@@ -14,7 +13,8 @@ export interface IdempotencyRecord {
   readonly expiresAt: number;
 }
 
-interface Row {
+/** A row as the database answers it. */
+export interface IdempotencyRow {
   scope: string;
   key: string;
   body_hash: string;
@@ -57,38 +57,4 @@ export const IDEMPOTENCY_COLUMNS = 'scope, key, body_hash, status, response, cre
 /** A record's values for an insert (both stores). */
 export function idempotencyRow(r: IdempotencyRecord): unknown[] {
   return [r.scope, r.key, r.bodyHash, r.status, r.response, r.createdAt, r.expiresAt];
-}
-
-/** The SQLite idempotency repository. */
-export function createIdempotencyRepository(db: Db): IdempotencyRepository {
-  const get = db.prepare('SELECT * FROM idempotency WHERE scope = ? AND key = ? AND expires_at > ?');
-  const put = db.prepare(
-    `INSERT INTO idempotency (${IDEMPOTENCY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (scope, key) DO UPDATE SET body_hash = excluded.body_hash, status = excluded.status,
-       response = excluded.response, created_at = excluded.created_at, expires_at = excluded.expires_at`,
-  );
-  const purge = db.prepare('DELETE FROM idempotency WHERE expires_at <= ?');
-  return {
-    /** The live record for a key, if any. */
-    get(scope: string, key: string, now: number): IdempotencyRecord | undefined {
-      const row = get.get(scope, key, now) as Row | undefined;
-      if (!row) return undefined;
-      return {
-        scope: row.scope,
-        key: row.key,
-        bodyHash: row.body_hash,
-        status: row.status,
-        response: row.response,
-        createdAt: row.created_at,
-        expiresAt: row.expires_at,
-      };
-    },
-    put(record: IdempotencyRecord): void {
-      put.run(...idempotencyRow(record));
-    },
-    /** Deletes expired records; returns how many. */
-    purge(now: number): number {
-      return purge.run(now).changes;
-    },
-  };
 }

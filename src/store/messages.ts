@@ -1,5 +1,3 @@
-import type { Db } from './db.js';
-
 export type Role = 'system' | 'user' | 'assistant';
 
 export interface SessionMessage {
@@ -18,43 +16,4 @@ export interface MessageRepository {
   ofRun(sessionKey: string, runId: string): SessionMessage[];
   /** Sessions with a transcript, the most recently active first. */
   sessions(limit: number): { key: string; messages: number; lastAt: number }[];
-}
-
-/** The SQLite transcript repository. */
-export function createMessageRepository(db: Db): MessageRepository {
-  const insert = db.prepare(
-    'INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?)',
-  );
-  const list = db.prepare('SELECT role, content FROM messages WHERE session_key = ? ORDER BY seq');
-  // Newest first, put back in order here: a subquery ordered again cost a temporary B-tree per
-  // run (about 35 % more per call).
-  const recent = db.prepare('SELECT role, content FROM messages WHERE session_key = ? ORDER BY seq DESC LIMIT ?');
-  const exists = db.prepare('SELECT 1 FROM messages WHERE session_key = ? LIMIT 1');
-  const ofRun = db.prepare('SELECT role, content FROM messages WHERE session_key = ? AND run_id = ? ORDER BY seq');
-  const sessions = db.prepare(
-    `SELECT session_key AS key, COUNT(*) AS messages, MAX(created_at) AS lastAt FROM messages
-     GROUP BY session_key ORDER BY MAX(seq) DESC LIMIT ?`,
-  );
-
-  return {
-    append(sessionKey: string, messages: readonly SessionMessage[], runId: string | null, at: number): void {
-      for (const m of messages) insert.run(sessionKey, m.role, m.content, runId, at);
-    },
-    list(sessionKey: string): SessionMessage[] {
-      return list.all(sessionKey) as SessionMessage[];
-    },
-    /** The last `limit` messages of a session, oldest first. */
-    recent(sessionKey: string, limit: number): SessionMessage[] {
-      return (recent.all(sessionKey, limit) as SessionMessage[]).reverse();
-    },
-    ofRun(sessionKey, runId) {
-      return ofRun.all(sessionKey, runId) as SessionMessage[];
-    },
-    sessions(limit) {
-      return sessions.all(limit) as { key: string; messages: number; lastAt: number }[];
-    },
-    has(sessionKey: string): boolean {
-      return exists.get(sessionKey) !== undefined;
-    },
-  };
 }

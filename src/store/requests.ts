@@ -1,6 +1,4 @@
-import type { Statement } from 'better-sqlite3';
 import type { RequestLogRecord } from '../actions/index.js';
-import type { Db } from './db.js';
 
 export type { RequestLogRecord } from '../actions/index.js';
 
@@ -42,7 +40,8 @@ export interface RequestLogRepository {
   markReplayed(id: string, at: number): void;
 }
 
-interface Row {
+/** A row as the database answers it. */
+export interface RequestRow {
   seq: number;
   id: string;
   received_at: number;
@@ -66,7 +65,7 @@ interface Row {
 const ids = (json: string | null): string[] => (json === null ? [] : (JSON.parse(json) as string[]));
 
 /** A row of `requests` (SQLite's or PostgreSQL's) as a listed record. */
-export function requestEntryOf(row: Row): RequestLogEntry {
+export function requestEntryOf(row: RequestRow): RequestLogEntry {
   return {
     seq: row.seq,
     id: row.id,
@@ -145,68 +144,4 @@ export function requestListWhere(
   if (filter.replays === false) clauses.push('replay_of IS NULL');
   if (filter.replayed !== undefined) clauses.push(filter.replayed ? 'replayed_at IS NOT NULL' : 'replayed_at IS NULL');
   return { where: clauses.length ? ` WHERE ${clauses.join(' AND ')}` : '', values };
-}
-
-/** The SQLite request log. */
-export function createRequestLogRepository(db: Db): RequestLogRepository {
-  const insert = db.prepare(
-    `INSERT INTO requests (${REQUEST_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-
-  const get = db.prepare('SELECT * FROM requests WHERE id = ? ORDER BY seq DESC LIMIT 1');
-  const pruneOld = db.prepare(
-    `DELETE FROM requests WHERE seq IN (SELECT seq FROM requests WHERE received_at < ? ORDER BY seq LIMIT ${PRUNE_CHUNK})`,
-  );
-  const markReplayed = db.prepare(
-    'UPDATE requests SET replayed_at = ? WHERE seq = (SELECT MAX(seq) FROM requests WHERE id = ?)',
-  );
-  const countSince = db.prepare(
-    'SELECT COUNT(*) AS total, COALESCE(SUM(status >= 400), 0) AS failed FROM requests WHERE received_at >= ?',
-  );
-  const newestSeq = db.prepare('SELECT MAX(seq) AS seq FROM requests');
-  const pruneBeyond = db.prepare(
-    `DELETE FROM requests WHERE seq IN (SELECT seq FROM requests WHERE seq <= ? ORDER BY seq LIMIT ${PRUNE_CHUNK})`,
-  );
-  const listings = new Map<string, Statement<unknown[]>>();
-
-  function chunks(statement: Statement<unknown[]>, arg: number): number {
-    let total = 0;
-    for (;;) {
-      const { changes } = statement.run(arg);
-      total += changes;
-      if (changes < PRUNE_CHUNK) return total;
-    }
-  }
-
-  return {
-    insert(r) {
-      insert.run(...requestRow(r));
-    },
-    list(filter) {
-      const { where, values } = requestListWhere(filter, () => '?');
-      const sql = `SELECT ${LISTED} FROM requests${where} ORDER BY seq DESC LIMIT ?`;
-      let statement = listings.get(sql);
-      if (!statement) {
-        statement = db.prepare(sql);
-        listings.set(sql, statement);
-      }
-      return (statement.all(...values, filter.limit) as Row[]).map(requestEntryOf);
-    },
-    get(id) {
-      const row = get.get(id) as Row | undefined;
-      return row && { ...requestEntryOf(row), body: row.body as Buffer };
-    },
-    countSince(since) {
-      return countSince.get(since) as { total: number; failed: number };
-    },
-    markReplayed(id, at) {
-      markReplayed.run(at, id);
-    },
-    prune(before, maxRows) {
-      let pruned = chunks(pruneOld, before);
-      const newest = (newestSeq.get() as { seq: number | null }).seq;
-      if (newest !== null && newest > maxRows) pruned += chunks(pruneBeyond, newest - maxRows);
-      return pruned;
-    },
-  };
 }

@@ -1,5 +1,4 @@
 import type { AgentAction } from '../actions/index.js';
-import type { Db } from './db.js';
 
 export type RunStatus = 'queued' | 'running' | 'ok' | 'error' | 'timeout';
 
@@ -21,7 +20,8 @@ export interface RunRecord extends Omit<AgentAction, 'kind'> {
   readonly finishedAt?: number;
 }
 
-interface RunRow {
+/** A row as the database answers it. */
+export interface RunRow {
   id: string;
   session_key: string;
   name: string | null;
@@ -159,63 +159,4 @@ export function runRow(run: NewRun): unknown[] {
     run.createdAt,
     run.mappingId ?? null,
   ];
-}
-
-/** The SQLite run repository. */
-export function createRunRepository(db: Db): RunRepository {
-  const insert = db.prepare(
-    `INSERT INTO runs (${RUN_COLUMNS}, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued')`,
-  );
-  const get = db.prepare('SELECT * FROM runs WHERE id = ?');
-  const unfinished = db.prepare('SELECT * FROM runs WHERE summarized_at IS NULL ORDER BY seq');
-  const summarize = db.prepare('UPDATE runs SET summarized_at = ? WHERE id = ?');
-  // A run's first result stays (as on PostgreSQL, where a node that lost its lease may finish late).
-  const start = db.prepare("UPDATE runs SET status = 'running', started_at = ? WHERE id = ? AND finished_at IS NULL");
-  const finish = db.prepare(
-    'UPDATE runs SET status = ?, output = ?, error = ?, finished_at = ? WHERE id = ? AND finished_at IS NULL',
-  );
-  const deliver = db.prepare('UPDATE runs SET delivery = ? WHERE id = ?');
-  const countByStatus = db.prepare('SELECT status, COUNT(*) AS n FROM runs GROUP BY status');
-  const list = db.prepare(
-    `SELECT * FROM runs WHERE seq < @before AND (@status IS NULL OR status = @status OR (@status = 'failed'
-       AND (status IN ('error', 'timeout') OR json_extract(delivery, '$.status') = 'failed')))
-     ORDER BY seq DESC LIMIT @limit`,
-  );
-
-  return {
-    insert(run) {
-      // Positional parameters: binding by name cost about 2 µs more per row.
-      insert.run(...runRow(run));
-    },
-    get(id) {
-      const row = get.get(id) as RunRow | undefined;
-      return row && runOf(row);
-    },
-    unfinished() {
-      return (unfinished.all() as RunRow[]).map(runOf);
-    },
-    markRunning(id, at) {
-      start.run(at, id);
-    },
-    finish(id, outcome, at) {
-      finish.run(outcome.status, outcome.output ?? null, outcome.error ?? null, at, id);
-    },
-    markSummarized(id, at) {
-      summarize.run(at, id);
-    },
-    recordDelivery(id, delivery) {
-      deliver.run(JSON.stringify(delivery), id);
-    },
-    list(filter) {
-      const rows = list.all({
-        status: filter.status ?? null,
-        before: filter.beforeSeq ?? Number.MAX_SAFE_INTEGER,
-        limit: filter.limit,
-      }) as (RunRow & { seq: number })[];
-      return rows.map((row) => ({ ...runOf(row), seq: row.seq }));
-    },
-    countByStatus() {
-      return Object.fromEntries((countByStatus.all() as { status: string; n: number }[]).map((r) => [r.status, r.n]));
-    },
-  };
 }

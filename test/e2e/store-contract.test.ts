@@ -1,8 +1,9 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createStore, type StoreContract, sqliteContract } from '../../src/store/index.js';
+import type { StoreContract } from '../../src/store/index.js';
 import { createPgContract, createPgPool } from '../../src/store/postgres/contract.js';
 import { migratePostgres } from '../../src/store/postgres/migrate.js';
+import { createStore, sqliteContract } from '../../src/store/sqlite/index.js';
 import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
 
 /**

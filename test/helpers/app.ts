@@ -3,8 +3,7 @@ import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/index.js';
 import { compileRoutes } from '../../src/routes.js';
-import { createStoreSink } from '../../src/runtime/index.js';
-import { createStore, type Store } from '../../src/store/index.js';
+import { createStore, createStoreSink, type Store } from '../../src/store/sqlite/index.js';
 
 export const HOOK_TOKEN = 'hook-token-0123456789abcdef';
 export const AUTH = { authorization: `Bearer ${HOOK_TOKEN}` };

@@ -9,7 +9,6 @@ export function pgBackend(pool: pg.Pool, share: PgWorkShareOptions): StoreBacken
   const data = createPgContract(pool);
   const one = async (text: string, values: unknown[]) => (await pool.query(text, values)).rows[0];
   return {
-    kind: 'postgres',
     data,
     meta: {
       async get<T>(key: string) {

@@ -8,7 +8,7 @@ import {
   SECURE_SESSION_COOKIE,
   SESSION_COOKIE,
 } from '../../../src/http/console-auth.js';
-import { createStore, promisedAll, type Store } from '../../../src/store/index.js';
+import { createStore, type Store, sqliteBackend } from '../../../src/store/sqlite/index.js';
 
 const stores: Store[] = [];
 afterEach(() => {
@@ -21,7 +21,7 @@ function setup(gatewayToken = GATEWAY_TOKEN) {
   const store = createStore({ path: ':memory:', synchronous: 'normal' });
   stores.push(store);
   let at = Date.parse('2026-11-25T08:00:00Z');
-  const auth = createConsoleAuth(promisedAll(store.consoleSessions), gatewayToken, () => at);
+  const auth = createConsoleAuth(sqliteBackend(store).consoleSessions, gatewayToken, () => at);
   const withCookie = (token: string) => ({
     headers: { cookie: `theme=dark; ${SESSION_COOKIE}=${token}; x=1` },
     protocol: 'http' as const,
@@ -95,7 +95,7 @@ describe('console sessions', async () => {
     const { store, auth, withCookie } = setup();
     const { token } = await auth.signIn();
     expect(await auth.sessionOf(withCookie(token))).toBeDefined();
-    const rotated = createConsoleAuth(promisedAll(store.consoleSessions), 'a-new-gateway-token-0123456789');
+    const rotated = createConsoleAuth(sqliteBackend(store).consoleSessions, 'a-new-gateway-token-0123456789');
     expect(await rotated.sessionOf(withCookie(token))).toBeUndefined();
   });
 

@@ -1,8 +1,7 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chunksOf, createCursorStore } from '../../../src/mail/cursor-store.js';
-import { sqliteBackend } from '../../../src/runtime/backend.js';
-import { createStore, type Store } from '../../../src/store/index.js';
+import { createStore, type Store, sqliteBackend } from '../../../src/store/sqlite/index.js';
 
 const log = pino({ level: 'silent' });
 let store: Store;

@@ -1,11 +1,10 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createModelRouter } from '../../../src/providers/index.js';
-import { sqliteBackend } from '../../../src/runtime/backend.js';
 import { createDelivery } from '../../../src/runtime/delivery.js';
 import { createHeartbeat, type HeartbeatOptions } from '../../../src/runtime/heartbeat.js';
 import type { ModelRouter } from '../../../src/runtime/index.js';
-import { createStore, sqliteContract } from '../../../src/store/index.js';
+import { createStore, sqliteBackend, sqliteContract } from '../../../src/store/sqlite/index.js';
 import { until } from '../../helpers/clock.js';
 
 describe('heartbeat turns', () => {

@@ -1,13 +1,13 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createModelRouter } from '../../../src/providers/index.js';
-import { sqliteBackend } from '../../../src/runtime/backend.js';
 import { createClaimedRunQueue } from '../../../src/runtime/claimed-runs.js';
 import { createDelivery } from '../../../src/runtime/delivery.js';
 import { createHeartbeat } from '../../../src/runtime/heartbeat.js';
 import { createOwnedHeartbeat } from '../../../src/runtime/heartbeat-owner.js';
 import { createJobOwner } from '../../../src/runtime/job-owner.js';
-import { createStore, type Store, sqliteContract, type WorkShare } from '../../../src/store/index.js';
+import type { WorkShare } from '../../../src/store/index.js';
+import { createStore, type Store, sqliteBackend, sqliteContract } from '../../../src/store/sqlite/index.js';
 import { type FakeModel, isHeartbeat, startFakeModel } from '../../helpers/fake-model.js';
 
 /**

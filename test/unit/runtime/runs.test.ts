@@ -1,12 +1,11 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createModelRouter } from '../../../src/providers/index.js';
-import { sqliteBackend } from '../../../src/runtime/backend.js';
 import { createDelivery } from '../../../src/runtime/delivery.js';
 import { createHeartbeat } from '../../../src/runtime/heartbeat.js';
 import type { ModelRouter } from '../../../src/runtime/index.js';
 import { createRunQueue } from '../../../src/runtime/runs.js';
-import { createStore, type Store, sqliteContract } from '../../../src/store/index.js';
+import { createStore, type Store, sqliteBackend, sqliteContract } from '../../../src/store/sqlite/index.js';
 import { startFakeModel } from '../../helpers/fake-model.js';
 
 function setup(

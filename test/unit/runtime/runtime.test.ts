@@ -2,8 +2,8 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../../src/config/index.js';
 import { createModelRouter } from '../../../src/providers/index.js';
-import { createRuntime, sqliteBackend } from '../../../src/runtime/index.js';
-import { createStore } from '../../../src/store/index.js';
+import { createRuntime } from '../../../src/runtime/index.js';
+import { createStore, sqliteBackend } from '../../../src/store/sqlite/index.js';
 
 afterEach(() => {
   vi.useRealTimers();

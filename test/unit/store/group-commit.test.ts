@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createGroupCommit } from '../../../src/store/group-commit.js';
-import { createStore } from '../../../src/store/index.js';
+import { createStore } from '../../../src/store/sqlite/index.js';
 
 const event = (id: string, text = 'x') => ({
   id,

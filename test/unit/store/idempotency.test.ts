@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createStore } from '../../../src/store/index.js';
+import { createStore } from '../../../src/store/sqlite/index.js';
 
 const record = (key: string, expiresAt: number) => ({
   scope: 's',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RequestLogRecord } from '../../../src/store/index.js';
-import { createStore } from '../../../src/store/index.js';
+import { createStore } from '../../../src/store/sqlite/index.js';
 
 const record = (n: number, extra: Partial<RequestLogRecord> = {}): RequestLogRecord => ({
   id: `r${n}`,

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createStore, type Store } from '../../../src/store/index.js';
-import { migrations } from '../../../src/store/migrations.js';
-import { makeTempDir } from '../../helpers/hookd-process.js';
+import { createStore, type Store } from '../../../../src/store/sqlite/index.js';
+import { migrations } from '../../../../src/store/sqlite/migrations.js';
+import { makeTempDir } from '../../../helpers/hookd-process.js';
 
 let temp: ReturnType<typeof makeTempDir> | undefined;
 let store: Store | undefined;

@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { hookdError } from '../errors.js';
+import { hookdError } from '../../errors.js';
 import { migrations } from './migrations.js';
 
 export type Db = Database.Database;

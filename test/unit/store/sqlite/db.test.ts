@@ -1,9 +1,9 @@
 import { statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createStore } from '../../../src/store/index.js';
-import { makeTempDir } from '../../helpers/hookd-process.js';
-import { runScript } from '../../helpers/script.js';
+import { createStore } from '../../../../src/store/sqlite/index.js';
+import { makeTempDir } from '../../../helpers/hookd-process.js';
+import { runScript } from '../../../helpers/script.js';
 
 let temp: ReturnType<typeof makeTempDir> | undefined;
 afterEach(() => temp?.cleanup());
@@ -37,7 +37,7 @@ describe('openDb', () => {
     // 16 MB cache, and by 1.5 MB with 2 MB.
     const script = `
       import { readFileSync } from 'node:fs';
-      import { openDb } from ${JSON.stringify(resolve('src/store/db.ts'))};
+      import { openDb } from ${JSON.stringify(resolve('src/store/sqlite/db.ts'))};
       const heapKb = () => {
         const smaps = readFileSync('/proc/self/smaps', 'utf8');
         const at = smaps.indexOf('[heap]');

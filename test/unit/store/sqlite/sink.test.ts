@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isHookdError } from '../../../src/errors.js';
-import { createStoreSink } from '../../../src/runtime/index.js';
-import { createStore } from '../../../src/store/index.js';
+import { isHookdError } from '../../../../src/errors.js';
+import { createStore, createStoreSink } from '../../../../src/store/sqlite/index.js';
 
 const wake = {
   kind: 'wake' as const,

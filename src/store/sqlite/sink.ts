@@ -1,11 +1,11 @@
-import type { AcceptContext, Accepted, Action, ActionSink, RequestLogRecord } from '../actions/index.js';
-import { newId } from '../ids.js';
-import { acceptError, hookEvent, hookRun, idempotencyRecordOf, type SinkOptions, type Store } from '../store/index.js';
-
-export { MAIN_SESSION } from '../action-shape.js';
-
-/** What the sink is told and asked (the store contract's `SinkOptions`). */
-export type StoreSinkOptions = SinkOptions;
+import type { AcceptContext, Accepted, Action, ActionSink, RequestLogRecord } from '../../actions/index.js';
+import { newId } from '../../ids.js';
+import type { SinkOptions } from '../contract.js';
+import { hookEvent } from '../events.js';
+import { idempotencyRecordOf } from '../idempotency.js';
+import { hookRun } from '../runs.js';
+import { acceptError } from '../unavailable.js';
+import type { Store } from './store.js';
 
 /**
  * An ActionSink over SQLite with group commit: the requests that arrive within one turn of
@@ -13,7 +13,7 @@ export type StoreSinkOptions = SinkOptions;
  * is answered only after that commit (the durability promise of docs/operations.md#durability holds; a commit is
  * paid once per batch, not per request).
  */
-export function createStoreSink(store: Store, options: StoreSinkOptions = {}): ActionSink {
+export function createStoreSink(store: Store, options: SinkOptions = {}): ActionSink {
   const now = options.now ?? Date.now;
   const ttlMs = (options.idempotencyTtlSeconds ?? 86_400) * 1000;
 

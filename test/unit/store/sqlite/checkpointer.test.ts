@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createStore, startCheckpointer } from '../../../src/store/index.js';
+import { createStore, startCheckpointer } from '../../../../src/store/sqlite/index.js';
 
 const event = (id: string, text = 'x') => ({
   id,

@@ -1,10 +1,11 @@
-import { promisedAll, type Store, type StoreBackend, sqliteContract } from '../store/index.js';
+import { promisedAll, type StoreBackend } from '../contract.js';
+import { sqliteContract } from './contract.js';
 import { createStoreSink } from './sink.js';
+import type { Store } from './store.js';
 
 /** The embedded SQLite store as the gateway runs on it (the default, one node). */
 export function sqliteBackend(store: Store): StoreBackend {
   return {
-    kind: 'sqlite',
     data: sqliteContract(store),
     meta: {
       get: async <T>(key: string) => store.meta.get<T>(key),

@@ -1,14 +1,21 @@
-import { type ConsoleSessionRepository, createConsoleSessionRepository } from './console-sessions.js';
-import type { Writes } from './contract.js';
+import type { ConsoleSessionRepository } from '../console-sessions.js';
+import type { Writes } from '../contract.js';
+import type { EventRepository } from '../events.js';
+import type { FailedRequestRepository } from '../failed-requests.js';
+import { createGroupCommit, type GroupCommit } from '../group-commit.js';
+import type { IdempotencyRepository } from '../idempotency.js';
+import type { MessageRepository } from '../messages.js';
+import type { RequestLogRepository } from '../requests.js';
+import type { RunRepository } from '../runs.js';
+import { createConsoleSessionRepository } from './console-sessions.js';
 import { type Db, type OpenDbOptions, openDb } from './db.js';
-import { createEventRepository, type EventRepository } from './events.js';
-import { createFailedRequestRepository, type FailedRequestRepository } from './failed-requests.js';
-import { createGroupCommit, type GroupCommit } from './group-commit.js';
-import { createIdempotencyRepository, type IdempotencyRepository } from './idempotency.js';
-import { createMessageRepository, type MessageRepository } from './messages.js';
+import { createEventRepository } from './events.js';
+import { createFailedRequestRepository } from './failed-requests.js';
+import { createIdempotencyRepository } from './idempotency.js';
+import { createMessageRepository } from './messages.js';
 import { createMetaRepository, type MetaRepository } from './meta.js';
-import { createRequestLogRepository, type RequestLogRepository } from './requests.js';
-import { createRunRepository, type RunRepository } from './runs.js';
+import { createRequestLogRepository } from './requests.js';
+import { createRunRepository } from './runs.js';
 
 /** The store and its repositories: what the runtime, the sink and the mail watcher write to. */
 export interface Store {

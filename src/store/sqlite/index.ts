@@ -1,0 +1,5 @@
+export { sqliteBackend } from './backend.js';
+export { type Checkpointer, startCheckpointer, WRITER_AUTOCHECKPOINT_PAGES } from './checkpointer.js';
+export { sqliteContract } from './contract.js';
+export { createStoreSink } from './sink.js';
+export { createStore, type Store } from './store.js';
