@@ -1,7 +1,6 @@
-export type { ActivityFeed } from './activity.js';
-export { isAckOnly } from './delivery.js';
+export { isAckOnly } from './delivery/index.js';
 export { createJobOwner } from './job-owner.js';
 export type { ChatChannel, CompletionRequest, ModelProvider, ModelRouter } from './ports.js';
-export type { AdminQueries } from './queries.js';
+export type { ActivityFeed, AdminQueries } from './queries/index.js';
 export { createRuntime, type Runtime } from './runtime.js';
-export { findInjectionPhrases, sanitizeMarkers, wrapExternalContent } from './safety.js';
+export { findInjectionPhrases, sanitizeMarkers, wrapExternalContent } from './safety/index.js';

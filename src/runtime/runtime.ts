@@ -3,16 +3,17 @@ import { type Config, parseDurationMs } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { DeliveryOutcome, StoreBackend } from '../store/index.js';
-import { type ActivityFeed, createActivityFeed } from './activity.js';
-import { createClaimedRunQueue } from './claimed-runs.js';
-import { createDelivery } from './delivery.js';
-import { createHeartbeat } from './heartbeat.js';
-import { createOwnedHeartbeat } from './heartbeat-owner.js';
+import { createDelivery, createRedeliveries } from './delivery/index.js';
+import { createHeartbeat, createOwnedHeartbeat } from './heartbeat/index.js';
 import type { ChatChannel, ModelRouter } from './ports.js';
-import { createIngressPressure } from './pressure.js';
-import { type AdminQueries, createAdminQueries, requestViewOf } from './queries.js';
-import { createRedeliveries } from './redeliver.js';
-import { createRunQueue } from './runs.js';
+import {
+  type ActivityFeed,
+  type AdminQueries,
+  createActivityFeed,
+  createAdminQueries,
+  requestViewOf,
+} from './queries/index.js';
+import { createClaimedRunQueue, createIngressPressure, createRunQueue } from './runs/index.js';
 
 export interface RuntimeOptions {
   readonly config: Config;

@@ -1,11 +1,11 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createModelRouter } from '../../../src/providers/index.js';
-import { createClaimedRunQueue } from '../../../src/runtime/claimed-runs.js';
-import { createDelivery } from '../../../src/runtime/delivery.js';
-import { createHeartbeat } from '../../../src/runtime/heartbeat.js';
-import { createOwnedHeartbeat } from '../../../src/runtime/heartbeat-owner.js';
+import { createDelivery } from '../../../src/runtime/delivery/delivery.js';
+import { createHeartbeat } from '../../../src/runtime/heartbeat/heartbeat.js';
+import { createOwnedHeartbeat } from '../../../src/runtime/heartbeat/heartbeat-owner.js';
 import { createJobOwner } from '../../../src/runtime/job-owner.js';
+import { createClaimedRunQueue } from '../../../src/runtime/runs/claimed-runs.js';
 import type { WorkShare } from '../../../src/store/index.js';
 import { createStore, type Store, sqliteBackend, sqliteContract } from '../../../src/store/sqlite/index.js';
 import { type FakeModel, isHeartbeat, startFakeModel } from '../../helpers/fake-model.js';

@@ -1,11 +1,11 @@
-import type { ThinkingLevel } from '../action-shape.js';
-import { MAIN_SESSION } from '../action-shape.js';
-import type { Logger } from '../log.js';
-import type { EventRecord, StoreContract } from '../store/index.js';
-import type { Delivery } from './delivery.js';
-import type { ModelRouter } from './ports.js';
-import { wrapExternalContent } from './safety.js';
-import { deadline } from './timeout.js';
+import type { ThinkingLevel } from '../../action-shape.js';
+import { MAIN_SESSION } from '../../action-shape.js';
+import type { Logger } from '../../log.js';
+import type { EventRecord, StoreContract } from '../../store/index.js';
+import type { Delivery } from '../delivery/index.js';
+import type { ModelRouter } from '../ports.js';
+import { wrapExternalContent } from '../safety/index.js';
+import { deadline } from '../timeout.js';
 
 export const DEFAULT_HEARTBEAT_PROMPT =
   'Heartbeat check. The system events below arrived since the last check, oldest first. Tell the user ' +

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findInjectionPhrases, sanitizeMarkers, wrapExternalContent } from '../../../src/runtime/index.js';
+import { findInjectionPhrases, sanitizeMarkers, wrapExternalContent } from '../../../../src/runtime/index.js';
 
 describe('wrapExternalContent', () => {
   it('puts the notice first and the content between two markers with one random id', () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ContentSource } from '../action-shape.js';
+import type { ContentSource } from '../../action-shape.js';
 import { foldForMatching, foldText } from './fold.js';
 
 /** The notice that precedes every wrapped piece of external content (docs/security.md#untrusted-content). */

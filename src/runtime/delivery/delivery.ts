@@ -1,7 +1,7 @@
-import type { Channel } from '../action-shape.js';
-import type { Logger } from '../log.js';
-import type { DeliveryOutcome, MetaStore } from '../store/index.js';
-import type { ChatChannel } from './ports.js';
+import type { Channel } from '../../action-shape.js';
+import type { Logger } from '../../log.js';
+import type { DeliveryOutcome, MetaStore } from '../../store/index.js';
+import type { ChatChannel } from '../ports.js';
 
 export const HEARTBEAT_OK = 'HEARTBEAT_OK';
 export const NO_REPLY = 'NO_REPLY';

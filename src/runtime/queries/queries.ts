@@ -1,4 +1,4 @@
-import { MAIN_SESSION } from '../action-shape.js';
+import { MAIN_SESSION } from '../../action-shape.js';
 import type {
   DeliveryOutcome,
   EventRecord,
@@ -10,7 +10,7 @@ import type {
   RunStatus,
   SessionMessage,
   StoreContract,
-} from '../store/index.js';
+} from '../../store/index.js';
 
 /** `GET /api/runs/:runId` (docs/runtime.md#admin-api). */
 export interface RunView {

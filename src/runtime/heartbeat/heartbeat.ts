@@ -1,5 +1,5 @@
-import { MAIN_SESSION } from '../action-shape.js';
-import { hookdError } from '../errors.js';
+import { MAIN_SESSION } from '../../action-shape.js';
+import { hookdError } from '../../errors.js';
 import { createHeartbeatTurn, type HeartbeatTurnOptions } from './heartbeat-turn.js';
 
 export interface HeartbeatOptions extends HeartbeatTurnOptions {

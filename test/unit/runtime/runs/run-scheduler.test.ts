@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRunScheduler } from '../../../src/runtime/run-scheduler.js';
+import { createRunScheduler } from '../../../../src/runtime/runs/run-scheduler.js';
 
 describe('createRunScheduler', () => {
   it('takes runs in arrival order, one per session key at a time', () => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createIngressPressure } from '../../../src/runtime/pressure.js';
+import { createIngressPressure } from '../../../../src/runtime/runs/pressure.js';
 
 afterEach(() => {
   vi.useRealTimers();

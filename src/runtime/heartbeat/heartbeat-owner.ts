@@ -1,7 +1,7 @@
-import type { Logger } from '../log.js';
-import type { WorkShare } from '../store/index.js';
+import type { Logger } from '../../log.js';
+import type { WorkShare } from '../../store/index.js';
+import { createJobOwner } from '../job-owner.js';
 import type { Heartbeat } from './heartbeat.js';
-import { createJobOwner } from './job-owner.js';
 
 /** The lease name of the main session's heartbeat. */
 export const HEARTBEAT_JOB = 'heartbeat';

@@ -1,6 +1,6 @@
 import { createRunExecutor } from './run-executor.js';
 import { createRunScheduler, type PendingRun } from './run-scheduler.js';
-import type { RunQueueOptions } from './runs.js';
+import type { RunQueueOptions } from './types.js';
 
 /** Waiting runs started up to the concurrency, each read and executed; what both run queues share. */
 export interface RunPump {

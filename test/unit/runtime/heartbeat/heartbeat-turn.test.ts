@@ -1,11 +1,11 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createModelRouter } from '../../../src/providers/index.js';
-import { createDelivery } from '../../../src/runtime/delivery.js';
-import { createHeartbeatTurn, eventsWithin } from '../../../src/runtime/heartbeat-turn.js';
-import type { ModelRouter } from '../../../src/runtime/index.js';
-import type { EventRecord } from '../../../src/store/index.js';
-import { createStore, sqliteBackend, sqliteContract } from '../../../src/store/sqlite/index.js';
+import { createModelRouter } from '../../../../src/providers/index.js';
+import { createDelivery } from '../../../../src/runtime/delivery/delivery.js';
+import { createHeartbeatTurn, eventsWithin } from '../../../../src/runtime/heartbeat/heartbeat-turn.js';
+import type { ModelRouter } from '../../../../src/runtime/index.js';
+import type { EventRecord } from '../../../../src/store/index.js';
+import { createStore, sqliteBackend, sqliteContract } from '../../../../src/store/sqlite/index.js';
 
 const event = (id: string, text: string): EventRecord => ({
   id,

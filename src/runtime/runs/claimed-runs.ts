@@ -1,8 +1,9 @@
-import { hookdError } from '../errors.js';
-import type { ClaimedRun, WorkShare } from '../store/index.js';
+import { hookdError } from '../../errors.js';
+import type { ClaimedRun, WorkShare } from '../../store/index.js';
 import { concurrencyOf, createRunPump } from './run-pump.js';
+import { pendingOf } from './run-queue.js';
 import type { PendingRun } from './run-scheduler.js';
-import { pendingOf, type RunQueue, type RunQueueOptions } from './runs.js';
+import type { RunQueue, RunQueueOptions } from './types.js';
 
 export interface ClaimedRunQueueOptions extends RunQueueOptions {
   readonly share: WorkShare;

@@ -1,39 +1,9 @@
 import { setMaxListeners } from 'node:events';
-import { hookdError } from '../errors.js';
-import type { RunRecord } from '../store/index.js';
-import type { RunExecutorOptions } from './run-executor.js';
+import { hookdError } from '../../errors.js';
+import type { RunRecord } from '../../store/index.js';
 import { createRunPump } from './run-pump.js';
 import type { PendingRun } from './run-scheduler.js';
-
-export interface RunQueueOptions extends RunExecutorOptions {
-  readonly maxConcurrent: number;
-  /**
-   * Runs allowed to execute right now, at most `maxConcurrent` (default: `maxConcurrent`);
-   * the runtime lowers it while hook requests saturate the event loop. Never below 1.
-   */
-  readonly concurrency?: () => number;
-  /**
-   * The least time (ms) between two run starts right now (default 0); the runtime sets it
-   * while hook requests saturate the event loop.
-   */
-  readonly spacingMs?: () => number;
-  /** Per-mapping caps on runs executing at once (a mapping's `maxConcurrent`). */
-  readonly mappingLimits?: ReadonlyMap<string, number>;
-}
-
-/** The agent runs of one gateway: committed runs in, executed ones out. */
-export interface RunQueue {
-  /** Schedules a committed run. */
-  enqueue(runId: string, sessionKey: string, mappingId?: string): void;
-  /** Starts queued runs up to the current concurrency (after it was raised, or when told of new runs). */
-  kick(): void;
-  /** Picks up every run a previous process left unfinished, oldest first; resolves with how many. */
-  resume(): Promise<number>;
-  /** Runs queued or executing. */
-  readonly depth: number;
-  /** Stops taking runs; aborts model calls in flight (they stay `running` and resume at the next start). */
-  stop(): Promise<void>;
-}
+import type { RunQueue, RunQueueOptions } from './types.js';
 
 export const pendingOf = (run: Pick<RunRecord, 'id' | 'sessionKey' | 'mappingId'>): PendingRun => ({
   id: run.id,

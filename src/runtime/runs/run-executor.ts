@@ -1,15 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ThinkingLevel } from '../action-shape.js';
-import { MAIN_SESSION } from '../action-shape.js';
-import { type BackoffBounds, backoffMs } from '../backoff.js';
-import { hookdError, isHookdError } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { DeliveryOutcome, RunRecord, SessionMessage, StoreContract, Writes } from '../store/index.js';
-import type { Delivery } from './delivery.js';
-import type { Heartbeat } from './heartbeat.js';
-import type { ModelRouter } from './ports.js';
-import { findInjectionPhrases, wrapExternalContent } from './safety.js';
-import { deadline } from './timeout.js';
+import type { ThinkingLevel } from '../../action-shape.js';
+import { MAIN_SESSION } from '../../action-shape.js';
+import { type BackoffBounds, backoffMs } from '../../backoff.js';
+import { hookdError, isHookdError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { DeliveryOutcome, RunRecord, SessionMessage, StoreContract, Writes } from '../../store/index.js';
+import type { Delivery } from '../delivery/index.js';
+import type { Heartbeat } from '../heartbeat/index.js';
+import type { ModelRouter } from '../ports.js';
+import { findInjectionPhrases, wrapExternalContent } from '../safety/index.js';
+import { deadline } from '../timeout.js';
 
 export const SUMMARY_MAX_CHARS = 2000;
 /** Between tries of a run's write the store refused (a full disk): 250 ms doubling to 30 s. */

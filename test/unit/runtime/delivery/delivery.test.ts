@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isAckOnly } from '../../../src/runtime/index.js';
+import { isAckOnly } from '../../../../src/runtime/index.js';
 
 describe('isAckOnly', () => {
   it.each([

@@ -1,12 +1,12 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createModelRouter } from '../../../src/providers/index.js';
-import { createDelivery } from '../../../src/runtime/delivery.js';
-import { createHeartbeat } from '../../../src/runtime/heartbeat.js';
-import type { ModelRouter } from '../../../src/runtime/index.js';
-import { createRunQueue } from '../../../src/runtime/runs.js';
-import { createStore, type Store, sqliteBackend, sqliteContract } from '../../../src/store/sqlite/index.js';
-import { startFakeModel } from '../../helpers/fake-model.js';
+import { createModelRouter } from '../../../../src/providers/index.js';
+import { createDelivery } from '../../../../src/runtime/delivery/delivery.js';
+import { createHeartbeat } from '../../../../src/runtime/heartbeat/heartbeat.js';
+import type { ModelRouter } from '../../../../src/runtime/index.js';
+import { createRunQueue } from '../../../../src/runtime/runs/run-queue.js';
+import { createStore, type Store, sqliteBackend, sqliteContract } from '../../../../src/store/sqlite/index.js';
+import { startFakeModel } from '../../../helpers/fake-model.js';
 
 function setup(
   options: {

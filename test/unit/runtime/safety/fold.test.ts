@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { foldForMatching, foldText } from '../../../src/runtime/fold.js';
+import { foldForMatching, foldText } from '../../../../src/runtime/safety/fold.js';
 
 describe('foldForMatching', () => {
   it('returns plain ASCII as it is', () => {

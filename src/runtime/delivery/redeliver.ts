@@ -1,5 +1,5 @@
-import { hookdError } from '../errors.js';
-import type { DeliveryOutcome, StoreContract } from '../store/index.js';
+import { hookdError } from '../../errors.js';
+import type { DeliveryOutcome, StoreContract } from '../../store/index.js';
 import type { Delivery } from './delivery.js';
 
 export interface RedeliveriesOptions {

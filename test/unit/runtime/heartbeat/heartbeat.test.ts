@@ -1,11 +1,11 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createModelRouter } from '../../../src/providers/index.js';
-import { createDelivery } from '../../../src/runtime/delivery.js';
-import { createHeartbeat, type HeartbeatOptions } from '../../../src/runtime/heartbeat.js';
-import type { ModelRouter } from '../../../src/runtime/index.js';
-import { createStore, sqliteBackend, sqliteContract } from '../../../src/store/sqlite/index.js';
-import { until } from '../../helpers/clock.js';
+import { createModelRouter } from '../../../../src/providers/index.js';
+import { createDelivery } from '../../../../src/runtime/delivery/delivery.js';
+import { createHeartbeat, type HeartbeatOptions } from '../../../../src/runtime/heartbeat/heartbeat.js';
+import type { ModelRouter } from '../../../../src/runtime/index.js';
+import { createStore, sqliteBackend, sqliteContract } from '../../../../src/store/sqlite/index.js';
+import { until } from '../../../helpers/clock.js';
 
 describe('heartbeat turns', () => {
   it('show at most maxEventsPerTurn events, oldest first, and follow up until the backlog is consumed', async () => {

@@ -1,0 +1,2 @@
+export { type ActivityFeed, createActivityFeed } from './activity.js';
+export { type AdminQueries, createAdminQueries, requestViewOf } from './queries.js';

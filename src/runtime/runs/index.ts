@@ -1,0 +1,3 @@
+export { createClaimedRunQueue } from './claimed-runs.js';
+export { createIngressPressure } from './pressure.js';
+export { createRunQueue } from './run-queue.js';

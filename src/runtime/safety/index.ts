@@ -1,0 +1,1 @@
+export { findInjectionPhrases, sanitizeMarkers, wrapExternalContent } from './safety.js';
