@@ -1,3 +1,4 @@
+import { type Cancel, type Clock, systemClock } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { WorkShare } from '../store/index.js';
 
@@ -15,6 +16,7 @@ export interface JobOwnerOptions<J extends Job> {
   readonly log: Logger;
   /** Makes the job, each time this node takes the lease. */
   readonly make: () => J;
+  readonly clock?: Clock;
 }
 
 /** A job that one node at a time runs: the one holding its lease. */
@@ -36,16 +38,17 @@ export interface JobOwner<J extends Job> {
 export function createJobOwner<J extends Job>(options: JobOwnerOptions<J>): JobOwner<J> {
   const { share, name } = options;
   const log = options.log.child({ job: name });
+  const clock = options.clock ?? systemClock;
   const marginMs = share.leaseMs / 4;
   let running: J | undefined;
   let stopping: Promise<void> | undefined;
   let stopped = false;
   let holding: Promise<void> | undefined;
-  let tick: NodeJS.Timeout | undefined;
-  let watchdog: NodeJS.Timeout | undefined;
+  let stopTick: Cancel | undefined;
+  let cancelWatchdog: Cancel | undefined;
 
   function drop(why: string): Promise<void> {
-    clearTimeout(watchdog);
+    cancelWatchdog?.();
     const was = running;
     if (!was) return stopping ?? Promise.resolve();
     running = undefined;
@@ -66,7 +69,7 @@ export function createJobOwner<J extends Job>(options: JobOwnerOptions<J>): JobO
   }
 
   async function tryHold(): Promise<void> {
-    const sentAt = Date.now();
+    const sentAt = clock.now();
     try {
       const taken = await share.holdJob(name);
       if (stopped) return;
@@ -74,16 +77,15 @@ export function createJobOwner<J extends Job>(options: JobOwnerOptions<J>): JobO
         await drop('another node holds the lease');
         return;
       }
-      clearTimeout(watchdog);
-      watchdog = setTimeout(
+      cancelWatchdog?.();
+      cancelWatchdog = clock.setTimeout(
         () => {
           drop('the lease could not be renewed in time').catch((err: unknown) =>
             log.error({ err }, 'stopping the job failed'),
           );
         },
-        sentAt + share.leaseMs - marginMs - Date.now(),
+        sentAt + share.leaseMs - marginMs - clock.now(),
       );
-      watchdog.unref();
       if (running) return;
       // The job stopped here before must have wound down before it starts again.
       await stopping;
@@ -99,12 +101,13 @@ export function createJobOwner<J extends Job>(options: JobOwnerOptions<J>): JobO
   return {
     async start() {
       await hold();
-      tick = setInterval(() => void hold(), share.leaseMs / 4);
-      tick.unref();
+      // Stopped while the first hold was in flight: no tick outlives the owner.
+      if (stopped) return;
+      stopTick = clock.setInterval(() => void hold(), share.leaseMs / 4);
     },
     async stop() {
       stopped = true;
-      clearInterval(tick);
+      stopTick?.();
       // A renewal in flight lands before the lease is freed, not after (it would take it again).
       await holding;
       await drop('shutting down');

@@ -1,4 +1,5 @@
 import type { ActionSink } from '../actions/index.js';
+import { type Cancel, type Clock, systemClock } from '../clock.js';
 import { type Config, parseDurationMs } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -27,6 +28,8 @@ export interface RuntimeOptions {
   /** Runs of a mapping executing at once, at most, by mapping id (its `maxConcurrent`). */
   readonly mappingLimits?: ReadonlyMap<string, number>;
   readonly onDelivery?: (outcome: DeliveryOutcome) => void;
+  /** Time for leases, heartbeats, run limits, retries and pruning (tests move it). */
+  readonly clock?: Clock;
 }
 /** What a 503 for a full run queue asks the sender to wait. */
 const QUEUE_RETRY_AFTER_S = 30;
@@ -59,6 +62,7 @@ export interface Runtime {
 /** The back half of the core loop: main session, heartbeats, agent runs, delivery. */
 export function createRuntime(options: RuntimeOptions): Runtime {
   const { config, backend, log } = options;
+  const clock = options.clock ?? systemClock;
   const { data } = backend;
   const defaults = config.agents.defaults;
   const { models } = options;
@@ -81,16 +85,17 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       everyMs: parseDurationMs(defaults.heartbeat.every),
       maxPromptChars: defaults.heartbeat.maxPromptChars,
       log,
+      clock,
       ...(defaults.thinking ? { thinking: defaults.thinking } : {}),
       ...(defaults.heartbeat.prompt ? { prompt: defaults.heartbeat.prompt } : {}),
     });
   // On a shared store, one node at a time runs the heartbeat (docs/scale.md).
-  const owned = share ? createOwnedHeartbeat({ share, make: makeHeartbeat, log }) : undefined;
+  const owned = share ? createOwnedHeartbeat({ share, make: makeHeartbeat, log, clock }) : undefined;
   const heartbeat = owned ?? makeHeartbeat();
   // Runs execute one at a time, spaced, while hook requests saturate the event loop (see pressure.ts).
   const pressure = createIngressPressure({ onRelease: () => runs.kick() });
   const activity = createActivityFeed();
-  const queries = createAdminQueries(data);
+  const queries = createAdminQueries(data, clock.now);
   // Read only while a stream listens (the read is a round trip on a shared store).
   const publishRun = (runId: string) => {
     if (activity.subscribers === 0) return;
@@ -111,6 +116,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     spacingMs: () => (pressure.high ? RUN_SPACING_UNDER_PRESSURE_MS : 0),
     defaultTimeoutSeconds: defaults.timeoutSeconds,
     log,
+    clock,
     ...(defaults.thinking ? { defaultThinking: defaults.thinking } : {}),
   };
   // On a shared store, runs are claimed under leases by whichever node has room (docs/scale.md).
@@ -137,10 +143,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       });
     },
   });
-  let purgeTimer: NodeJS.Timeout | undefined;
+  let stopPurging: Cancel | undefined;
   const retention = config.hooks.log;
   const purge = async () => {
-    const now = Date.now();
+    const now = clock.now();
     try {
       const purged = await data.idempotency.purge(now);
       if (purged > 0) log.info({ purged }, 'expired idempotency records purged');
@@ -170,11 +176,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       if (resumed > 0) log.info({ runs: resumed }, 'resuming unfinished runs');
       await heartbeat.start();
       void purge();
-      purgeTimer = setInterval(() => void purge(), PURGE_EVERY_MS);
-      purgeTimer.unref();
+      stopPurging = clock.setInterval(() => void purge(), PURGE_EVERY_MS);
     },
     async stop(): Promise<void> {
-      clearInterval(purgeTimer);
+      stopPurging?.();
       redeliveries.stop();
       pressure.stop();
       await runs.stop();

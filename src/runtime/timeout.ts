@@ -1,3 +1,5 @@
+import { type Clock, systemClock } from '../clock.js';
+
 /** setTimeout's ceiling (about 24.8 days); a longer delay fires at once, and a fraction is not a timer. */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -16,11 +18,11 @@ export interface Deadline {
  * the call: those kept a 600 s timer and a link on the long-lived shutdown signal per run, and
  * cost about 20 µs each.
  */
-export function deadline(seconds: number, shutdown: AbortSignal): Deadline {
+export function deadline(seconds: number, shutdown: AbortSignal, clock: Clock = systemClock): Deadline {
   const controller = new AbortController();
   let timedOut = false;
   const onShutdown = () => controller.abort(shutdown.reason);
-  const timer = setTimeout(
+  const cancel = clock.setTimeout(
     () => {
       timedOut = true;
       controller.abort(new DOMException('The operation timed out', 'TimeoutError'));
@@ -35,7 +37,7 @@ export function deadline(seconds: number, shutdown: AbortSignal): Deadline {
       return timedOut;
     },
     done() {
-      clearTimeout(timer);
+      cancel();
       shutdown.removeEventListener('abort', onShutdown);
     },
   };

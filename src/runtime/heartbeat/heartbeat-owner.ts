@@ -1,3 +1,4 @@
+import type { Clock } from '../../clock.js';
 import type { Logger } from '../../log.js';
 import type { WorkShare } from '../../store/index.js';
 import { createJobOwner } from '../job-owner.js';
@@ -11,6 +12,7 @@ export interface OwnedHeartbeatOptions {
   /** Makes this node's heartbeat when it takes the lease (a stopped one is not started again). */
   readonly make: () => Heartbeat;
   readonly log: Logger;
+  readonly clock?: Clock;
 }
 
 /** A heartbeat that runs on the one node holding its lease, and is asked for from any node. */
@@ -30,7 +32,13 @@ export interface OwnedHeartbeat extends Heartbeat {
 export function createOwnedHeartbeat(options: OwnedHeartbeatOptions): OwnedHeartbeat {
   const { share } = options;
   const log = options.log.child({ component: 'heartbeat' });
-  const owner = createJobOwner({ share, name: HEARTBEAT_JOB, log, make: options.make });
+  const owner = createJobOwner({
+    share,
+    name: HEARTBEAT_JOB,
+    log,
+    make: options.make,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   return {
     request() {
       const local = owner.running;

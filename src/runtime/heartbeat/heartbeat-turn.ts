@@ -1,5 +1,6 @@
 import type { ThinkingLevel } from '../../action-shape.js';
 import { MAIN_SESSION } from '../../action-shape.js';
+import { type Clock, systemClock } from '../../clock.js';
 import type { Logger } from '../../log.js';
 import type { EventRecord, StoreContract } from '../../store/index.js';
 import type { Delivery } from '../delivery/index.js';
@@ -26,7 +27,8 @@ export interface HeartbeatTurnOptions {
   readonly maxEventsPerTurn?: number;
   /** The events' text in one turn, at most (default 200,000 characters); the rest waits for the next. */
   readonly maxPromptChars?: number;
-  readonly now?: () => number;
+  /** Time for records, the turn's time limit and the coalescing and periodic timers. */
+  readonly clock?: Clock;
 }
 
 /** The heartbeat turn's one user message: the prompt, then every pending event (docs/runtime.md#wake--main-session--heartbeat). */
@@ -78,7 +80,7 @@ export function createHeartbeatTurn(options: HeartbeatTurnOptions): HeartbeatTur
   const historyLimit = options.historyLimit ?? 40;
   const maxEvents = options.maxEventsPerTurn ?? 200;
   const maxChars = options.maxPromptChars ?? 200_000;
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? systemClock;
 
   return async (reason, shutdown) => {
     // A bounded turn: after an outage the backlog could outgrow the model's context and
@@ -88,7 +90,7 @@ export function createHeartbeatTurn(options: HeartbeatTurnOptions): HeartbeatTur
     const events = eventsWithin(pending, maxChars);
     const content = heartbeatMessage(options.prompt ?? DEFAULT_HEARTBEAT_PROMPT, events);
     const history = await store.messages.recent(MAIN_SESSION, historyLimit);
-    const timeout = deadline(options.timeoutSeconds, shutdown);
+    const timeout = deadline(options.timeoutSeconds, shutdown, clock);
     let reply: string;
     try {
       reply = await models.complete(options.model, {
@@ -105,7 +107,7 @@ export function createHeartbeatTurn(options: HeartbeatTurnOptions): HeartbeatTur
     } finally {
       timeout.done();
     }
-    const at = now();
+    const at = clock.now();
     const messages = [
       { role: 'user', content },
       { role: 'assistant', content: reply },

@@ -1,4 +1,5 @@
 import { MAIN_SESSION } from '../../action-shape.js';
+import { type Cancel, systemClock } from '../../clock.js';
 import { hookdError } from '../../errors.js';
 import { createHeartbeatTurn, type HeartbeatTurnOptions } from './heartbeat-turn.js';
 
@@ -24,9 +25,10 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
   const { store } = options;
   const log = options.log.child({ component: 'heartbeat' });
   const coalesceMs = options.coalesceMs ?? 250;
+  const clock = options.clock ?? systemClock;
   const turn = createHeartbeatTurn({ ...options, log });
-  let pendingTimer: NodeJS.Timeout | undefined;
-  let periodic: NodeJS.Timeout | undefined;
+  let pendingTimer: Cancel | undefined;
+  let stopPeriodic: Cancel | undefined;
   let running: Promise<void> | undefined;
   let again = false;
   let stopped = false;
@@ -59,7 +61,7 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
       return;
     }
     if (pendingTimer) return;
-    pendingTimer = setTimeout(() => {
+    pendingTimer = clock.setTimeout(() => {
       pendingTimer = undefined;
       run('request');
     }, coalesceMs);
@@ -68,14 +70,14 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
   return {
     request,
     async start(): Promise<void> {
-      if (options.everyMs > 0) periodic = setInterval(() => run('periodic'), options.everyMs);
+      if (options.everyMs > 0) stopPeriodic = clock.setInterval(() => run('periodic'), options.everyMs);
       // Events left unconsumed by a previous process are handled now, not at the next tick.
       if ((await store.events.countPending(MAIN_SESSION)) > 0) request();
     },
     async stop(): Promise<void> {
       stopped = true;
-      clearTimeout(pendingTimer);
-      clearInterval(periodic);
+      pendingTimer?.();
+      stopPeriodic?.();
       shutdown.abort(hookdError('SHUTTING_DOWN'));
       await running;
     },

@@ -103,7 +103,7 @@ export interface AdminQueries {
 }
 
 /** Read-only views of the store for the admin API (docs/runtime.md#admin-api). */
-export function createAdminQueries(store: StoreContract): AdminQueries {
+export function createAdminQueries(store: StoreContract, now: () => number = Date.now): AdminQueries {
   const itemOf = async (id: string) => {
     const run = await store.runs.get(id);
     return run && toRunListItem(run);
@@ -165,7 +165,7 @@ export function createAdminQueries(store: StoreContract): AdminQueries {
     },
     async overview() {
       return {
-        requestsLastHour: await store.requests.countSince(Date.now() - 3_600_000),
+        requestsLastHour: await store.requests.countSince(now() - 3_600_000),
         runsByStatus: await store.runs.countByStatus(),
       };
     },

@@ -1,3 +1,4 @@
+import { type Cancel, systemClock } from '../../clock.js';
 import { hookdError } from '../../errors.js';
 import type { ClaimedRun, WorkShare } from '../../store/index.js';
 import { concurrencyOf, createRunPump } from './run-pump.js';
@@ -30,6 +31,7 @@ interface Held {
 export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue {
   const { share } = options;
   const log = options.log.child({ component: 'runs' });
+  const clock = options.clock ?? systemClock;
   const held = new Map<string, Held>();
   const runs = createRunPump(options, {
     signalOf: (run) => held.get(run.id)?.abort.signal,
@@ -45,8 +47,8 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
   let claiming: Promise<void> | undefined;
   let claimAgain = false;
   let renewing = false;
-  let tick: NodeJS.Timeout | undefined;
-  let watchdog: NodeJS.Timeout | undefined;
+  let stopTick: Cancel | undefined;
+  let cancelWatchdog: Cancel | undefined;
   // Runs waiting for a node, as last counted, plus this node's accepts since.
   let backlog = 0;
 
@@ -77,7 +79,7 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
     }
     const room = concurrencyOf(options) - held.size;
     if (room <= 0) return;
-    const sentAt = Date.now();
+    const sentAt = clock.now();
     claiming = share
       .claimRuns(room)
       .then((claimed) => {
@@ -99,7 +101,7 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
 
   /** Gives up the runs whose lease ends within the margin: another node may take them soon. */
   function dropLapsing(): void {
-    const now = Date.now();
+    const now = clock.now();
     for (const [id, entry] of held) {
       if (entry.until - now > marginMs || entry.abort.signal.aborted) continue;
       log.warn({ runId: id }, 'the lease of a run could not be renewed in time; leaving it to another node');
@@ -112,12 +114,11 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
 
   /** Sets the watchdog to the moment the earliest lease enters its margin. */
   function arm(): void {
-    clearTimeout(watchdog);
+    cancelWatchdog?.();
     let earliest = Number.POSITIVE_INFINITY;
     for (const entry of held.values()) if (!entry.abort.signal.aborted) earliest = Math.min(earliest, entry.until);
     if (stopped || earliest === Number.POSITIVE_INFINITY) return;
-    watchdog = setTimeout(dropLapsing, Math.max(0, earliest - marginMs - Date.now()));
-    watchdog.unref();
+    cancelWatchdog = clock.setTimeout(dropLapsing, Math.max(0, earliest - marginMs - clock.now()));
   }
 
   async function renew(): Promise<void> {
@@ -125,7 +126,7 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
     const ids = [...held].filter(([, entry]) => !entry.abort.signal.aborted).map(([id]) => id);
     if (renewing || ids.length === 0) return;
     renewing = true;
-    const sentAt = Date.now();
+    const sentAt = clock.now();
     try {
       const kept = await share.renewRuns(ids);
       for (const id of ids) {
@@ -159,12 +160,11 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
       claim();
     },
     async resume() {
-      tick = setInterval(() => {
+      stopTick = clock.setInterval(() => {
         void renew();
         void count();
         claim();
       }, tickMs);
-      tick.unref();
       await count();
       const before = held.size;
       claim();
@@ -176,8 +176,8 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
     },
     async stop() {
       stopped = true;
-      clearInterval(tick);
-      clearTimeout(watchdog);
+      stopTick?.();
+      cancelWatchdog?.();
       for (const entry of held.values()) entry.abort.abort(hookdError('SHUTTING_DOWN'));
       // No run starts from here on; the executing ones wind down.
       const ending = runs.stop();

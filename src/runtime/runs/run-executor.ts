@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ThinkingLevel } from '../../action-shape.js';
 import { MAIN_SESSION } from '../../action-shape.js';
 import { type BackoffBounds, backoffMs } from '../../backoff.js';
+import { type Clock, systemClock } from '../../clock.js';
 import { hookdError, isHookdError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { DeliveryOutcome, RunRecord, SessionMessage, StoreContract, Writes } from '../../store/index.js';
@@ -39,7 +39,8 @@ export interface RunExecutorOptions {
   readonly historyLimit?: number;
   /** Told when a run's stored state changed (started; finished and summarised). */
   readonly onRunUpdate?: (runId: string) => void;
-  readonly now?: () => number;
+  /** Time for records, run time limits and the back-off between write tries. */
+  readonly clock?: Clock;
 }
 
 /** Carries one run through its steps: model turn, delivery, summary, heartbeat. */
@@ -58,7 +59,8 @@ type Turn = { readonly run: RunRecord; readonly messages: readonly SessionMessag
 export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
   const { store, models, delivery, heartbeat } = options;
   const log = options.log.child({ component: 'runs' });
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? systemClock;
+  const now = clock.now;
   const historyLimit = options.historyLimit ?? 100;
 
   /** Writes a finished turn: the transcript (for a reply) and the run's final status. */
@@ -94,7 +96,7 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
     if (phrases.length > 0) log.warn({ runId: run.id, phrases }, 'possible prompt injection in hook content');
     const history = await store.messages.recent(run.sessionKey, historyLimit);
     const timeoutSeconds = run.timeoutSeconds ?? options.defaultTimeoutSeconds;
-    const timeout = deadline(timeoutSeconds, shutdown);
+    const timeout = deadline(timeoutSeconds, shutdown, clock);
     const thinking = run.thinking ?? options.defaultThinking;
     try {
       const reply = await models.complete(run.model, {
@@ -145,7 +147,7 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
         if (shutdown.aborted) throw err;
         const retryInMs = backoffMs(attempt, WRITE_RETRY);
         log.error({ err, runId, attempt: attempt + 1, retryInMs }, 'run write failed; retrying');
-        await sleep(retryInMs, undefined, { signal: shutdown });
+        await clock.sleep(retryInMs, shutdown);
       }
     }
   }

@@ -1,3 +1,4 @@
+import { systemClock } from '../../clock.js';
 import { createRunExecutor } from './run-executor.js';
 import { createRunScheduler, type PendingRun } from './run-scheduler.js';
 import type { RunQueueOptions } from './types.js';
@@ -38,7 +39,8 @@ export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): Ru
   const inFlight = new Set<Promise<void>>();
   let stopped = false;
   let lastStart = Number.NEGATIVE_INFINITY;
-  let spaced: NodeJS.Timeout | undefined;
+  const clock = options.clock ?? systemClock;
+  let spaced: (() => void) | undefined;
 
   function start(next: PendingRun): void {
     const signal = hooks.signalOf(next);
@@ -66,15 +68,14 @@ export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): Ru
   function pump(): void {
     const limit = concurrencyOf(options);
     while (!stopped && inFlight.size < limit) {
-      const now = performance.now();
+      const now = clock.now();
       const wait = lastStart + (options.spacingMs?.() ?? 0) - now;
       if (wait > 0) {
         if (scheduler.waiting > 0 && !spaced) {
-          spaced = setTimeout(() => {
+          spaced = clock.setTimeout(() => {
             spaced = undefined;
             pump();
           }, Math.ceil(wait));
-          spaced.unref();
         }
         return;
       }
@@ -97,7 +98,7 @@ export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): Ru
     },
     async stop() {
       stopped = true;
-      clearTimeout(spaced);
+      spaced?.();
       await Promise.allSettled([...inFlight]);
     },
   };

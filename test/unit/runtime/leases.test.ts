@@ -6,21 +6,30 @@ import { createHeartbeat } from '../../../src/runtime/heartbeat/heartbeat.js';
 import { createOwnedHeartbeat } from '../../../src/runtime/heartbeat/heartbeat-owner.js';
 import { createJobOwner } from '../../../src/runtime/job-owner.js';
 import { createClaimedRunQueue } from '../../../src/runtime/runs/claimed-runs.js';
-import type { WorkShare } from '../../../src/store/index.js';
+import type { StoreContract, WorkShare } from '../../../src/store/index.js';
 import { createStore, type Store, sqliteBackend, sqliteContract } from '../../../src/store/sqlite/index.js';
+import { createManualClock, type ManualClock, settle } from '../../helpers/clock.js';
 import { type FakeModel, isHeartbeat, startFakeModel } from '../../helpers/fake-model.js';
 
 /**
  * A node that cannot renew its leases gives its work up before the leases end (docs/scale.md), so
  * that the node taking a run or the heartbeat over never runs it at the same time. The other
- * nodes are played by a WorkShare whose renewals this test refuses.
+ * nodes are played by a WorkShare whose renewals this test refuses; time is a manual clock.
  */
 
 const LEASE_MS = 400;
+const TICK_MS = LEASE_MS / 4;
 
 /** A WorkShare over one node's view: runs to claim, and renewals that succeed while `renewing`. */
-function fakeShare(runIds: string[]) {
-  const state = { renewing: true, holdsJob: true, releasedJob: 0, renewed: [] as string[] };
+function fakeShare(runIds: string[], clock: ManualClock) {
+  const state = {
+    renewing: true,
+    holdsJob: true,
+    releasedJob: 0,
+    renewed: [] as string[],
+    /** The clock when a renewal last succeeded. */
+    lastRenewalAt: Number.NaN,
+  };
   const share: WorkShare = {
     node: 'node-a',
     leaseMs: LEASE_MS,
@@ -28,8 +37,10 @@ function fakeShare(runIds: string[]) {
       return runIds.splice(0, limit).map((id) => ({ id, sessionKey: `hook:${id}` }));
     },
     async renewRuns(ids) {
-      if (state.renewing) state.renewed.push(...ids);
-      return state.renewing ? new Set(ids) : new Set();
+      if (!state.renewing) return new Set();
+      state.renewed.push(...ids);
+      state.lastRenewalAt = clock.now();
+      return new Set(ids);
     },
     async releaseRuns() {},
     async claimableRuns() {
@@ -56,9 +67,16 @@ afterEach(async () => {
   store?.close();
 });
 
-function parts(models: ReturnType<typeof createModelRouter>) {
+/** A logger whose warn lines this test reads as they are written. */
+function capturedLog() {
+  const warnings: string[] = [];
+  const log = pino({ level: 'warn' }, { write: (line: string) => warnings.push(JSON.parse(line).msg) });
+  return { log, warnings };
+}
+
+function parts(models: ReturnType<typeof createModelRouter>, clock: ManualClock) {
   store = createStore({ path: ':memory:', synchronous: 'normal' });
-  const log = pino({ level: 'silent' });
+  const { log, warnings } = capturedLog();
   const delivery = createDelivery({ channels: new Map(), ackMaxChars: 300, meta: sqliteBackend(store).meta, log });
   const heartbeat = () =>
     createHeartbeat({
@@ -70,9 +88,10 @@ function parts(models: ReturnType<typeof createModelRouter>) {
       everyMs: 0,
       coalesceMs: 1,
       log,
+      clock,
     });
   /** This node's claimed runs over `share`, reading through `reads` (the store's contract by default). */
-  const claimedRuns = (share: WorkShare, reads = sqliteContract(store as Store)) =>
+  const claimedRuns = (share: WorkShare, reads: StoreContract = sqliteContract(store as Store)) =>
     createClaimedRunQueue({
       share,
       store: reads,
@@ -82,8 +101,9 @@ function parts(models: ReturnType<typeof createModelRouter>) {
       maxConcurrent: 2,
       defaultTimeoutSeconds: 30,
       log,
+      clock,
     });
-  return { store, log, heartbeat, claimedRuns };
+  return { store, log, warnings, heartbeat, claimedRuns };
 }
 
 /** A queued run `id` on its own session, not delivered. */
@@ -102,72 +122,102 @@ function queueRun(store: Store, id: string): void {
   });
 }
 
+const GIVEN_UP = 'the lease of a run could not be renewed in time; leaving it to another node';
+
+/** Moves the clock a little at a time until `done` holds; resolves with the clock's time then. */
+async function advanceUntil(clock: ManualClock, done: () => boolean, limitMs: number): Promise<number> {
+  for (let moved = 0; !done(); moved += 10) {
+    if (moved > limitMs) throw new Error(`not reached within ${limitMs} ms of clock time`);
+    await clock.advance(10);
+  }
+  return clock.now();
+}
+
 describe('leases lost by a node', () => {
   it('abort a run in flight before the lease ends, and keep it unfinished for another node', async () => {
+    const clock = createManualClock();
     model = await startFakeModel(() => ({ stall: true }));
     const models = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
-    const { store, claimedRuns } = parts(models);
+    const { store, warnings, claimedRuns } = parts(models, clock);
     queueRun(store, 'r1');
-    const { share, state } = fakeShare(['r1']);
+    const { share, state } = fakeShare(['r1'], clock);
     const runs = claimedRuns(share);
     expect(await runs.resume()).toBe(1);
     await expect.poll(() => model?.requests.length).toBe(1);
     // Renewed while the database answers: the run keeps going past its first lease.
-    await new Promise((resolve) => setTimeout(resolve, LEASE_MS * 1.5));
+    await clock.advance(LEASE_MS * 1.5);
+    expect(state.renewed).toContain('r1');
     expect(runs.depth).toBe(1);
-    const refusedAt = Date.now();
+    expect(warnings).not.toContain(GIVEN_UP);
     state.renewing = false;
-    await expect.poll(() => runs.depth, { timeout: LEASE_MS * 4, interval: 10 }).toBe(0);
-    // Given up within one lease of the last renewal, before the lease could lapse.
-    expect(Date.now() - refusedAt).toBeLessThan(LEASE_MS);
+    const givenUpAt = await advanceUntil(clock, () => warnings.includes(GIVEN_UP), LEASE_MS * 2);
+    // Given up a quarter lease before the last renewed lease ends: never after it lapsed.
+    expect(givenUpAt).toBeLessThanOrEqual(state.lastRenewalAt + LEASE_MS - TICK_MS);
+    await expect.poll(() => runs.depth).toBe(0);
     expect(store.runs.unfinished().map((r) => r.id)).toEqual(['r1']);
     expect(store.events.countPending('main')).toBe(0);
     await runs.stop();
   });
 
   it('never start a second copy of a run claimed again while its given-up execution winds down', async () => {
+    const clock = createManualClock();
     model = await startFakeModel(() => ({ stall: true }));
     const models = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
-    const { store, claimedRuns } = parts(models);
+    const { store, warnings, claimedRuns } = parts(models, clock);
     queueRun(store, 'r2');
     const claimable = ['r2'];
-    const { share, state } = fakeShare(claimable);
-    // The execution reads its run, and that read hangs until the test lets it go.
-    let letGo: () => void = () => undefined;
+    const { share, state } = fakeShare(claimable, clock);
+    // Each execution starts by reading its run; the first read hangs until the test lets it go.
     const contract = sqliteContract(store);
-    const reads = {
+    const reads: string[] = [];
+    let letGo: () => void = () => undefined;
+    const hanging = sqliteContract(store);
+    const readsThrough: StoreContract = {
       ...contract,
       runs: {
         ...contract.runs,
-        get: (id: string) =>
-          new Promise<Awaited<ReturnType<typeof contract.runs.get>>>((resolve) => {
-            letGo = () => resolve(contract.runs.get(id));
-          }),
+        get: (id: string) => {
+          reads.push(id);
+          if (reads.length > 1) return hanging.runs.get(id);
+          return new Promise((resolve) => {
+            letGo = () => resolve(hanging.runs.get(id));
+          });
+        },
       },
     };
-    const runs = claimedRuns(share, reads);
+    const runs = claimedRuns(share, readsThrough);
     expect(await runs.resume()).toBe(1);
+    expect(reads).toEqual(['r2']);
     state.renewing = false;
-    // Given up, then offered again (its lease lapsed, the database is back) while the first
-    // execution still hangs.
-    await new Promise((resolve) => setTimeout(resolve, LEASE_MS));
+    await advanceUntil(clock, () => warnings.includes(GIVEN_UP), LEASE_MS * 2);
+    // Its lease lapsed and the database is back: the run is offered to this node again while
+    // the given-up execution still hangs. No second execution starts.
     state.renewing = true;
     claimable.push('r2');
-    await new Promise((resolve) => setTimeout(resolve, LEASE_MS / 2));
+    await clock.advance(LEASE_MS);
+    expect(claimable).toEqual([]);
+    expect(reads).toEqual(['r2']);
+    // A given-up run is not renewed: its new lease lapses for a node that runs it.
+    expect(state.renewed).not.toContain('r2');
+    // The hanging execution ends (aborted before it reached the model); offered once more,
+    // the run executes once, and its lease is renewed while it does.
     letGo();
-    await new Promise((resolve) => setTimeout(resolve, LEASE_MS / 4));
-    state.renewed.length = 0;
-    await new Promise((resolve) => setTimeout(resolve, LEASE_MS));
-    // Any execution of r2 now is one whose lease this node renews (another node would take an
-    // unrenewed one and run it at the same time).
-    if (model.requests.length > 0) expect(state.renewed).toContain('r2');
+    await expect.poll(() => runs.depth).toBe(0);
+    expect(model.requests).toHaveLength(0);
+    claimable.push('r2');
+    await clock.advance(TICK_MS);
+    await expect.poll(() => model?.requests.length).toBe(1);
+    expect(reads).toEqual(['r2', 'r2']);
+    await clock.advance(TICK_MS);
+    expect(state.renewed).toContain('r2');
     await runs.stop();
   });
 
   it('stop the heartbeat turn in flight when its lease cannot be renewed, and run it again once held', async () => {
+    const clock = createManualClock();
     model = await startFakeModel((request) => (isHeartbeat(request) ? { stall: true } : 'ok'));
     const models = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
-    const { store, log, heartbeat } = parts(models);
+    const { store, log, heartbeat } = parts(models, clock);
     store.events.insert({
       id: 'e1',
       sessionKey: 'main',
@@ -177,26 +227,29 @@ describe('leases lost by a node', () => {
       contentSource: 'webhook',
       createdAt: 1,
     });
-    const { share, state } = fakeShare([]);
-    const owned = createOwnedHeartbeat({ share, make: heartbeat, log });
+    const { share, state } = fakeShare([], clock);
+    const owned = createOwnedHeartbeat({ share, make: heartbeat, log, clock });
     await owned.start();
     expect(owned.owner).toBe(true);
+    await clock.advance(1);
     await expect.poll(() => model?.requests.length).toBe(1);
-    const refusedAt = Date.now();
+    const refusedAt = clock.now();
     state.holdsJob = false;
-    await expect.poll(() => owned.owner, { timeout: LEASE_MS * 4, interval: 10 }).toBe(false);
-    expect(Date.now() - refusedAt).toBeLessThan(LEASE_MS);
+    const droppedAt = await advanceUntil(clock, () => !owned.owner, LEASE_MS * 2);
+    expect(droppedAt - refusedAt).toBeLessThanOrEqual(TICK_MS);
     // The event stays pending for the next owner; a request now goes to the other nodes.
     expect(store.events.countPending('main')).toBe(1);
     state.holdsJob = true;
-    await expect.poll(() => owned.owner, { timeout: LEASE_MS * 4, interval: 10 }).toBe(true);
-    await expect.poll(() => model?.requests.length, { timeout: LEASE_MS * 4 }).toBe(2);
+    await advanceUntil(clock, () => owned.owner, LEASE_MS * 2);
+    await clock.advance(1);
+    await expect.poll(() => model?.requests.length).toBe(2);
     await owned.stop();
     expect(state.releasedJob).toBe(1);
   });
 
   it('free a job lease whose renewal was in flight at stop after that renewal, and never start the job', async () => {
-    const { share } = fakeShare([]);
+    const clock = createManualClock();
+    const { share } = fakeShare([], clock);
     const events: string[] = [];
     let answer: (held: boolean) => void = () => undefined;
     const owner = createJobOwner({
@@ -215,6 +268,7 @@ describe('leases lost by a node', () => {
       },
       name: 'mail',
       log: pino({ level: 'silent' }),
+      clock,
       make: () => ({
         start: () => events.push('gained'),
         stop: async () => {
@@ -224,11 +278,13 @@ describe('leases lost by a node', () => {
     });
     const starting = owner.start();
     const stopping = owner.stop();
-    // The database answers the renewal a little after the node began to stop: it holds the lease.
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The database answers the renewal after the node began to stop: it holds the lease.
+    await settle();
+    expect(events).toEqual([]);
     answer(true);
     await Promise.all([starting, stopping]);
     expect(events).toEqual(['held', 'released']);
     expect(owner.running).toBeUndefined();
+    expect(clock.pending).toBe(0);
   });
 });
