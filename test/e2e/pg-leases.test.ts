@@ -244,20 +244,25 @@ describe.skipIf(!postgresTestsRun)('work shared by several nodes on PostgreSQL',
   });
 
   it('wakes a listening node when another commits runs, not when it commits only events', async () => {
-    let woken = 0;
-    const stop = await listen(pool, { [RUNS_CHANNEL]: () => woken++ });
+    // Notifications arrive in commit order: a marker sent after the wake's commit arrives after
+    // any notification that commit made.
+    const heard: string[] = [];
+    const stop = await listen(pool, {
+      [RUNS_CHANNEL]: () => heard.push('runs'),
+      hookd_test_marker: () => heard.push('marker'),
+    });
     try {
       const sink = createPgSink(pool, createPgContract(pool));
       await sink.accept(
         [{ kind: 'wake', text: 'x', mode: 'now', allowUnsafeExternalContent: false, contentSource: 'webhook' }],
         { requestId: 'only-wake' },
       );
-      await new Promise((r) => setTimeout(r, 200));
-      expect(woken).toBe(0);
+      await pool.query('NOTIFY hookd_test_marker');
+      await expect.poll(() => heard).toContain('marker');
+      expect(heard).toEqual(['marker']);
       const started = Date.now();
       await queueRuns('notify', 3);
-      while (woken === 0 && Date.now() - started < 2000) await new Promise((r) => setTimeout(r, 10));
-      expect(woken).toBeGreaterThan(0);
+      await expect.poll(() => heard).toContain('runs');
       expect(Date.now() - started).toBeLessThan(1000);
     } finally {
       await stop();
