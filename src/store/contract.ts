@@ -100,6 +100,14 @@ export interface StoreBackend {
   readonly share?: WorkShare;
 }
 
+/** What a renewal of run leases found; an id in neither set is no longer this node's. */
+export interface RenewedRuns {
+  /** Held, and extended by a lease from now. */
+  readonly renewed: ReadonlySet<string>;
+  /** Held, but locked by another transaction at that moment: not extended this time. */
+  readonly busy: ReadonlySet<string>;
+}
+
 /** A run this node holds a lease on. */
 export interface ClaimedRun {
   readonly id: string;
@@ -119,8 +127,8 @@ export interface WorkShare {
   readonly leaseMs: number;
   /** Claims up to `limit` runs no live lease holds: the oldest open run of each session key. */
   claimRuns(limit: number): Promise<ClaimedRun[]>;
-  /** Renews this node's leases on `ids`; answers the ids it still holds. */
-  renewRuns(ids: readonly string[]): Promise<Set<string>>;
+  /** Renews this node's leases on `ids`, never waiting on a row another transaction holds. */
+  renewRuns(ids: readonly string[]): Promise<RenewedRuns>;
   /** Frees this node's leases on unfinished runs and wakes the other nodes to take them. */
   releaseRuns(): Promise<void>;
   /** Runs waiting for a node (no live lease). */

@@ -93,17 +93,50 @@ describe.skipIf(!postgresTestsRun)('work shared by several nodes on PostgreSQL',
       runId,
     ]);
     expect(await claimRuns(pool, { owner: 'alive', leaseMs: 30_000, now: t0 + 29_000, limit: 10 })).toEqual([]);
-    expect(await renewRuns(pool, { owner: 'alive', ids: [runId as string], leaseMs: 30_000 })).toEqual(new Set());
+    expect(await renewRuns(pool, { owner: 'alive', ids: [runId as string], leaseMs: 30_000 })).toEqual({
+      renewed: new Set(),
+      busy: new Set(),
+    });
     const taken = await claimRuns(pool, { owner: 'alive', leaseMs: 30_000, now: t0 + 31_000, limit: 10 });
     expect(taken.map((r) => r.id)).toEqual([runId]);
     // The dead node, back, cannot renew what it lost.
-    expect(await renewRuns(pool, { owner: 'dead', ids: [runId as string], leaseMs: 30_000 })).toEqual(new Set());
-    expect(await renewRuns(pool, { owner: 'alive', ids: [runId as string], leaseMs: 30_000 })).toEqual(
-      new Set([runId]),
-    );
+    expect(await renewRuns(pool, { owner: 'dead', ids: [runId as string], leaseMs: 30_000 })).toEqual({
+      renewed: new Set(),
+      busy: new Set(),
+    });
+    expect(await renewRuns(pool, { owner: 'alive', ids: [runId as string], leaseMs: 30_000 })).toEqual({
+      renewed: new Set([runId]),
+      busy: new Set(),
+    });
     // A summarized run is never claimed again.
     await pool.query('UPDATE runs SET summarized_at = $1 WHERE id = $2', [t0, runId]);
     expect(await claimRuns(pool, { owner: 'x', leaseMs: 1, now: t0 + 999_000, limit: 10 })).toEqual([]);
+  });
+
+  it('renews leases beside a commit that holds the same runs, in either order, without a deadlock', async () => {
+    await pool.query('DELETE FROM runs');
+    const ids = (await queueRuns('renew-lock', 2)) as [string, string];
+    expect(await claimRuns(pool, { owner: 'n', leaseMs: 30_000, limit: 10 })).toHaveLength(2);
+    for (const [first, second] of [ids, [ids[1], ids[0]]] as const) {
+      // This node's commit holds one run's row, then takes the other's, while a renewal of
+      // both is in flight: a renewal waiting on the first row while holding the second made
+      // PostgreSQL fail one of them with "deadlock detected".
+      const outcome = await withClient(pool, async (commit) => {
+        await commit.query('BEGIN');
+        await commit.query("UPDATE runs SET delivery = 'x' WHERE id = $1", [first]);
+        const renewal = renewRuns(pool, { owner: 'n', ids, leaseMs: 30_000 });
+        const renewed = await renewal;
+        await commit.query("UPDATE runs SET delivery = 'y' WHERE id = $1", [second]);
+        await commit.query('COMMIT');
+        return renewed;
+      });
+      expect(outcome).toEqual({ renewed: new Set([second]), busy: new Set([first]) });
+    }
+    // Nothing holds them now: both are renewed.
+    expect(await renewRuns(pool, { owner: 'n', ids, leaseMs: 30_000 })).toEqual({
+      renewed: new Set(ids),
+      busy: new Set(),
+    });
   });
 
   it('claims only the oldest open run of a session, so its runs never execute on two nodes at once', async () => {

@@ -128,10 +128,11 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
     renewing = true;
     const sentAt = clock.now();
     try {
-      const kept = await share.renewRuns(ids);
+      const { renewed, busy } = await share.renewRuns(ids);
       for (const id of ids) {
         const entry = held.get(id);
-        if (entry) entry.until = kept.has(id) ? sentAt + share.leaseMs : 0;
+        // A busy lease keeps its end: renewed at the next tick, or given up in time.
+        if (entry && !busy.has(id)) entry.until = renewed.has(id) ? sentAt + share.leaseMs : 0;
       }
       dropLapsing();
     } catch (err) {

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { ClaimedRun } from '../contract.js';
+import type { ClaimedRun, RenewedRuns } from '../contract.js';
 
 /**
  * What several nodes on one PostgreSQL need to share work (docs/scale.md): runs claimed under a
@@ -61,21 +61,33 @@ export async function claimRuns(db: pg.Pool | pg.PoolClient, claim: RunClaim): P
 }
 
 /**
- * Extends the leases `owner` holds on `ids` by `leaseMs`; returns the ids it still holds (a
- * lease that lapsed and was taken by another node is not among them).
+ * Extends the leases `owner` holds on `ids` by `leaseMs`. A lease that lapsed and was taken by
+ * another node is in neither set. A row another transaction holds locked right now (this
+ * node's own commit finishing the run, say) is skipped, not waited for, and answered as
+ * `busy`: still this node's, not extended. Waiting would take the rows' locks in an order of
+ * its own while a commit takes them in another, and PostgreSQL breaks that cycle by failing
+ * one of them (`deadlock detected`).
  */
 export async function renewRuns(
   db: pg.Pool | pg.PoolClient,
   renewal: { readonly owner: string; readonly ids: readonly string[]; readonly leaseMs: number; readonly now?: number },
-): Promise<Set<string>> {
-  if (renewal.ids.length === 0) return new Set();
-  const { rows } = await db.query<{ id: string }>(
-    `UPDATE runs SET lease_until = ${NOW(4)} + $3
-     WHERE lease_owner = $1 AND id = ANY($2::text[])
-     RETURNING id`,
+): Promise<RenewedRuns> {
+  if (renewal.ids.length === 0) return { renewed: new Set(), busy: new Set() };
+  const { rows } = await db.query<{ id: string; renewed: boolean }>(
+    `WITH mine AS (
+       SELECT seq, id FROM runs WHERE lease_owner = $1 AND id = ANY($2::text[])
+     ), locked AS (
+       SELECT seq FROM runs WHERE seq IN (SELECT seq FROM mine) AND lease_owner = $1 FOR UPDATE SKIP LOCKED
+     ), renewed AS (
+       UPDATE runs SET lease_until = ${NOW(4)} + $3 WHERE seq IN (SELECT seq FROM locked) RETURNING id
+     )
+     SELECT id, id IN (SELECT id FROM renewed) AS renewed FROM mine`,
     [renewal.owner, [...renewal.ids], renewal.leaseMs, renewal.now ?? null],
   );
-  return new Set(rows.map((r) => r.id));
+  return {
+    renewed: new Set(rows.filter((r) => r.renewed).map((r) => r.id)),
+    busy: new Set(rows.filter((r) => !r.renewed).map((r) => r.id)),
+  };
 }
 
 /** Frees the leases `owner` holds on runs not yet summarized (at shutdown), so another node takes them at once. */

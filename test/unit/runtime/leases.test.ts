@@ -24,6 +24,8 @@ const TICK_MS = LEASE_MS / 4;
 function fakeShare(runIds: string[], clock: ManualClock) {
   const state = {
     renewing: true,
+    /** Renewals find the rows locked by another transaction (this node's own commit). */
+    busy: false,
     holdsJob: true,
     releasedJob: 0,
     renewed: [] as string[],
@@ -37,10 +39,11 @@ function fakeShare(runIds: string[], clock: ManualClock) {
       return runIds.splice(0, limit).map((id) => ({ id, sessionKey: `hook:${id}` }));
     },
     async renewRuns(ids) {
-      if (!state.renewing) return new Set();
+      if (!state.renewing) return { renewed: new Set(), busy: new Set() };
+      if (state.busy) return { renewed: new Set(), busy: new Set(ids) };
       state.renewed.push(...ids);
       state.lastRenewalAt = clock.now();
-      return new Set(ids);
+      return { renewed: new Set(ids), busy: new Set() };
     },
     async releaseRuns() {},
     async claimableRuns() {
@@ -156,6 +159,32 @@ describe('leases lost by a node', () => {
     await expect.poll(() => runs.depth).toBe(0);
     expect(store.runs.unfinished().map((r) => r.id)).toEqual(['r1']);
     expect(store.events.countPending('main')).toBe(0);
+    await runs.stop();
+  });
+
+  it('keep a lease found busy without extending it: kept when the next renewal gets through, given up in time if none does', async () => {
+    const clock = createManualClock();
+    model = await startFakeModel(() => ({ stall: true }));
+    const models = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
+    const { store, warnings, claimedRuns } = parts(models, clock);
+    queueRun(store, 'r3');
+    const { share, state } = fakeShare(['r3'], clock);
+    const runs = claimedRuns(share);
+    expect(await runs.resume()).toBe(1);
+    await expect.poll(() => model?.requests.length).toBe(1);
+    // One renewal finds the row locked: the run goes on, and the next renewal extends it.
+    state.busy = true;
+    await clock.advance(TICK_MS);
+    state.busy = false;
+    await clock.advance(LEASE_MS * 2);
+    expect(warnings).not.toContain(GIVEN_UP);
+    expect(runs.depth).toBe(1);
+    // Busy at every renewal: the lease is never extended, so the run is given up before it ends.
+    state.busy = true;
+    const busySince = state.lastRenewalAt;
+    const givenUpAt = await advanceUntil(clock, () => warnings.includes(GIVEN_UP), LEASE_MS * 2);
+    expect(givenUpAt).toBeLessThanOrEqual(busySince + LEASE_MS - TICK_MS);
+    await expect.poll(() => runs.depth).toBe(0);
     await runs.stop();
   });
 
