@@ -4,6 +4,7 @@ import type { EventRecord } from '../events.js';
 import { eventOf } from '../events.js';
 import type { FailedRequestRecord } from '../failed-requests.js';
 import { failedRequestOf } from '../failed-requests.js';
+import { createCommitQueue } from '../group-commit.js';
 import type { SessionMessage } from '../messages.js';
 import type { RequestLogEntry, RequestLogFilter } from '../requests.js';
 import { LISTED, PRUNE_CHUNK, requestEntryOf, requestListWhere } from '../requests.js';
@@ -104,36 +105,13 @@ export function createPgContract(pool: pg.Pool): StoreContract {
     return { value, statements: recorder.statements };
   }
 
-  interface Queued {
-    readonly value: unknown;
-    readonly statements: PgStatement[];
-    resolve(value: unknown): void;
-    reject(err: unknown): void;
-  }
-  let queue: Queued[] = [];
   // One group commit at a time, in order: a run's `running` must never land after its result.
-  let busy = false;
-  const schedule = () => {
-    if (busy || queue.length === 0) return;
-    busy = true;
-    setImmediate(() => {
-      void flush().finally(() => {
-        busy = false;
-        schedule();
-      });
-    });
-  };
-  async function flush(): Promise<void> {
-    const batch = queue;
-    queue = [];
-    try {
-      await run(batch.map((q) => q.statements));
-      for (const q of batch) q.resolve(q.value);
-    } catch {
-      // The batch rolled back: each write is tried on its own, so that one bad write fails alone.
-      for (const q of batch) await run([q.statements]).then(() => q.resolve(q.value), q.reject);
-    }
-  }
+  const queue = createCommitQueue<{ value: unknown; statements: PgStatement[] }, unknown>({
+    commit: async (items) => {
+      await run(items.map((item) => item.statements));
+      return items.map((item) => item.value);
+    },
+  });
 
   return {
     events: {
@@ -264,10 +242,7 @@ export function createPgContract(pool: pg.Pool): StoreContract {
         } catch (err) {
           return Promise.reject(err);
         }
-        return new Promise<T>((resolve, reject) => {
-          queue.push({ ...recorded, resolve: resolve as (value: unknown) => void, reject });
-          schedule();
-        });
+        return queue.add(recorded) as Promise<T>;
       },
     },
     async commit(write) {

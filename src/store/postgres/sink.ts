@@ -12,6 +12,7 @@ import { hookdError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { SinkOptions, StoreContract } from '../contract.js';
 import { eventRow, hookEvent } from '../events.js';
+import { createCommitQueue } from '../group-commit.js';
 import { idempotencyRecordOf, idempotencyRow } from '../idempotency.js';
 import { requestRow } from '../requests.js';
 import { hookRun, runRow } from '../runs.js';
@@ -19,11 +20,6 @@ import { acceptError } from '../unavailable.js';
 import { inTransaction } from './contract.js';
 import { EVENTS_INSERT, IDEMPOTENCY_INSERT, oneStatement, REQUESTS_INSERT, RUNS_INSERT, transpose } from './rows.js';
 import { createPgWrites, type PgStatement } from './writes.js';
-
-export interface PgSinkOptions extends SinkOptions {
-  /** Group commits in flight at once, each on its own connection (default 2). */
-  maxConcurrentCommits?: number;
-}
 
 /** One request's accept, prepared before its commit: ids, its idempotency row and its record. */
 interface Job {
@@ -38,13 +34,19 @@ interface Job {
   reject(err: unknown): void;
 }
 
-interface Batch {
-  jobs: Job[];
-  records: { record: RequestLogRecord; done: (err?: unknown) => void }[];
-  replayed: { id: string; at: number }[];
-}
+/** What one group commit writes: accepts, request records and replay marks. */
+type Item =
+  | { readonly kind: 'job'; readonly job: Job }
+  | { readonly kind: 'record'; readonly record: RequestLogRecord }
+  | { readonly kind: 'replayed'; readonly id: string; readonly at: number };
 
-const empty = (): Batch => ({ jobs: [], records: [], replayed: [] });
+/**
+ * Two group commits in flight at once, each on a connection of its own: while one waits for
+ * its round trip, the next turn's accepts are already on their way. Accepts only insert new
+ * rows, and keys are taken in one order (sorted), so two commits never wait on each other in
+ * a cycle.
+ */
+const CONCURRENT_COMMITS = 2;
 
 /**
  * An ActionSink over PostgreSQL (docs/scale.md): any node accepts, and the durable accept is a
@@ -56,57 +58,22 @@ const empty = (): Batch => ({ jobs: [], records: [], replayed: [] });
 export function createPgSink(
   pool: pg.Pool,
   reads: Pick<StoreContract, 'requests' | 'failedRequests'>,
-  options: PgSinkOptions = {},
+  options: SinkOptions = {},
 ): ActionSink {
   const now = options.now ?? Date.now;
   const ttlMs = (options.idempotencyTtlSeconds ?? 86_400) * 1000;
-  const maxCommits = options.maxConcurrentCommits ?? 2;
-  let queued = empty();
-  let scheduled = false;
-  let committing = 0;
-
-  const schedule = () => {
-    if (scheduled || committing >= maxCommits) return;
-    scheduled = true;
-    setImmediate(() => {
-      scheduled = false;
-      const batch = queued;
-      queued = empty();
-      if (batch.jobs.length + batch.records.length + batch.replayed.length === 0) return;
-      committing++;
-      void commit(batch).finally(() => {
-        committing--;
-        if (queued.jobs.length + queued.records.length + queued.replayed.length > 0) schedule();
-      });
-    });
-  };
-
-  async function commit(batch: Batch): Promise<void> {
-    try {
-      const taken = await write(batch.jobs, batch);
-      settle(batch, taken);
-    } catch {
-      // The whole transaction rolled back: each part is tried again on its own, so that one
-      // bad write fails alone.
-      for (const job of batch.jobs) {
-        await write([job], empty()).then(
-          (taken) => settle({ jobs: [job], records: [], replayed: [] }, taken),
-          (err: unknown) => job.reject(acceptError(err)),
-        );
-      }
-      for (const item of batch.records) {
-        await write([], { jobs: [], records: [item], replayed: [] }).then(
-          () => item.done(),
-          (err: unknown) => item.done(err),
-        );
-      }
-      if (batch.replayed.length > 0)
-        await write([], { ...empty(), replayed: batch.replayed }).catch((err: unknown) => options.onRecordError?.(err));
-    }
-  }
+  const queue = createCommitQueue<Item, boolean>({
+    concurrency: CONCURRENT_COMMITS,
+    // A job's result is whether it took its idempotency key (a record or a mark always commits).
+    commit: async (items) => {
+      const jobs = items.flatMap((item) => (item.kind === 'job' ? [item.job] : []));
+      const taken = await write(jobs, items);
+      return items.map((item) => item.kind !== 'job' || taken.has(item.job));
+    },
+  });
 
   /** The inserts of the kept jobs' actions and of the records, each as a statement over `unnest` arrays. */
-  function inserts(kept: readonly Job[], batch: Batch): { statements: PgStatement[]; runs: number } {
+  function inserts(kept: readonly Job[], items: readonly Item[]): { statements: PgStatement[]; runs: number } {
     const statements: PgStatement[] = [];
     const actions = kept.flatMap((job) => job.actions.map((action, i) => ({ job, action, i })));
     const wakes = actions.filter(({ action }) => action.kind === 'wake');
@@ -125,7 +92,10 @@ export function createPgSink(
       );
       statements.push({ text: RUNS_INSERT, values: transpose(rows) });
     }
-    const records = [...kept.flatMap((job) => (job.record ? [job.record] : [])), ...batch.records.map((r) => r.record)];
+    const records = [
+      ...kept.flatMap((job) => (job.record ? [job.record] : [])),
+      ...items.flatMap((item) => (item.kind === 'record' ? [item.record] : [])),
+    ];
     if (records.length > 0) statements.push({ text: REQUESTS_INSERT, values: transpose(records.map(requestRow)) });
     return { statements, runs: runs.length };
   }
@@ -136,9 +106,9 @@ export function createPgSink(
    * (or that had none). With keys, the keys are inserted first, in the same transaction, and
    * only the jobs that took theirs are written.
    */
-  async function write(jobs: readonly Job[], batch: Batch): Promise<Set<Job>> {
+  async function write(jobs: readonly Job[], items: readonly Item[]): Promise<Set<Job>> {
     if (jobs.every((job) => job.key === undefined)) {
-      await writeAll(pool, jobs, batch);
+      await writeAll(pool, jobs, items);
       return new Set(jobs);
     }
     return inTransaction(pool, async (client) => {
@@ -146,19 +116,20 @@ export function createPgSink(
       await writeAll(
         client,
         jobs.filter((job) => taken.has(job)),
-        batch,
+        items,
       );
       return taken;
     });
   }
 
   /** The kept jobs' actions, the records and the replay marks, in one statement that notifies queued runs. */
-  async function writeAll(db: pg.Pool | pg.PoolClient, kept: readonly Job[], batch: Batch): Promise<void> {
-    const { statements, runs } = inserts(kept, batch);
+  async function writeAll(db: pg.Pool | pg.PoolClient, kept: readonly Job[], items: readonly Item[]): Promise<void> {
+    const { statements, runs } = inserts(kept, items);
     const replays = createPgWrites();
-    for (const { id, at } of batch.replayed) {
-      replays.writes.requests.markReplayed(id, at);
-      replays.writes.failedRequests.markReplayed(id, at);
+    for (const item of items) {
+      if (item.kind !== 'replayed') continue;
+      replays.writes.requests.markReplayed(item.id, item.at);
+      replays.writes.failedRequests.markReplayed(item.id, item.at);
     }
     statements.push(...replays.statements);
     if (statements.length === 0) return;
@@ -170,7 +141,9 @@ export function createPgSink(
   async function takeKeys(client: pg.PoolClient, jobs: readonly Job[]): Promise<Set<Job>> {
     const taken = new Set(jobs.filter((job) => job.key === undefined));
     const keyed = new Map<string, Job>();
-    for (const job of jobs) if (job.key !== undefined && !keyed.has(job.key)) keyed.set(job.key, job);
+    // Taken in the keys' order: two commits racing for the same keys never wait on each other in a cycle.
+    const sorted = jobs.filter((job) => job.key !== undefined).sort((a, b) => ((a.key ?? '') < (b.key ?? '') ? -1 : 1));
+    for (const job of sorted) if (job.key !== undefined && !keyed.has(job.key)) keyed.set(job.key, job);
     if (keyed.size === 0) return taken;
     const { rows } = await client.query<{ scope: string; key: string }>(
       IDEMPOTENCY_INSERT,
@@ -183,21 +156,19 @@ export function createPgSink(
     return taken;
   }
 
-  function settle(batch: Batch, taken: Set<Job>): void {
-    for (const job of batch.jobs) {
-      if (!taken.has(job)) {
-        job.reject(hookdError('IDEMPOTENCY_IN_FLIGHT'));
-        continue;
-      }
-      if (job.record) options.onRecorded?.(job.record);
-      try {
-        options.onCommitted?.(job.actions, job.accepted);
-      } catch (err) {
-        options.onError?.(err);
-      }
-      job.resolve(job.accepted);
+  /** A committed job: refused when another request holds its key, else told and answered. */
+  function settle(job: Job, tookKey: boolean): void {
+    if (!tookKey) {
+      job.reject(hookdError('IDEMPOTENCY_IN_FLIGHT'));
+      return;
     }
-    for (const item of batch.records) item.done();
+    if (job.record) options.onRecorded?.(job.record);
+    try {
+      options.onCommitted?.(job.actions, job.accepted);
+    } catch (err) {
+      options.onError?.(err);
+    }
+    job.resolve(job.accepted);
   }
 
   function prepare(actions: readonly Action[], context: AcceptContext) {
@@ -229,20 +200,21 @@ export function createPgSink(
       options.admit?.(actions);
       const prepared = prepare(actions, context);
       return new Promise((resolve, reject) => {
-        queued.jobs.push({ ...prepared, resolve, reject });
-        schedule();
+        const job: Job = { ...prepared, resolve, reject };
+        queue.add({ kind: 'job', job }).then(
+          (tookKey) => settle(job, tookKey),
+          (err: unknown) => job.reject(acceptError(err)),
+        );
       });
     },
     recordRequest(record) {
-      queued.records.push({
-        record,
-        done: (err) => (err === undefined ? options.onRecorded?.(record) : options.onRecordError?.(err)),
-      });
-      schedule();
+      queue.add({ kind: 'record', record }).then(
+        () => options.onRecorded?.(record),
+        (err: unknown) => options.onRecordError?.(err),
+      );
     },
     markReplayed(id) {
-      queued.replayed.push({ id, at: now() });
-      schedule();
+      queue.add({ kind: 'replayed', id, at: now() }).catch((err: unknown) => options.onRecordError?.(err));
     },
     recordFailure(failure: FailedRequest) {
       const { writes, statements } = createPgWrites();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createGroupCommit } from '../../../src/store/group-commit.js';
+import { createCommitQueue, createGroupCommit } from '../../../src/store/group-commit.js';
 import { createStore } from '../../../src/store/sqlite/index.js';
 
 const event = (id: string, text = 'x') => ({
@@ -45,5 +45,55 @@ describe('group commit', () => {
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(store.events.list('main').map((e) => e.id)).toEqual(['a', 'c']);
     store.close();
+  });
+});
+
+describe('the commit queue both stores commit through', () => {
+  it('keeps at most `concurrency` commits in flight, and batches what arrives meanwhile', async () => {
+    const batches: number[][] = [];
+    let inFlight = 0;
+    let most = 0;
+    const releases: (() => void)[] = [];
+    const queue = createCommitQueue<number, number>({
+      concurrency: 2,
+      commit: async (items) => {
+        batches.push([...items]);
+        most = Math.max(most, ++inFlight);
+        await new Promise<void>((resolve) => releases.push(resolve));
+        inFlight--;
+        return items.map((n) => n * 2);
+      },
+    });
+    const first = queue.add(1);
+    await expect.poll(() => batches.length).toBe(1);
+    const second = queue.add(2);
+    await expect.poll(() => batches.length).toBe(2);
+    // Two in flight: these wait together for the next free commit.
+    const rest = [queue.add(3), queue.add(4)];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(batches).toHaveLength(2);
+    releases.shift()?.();
+    await expect(first).resolves.toBe(2);
+    await expect.poll(() => batches.length).toBe(3);
+    expect(batches[2]).toEqual([3, 4]);
+    for (const release of releases.splice(0)) release();
+    await expect(second).resolves.toBe(4);
+    releases.shift()?.();
+    await expect(Promise.all(rest)).resolves.toEqual([6, 8]);
+    expect(most).toBe(2);
+  });
+
+  it('after a rollback commits each item alone, so that only the bad one fails', async () => {
+    const commits: number[][] = [];
+    const queue = createCommitQueue<number, number>({
+      commit: (items) => {
+        commits.push([...items]);
+        if (items.includes(13)) throw new Error('rolled back');
+        return items;
+      },
+    });
+    const results = await Promise.allSettled([queue.add(1), queue.add(13), queue.add(2)]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(commits).toEqual([[1, 13, 2], [1], [13], [2]]);
   });
 });
