@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isHookdError } from '../../src/errors.js';
 import { migratePostgres } from '../../src/store/postgres/migrate.js';
 import { pgMigrations } from '../../src/store/postgres/schema.js';
+import { createStore } from '../../src/store/sqlite/index.js';
 import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
 
 /** The PostgreSQL schema and its migrations under an advisory lock (docs/scale.md). */
@@ -33,7 +34,70 @@ async function emptyDatabase(name: string): Promise<string> {
   return name;
 }
 
+type Columns = Record<string, Record<string, string>>;
+
+/** The SQLite store's tables and their columns' declared types. */
+function sqliteColumns(): Columns {
+  const store = createStore({ path: ':memory:', synchronous: 'normal' });
+  try {
+    const tables = store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[];
+    return Object.fromEntries(
+      tables
+        .filter((t) => !t.name.startsWith('sqlite_'))
+        .map((t) => {
+          const columns = store.db.prepare(`PRAGMA table_info(${t.name})`).all() as { name: string; type: string }[];
+          return [t.name, Object.fromEntries(columns.map((c) => [c.name, c.type]))];
+        }),
+    );
+  } finally {
+    store.close();
+  }
+}
+
+/** What each SQLite type is in PostgreSQL (flags are 0/1 integers in one, booleans in the other). */
+const SAME_TYPE: Record<string, readonly string[]> = {
+  TEXT: ['text'],
+  INTEGER: ['bigint', 'integer', 'boolean'],
+  BLOB: ['bytea'],
+};
+/** What only one store has, and why. */
+const ONLY_POSTGRES = new Set([
+  'hookd_schema', // its migrations' version (SQLite keeps it in user_version)
+  'leases', // single-owner jobs among nodes
+  'runs.lease_owner', // run leases among nodes
+  'runs.lease_until',
+]);
+
 describe.skipIf(!postgresTestsRun)('the PostgreSQL schema', () => {
+  it('has the tables and columns of the SQLite store, with the same types, and only the leases besides', async () => {
+    const client = await connect(await emptyDatabase('agree'));
+    await migratePostgres(client);
+    const { rows } = await client.query<{ table_name: string; column_name: string; data_type: string }>(
+      "SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema = 'public'",
+    );
+    const postgres: Columns = {};
+    for (const r of rows) postgres[r.table_name] = { ...postgres[r.table_name], [r.column_name]: r.data_type };
+    const sqlite = sqliteColumns();
+    const problems: string[] = [];
+    for (const table of new Set([...Object.keys(sqlite), ...Object.keys(postgres)])) {
+      const [lite, pgColumns] = [sqlite[table], postgres[table]];
+      if (!lite || !pgColumns) {
+        if (!ONLY_POSTGRES.has(table) || lite) problems.push(`${table}: only in ${lite ? 'SQLite' : 'PostgreSQL'}`);
+        continue;
+      }
+      for (const column of new Set([...Object.keys(lite), ...Object.keys(pgColumns)])) {
+        const [a, b] = [lite[column], pgColumns[column]];
+        if (a === undefined || b === undefined) {
+          if (a !== undefined || !ONLY_POSTGRES.has(`${table}.${column}`))
+            problems.push(`${table}.${column}: only in ${a ? 'SQLite' : 'PostgreSQL'}`);
+        } else if (!SAME_TYPE[a]?.includes(b)) problems.push(`${table}.${column}: ${a} in SQLite, ${b} in PostgreSQL`);
+      }
+    }
+    expect(problems).toEqual([]);
+    // The check sees a difference when there is one.
+    expect(SAME_TYPE.TEXT?.includes(postgres.runs?.created_at ?? '')).toBe(false);
+  });
+
   it('is created once when eight nodes start at the same moment on an empty database', async () => {
     const db = await emptyDatabase('race');
     const nodes = await Promise.all(Array.from({ length: 8 }, () => connect(db)));
