@@ -50,69 +50,13 @@ export function post<T>(path: string, body?: unknown): Promise<Answer<T>> {
   return call<T>('POST', path, body);
 }
 
-export interface RequestItem {
-  id: string;
-  receivedAt: string;
-  path: string;
-  url: string;
-  mappingId?: string;
-  status: number;
-  code?: string;
-  eventIds: string[];
-  runIds: string[];
-  durationMs: number;
-  bodyBytes: number;
-  truncated: boolean;
-  redacted: boolean;
-  replayOf?: string;
-  replayedAt?: string;
-}
-
-export interface Delivery {
-  status: 'sent' | 'skipped' | 'failed';
-  channel?: string;
-  to?: string;
-  reason?: string;
-}
-
-export interface RunItem {
-  runId: string;
-  sessionKey: string;
-  name: string | null;
-  status: string;
-  model: string;
-  output?: string;
-  error?: string;
-  delivery?: Delivery;
-  mappingId?: string;
-  createdAt?: string;
-  startedAt?: string;
-  finishedAt?: string;
-}
-
-export interface RequestDetail extends RequestItem {
-  headers: Record<string, string>;
-  body: string;
-  events: { id: string; text: string; createdAt: string; consumed: boolean }[];
-  runs: RunItem[];
-  failure?: { code: string; error: string };
-}
-
-export interface Overview {
-  requestsLastHour: { total: number; failed: number };
-  runsByStatus: Record<string, number>;
-  queueDepth: number | null;
-  transforms: { calls: number; meanMs: number | null; p95AtMostMs: number | null } | null;
-}
-
-export interface MappingItem {
-  id: string;
-  configPath: string;
-  path?: string;
-  source?: string;
-  headers?: string[];
-  transform?: string;
-  verify?: string;
-  forEach?: string;
-  schema: boolean;
-}
+export type {
+  DeliveryOutcome,
+  MappingView,
+  OverviewView,
+  RequestDetail,
+  RequestView,
+  RunListItem,
+  RunTranscript,
+  RunView,
+} from '../src/views.js';

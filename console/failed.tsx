@@ -1,11 +1,11 @@
 import { useState } from 'preact/hooks';
-import { post, type RequestItem } from './api';
+import { post, type RequestView } from './api';
 import { useLoad } from './live';
 import { RequestsTable } from './requests';
 
 /** Requests that failed on our side and were not replayed yet, with bulk replay. */
 export function FailedPage() {
-  const listed = useLoad<{ requests: RequestItem[] }>(
+  const listed = useLoad<{ requests: RequestView[] }>(
     '/api/requests?status=5xx&replayed=false&replays=false&limit=200',
   );
   const [selected, setSelected] = useState<Set<string>>(new Set());

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef } from 'preact/hooks';
-import type { Overview } from './api';
+import type { OverviewView } from './api';
 import { useLive, useLoad } from './live';
 
 /** The strip reloads at most this often, however busy the live stream is. */
@@ -7,7 +7,7 @@ const REFRESH_MS = 2000;
 
 /** Queue depth, runs by status, the last hour's requests and transform latency; refreshed by the live stream. */
 export function HealthStrip() {
-  const overview = useLoad<Overview>('/api/overview');
+  const overview = useLoad<OverviewView>('/api/overview');
   const reload = useRef(overview.reload);
   reload.current = overview.reload;
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { ApiError, get, type RequestItem, type RunItem } from './api';
+import { ApiError, get, type RequestView, type RunListItem } from './api';
 
-type Listener = (kind: 'request' | 'run', data: RequestItem | RunItem) => void;
+type Listener = (kind: 'request' | 'run', data: RequestView | RunListItem) => void;
 /** The stream's state, shown beside the live log (tests wait for `open` before sending). */
 export type LiveState = 'connecting' | 'open' | 'reconnecting' | 'closed';
 
@@ -24,7 +24,7 @@ function open(): EventSource {
   stream.onerror = () => setLiveState(stream.readyState === EventSource.CLOSED ? 'closed' : 'reconnecting');
   for (const kind of ['request', 'run'] as const) {
     stream.addEventListener(kind, (event) => {
-      const data = JSON.parse((event as MessageEvent<string>).data) as RequestItem | RunItem;
+      const data = JSON.parse((event as MessageEvent<string>).data) as RequestView | RunListItem;
       for (const l of listeners) l(kind, data);
     });
   }

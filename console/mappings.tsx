@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { type MappingItem, post } from './api';
+import { type MappingView, post } from './api';
 import { useLoad } from './live';
 
 const SAMPLE = '{\n  "text": "Build #812 failed on main"\n}';
@@ -18,7 +18,7 @@ function parseHeaders(text: string): Record<string, string> | string {
 
 /** The mappings in force, and a playground running the same engine as `hookd try` (nothing dispatched). */
 export function MappingsPage() {
-  const listed = useLoad<{ mappings: MappingItem[] }>('/api/mappings');
+  const listed = useLoad<{ mappings: MappingView[] }>('/api/mappings');
   const [path, setPath] = useState('wake');
   const [headers, setHeaders] = useState('');
   const [body, setBody] = useState(SAMPLE);

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { post, type RequestDetail, type RequestItem, type RunItem } from './api';
+import { post, type RequestDetail, type RequestView, type RunListItem } from './api';
 import { type LiveState, pretty, shortWhen, useLive, useLiveState, useLoad, when } from './live';
 import { RunsTable } from './runs';
 
@@ -11,7 +11,7 @@ function statusClass(status: number): string {
   return 'good';
 }
 
-function actions(r: RequestItem): string {
+function actions(r: RequestView): string {
   const parts: string[] = [];
   if (r.eventIds.length) parts.push(`${r.eventIds.length} event${r.eventIds.length === 1 ? '' : 's'}`);
   if (r.runIds.length) parts.push(`${r.runIds.length} run${r.runIds.length === 1 ? '' : 's'}`);
@@ -25,7 +25,7 @@ export function RequestsTable({
   selected,
   onSelect,
 }: {
-  rows: RequestItem[];
+  rows: RequestView[];
   selected?: Set<string>;
   onSelect?: (id: string, on: boolean) => void;
 }) {
@@ -97,13 +97,13 @@ export function RequestsPage() {
   const [path, setPath] = useState('');
   const [status, setStatus] = useState('');
   const query = new URLSearchParams({ limit: '100', ...(path ? { path } : {}), ...(status ? { status } : {}) });
-  const listed = useLoad<{ requests: RequestItem[] }>(`/api/requests?${query}`);
-  const [rows, setRows] = useState<RequestItem[]>([]);
+  const listed = useLoad<{ requests: RequestView[] }>(`/api/requests?${query}`);
+  const [rows, setRows] = useState<RequestView[]>([]);
   useEffect(() => setRows(listed.data?.requests ?? []), [listed.data]);
   const onLive = useCallback(
     (kind: string, data: unknown) => {
       if (kind !== 'request') return;
-      const r = data as RequestItem;
+      const r = data as RequestView;
       if (path && r.path !== path) return;
       if (status && !String(r.status).startsWith(status[0] as string)) return;
       setRows((old) => [r, ...old].slice(0, MAX_ROWS));
@@ -225,7 +225,7 @@ export function RequestPage({ id }: { id: string }) {
           Event <code>{e.id}</code> {e.consumed ? '(consumed)' : '(pending)'}: {e.text}
         </p>
       ))}
-      {r.runs.length > 0 && <RunsTable runs={r.runs as RunItem[]} />}
+      {r.runs.length > 0 && <RunsTable runs={r.runs as RunListItem[]} />}
       <h2>Payload</h2>
       <p class="hint">
         {r.bodyBytes} bytes{r.truncated ? ', cut for the log' : ''}

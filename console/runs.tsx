@@ -1,8 +1,8 @@
 import { useCallback, useState } from 'preact/hooks';
-import { post, type RunItem } from './api';
+import { post, type RunListItem, type RunTranscript, type RunView } from './api';
 import { useLive, useLoad, when } from './live';
 
-function delivery(run: RunItem): string {
+function delivery(run: RunView): string {
   if (!run.delivery) return '—';
   const where = run.delivery.channel
     ? ` to ${run.delivery.channel}${run.delivery.to ? ` ${run.delivery.to}` : ''}`
@@ -10,7 +10,7 @@ function delivery(run: RunItem): string {
   return `${run.delivery.status}${where}${run.delivery.reason ? ` (${run.delivery.reason})` : ''}`;
 }
 
-export function RunsTable({ runs }: { runs: RunItem[] }) {
+export function RunsTable({ runs }: { runs: RunListItem[] }) {
   return (
     <div class="table-wrap">
       <table>
@@ -41,13 +41,8 @@ export function RunsTable({ runs }: { runs: RunItem[] }) {
 
 /** One run: what was sent to the model, what it answered, where the reply went; Redeliver when that failed. */
 export function RunPage({ id }: { id: string }) {
-  const run = useLoad<RunItem>(`/api/runs/${encodeURIComponent(id)}`, [id]);
-  const transcript = useLoad<{
-    createdAt: string;
-    startedAt?: string;
-    finishedAt?: string;
-    messages: { role: string; content: string }[];
-  }>(`/api/runs/${encodeURIComponent(id)}/transcript`, [id]);
+  const run = useLoad<RunView>(`/api/runs/${encodeURIComponent(id)}`, [id]);
+  const transcript = useLoad<RunTranscript>(`/api/runs/${encodeURIComponent(id)}/transcript`, [id]);
   const [note, setNote] = useState<string>();
   const r = run.data;
   const { reload: reloadRun } = run;
@@ -55,7 +50,7 @@ export function RunPage({ id }: { id: string }) {
   // The page follows its run as it starts, answers and delivers.
   const onLive = useCallback(
     (kind: string, data: unknown) => {
-      if (kind !== 'run' || (data as RunItem).runId !== id) return;
+      if (kind !== 'run' || (data as RunListItem).runId !== id) return;
       reloadRun();
       reloadTranscript();
     },
@@ -67,7 +62,7 @@ export function RunPage({ id }: { id: string }) {
     if (busy) return;
     setBusy(true);
     try {
-      const answer = await post<{ delivery?: RunItem['delivery']; error?: string } | null>(
+      const answer = await post<{ delivery?: RunListItem['delivery']; error?: string } | null>(
         `/api/runs/${encodeURIComponent(id)}/redeliver`,
       );
       setNote(

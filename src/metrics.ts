@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { OverviewView } from './views.js';
 
 /** What the gauges read at scrape time. */
 export interface MetricSources {
@@ -21,12 +22,8 @@ export interface Metrics {
   transformLatency(): Promise<TransformLatency>;
 }
 
-export interface TransformLatency {
-  readonly calls: number;
-  readonly meanMs: number | null;
-  /** null when no call was made, or when 5 % or more took longer than the largest bucket. */
-  readonly p95AtMostMs: number | null;
-}
+/** Transform calls since start and their latency (null figures: no call, or past the largest bucket). */
+export type TransformLatency = NonNullable<OverviewView['transforms']>;
 
 /** Creates the metrics in a registry of their own. */
 export function createMetrics(): Metrics {

@@ -1,3 +1,4 @@
+import type { RequestView, RunListItem } from '../views.js';
 import { resolveConfig } from './config-source.js';
 import { type AdminAnswer, type AdminClient, adminClient } from './gateway-client.js';
 import type { CliIo } from './io.js';
@@ -26,30 +27,6 @@ export interface ReplayOptions extends GatewayOptions {
 export interface RunsOptions extends GatewayOptions {
   status?: string;
   limit: string;
-}
-
-interface RequestRow {
-  id: string;
-  receivedAt: string;
-  path: string;
-  mappingId?: string;
-  status: number;
-  code?: string;
-  eventIds: string[];
-  runIds: string[];
-  durationMs: number;
-  replayOf?: string;
-  replayedAt?: string;
-}
-
-interface RunRow {
-  runId: string;
-  createdAt: string;
-  status: string;
-  name: string | null;
-  model: string;
-  error?: string;
-  delivery?: { status: string; reason?: string };
 }
 
 function client(options: GatewayOptions, io: CliIo): AdminClient {
@@ -85,7 +62,7 @@ export function table(header: readonly string[], rows: readonly (readonly string
 
 const when = (iso: string) => iso.replace('T', ' ').slice(0, 19);
 
-function actionsOf(r: RequestRow): string {
+function actionsOf(r: RequestView): string {
   const parts: string[] = [];
   if (r.eventIds.length > 0) parts.push(`${r.eventIds.length} event${r.eventIds.length === 1 ? '' : 's'}`);
   if (r.runIds.length > 0) parts.push(r.runIds.length === 1 ? `run ${r.runIds[0]}` : `${r.runIds.length} runs`);
@@ -106,7 +83,7 @@ export async function requestsCommand(options: RequestsOptions, io: CliIo): Prom
     io.out(JSON.stringify(answer.body, null, 2));
     return 0;
   }
-  const rows = (answer.body.requests as RequestRow[]).map((r) => [
+  const rows = (answer.body.requests as RequestView[]).map((r) => [
     when(r.receivedAt),
     r.id,
     r.path,
@@ -138,7 +115,7 @@ async function failedIds(gateway: AdminClient, since: string | undefined, limit:
     );
     if (answer.status !== 200)
       throw new Error(`listing failed requests: ${answer.status} ${String(answer.body.error)}`);
-    ids.push(...(answer.body.requests as RequestRow[]).map((r) => r.id));
+    ids.push(...(answer.body.requests as RequestView[]).map((r) => r.id));
     cursor = (answer.body.nextCursor as string | null) ?? undefined;
   } while (cursor && ids.length < limit);
   return ids.slice(0, limit).reverse();
@@ -176,7 +153,7 @@ export async function runsCommand(options: RunsOptions, io: CliIo): Promise<numb
     io.out(JSON.stringify(answer.body, null, 2));
     return 0;
   }
-  const rows = (answer.body.runs as RunRow[]).map((r) => [
+  const rows = (answer.body.runs as RunListItem[]).map((r) => [
     when(r.createdAt),
     r.runId,
     r.status,

@@ -6,6 +6,7 @@ import { hookdError } from '../errors.js';
 import { signDelivery } from '../http/index.js';
 import { compileMappings } from '../mapping/index.js';
 import { undiciRequest as request } from '../undici.js';
+import type { RunView } from '../views.js';
 import { resolveConfig } from './config-source.js';
 import { baseUrl, gatewayToken } from './gateway-client.js';
 import type { CliIo } from './io.js';
@@ -21,13 +22,8 @@ export interface SendOptions {
   json?: boolean;
 }
 
-interface RunView {
-  readonly runId: string;
-  readonly status: string;
-  readonly output?: string;
-  readonly error?: string;
-  readonly delivery?: { status: string; reason?: string };
-}
+/** A run as `send` saw it: the admin API's view, or what the gateway answered instead. */
+type SeenRun = Pick<RunView, 'runId' | 'output' | 'error' | 'delivery'> & { readonly status: string };
 
 /**
  * A fixture: what a provider sends, `{ "headers": {…}, "body": … }` as a preset's recorded
@@ -117,7 +113,7 @@ export async function sendCommand(name: string, options: SendOptions, io: CliIo)
   );
   const waitS = Number(options.wait);
   const token = gatewayToken(config, io);
-  const runs: RunView[] = [];
+  const runs: SeenRun[] = [];
   if (ok && runIds.length > 0 && waitS > 0 && token) {
     for (const id of runIds) runs.push(await followRun(base, id, token, waitS));
   }
@@ -134,7 +130,7 @@ export async function sendCommand(name: string, options: SendOptions, io: CliIo)
 }
 
 /** Polls a run until it is summarised (its delivery outcome recorded) or `waitS` passes. */
-async function followRun(base: string, runId: string, token: string, waitS: number): Promise<RunView> {
+async function followRun(base: string, runId: string, token: string, waitS: number): Promise<SeenRun> {
   const until = Date.now() + waitS * 1000;
   for (;;) {
     const res = await request(`${base}/api/runs/${encodeURIComponent(runId)}`, {
@@ -148,7 +144,7 @@ async function followRun(base: string, runId: string, token: string, waitS: numb
   }
 }
 
-function describeRun(run: RunView): string {
+function describeRun(run: SeenRun): string {
   const excerpt = (text: string) => (text.length > 500 ? `${text.slice(0, 499)}…` : text);
   const what = run.output ?? run.error;
   const delivery = run.delivery

@@ -3,6 +3,7 @@ import type { ActionOptions } from '../actions/index.js';
 import { hookdError } from '../errors.js';
 import type { MappingEngine } from '../mapping/index.js';
 import type { AdminQueries } from '../runtime/index.js';
+import type { MappingView, OverviewView } from '../views.js';
 import { dryRun } from './dry-run.js';
 
 /** What the console's own API needs (docs/runtime.md#request-log-and-replay): the live engine, and the gauges. */
@@ -13,7 +14,7 @@ export interface ConsoleApiOptions {
   readonly mappings?: MappingEngine;
   readonly queueDepth?: () => number;
   /** Transform latency since start, served as the metrics give it. */
-  readonly transformLatency?: () => Promise<object>;
+  readonly transformLatency?: () => Promise<OverviewView['transforms']>;
 }
 
 /** What the playground posts: a hook name, the body as pasted, and headers. */
@@ -28,21 +29,24 @@ const PLAYGROUND_MAX_BYTES = 1024 * 1024;
 /** The console's read models and the playground, behind the admin guard. */
 export function consoleApiRoutes(app: FastifyInstance, options: ConsoleApiOptions): void {
   const { queries, mappings } = options;
-  app.get('/api/mappings', async () => ({
-    mappings: (mappings?.mappings ?? []).map((m) => ({
-      id: m.id,
-      configPath: m.configPath,
-      ...(m.matchPath === undefined ? {} : { path: m.matchPath }),
-      ...(m.matchSource === undefined ? {} : { source: m.matchSource }),
-      ...(m.matchHeaders
-        ? { headers: m.matchHeaders.map(([name, values]) => `${name}: ${[...values].join(' | ')}`) }
-        : {}),
-      ...(m.transform ? { transform: m.transform.module } : {}),
-      ...(m.verify ? { verify: m.verify.scheme } : {}),
-      ...(m.forEach ? { forEach: m.forEach } : {}),
-      schema: m.checkPayload !== undefined,
-    })),
-  }));
+  app.get(
+    '/api/mappings',
+    async (): Promise<{ mappings: MappingView[] }> => ({
+      mappings: (mappings?.mappings ?? []).map((m) => ({
+        id: m.id,
+        configPath: m.configPath,
+        ...(m.matchPath === undefined ? {} : { path: m.matchPath }),
+        ...(m.matchSource === undefined ? {} : { source: m.matchSource }),
+        ...(m.matchHeaders
+          ? { headers: m.matchHeaders.map(([name, values]) => `${name}: ${[...values].join(' | ')}`) }
+          : {}),
+        ...(m.transform ? { transform: m.transform.module } : {}),
+        ...(m.verify ? { verify: m.verify.scheme } : {}),
+        ...(m.forEach ? { forEach: m.forEach } : {}),
+        schema: m.checkPayload !== undefined,
+      })),
+    }),
+  );
   // The playground: the same path as `hookd try` (parse, schema, templates, the sandboxed
   // transform); nothing is stored or dispatched.
   app.post('/api/try', { bodyLimit: PLAYGROUND_MAX_BYTES + 4096 }, async (request) => {
@@ -76,9 +80,12 @@ export function consoleApiRoutes(app: FastifyInstance, options: ConsoleApiOption
     if (!transcript) throw hookdError('NOT_FOUND', { resource: 'run', id: request.params.runId });
     return transcript;
   });
-  app.get('/api/overview', async () => ({
-    ...(await queries.overview()),
-    queueDepth: options.queueDepth?.() ?? null,
-    transforms: (await options.transformLatency?.()) ?? null,
-  }));
+  app.get(
+    '/api/overview',
+    async (): Promise<OverviewView> => ({
+      ...(await queries.overview()),
+      queueDepth: options.queueDepth?.() ?? null,
+      transforms: (await options.transformLatency?.()) ?? null,
+    }),
+  );
 }

@@ -10,5 +10,5 @@ export type {
 export type { EventRecord } from './events.js';
 export type { SessionMessage } from './messages.js';
 export type { RequestLogEntry, RequestLogFilter, RequestLogRecord } from './requests.js';
-export type { DeliveryOutcome, RunListFilter, RunRecord, RunStatus } from './runs.js';
+export type { DeliveryOutcome, RunListFilter, RunRecord } from './runs.js';
 export { gatewayTokenFile, generateToken, readOrCreateSecret } from './secrets.js';

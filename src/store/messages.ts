@@ -1,9 +1,6 @@
-export type Role = 'system' | 'user' | 'assistant';
+import type { SessionMessage } from '../views.js';
 
-export interface SessionMessage {
-  readonly role: Role;
-  readonly content: string;
-}
+export type { SessionMessage } from '../views.js';
 
 /** Session transcripts: every turn's user and assistant messages, in order. */
 export interface MessageRepository {

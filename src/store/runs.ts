@@ -1,13 +1,7 @@
 import type { AgentAction } from '../actions/index.js';
+import type { DeliveryOutcome, RunStatus } from '../views.js';
 
-export type RunStatus = 'queued' | 'running' | 'ok' | 'error' | 'timeout';
-
-export interface DeliveryOutcome {
-  readonly status: 'sent' | 'skipped' | 'failed';
-  readonly channel?: string;
-  readonly to?: string;
-  readonly reason?: string;
-}
+export type { DeliveryOutcome, RunStatus } from '../views.js';
 
 export interface RunRecord extends Omit<AgentAction, 'kind'> {
   readonly id: string;

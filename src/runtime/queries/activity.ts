@@ -1,4 +1,4 @@
-import type { RequestView, RunListItem } from './queries.js';
+import type { RequestView, RunListItem } from '../../views.js';
 
 /** What the live log shows as it happens (`GET /api/stream`, docs/runtime.md#request-log-and-replay). */
 export type ActivityItem =

@@ -1,82 +1,25 @@
 import { MAIN_SESSION } from '../../action-shape.js';
 import type {
-  DeliveryOutcome,
   EventRecord,
   RequestLogEntry,
   RequestLogFilter,
   RequestLogRecord,
   RunListFilter,
   RunRecord,
-  RunStatus,
-  SessionMessage,
   StoreContract,
 } from '../../store/index.js';
-
-/** `GET /api/runs/:runId` (docs/runtime.md#admin-api). */
-export interface RunView {
-  readonly runId: string;
-  readonly sessionKey: string;
-  readonly name: string | null;
-  readonly status: RunStatus;
-  readonly model: string;
-  readonly output?: string;
-  readonly error?: string;
-  readonly delivery?: DeliveryOutcome;
-}
-
-/** A run in a list, a request's detail or the live log: the §8 view with its mapping and times. */
-export interface RunListItem extends RunView {
-  readonly mappingId?: string;
-  readonly createdAt: string;
-  readonly startedAt?: string;
-  readonly finishedAt?: string;
-}
-
-/** A system event as the admin API shows it. */
-export interface EventView {
-  readonly id: string;
-  readonly text: string;
-  readonly createdAt: string;
-  readonly consumed: boolean;
-}
-
-/** `GET /api/main/events`: the main session's events, oldest first. */
-export interface MainEventsView {
-  readonly events: readonly EventView[];
-}
-
-/** `GET /api/runs/:runId/transcript`: what a run sent and received, and its times. */
-export interface RunTranscript {
-  readonly runId: string;
-  readonly sessionKey: string;
-  readonly createdAt: string;
-  readonly startedAt?: string;
-  readonly finishedAt?: string;
-  readonly messages: SessionMessage[];
-}
-
-/** A request log record in a list (docs/runtime.md#request-log-and-replay): no headers, no body. */
-export type RequestView = Omit<RequestLogEntry, 'seq' | 'receivedAt' | 'headers' | 'replayedAt'> & {
-  readonly receivedAt: string;
-  readonly replayedAt?: string;
-};
-
-/** `GET /api/requests/:id`: the record with its headers, body, actions, runs and deliveries. */
-export interface RequestDetail extends RequestView {
-  readonly headers: Readonly<Record<string, string>>;
-  /** The body as kept (capped, redacted), as UTF-8 text. */
-  readonly body: string;
-  readonly events: readonly EventView[];
-  readonly runs: readonly RunListItem[];
-  /** Set when it failed on our side and its whole body was kept for replay. */
-  readonly failure?: { readonly code: string; readonly error: string };
-}
-
-/** `GET /api/sessions/:key`: a session's transcript. */
-export interface SessionView {
-  readonly key: string;
-  readonly messages: readonly SessionMessage[];
-}
+import type {
+  EventView,
+  MainEventsView,
+  OverviewView,
+  RequestDetail,
+  RequestView,
+  RunListItem,
+  RunTranscript,
+  RunView,
+  SessionsView,
+  SessionView,
+} from '../../views.js';
 
 /**
  * The read model the admin API shows (docs/runtime.md#admin-api, docs/runtime.md#request-log-and-replay). Every answer is a promise: a shared
@@ -93,11 +36,11 @@ export interface AdminQueries {
   mainEvents(): Promise<MainEventsView>;
   session(key: string): Promise<SessionView | undefined>;
   /** Sessions with a transcript, most recently active first. */
-  sessions(limit: number): Promise<{ sessions: { key: string; messages: number; lastAt: string }[] }>;
+  sessions(limit: number): Promise<SessionsView>;
   /** The messages a run sent to the model and its reply, and when it was queued, started and ended. */
   transcript(runId: string): Promise<RunTranscript | undefined>;
   /** Requests of the last hour and runs by status, for the console's health strip. */
-  overview(): Promise<{ requestsLastHour: { total: number; failed: number }; runsByStatus: Record<string, number> }>;
+  overview(): Promise<Pick<OverviewView, 'requestsLastHour' | 'runsByStatus'>>;
   /** The mail watcher's status, when one runs (the gateway adds it; it is this node's). */
   mailStatus?(): object | undefined;
 }

@@ -1,0 +1,146 @@
+/**
+ * The admin API's JSON shapes (docs/runtime.md#admin-api): what the gateway answers and what
+ * the console and the CLI read, declared once. The console and the CLI import these as types
+ * only; times are ISO strings.
+ */
+
+/** A run's states, in the order a run moves through them. */
+export const RUN_STATUSES = ['queued', 'running', 'ok', 'error', 'timeout'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** What became of a run's reply: sent, not sent on purpose (and why), or failed after retries. */
+export const DELIVERY_STATUSES = ['sent', 'skipped', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** A reply's delivery, as recorded on its run. */
+export interface DeliveryOutcome {
+  readonly status: DeliveryStatus;
+  readonly channel?: string;
+  readonly to?: string;
+  readonly reason?: string;
+}
+
+/** One message of a session's transcript. */
+export interface SessionMessage {
+  readonly role: 'system' | 'user' | 'assistant';
+  readonly content: string;
+}
+
+/** `GET /api/runs/:runId`. */
+export interface RunView {
+  readonly runId: string;
+  readonly sessionKey: string;
+  readonly name: string | null;
+  readonly status: RunStatus;
+  readonly model: string;
+  readonly output?: string;
+  readonly error?: string;
+  readonly delivery?: DeliveryOutcome;
+}
+
+/** A run in a list, a request's detail or the live log: the run with its mapping and times. */
+export interface RunListItem extends RunView {
+  readonly mappingId?: string;
+  readonly createdAt: string;
+  readonly startedAt?: string;
+  readonly finishedAt?: string;
+}
+
+/** A system event as the admin API shows it. */
+export interface EventView {
+  readonly id: string;
+  readonly text: string;
+  readonly createdAt: string;
+  readonly consumed: boolean;
+}
+
+/** `GET /api/main/events`: the main session's events, oldest first. */
+export interface MainEventsView {
+  readonly events: readonly EventView[];
+}
+
+/** `GET /api/runs/:runId/transcript`: what a run sent and received, and its times. */
+export interface RunTranscript {
+  readonly runId: string;
+  readonly sessionKey: string;
+  readonly createdAt: string;
+  readonly startedAt?: string;
+  readonly finishedAt?: string;
+  readonly messages: readonly SessionMessage[];
+}
+
+/** A request log record in a list (docs/runtime.md#request-log-and-replay): no headers, no body. */
+export interface RequestView {
+  readonly id: string;
+  readonly receivedAt: string;
+  /** The hook name (the sub-path under `hooks.path`). */
+  readonly path: string;
+  /** The path and query as received. */
+  readonly url: string;
+  readonly mappingId?: string;
+  readonly status: number;
+  readonly code?: string;
+  readonly eventIds: readonly string[];
+  readonly runIds: readonly string[];
+  readonly durationMs: number;
+  readonly bodyBytes: number;
+  readonly truncated: boolean;
+  readonly redacted: boolean;
+  /** The request this one replayed. */
+  readonly replayOf?: string;
+  /** When a replay of this one was accepted. */
+  readonly replayedAt?: string;
+}
+
+/** `GET /api/requests/:id`: the record with its headers, body, actions, runs and deliveries. */
+export interface RequestDetail extends RequestView {
+  readonly headers: Readonly<Record<string, string>>;
+  /** The body as kept (capped, redacted), as UTF-8 text. */
+  readonly body: string;
+  readonly events: readonly EventView[];
+  readonly runs: readonly RunListItem[];
+  /** Set when it failed on our side and its whole body was kept for replay. */
+  readonly failure?: { readonly code: string; readonly error: string };
+}
+
+/** `GET /api/sessions/:key`: a session's transcript. */
+export interface SessionView {
+  readonly key: string;
+  readonly messages: readonly SessionMessage[];
+}
+
+/** `GET /api/sessions`: sessions with a transcript, most recently active first. */
+export interface SessionsView {
+  readonly sessions: readonly { readonly key: string; readonly messages: number; readonly lastAt: string }[];
+}
+
+/** `GET /api/overview`: the console's health strip. */
+export interface OverviewView {
+  readonly requestsLastHour: { readonly total: number; readonly failed: number };
+  readonly runsByStatus: Readonly<Record<string, number>>;
+  /** Runs queued or executing on this node; null when the runtime is not attached. */
+  readonly queueDepth: number | null;
+  readonly transforms: {
+    readonly calls: number;
+    readonly meanMs: number | null;
+    readonly p95AtMostMs: number | null;
+  } | null;
+}
+
+/** `GET /api/mappings`: one mapping as the console lists it. */
+export interface MappingView {
+  readonly id: string;
+  readonly configPath: string;
+  readonly path?: string;
+  readonly source?: string;
+  readonly headers?: readonly string[];
+  readonly transform?: string;
+  readonly verify?: string;
+  readonly forEach?: string;
+  readonly schema: boolean;
+}
+
+/** A page of a list, newest first, with the cursor of the next page when there is one. */
+export interface Page {
+  readonly nextCursor: string | null;
+}
