@@ -3,4 +3,4 @@ export { createJobOwner } from './job-owner.js';
 export type { ChatChannel, CompletionRequest, ModelProvider, ModelRouter } from './ports.js';
 export type { ActivityFeed, AdminQueries } from './queries/index.js';
 export { createRuntime, type Runtime } from './runtime.js';
-export { findInjectionPhrases, sanitizeMarkers, wrapExternalContent } from './safety/index.js';
+export { findInjectionPhrases, sanitizeMarkers, unwrapExternalContent, wrapExternalContent } from './safety/index.js';

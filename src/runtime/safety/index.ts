@@ -1,1 +1,2 @@
-export { findInjectionPhrases, sanitizeMarkers, wrapExternalContent } from './safety.js';
+export { findInjectionPhrases, sanitizeMarkers } from './safety.js';
+export { unwrapExternalContent, wrapExternalContent } from './wrapper.js';
