@@ -104,8 +104,15 @@ export async function requestsCommand(options: RequestsOptions, io: CliIo): Prom
   return 0;
 }
 
-/** The ids `--failed` replays: requests that failed on our side (5xx), neither replays nor replayed, oldest first. */
-async function failedIds(gateway: AdminClient, since: string | undefined, limit: number): Promise<string[]> {
+/**
+ * The ids `--failed` replays: requests that failed on our side (5xx), neither replays nor
+ * replayed, oldest first; or the gateway's answer when it refused to list them.
+ */
+async function failedIds(
+  gateway: AdminClient,
+  since: string | undefined,
+  limit: number,
+): Promise<string[] | AdminAnswer> {
   const ids: string[] = [];
   let cursor: string | undefined;
   do {
@@ -113,8 +120,7 @@ async function failedIds(gateway: AdminClient, since: string | undefined, limit:
       'GET',
       `/api/requests${query({ status: '5xx', replayed: false, replays: false, since, cursor, limit: Math.min(limit, 500) })}`,
     );
-    if (answer.status !== 200)
-      throw new Error(`listing failed requests: ${answer.status} ${String(answer.body.error)}`);
+    if (answer.status !== 200) return answer;
     ids.push(...(answer.body.requests as RequestView[]).map((r) => r.id));
     cursor = (answer.body.nextCursor as string | null) ?? undefined;
   } while (cursor && ids.length < limit);
@@ -129,6 +135,7 @@ export async function replayCommand(ids: readonly string[], options: ReplayOptio
   }
   const gateway = client(options, io);
   const targets = options.failed ? await failedIds(gateway, options.since, Number(options.limit)) : ids;
+  if (!Array.isArray(targets)) return failed(io, targets);
   if (targets.length === 0) io.out('nothing to replay');
   const results: { id: string; status: number; replayId: string; body: unknown }[] = [];
   for (const id of targets) {
