@@ -135,7 +135,7 @@ export async function replayCommand(ids: readonly string[], options: ReplayOptio
   }
   const gateway = client(options, io);
   const targets = options.failed ? await failedIds(gateway, options.since, Number(options.limit)) : ids;
-  if (!Array.isArray(targets)) return failed(io, targets);
+  if ('status' in targets) return failed(io, targets);
   if (targets.length === 0) io.out('nothing to replay');
   const results: { id: string; status: number; replayId: string; body: unknown }[] = [];
   for (const id of targets) {
