@@ -11,7 +11,6 @@ import { createMetrics } from './metrics.js';
 import { createModelRouter } from './providers/index.js';
 import { compileRoutes } from './routes.js';
 import { createJobOwner, createRuntime, type ModelRouter, type Runtime } from './runtime/index.js';
-import { createMemorySettler, type MemorySettler } from './settle.js';
 import { gatewayTokenFile, readOrCreateSecret, type StoreBackend } from './store/index.js';
 import {
   type Checkpointer,
@@ -44,14 +43,12 @@ interface Parts {
   app?: FastifyInstance;
   checkpointer?: Checkpointer;
   watcher?: RunningMailWatch;
-  settler?: MemorySettler;
   transformThreads?: TransformThreads;
   pool?: pg.Pool;
 }
 
 async function stopParts(parts: Parts): Promise<void> {
   const steps = [
-    () => parts.settler?.stop(),
     () => parts.transformThreads?.stop(),
     () => parts.watcher?.stop(),
     () => parts.app?.close(),
@@ -225,8 +222,6 @@ export async function startGateway(
       parts.checkpointer = startCheckpointer({ path: config.storage.path, onError, writer: store.db });
     }
     await runtime.start();
-    parts.settler = createMemorySettler({ idle: () => runtime.queueDepth === 0, log });
-    parts.settler.start();
     // Every thread of the gateway's own is running by now: later ones are isolated-vm's
     // (none without a transform, so nothing to watch then).
     if (parts.transforms.size > 0) parts.transformThreads = await watchTransformThreads({ log });

@@ -18,7 +18,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['runtime/runs'],
   ['runtime'],
   ['providers', 'channels', 'mail', 'store/sqlite', 'store/postgres'],
-  ['http', 'metrics.ts', 'settle.ts', 'routes.ts'],
+  ['http', 'metrics.ts', 'routes.ts'],
   ['app.ts'],
   ['main.ts'],
   ['cli'],
