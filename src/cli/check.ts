@@ -119,6 +119,8 @@ export async function checkCommand(options: { config?: string; json?: boolean },
       for (const w of diagnosis.warnings) findings.push(findingOf(w, 'warning', file, positions));
     }
   }
+  const mask = secretMask(report.config?.storage.url);
+  for (const [i, f] of findings.entries()) findings[i] = { ...f, message: mask(f.message) };
   findings.sort(byPlace(file));
   const errors = findings.filter((f) => f.severity === 'error').length;
   const where = file ? ` (${file})` : ' (embedded default)';
@@ -130,6 +132,33 @@ export async function checkCommand(options: { config?: string; json?: boolean },
     else io.out(`hookd: configuration OK${where}, ${mappings} mapping(s)`);
   }
   return errors > 0 ? 1 : 0;
+}
+
+/**
+ * Replaces every secret of `storage.url` (its password, `?password=`, `?sslpassword=`, raw or
+ * decoded) with `***`: whatever a message quotes (a driver's error, a schema value), `check`
+ * never prints them.
+ */
+function secretMask(url: string | undefined): (text: string) => string {
+  const secrets = new Set<string>();
+  const add = (value: string | null | undefined) => {
+    if (!value) return;
+    secrets.add(value);
+    try {
+      secrets.add(decodeURIComponent(value));
+      secrets.add(decodeURIComponent(value.replace(/\+/g, ' ')));
+    } catch {
+      // Not percent-encoded text: the raw value is masked.
+    }
+    secrets.add(encodeURIComponent(value));
+  };
+  if (url) {
+    add(/^[a-z][a-z0-9+.-]*:\/\/[^:/?#@]*:([^@/?#]*)@/i.exec(url)?.[1]);
+    for (const [, value] of url.matchAll(/[?&](?:ssl)?password=([^&#]*)/gi)) add(value);
+  }
+  // Longest first, so that a secret inside another is not left half shown.
+  const ordered = [...secrets].filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
+  return (text) => ordered.reduce((out, secret) => out.split(secret).join('***'), text);
 }
 
 /** The mappings', templates' and transforms' problems (a config whose schema failed may not compile at all). */

@@ -131,7 +131,7 @@ function presetNamed(name: string, cwd = process.cwd()): Preset {
 /** `hookd presets show NAME`: its README, options and mappings. */
 export async function presetsShowCommand(name: string, io: CliIo): Promise<number> {
   const preset = presetNamed(name);
-  io.out(readFileSync(`${preset.dir}/README.md`, 'utf8').trimEnd());
+  if (preset.readme) io.out(readFileSync(preset.readme, 'utf8').trimEnd());
   io.out('');
   io.out(`options: ${JSON.stringify(preset.options ?? {}, null, 2)}`);
   if (preset.verify) io.out(`verify: ${preset.verify.scheme} (the secret in option "${preset.verify.secretOption}")`);
@@ -184,7 +184,7 @@ export async function presetsNewCommand(name: string, io: CliIo): Promise<number
   description: '${title} webhooks: one agent run per event',
   version: '0.1.0',
   // verify: { scheme: 'hmac', secretOption: 'secret' },   // when the sender signs its deliveries
-  mappings: [{ id: 'preset:${name}', action: 'agent', name: '${title}', transform: { module: 'transform.ts' } }],
+  mappings: [{ id: '${name}', action: 'agent', name: '${title}', transform: { module: 'transform.ts' } }],
 }
 `,
     'transform.ts': `// The ${name} preset's transform: runs sandboxed like any transform (no Node APIs).

@@ -1,5 +1,6 @@
 export { parseDurationMs } from './duration.js';
 export { appendToArray, setValue } from './edit.js';
+export { mappingSchema } from './hook-schemas.js';
 export {
   configInvalid,
   configWarnings,
@@ -8,6 +9,7 @@ export {
   normalizeHooksPath,
 } from './load.js';
 export { keyPositions, locate, type Position } from './locate.js';
+export { formatSchemaErrors } from './schema-errors.js';
 export { didYouMean } from './suggest.js';
 export type {
   AgentDefaults,

@@ -91,6 +91,9 @@ export const configSchema = {
                   deliver: { type: 'boolean' },
                   to: { type: 'string', minLength: 1 },
                   allowUnsafeExternalContent: { type: 'boolean' },
+                  maxBodyBytes: mappingSchema.properties.maxBodyBytes,
+                  maxConcurrent: mappingSchema.properties.maxConcurrent,
+                  timeoutSeconds: mappingSchema.properties.timeoutSeconds,
                 },
               },
             ],
@@ -101,7 +104,22 @@ export const configSchema = {
         plugins: {
           type: 'array',
           default: [],
-          items: { type: 'string', minLength: 1 },
+          items: {
+            description: 'an npm package name or a folder, or { name, allowUnsafeExternalContent? }',
+            anyOf: [
+              { type: 'string', minLength: 1 },
+              {
+                type: 'object',
+                required: ['name'],
+                additionalProperties: false,
+                properties: {
+                  name: { type: 'string', minLength: 1 },
+                  // The operator's say: without it, a plugin's mapping may not turn the safety wrapper off.
+                  allowUnsafeExternalContent: { type: 'boolean' },
+                },
+              },
+            ],
+          },
           description: 'preset plugins: npm package names (resolved from the config folder) or folders',
         },
         transformsDir: { type: 'string', minLength: 1, default: 'transforms' },

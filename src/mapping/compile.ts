@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Ajv } from 'ajv';
 import JSON5 from 'json5';
 import { TEMPLATED_FIELDS, type TemplatedField } from '../action-shape.js';
 import type { ModelCatalog } from '../actions/index.js';
 import { type Config, configInvalid, type MappingConfig } from '../config/index.js';
 import { isHookdError } from '../errors.js';
-import { presetMappings } from './presets.js';
+import { presetMappings } from './preset-entries.js';
 import { compileTemplate, type Template, type TemplateView } from './templates.js';
 import type { Draft, MappingPolicy } from './types.js';
+import { compileSchema, createSchemaAjv } from './user-schema.js';
 
 /** A mapping ready to serve: templates compiled, match normalised. */
 export interface CompiledMapping {
@@ -33,6 +33,8 @@ export interface CompiledMapping {
   readonly maxBodyBytes?: number;
   /** Runs of this mapping executing at once, at most. */
   readonly maxConcurrent?: number;
+  /** A plugin's mapping: the longest run its transform may ask for (the operator's limit). */
+  readonly maxTimeoutSeconds?: number;
   /** `root`: the folder the module is contained in, for a preset's transform (default `hooks.transformsDir`). */
   readonly transform?: { readonly module: string; readonly export?: string; readonly root?: string };
   /** Signature verification (docs/security.md#provider-signatures): a valid signature replaces the token for this mapping. */
@@ -52,7 +54,11 @@ export function compileMapping(
   configPath: string,
   models: ModelCatalog,
   baseDir = process.cwd(),
-  preset?: { readonly root: string; readonly options: Readonly<Record<string, unknown>> },
+  preset?: {
+    readonly root: string;
+    readonly options: Readonly<Record<string, unknown>>;
+    readonly maxTimeoutSeconds?: number;
+  },
 ): CompiledMapping {
   const transformRoot = preset?.root;
   const problems: string[] = [];
@@ -105,6 +111,7 @@ export function compileMapping(
         }),
     ...(checkPayload ? { checkPayload } : {}),
     ...(preset ? { presetOptions: preset.options } : {}),
+    ...(preset?.maxTimeoutSeconds === undefined ? {} : { maxTimeoutSeconds: preset.maxTimeoutSeconds }),
     ...(mapping.forEach === undefined ? {} : { forEach: mapping.forEach }),
     ...(mapping.maxBodyBytes === undefined ? {} : { maxBodyBytes: mapping.maxBodyBytes }),
     ...(mapping.maxConcurrent === undefined ? {} : { maxConcurrent: mapping.maxConcurrent }),
@@ -148,7 +155,7 @@ export function compileMapping(
  * CONFIG_INVALID naming every broken one.
  */
 export function compileMappings(
-  config: Pick<Config, 'hooks' | 'file' | 'baseDir'>,
+  config: Pick<Config, 'hooks' | 'file' | 'baseDir' | 'agents'>,
   models: ModelCatalog,
 ): readonly CompiledMapping[] {
   const { compiled, problems } = collectMappings(config, models);
@@ -158,17 +165,13 @@ export function compileMappings(
 
 /** Like `compileMappings`, but returns the broken mappings' problems beside the ones that compiled. */
 export function collectMappings(
-  config: Pick<Config, 'hooks' | 'file' | 'baseDir'>,
+  config: Pick<Config, 'hooks' | 'file' | 'baseDir' | 'agents'>,
   models: ModelCatalog,
 ): { readonly compiled: readonly CompiledMapping[]; readonly problems: readonly string[] } {
   const presets = presetMappings(config);
   const sources = [
     ...config.hooks.mappings.map((m, i) => ({ mapping: m, path: `hooks.mappings[${i}]`, preset: undefined })),
-    ...presets.mappings.map(({ mapping, index, root, options }) => ({
-      mapping,
-      path: `hooks.presets[${index}] (${mapping.id ?? 'preset'})`,
-      preset: { root, options },
-    })),
+    ...presets.mappings.map(({ mapping, configPath, ...preset }) => ({ mapping, path: configPath, preset })),
   ];
   const problems: string[] = [...presets.problems];
   const compiled: CompiledMapping[] = [];
@@ -183,7 +186,7 @@ export function collectMappings(
   return { compiled, problems };
 }
 
-const ajv = new Ajv({ allErrors: false, strict: false });
+const ajv = createSchemaAjv({ allErrors: false });
 
 /**
  * A mapping's `schema`: an object, or a file relative to the config's folder — JSON, or a
@@ -193,10 +196,34 @@ const ajv = new Ajv({ allErrors: false, strict: false });
 function readSchema(schema: string | object, baseDir: string): object {
   if (typeof schema !== 'string') return structuredClone(schema);
   const text = readFileSync(resolve(baseDir, schema), 'utf8');
-  if (!/\.[cm]?ts$/.test(schema)) return JSON.parse(text) as object;
-  const data = /^\s*export\s+default\s+([\s\S]*?)\s*(?:as\s+const\s*)?;?\s*$/.exec(stripComments(text))?.[1];
+  const isModule = /\.[cm]?ts$/.test(schema);
+  const data = isModule ? exportedData(text) : text;
   if (data === undefined) throw new Error('a .ts schema holds only `export default { … } as const`');
-  return JSON5.parse(data) as object;
+  let parsed: unknown;
+  try {
+    parsed = isModule ? JSON5.parse(data) : JSON.parse(data);
+  } catch {
+    // Never the parser's message: it quotes the file's text (a schema that is not one can be any file).
+    throw new Error(`${schema} is not ${isModule ? 'a JSON5 object after export default' : 'JSON'}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new Error(`${schema} does not hold a JSON Schema object`);
+  return parsed;
+}
+
+/**
+ * What `export default … as const;` exports, as text. Cut by hand, not by one regular
+ * expression: the lazy group and the white space around it made one cubic in the spaces of a
+ * file (4,000 held the thread 30 s), and a plugin's schema.ts is anybody's text.
+ */
+function exportedData(text: string): string | undefined {
+  const code = stripComments(text).trim();
+  const head = /^export\s+default\s/.exec(code);
+  if (!head) return undefined;
+  let data = code.slice(head[0].length).trim();
+  if (data.endsWith(';')) data = data.slice(0, -1).trimEnd();
+  const asConst = /\sas\s+const$/.exec(data);
+  return asConst ? data.slice(0, asConst.index).trimEnd() : data;
 }
 
 /** A TypeScript module's text without its comments (strings kept as they are). */
@@ -232,12 +259,7 @@ function undeclared(schema: object, name: string): boolean {
 
 /** Compiles a payload schema into the check `route` runs first. */
 function payloadChecker(source: object): NonNullable<CompiledMapping['checkPayload']> {
-  let validate: ReturnType<typeof ajv.compile>;
-  try {
-    validate = ajv.compile(source);
-  } catch (err) {
-    throw new Error(`not a valid JSON Schema: ${(err as Error).message}`);
-  }
+  const validate = compileSchema(ajv, source);
   return (payload) => {
     if (validate(payload)) return undefined;
     const [first] = validate.errors ?? [];

@@ -10,7 +10,7 @@ import { createActionValidator } from './to-action.js';
 import type { Draft, HookRequest, MappingOutcome, TransformContext, TransformRunner } from './types.js';
 
 export interface MappingEngineOptions {
-  readonly config: Pick<Config, 'hooks' | 'file' | 'baseDir'>;
+  readonly config: Pick<Config, 'hooks' | 'file' | 'baseDir' | 'agents'>;
   readonly actionOptions: ActionOptions;
   /** The compiled mappings (default: `compileMappings` of the config). */
   readonly mappings?: readonly CompiledMapping[];
@@ -88,7 +88,7 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       drafts.push(...merged.drafts);
     }
     if (drafts.length > MAX_ACTIONS) throw hookdError('TOO_MANY_ACTIONS', { count: drafts.length, max: MAX_ACTIONS });
-    return { drafts: drafts.map((draft) => boundText(draft, mapping)), fanOut };
+    return { drafts: drafts.map((draft) => boundDraft(draft, mapping)), fanOut };
   }
 
   return {
@@ -125,8 +125,14 @@ const MAX_TEXT_CHARS = 256 * 1024;
 /**
  * Bounds a draft's `text` and `message`: a transform that returns more fails (500, its bug to
  * fix); a template that renders more is cut with a note (a mail with a long body still runs).
+ * A plugin's transform may not ask for a run longer than the operator allows.
  */
-function boundText(draft: Draft, mapping: CompiledMapping): Draft {
+function boundDraft(draft: Draft, mapping: CompiledMapping): Draft {
+  const most = mapping.maxTimeoutSeconds;
+  if (most !== undefined && draft.timeoutSeconds !== undefined && draft.timeoutSeconds > most) {
+    const reason = `its timeoutSeconds is ${draft.timeoutSeconds}; a plugin's runs may last at most ${most} (agents.defaults.timeoutSeconds, or the entry's timeoutSeconds)`;
+    throw hookdError('TRANSFORM_FAILED', { reason });
+  }
   let bounded = draft;
   for (const field of ['text', 'message'] as const) {
     const value = bounded[field];

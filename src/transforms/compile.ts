@@ -19,7 +19,7 @@ export interface CompiledTransform {
  * and `import()` of anything else are left in the bundle and fail when called, inside the
  * sandbox, where no module system exists.
  */
-function containment(realDir: string): Plugin {
+function containment(realDir: string, folder: string): Plugin {
   return {
     name: 'hookd-containment',
     setup(b) {
@@ -32,7 +32,7 @@ function containment(realDir: string): Plugin {
           return {
             errors: [
               {
-                text: `cannot import "${args.path}": transforms may import only relative files inside hooks.transformsDir (no Node built-ins, no packages)`,
+                text: `cannot import "${args.path}": transforms may import only relative files inside ${folder} (no Node built-ins, no packages)`,
               },
             ],
           };
@@ -45,7 +45,7 @@ function containment(realDir: string): Plugin {
         if (resolved.errors.length > 0) return { errors: resolved.errors };
         const real = realpathSync(resolved.path);
         if (!isInside(realDir, real)) {
-          return { errors: [{ text: `cannot import "${args.path}": it is outside hooks.transformsDir` }] };
+          return { errors: [{ text: `cannot import "${args.path}": it is outside ${folder}` }] };
         }
         return { path: real };
       });
@@ -60,13 +60,17 @@ function describe(message: Message, cwd: string): string {
 }
 
 /** Bundles one transform module (TypeScript or JavaScript) into a single sandbox script; throws TRANSFORM_COMPILE_FAILED with `file:line:col: message` lines. */
-export async function compileTransform(file: string, transformsDir: string): Promise<CompiledTransform> {
+export async function compileTransform(
+  file: string,
+  transformsDir: string,
+  folder = 'hooks.transformsDir',
+): Promise<CompiledTransform> {
   const realDir = realpathSync(transformsDir);
   // Checked on every compile, reloads included: the entry may have become a symlink out.
   const realFile = realpathSync(file);
   if (!isInside(realDir, realFile)) {
     throw hookdError('TRANSFORM_COMPILE_FAILED', {
-      problems: [`${file}: expected a file inside hooks.transformsDir; it now leads out of it`],
+      problems: [`${file}: expected a file inside ${folder}; it now leads out of it`],
     });
   }
   try {
@@ -86,7 +90,7 @@ export async function compileTransform(file: string, transformsDir: string): Pro
       sourcemap: false,
       // A fixed tsconfig: esbuild never reads a tsconfig.json (or what it extends) from the folder.
       tsconfigRaw: {},
-      plugins: [containment(realDir)],
+      plugins: [containment(realDir, folder)],
     });
     const code = result.outputFiles[0]?.text ?? '';
     const inputs = Object.keys(result.metafile.inputs).map((input) => resolve(realDir, input));

@@ -5,7 +5,7 @@ import type { Logger } from '../log.js';
 import type { CompiledMapping, TransformContext, TransformRunner } from '../mapping/index.js';
 import { compileTransform } from './compile.js';
 import { CONSOLE_LEVELS } from './console.js';
-import { loadTransforms } from './load.js';
+import { folderName, loadTransforms } from './load.js';
 import { resolveTransformModule } from './resolve.js';
 import { createSemaphore } from './semaphore.js';
 import { OFF_LOOP_FOR_MS, ON_LOOP_SLICE_MS, type TransformSlot } from './slot.js';
@@ -91,9 +91,10 @@ export async function createTransformHost(options: TransformHostOptions): Promis
     for (const slot of slots.values()) {
       try {
         // The same containment as at start: no absolute path, no .., no symlink out of the folder.
-        const resolved = resolveTransformModule(slot.root, slot.module);
+        const folder = folderName(slot.root, config.hooks.transformsDir);
+        const resolved = resolveTransformModule(slot.root, slot.module, folder);
         if ('problem' in resolved) throw hookdError('TRANSFORM_COMPILE_FAILED', { problems: [resolved.problem] });
-        const { code } = await compileTransform(resolved.file, slot.root);
+        const { code } = await compileTransform(resolved.file, slot.root, folder);
         if (code === slot.code) continue;
         // Calls already running on old isolates finish there; then those go.
         await slot.swap(code);

@@ -30,7 +30,7 @@ export async function loadTransforms(options: LoadTransformsOptions): Promise<Ma
   const transformsDir = config.hooks.transformsDir;
   const compiles = new Map<string, Promise<CompiledTransform>>();
   const compileOnce = (file: string, root: string) => {
-    if (!compiles.has(file)) compiles.set(file, compileTransform(file, root));
+    if (!compiles.has(file)) compiles.set(file, compileTransform(file, root, folderName(root, transformsDir)));
     return compiles.get(file) as Promise<CompiledTransform>;
   };
 
@@ -40,7 +40,7 @@ export async function loadTransforms(options: LoadTransformsOptions): Promise<Ma
       const where = `${configPath}.transform.module`;
       // A preset's transform is contained in its preset's folder, a user's in transformsDir.
       const root = transform.root ?? transformsDir;
-      const resolved = resolveTransformModule(root, transform.module);
+      const resolved = resolveTransformModule(root, transform.module, folderName(root, transformsDir));
       if ('problem' in resolved) return { problems: [`${where}: ${resolved.problem}`] };
       try {
         const { code } = await compileOnce(resolved.file, root);
@@ -77,4 +77,9 @@ export async function loadTransforms(options: LoadTransformsOptions): Promise<Ma
     throw configInvalid(loadProblems, config.file);
   }
   return slots;
+}
+
+/** How problems name a transform's folder: `hooks.transformsDir`, or a preset's own. */
+export function folderName(root: string, transformsDir: string): string {
+  return root === transformsDir ? 'hooks.transformsDir' : `the preset's folder (${root})`;
 }

@@ -9,22 +9,25 @@ export function isInside(dir: string, file: string): boolean {
 }
 
 /**
- * Resolves `transform.module` inside `transformsDir`: no absolute path, no `..`, a known
- * extension, and no symlink leading out. Returns the real path or a problem.
+ * Resolves `transform.module` inside `transformsDir` (named `folder` in problems): no absolute
+ * path, no `..`, a known extension, and no symlink leading out. Returns the real path or a problem.
  */
-export function resolveTransformModule(transformsDir: string, module: string): { file: string } | { problem: string } {
-  if (isAbsolute(module)) return { problem: 'expected a path relative to hooks.transformsDir, not an absolute path' };
-  if (module.split(/[\\/]+/).includes('..'))
-    return { problem: 'expected a path inside hooks.transformsDir, without ..' };
+export function resolveTransformModule(
+  transformsDir: string,
+  module: string,
+  folder = 'hooks.transformsDir',
+): { file: string } | { problem: string } {
+  if (isAbsolute(module)) return { problem: `expected a path relative to ${folder}, not an absolute path` };
+  if (module.split(/[\\/]+/).includes('..')) return { problem: `expected a path inside ${folder}, without ..` };
   if (!TRANSFORM_EXTENSIONS.includes(extname(module))) {
     return { problem: `expected a ${TRANSFORM_EXTENSIONS.join(', ')} file` };
   }
   const candidate = join(transformsDir, module);
   if (!existsSync(candidate)) return { problem: `no such file: ${candidate}` };
-  if (!existsSync(transformsDir)) return { problem: `hooks.transformsDir does not exist: ${transformsDir}` };
+  if (!existsSync(transformsDir)) return { problem: `${folder} does not exist: ${transformsDir}` };
   const realDir = realpathSync(transformsDir);
   const realFile = realpathSync(candidate);
   if (!isInside(realDir, realFile))
-    return { problem: 'expected a file inside hooks.transformsDir; it is a symlink that leads out' };
+    return { problem: `expected a file inside ${folder}; it is a symlink that leads out` };
   return { file: realFile };
 }

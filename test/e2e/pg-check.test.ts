@@ -66,3 +66,28 @@ describe.skipIf(!postgresTestsRun)('hookd check on PostgreSQL', () => {
     }
   });
 });
+
+describe('hookd check never prints the password of storage.url (issue 27 item 9)', () => {
+  // Port 1 refuses at once: no PostgreSQL is needed to see what check says of the URL.
+  const urls = [
+    ['in the user part', 'postgres://hookd:user-part-secret-1@127.0.0.1:1/hookd', 'user-part-secret-1'],
+    ['as ?password=', 'postgres://hookd@127.0.0.1:1/hookd?password=query-secret-2&sslmode=disable', 'query-secret-2'],
+    ['percent-encoded', 'postgres://hookd@127.0.0.1:1/hookd?password=p%40ss%2Fw0rd-3', 'p@ss/w0rd-3'],
+  ] as const;
+
+  it.each(urls)('masks it %s, in text and in --json', async (_how, url, password) => {
+    const temp = makeTempDir();
+    cleanups.push(temp.cleanup);
+    const file = writeConfig(temp.dir, { storage: { kind: 'postgres', url } });
+    for (const args of [[], ['--json']]) {
+      const result = await runHookd(['check', '--config', file, ...args]);
+      const out = result.stdout + result.stderr;
+      expect(result.code, out).toBe(1);
+      expect(out).toContain('storage.url');
+      expect(out).toMatch(/cannot connect to postgres:\/\/hookd(:\*\*\*)?@127\.0\.0\.1:1\/hookd/);
+      expect(out).toContain('***');
+      expect(out).not.toContain(password);
+      expect(out).not.toContain(encodeURIComponent(password));
+    }
+  });
+});

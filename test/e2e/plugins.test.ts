@@ -88,13 +88,13 @@ describe('third-party preset plugins (issue 14)', () => {
     const check = await runHookd(['check', '--config', file], { cwd: temp.dir });
     expect(check.code).toBe(1);
     expect(check.stderr).toMatch(
-      /hookd\.json5:\d+:\d+: error: hooks\.plugins\[0\]: plugin "\.\/plugins\/bad": .*preset\.json5: \(root\) must have required property 'mappings'/,
+      /plugins\/bad\/preset\.json5:1:1: error: hooks\.plugins\[0\]: plugin "\.\/plugins\/bad": mappings: required/,
     );
     expect(check.stderr).toMatch(
       /hooks\.plugins\[2\]: plugin "hookd-preset-missing": no npm package "hookd-preset-missing" is installed/,
     );
     expect(check.stderr).toMatch(
-      /plugins\/broken\/transform\.ts:1:\d+: error: hooks\.presets\[0\] \(preset:sample\)\.transform\.module: Expected/,
+      /plugins\/broken\/transform\.ts:1:\d+: error: hooks\.presets\[0\] \(plugin:sample:preset:sample\)\.transform\.module: Expected/,
     );
     const serve = await runHookd(['serve', '--config', file], { cwd: temp.dir });
     expect(serve.code).toBe(1);

@@ -7,11 +7,15 @@ export interface PgDiagnosis {
   readonly warnings: readonly string[];
 }
 
-/** The URL as it may be shown: without its password. */
+/** Query parameters of a connection URL that carry a secret (libpq's, which pg reads too). */
+const SECRET_PARAMS = ['password', 'sslpassword'];
+
+/** The URL as it may be shown: without its password, in the user part or as `?password=`. */
 export function withoutPassword(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';
+    for (const name of SECRET_PARAMS) if (parsed.searchParams.has(name)) parsed.searchParams.set(name, '***');
     return parsed.toString();
   } catch {
     return '(an unparsable URL)';

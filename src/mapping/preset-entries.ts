@@ -1,0 +1,171 @@
+/**
+ * The enabled presets (`hooks.presets`): each entry's preset, its options checked, its
+ * overrides applied, as mappings to compile (docs/presets.md).
+ */
+
+import { type Config, didYouMean, type MappingConfig } from '../config/index.js';
+import { type EntryMapping, entryProblems, maxTimeoutSeconds } from './plugin-rules.js';
+import { availablePresets, type Preset } from './presets.js';
+import { compileSchema, createSchemaAjv } from './user-schema.js';
+
+/** The keys of a `hooks.presets` entry that override a preset's values: the operator's own. */
+const OVERRIDES = [
+  'sessionKey',
+  'model',
+  'thinking',
+  'deliver',
+  'to',
+  'allowUnsafeExternalContent',
+  'maxBodyBytes',
+  'maxConcurrent',
+  'timeoutSeconds',
+] as const;
+/** The keys every `hooks.presets` entry may carry. */
+const COMMON_KEYS = ['name', 'secret', 'path', ...OVERRIDES] as const;
+
+type Entry = Config['hooks']['presets'][number];
+
+/** An entry's name and options, whether written as a name or as an object. */
+function presetEntry(entry: Entry): { name: string; options: Readonly<Record<string, unknown>> } {
+  return typeof entry === 'string' ? { name: entry, options: {} } : { name: entry.name, options: entry };
+}
+
+/** An enabled preset's mapping, ready to compile. */
+export interface PresetMapping {
+  readonly mapping: MappingConfig;
+  readonly configPath: string;
+  readonly root: string;
+  readonly options: Readonly<Record<string, unknown>>;
+  /** A plugin's: the longest run its transform may ask for. */
+  readonly maxTimeoutSeconds?: number;
+}
+
+/**
+ * The enabled presets as mappings (`match.path` defaulting to the preset's name, the entry's
+ * overrides applied, `hooks.mail` applied to `mail`), each with its place in `hooks.presets`,
+ * and the problems of the entries that cannot be used (an unknown preset or option, or a plugin
+ * that oversteps: src/mapping/plugin-rules.ts).
+ */
+export function presetMappings(config: Pick<Config, 'hooks' | 'baseDir' | 'agents'>): {
+  mappings: PresetMapping[];
+  problems: string[];
+} {
+  const { presets, problems, broken } = availablePresets(config);
+  const entries = config.hooks.presets.flatMap((entry, index) => {
+    const { name, options } = presetEntry(entry);
+    const preset = presets.get(name);
+    if (preset) return enable(preset, options, index, config, problems);
+    // A plugin that could not be read is reported already.
+    if (broken.has(name)) return [];
+    const guess = didYouMean(name, presets.keys());
+    const known = [...presets.keys()].join(', ');
+    problems.push(
+      `hooks.presets[${index}]: unknown preset ${JSON.stringify(name)}${guess ? ` (did you mean "${guess}"?)` : ''}; known: ${known}`,
+    );
+    return [];
+  });
+  problems.push(...entryProblems(entries, config));
+  const mappings = entries.map((entry) => {
+    const most = maxTimeoutSeconds(entry, config);
+    return {
+      mapping: entry.mapping,
+      configPath: entry.configPath,
+      root: entry.preset.dir,
+      options: entry.checked,
+      ...(most === undefined ? {} : { maxTimeoutSeconds: most }),
+    };
+  });
+  return { mappings, problems };
+}
+
+/** One entry's mappings, its problems pushed onto `problems`. */
+function enable(
+  preset: Preset,
+  options: Readonly<Record<string, unknown>>,
+  index: number,
+  config: Pick<Config, 'hooks'>,
+  problems: string[],
+): (EntryMapping & { readonly checked: Readonly<Record<string, unknown>>; readonly preset: Preset })[] {
+  const at = `hooks.presets[${index}]`;
+  const { name } = preset;
+  const allowed = [...COMMON_KEYS, ...Object.keys(preset.options?.properties ?? {})];
+  for (const key of Object.keys(options)) {
+    if (allowed.includes(key)) continue;
+    const guess = didYouMean(key, allowed);
+    problems.push(`${at}.${key}: unknown option of the ${name} preset${guess ? ` (did you mean "${guess}"?)` : ''}`);
+  }
+  const checked = checkOptions(preset, options, at);
+  problems.push(...checked.problems);
+  if (preset.verify && options.secret === undefined && options[preset.verify.secretOption] === undefined) {
+    problems.push(
+      `${at}.secret: required by the ${name} preset (its senders sign with a ${preset.verify.scheme} secret)`,
+    );
+  }
+  return preset.mappings.map((declared, i) => ({
+    declared,
+    mapping: applyEntry(preset, declared, options, config),
+    index,
+    configPath: `${at} (${declared.id ?? 'preset'})`,
+    options,
+    checked: checked.values,
+    preset,
+    ...(preset.plugin
+      ? { plugin: { name, ...preset.plugin, place: (key: string) => preset.place(`mappings[${i}].${key}`) } }
+      : {}),
+  }));
+}
+
+function applyEntry(
+  preset: Preset,
+  mapping: MappingConfig,
+  options: Readonly<Record<string, unknown>>,
+  config: Pick<Config, 'hooks'>,
+): MappingConfig {
+  const mail = preset.name === 'mail' ? config.hooks.mail : undefined;
+  const overrides = Object.fromEntries(OVERRIDES.filter((k) => options[k] !== undefined).map((k) => [k, options[k]]));
+  const secret = preset.verify ? (options.secret ?? options[preset.verify.secretOption]) : undefined;
+  return {
+    ...mapping,
+    match: { ...mapping.match, path: (options.path as string | undefined) ?? mapping.match?.path ?? preset.name },
+    ...(mail?.model ? { model: mail.model } : {}),
+    ...(mail?.thinking ? { thinking: mail.thinking } : {}),
+    ...(mail?.allowUnsafeExternalContent === undefined
+      ? {}
+      : { allowUnsafeExternalContent: mail.allowUnsafeExternalContent }),
+    ...overrides,
+    ...(preset.verify && typeof secret === 'string' ? { verify: { scheme: preset.verify.scheme, secret } } : {}),
+  };
+}
+
+const optionValidators = new WeakMap<Preset, ReturnType<typeof withDefaults.compile>>();
+const withDefaults = createSchemaAjv({ allErrors: true, useDefaults: true });
+
+/**
+ * The preset's own options, checked against its `options` schema and with its defaults filled
+ * in (what its transform is given), and `at.key: what is wrong` lines.
+ */
+function checkOptions(
+  preset: Preset,
+  options: Readonly<Record<string, unknown>>,
+  at: string,
+): { values: Record<string, unknown>; problems: string[] } {
+  const own = Object.keys(preset.options?.properties ?? {});
+  const values = structuredClone(Object.fromEntries(Object.entries(options).filter(([key]) => own.includes(key))));
+  if (!preset.options) return { values, problems: [] };
+  let validate = optionValidators.get(preset);
+  if (!validate) {
+    try {
+      validate = compileSchema(withDefaults, { ...preset.options, additionalProperties: true });
+    } catch {
+      // Its manifest's problem, reported with the plugin already.
+      return { values, problems: [] };
+    }
+    optionValidators.set(preset, validate);
+  }
+  if (validate(values)) return { values, problems: [] };
+  const problems = (validate.errors ?? []).map(
+    (e) =>
+      `${at}${e.instancePath.replace(/\//g, '.')}: ${e.message ?? 'is invalid'} (an option of the ${preset.name} preset)`,
+  );
+  return { values, problems };
+}
