@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { hookdError } from '../errors.js';
 import type { ActivityFeed, AdminQueries } from '../runtime/index.js';
 import type { DeliveryOutcome, RequestLogFilter, RunListFilter } from '../store/index.js';
+import { RUN_STATUSES } from '../views.js';
 import type { ConsoleAuth } from './console-auth.js';
 import { registerStream } from './live-stream.js';
 import type { Replayer } from './replay.js';
@@ -12,22 +13,14 @@ export interface RequestLogRoutesOptions {
   readonly replay: Replayer;
   readonly redeliver: (runId: string) => Promise<DeliveryOutcome>;
   readonly activity: ActivityFeed;
-  /** Live streams open at once, at most (default 16). */
-  readonly maxStreams?: number;
   /** Console sessions: a stream opened with one ends when it signs out or expires. */
   readonly console?: ConsoleAuth;
 }
 
 const MAX_LIMIT = 500;
 const DEFAULT_LIMIT = 50;
-const RUN_STATUSES: readonly NonNullable<RunListFilter['status']>[] = [
-  'queued',
-  'running',
-  'ok',
-  'error',
-  'timeout',
-  'failed',
-];
+/** What `GET /api/runs?status=` takes: a run's status, or `failed` (error, timeout or a failed delivery). */
+const RUN_FILTERS: readonly NonNullable<RunListFilter['status']>[] = [...RUN_STATUSES, 'failed'];
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 type Query = Record<string, string | undefined>;
@@ -57,7 +50,6 @@ export function requestLogRoutes(app: FastifyInstance, options: RequestLogRoutes
   });
   registerStream(app, {
     activity: options.activity,
-    maxStreams: options.maxStreams ?? 16,
     ...(options.console ? { console: options.console } : {}),
   });
 }
@@ -108,8 +100,8 @@ function requestFilter(query: Query): RequestLogFilter {
 
 function runFilter(query: Query): RunListFilter {
   const status = query.status as RunListFilter['status'];
-  if (status !== undefined && !RUN_STATUSES.includes(status))
-    throw hookdError('INVALID_FIELD', { field: 'status', expected: RUN_STATUSES.join(', ') });
+  if (status !== undefined && !RUN_FILTERS.includes(status))
+    throw hookdError('INVALID_FIELD', { field: 'status', expected: RUN_FILTERS.join(', ') });
   return { limit: limitOf(query), ...cursorOf(query), ...(status ? { status } : {}) };
 }
 

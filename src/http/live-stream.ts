@@ -7,20 +7,20 @@ import type { ConsoleAuth } from './console-auth.js';
 /** A stream whose reader lags this far behind is cut: a slow reader costs a bounded buffer. */
 const STREAM_MAX_BUFFERED = 1024 * 1024;
 const STREAM_PING_MS = 15_000;
+/** Streams open at once, at most: each holds a socket and a subscription to every update. */
+const MAX_STREAMS = 16;
 /** Streams one console session may hold (a few tabs), so that one holder cannot take them all. */
 const STREAMS_PER_SESSION = 4;
 
 export interface LiveStreamOptions {
   readonly activity: ActivityFeed;
-  /** Streams open at once, at most. */
-  readonly maxStreams: number;
   /** Console sessions: a stream opened with one ends at its sign-out or expiry. */
   readonly console?: ConsoleAuth;
 }
 
 /** `GET /api/stream`: Server-Sent Events of new requests (`request`) and run updates (`run`). */
 export function registerStream(app: FastifyInstance, options: LiveStreamOptions): void {
-  const { activity, maxStreams } = options;
+  const { activity } = options;
   const open = new Set<ServerResponse>();
   const perSession = new Map<string, number>();
   app.addHook('preClose', (done) => {
@@ -28,7 +28,7 @@ export function registerStream(app: FastifyInstance, options: LiveStreamOptions)
     done();
   });
   app.get('/api/stream', async (request: FastifyRequest, reply) => {
-    if (open.size >= maxStreams) throw hookdError('STREAMS_FULL', { max: maxStreams });
+    if (open.size >= MAX_STREAMS) throw hookdError('STREAMS_FULL', { max: MAX_STREAMS });
     const session = request.consoleSession;
     const held = session ? (perSession.get(session.tokenHash) ?? 0) : 0;
     if (session && held >= STREAMS_PER_SESSION) throw hookdError('STREAMS_FULL', { max: STREAMS_PER_SESSION });
