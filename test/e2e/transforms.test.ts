@@ -82,11 +82,11 @@ describe('transforms end to end', () => {
     expect(thrown.body).toEqual({
       ok: false,
       code: 'TRANSFORM_FAILED',
-      error: 'transform failed: cannot handle this payload',
+      error: 'transform failed: hostile.ts:46:9: cannot handle this payload',
     });
     const escaped = await post('escape', {});
     expect(escaped.status).toBe(500);
-    expect(escaped.body.error).toBe('transform failed: process is not defined');
+    expect(escaped.body.error).toMatch(/^transform failed: hostile\.ts:\d+:\d+: process is not defined$/);
 
     expect((await post('skip', {})).status).toBe(204);
     const keep = await post('keep', { n: 5 });
@@ -111,7 +111,14 @@ describe('transforms end to end', () => {
     expect(failures.map((f) => f.sub_path)).toEqual(['loop', 'throws', 'escape']);
     expect(failures[1]).toMatchObject({
       code: 'TRANSFORM_FAILED',
-      error: 'transform failed: cannot handle this payload',
+      error: [
+        'transform failed: hostile.ts:46:9: cannot handle this payload',
+        '    at throws (hostile.ts:46:9)',
+        '  45 | export function throws() {',
+        "> 46 |   throw new Error('cannot handle this payload');",
+        '     |         ^',
+        '  47 | }',
+      ].join('\n'),
       url: '/hooks/throws?via=test',
     });
     expect(failures[1]?.body.toString()).toBe('{"secret":"x"}');
