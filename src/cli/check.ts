@@ -1,5 +1,13 @@
 import { resolve } from 'node:path';
-import { type Config, configWarnings, inspectConfig, keyPositions, locate, type Position } from '../config/index.js';
+import {
+  type Config,
+  configWarnings,
+  inspectConfig,
+  keyPositions,
+  locate,
+  type Position,
+  pathsMeet,
+} from '../config/index.js';
 import { isHookdError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { compileRoutes } from '../routes.js';
@@ -103,11 +111,11 @@ export async function checkCommand(options: { config?: string; json?: boolean },
   if (report.config) {
     const later = await laterProblems(report.config, findings.length > 0);
     mappings = later.mappings;
-    // A mapping the schema refused is not reported twice by the compiler.
-    const refused = findings.map((f) => /^hooks\.mappings\[\d+\]/.exec(f.path)?.[0]).filter(Boolean) as string[];
+    // What the compiler says of a value the schema refused (or of what holds it) is said already.
+    const refused = findings.map((f) => f.path).filter((path) => path !== '');
     for (const problem of later.problems) {
       const finding = findingOf(problem, 'error', file, positions);
-      if (!refused.some((path) => finding.path === path || finding.path.startsWith(`${path}.`))) findings.push(finding);
+      if (!refused.some((path) => pathsMeet(finding.path, path))) findings.push(finding);
     }
     for (const w of [...configWarnings(report.config), ...later.warnings]) {
       findings.push(findingOf(w, 'warning', file, positions));

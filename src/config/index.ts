@@ -1,5 +1,6 @@
 export { parseDurationMs } from './duration.js';
 export { appendToArray, setValue } from './edit.js';
+export { pathsMeet, type UnsetVariable } from './env.js';
 export {
   configInvalid,
   configWarnings,
@@ -8,7 +9,7 @@ export {
   normalizeHooksPath,
 } from './load.js';
 export { keyPositions, locate, type Position } from './locate.js';
-export { didYouMean } from './suggest.js';
+export { didYouMean, nearest } from './suggest.js';
 export type {
   AgentDefaults,
   ChatnetConfig,
