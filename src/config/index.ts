@@ -1,6 +1,6 @@
 export { parseDurationMs } from './duration.js';
 export { appendToArray, setValue } from './edit.js';
-export { pathsMeet, type UnsetVariable } from './env.js';
+export { pathsMeet } from './env.js';
 export {
   configInvalid,
   configWarnings,
