@@ -1,13 +1,5 @@
 import { resolve } from 'node:path';
-import {
-  type Config,
-  configWarnings,
-  inspectConfig,
-  keyPositions,
-  locate,
-  type Position,
-  pathsMeet,
-} from '../config/index.js';
+import { type Config, configWarnings, inspectConfig, keyPositions, locate, type Position } from '../config/index.js';
 import { isHookdError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { compileRoutes } from '../routes.js';
@@ -113,9 +105,12 @@ export async function checkCommand(options: { config?: string; json?: boolean },
     mappings = later.mappings;
     // What the compiler says of a value the schema refused (or of what holds it) is said already.
     const refused = findings.map((f) => f.path).filter((path) => path !== '');
+    const nested = (inner: string, outer: string) =>
+      inner === outer || inner.startsWith(`${outer}.`) || inner.startsWith(`${outer}[`);
+    const saidAlready = (path: string) => refused.some((r) => nested(path, r) || (path !== '' && nested(r, path)));
     for (const problem of later.problems) {
       const finding = findingOf(problem, 'error', file, positions);
-      if (!refused.some((path) => pathsMeet(finding.path, path))) findings.push(finding);
+      if (!saidAlready(finding.path)) findings.push(finding);
     }
     for (const w of [...configWarnings(report.config), ...later.warnings]) {
       findings.push(findingOf(w, 'warning', file, positions));
