@@ -200,9 +200,11 @@ export function RequestPage({ id }: { id: string }) {
         )}
       </dl>
       {r.failure && (
-        <p class="problem">
-          {r.failure.code}: {r.failure.error}
-        </p>
+        // A failed transform's text holds its author's file:line:column, frames and code frame.
+        <div class="problem failure">
+          <p>{r.failure.code}</p>
+          <pre data-testid="failure">{r.failure.error}</pre>
+        </div>
       )}
       <p>
         <button type="button" onClick={replay} disabled={busy}>

@@ -32,7 +32,28 @@ const MODEL_ANSWER_WORDS = {
 } as const;
 
 /** Error text in answers, logs and stored failures, at most 1 KiB (docs/operations.md#limits). */
-const capped = (text: string) => (text.length > 1024 ? `${text.slice(0, 1024)}…` : text);
+const MAX_ERROR_CHARS = 1024;
+const capped = (text: string) => (text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}…` : text);
+
+/** Where in its author's source a transform failed (docs/transforms.md#when-a-transform-throws). */
+export interface TransformFailureSite {
+  /** The innermost frame of the author's own code: a file relative to its transforms folder. */
+  readonly location?: { readonly file: string; readonly line: number; readonly column: number };
+  /** `at name (file:line:column)` of the author's frames, innermost first (no bundle or sandbox frames). */
+  readonly frames?: readonly string[];
+  /** Three numbered lines of the author's source around `location`, the failing one marked. */
+  readonly codeFrame?: string;
+}
+
+/** The values of a TRANSFORM_FAILED: what went wrong, where, and in which mapping's transform. */
+export interface TransformFailure extends TransformFailureSite {
+  readonly reason: string;
+  readonly timedOutAfterMs?: number;
+  /** The mapping whose transform failed (set by the mapping engine). */
+  readonly mapping?: string;
+}
+
+const siteOf = ({ location: at }: TransformFailureSite) => (at ? `${at.file}:${at.line}:${at.column}: ` : '');
 
 const configProblems = (p: { problems: readonly string[]; file?: string }) =>
   `${p.file ? `${p.file}: ` : ''}invalid configuration:\n${p.problems.map((line) => `  - ${line}`).join('\n')}`;
@@ -112,7 +133,7 @@ export const errorCatalogue = {
     exposed: true,
   },
   TRANSFORM_FAILED: {
-    ...http(500, (p: { reason: string; timedOutAfterMs?: number }) => `transform failed: ${capped(p.reason)}`),
+    ...http(500, (p: TransformFailure) => `transform failed: ${siteOf(p)}${capped(p.reason)}`),
     exposed: true,
   },
   INTERNAL: http(500, () => 'internal error'),
@@ -132,7 +153,9 @@ export const errorCatalogue = {
       `the database was written by a newer hookd (schema ${p.found}, this one knows ${p.known})`,
   ),
   TRANSFORM_COMPILE_FAILED: local((p: { problems: readonly string[] }) => p.problems.join('\n')),
-  TRANSFORM_LOAD_FAILED: local((p: { reason: string }) => `failed while loading: ${p.reason}`),
+  TRANSFORM_LOAD_FAILED: local(
+    (p: { reason: string } & TransformFailureSite) => `failed while loading: ${siteOf(p)}${p.reason}`,
+  ),
   TRANSFORM_EXPORT_MISSING: local((p: { exportName?: string }) =>
     p.exportName
       ? `the module exports no function named ${p.exportName}`
@@ -226,4 +249,27 @@ export function errorBody(err: HookdError): { ok: false; error: string; code: Er
   const entry: ErrorSpec = errorCatalogue[err.code];
   const exposeMessage = entry.status !== undefined && (err.statusCode < 500 || entry.exposed === true);
   return { ok: false, error: exposeMessage ? err.message : errorCatalogue.INTERNAL.message(undefined), code: err.code };
+}
+
+/**
+ * An error's text as the CLI, the console and a stored failure show it: the message, then for a
+ * located transform failure the author's frames and the code frame, as far as they fit in 1 KiB
+ * beside the message (the code frame first).
+ */
+export function failureDetail(err: HookdError): string {
+  if (!isHookdError(err, 'TRANSFORM_FAILED')) return err.message;
+  const { frames = [], codeFrame } = err.params;
+  let room = MAX_ERROR_CHARS - err.message.length;
+  const fits = (text: string) => {
+    if (text.length + 1 > room) return false;
+    room -= text.length + 1;
+    return true;
+  };
+  const frame = codeFrame !== undefined && fits(codeFrame) ? [codeFrame] : [];
+  const stack: string[] = [];
+  for (const f of frames) {
+    if (!fits(`    ${f}`)) break;
+    stack.push(`    ${f}`);
+  }
+  return [err.message, ...stack, ...frame].join('\n');
 }

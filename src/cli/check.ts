@@ -102,11 +102,14 @@ export async function checkCommand(options: { config?: string; json?: boolean },
   if (report.config) {
     const later = await laterProblems(report.config, findings.length > 0);
     mappings = later.mappings;
-    // A mapping the schema refused is not reported twice by the compiler.
-    const refused = findings.map((f) => /^hooks\.mappings\[\d+\]/.exec(f.path)?.[0]).filter(Boolean) as string[];
+    // What the compiler says of a value the schema refused (or of what holds it) is said already.
+    const refused = findings.map((f) => f.path).filter((path) => path !== '');
+    const nested = (inner: string, outer: string) =>
+      inner === outer || inner.startsWith(`${outer}.`) || inner.startsWith(`${outer}[`);
+    const saidAlready = (path: string) => refused.some((r) => nested(path, r) || (path !== '' && nested(r, path)));
     for (const problem of later.problems) {
       const finding = findingOf(problem, 'error', file, positions);
-      if (!refused.some((path) => finding.path === path || finding.path.startsWith(`${path}.`))) findings.push(finding);
+      if (!saidAlready(finding.path)) findings.push(finding);
     }
     for (const w of [...configWarnings(report.config), ...later.warnings]) {
       findings.push(findingOf(w, 'warning', file, positions));

@@ -1,13 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
-import type { Config } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import { gatewayTokenFile } from '../store/index.js';
 import { undiciRequest as request } from '../undici.js';
+import type { ResolvedConfig } from './config-source.js';
 import type { CliIo } from './io.js';
 
 /** The gateway's base URL: `--url`, else `HOOKD_URL`, else `server.host:port` from the config. */
-export function baseUrl(config: Config, url: string | undefined): string {
+export function baseUrl({ config, need }: ResolvedConfig, url: string | undefined): string {
   if (url) return url.replace(/\/+$/, '');
+  need('server.host', 'server.port');
   if (config.server.port === 0) {
     throw hookdError('CLI_USAGE', { option: '--url', expected: "the gateway's URL (server.port is 0)", got: '' });
   }
@@ -16,13 +17,13 @@ export function baseUrl(config: Config, url: string | undefined): string {
 }
 
 /** The gateway token: configured, `HOOKD_GATEWAY_TOKEN`, or the generated file beside the store. */
-export function gatewayToken(config: Config, io: CliIo): string | undefined {
+export function gatewayToken({ config, need }: ResolvedConfig, io: CliIo): string | undefined {
+  need('gateway.auth.token');
+  const configured = config.gateway.auth.token ?? io.env.HOOKD_GATEWAY_TOKEN;
+  if (configured !== undefined) return configured;
+  need('storage.path');
   const file = gatewayTokenFile(config.storage.path);
-  return (
-    config.gateway.auth.token ??
-    io.env.HOOKD_GATEWAY_TOKEN ??
-    (existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined)
-  );
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
 }
 
 /** An admin API answer: status and parsed JSON (an error body when not 2xx). */
@@ -33,9 +34,9 @@ export interface AdminAnswer {
 }
 
 /** Calls the admin API of a running gateway with the gateway token (docs/runtime.md#admin-api, docs/runtime.md#request-log-and-replay). */
-export function adminClient(config: Config, io: CliIo, url: string | undefined) {
-  const base = baseUrl(config, url ?? io.env.HOOKD_URL);
-  const token = gatewayToken(config, io);
+export function adminClient(resolved: ResolvedConfig, io: CliIo, url: string | undefined) {
+  const base = baseUrl(resolved, url ?? io.env.HOOKD_URL);
+  const token = gatewayToken(resolved, io);
   if (!token) {
     throw hookdError('CLI_USAGE', {
       option: 'HOOKD_GATEWAY_TOKEN',

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import JSON5 from 'json5';
-import { appendToArray, loadConfig, setValue } from '../config/index.js';
+import { appendToArray, configInvalid, inspectConfig, setValue } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import type { CliIo } from './io.js';
 
@@ -86,16 +86,14 @@ export async function mailSetupCommand(options: MailSetupOptions, io: CliIo): Pr
     io.out(`hookd: ${file} already has this mail setup; nothing changed`);
     return 0;
   }
-  // The edited file must still be a valid config (a bad --model is refused here).
-  loadConfig({ data: JSON5.parse(text), baseDir: resolve(file, '..'), env: { ...io.env, ...placeholders(text) } });
+  // The edited file must still be a valid config (a bad --model is refused here). A `${NAME}` not
+  // set here may be set where hookd serves: it is no problem, and never equal to another.
+  const report = inspectConfig({ data: JSON5.parse(text), baseDir: resolve(file, '..'), env: io.env });
+  const unset = new Set(report.unset?.map((u) => u.problem));
+  const problems = report.problems.filter((p) => !unset.has(p));
+  if (problems.length > 0) throw configInvalid(problems, file);
   writeFileSync(file, text);
   io.out(`hookd: wrote hooks.mail and the mail preset to ${file}`);
   for (const note of notes) io.out(`hookd: ${note}`);
   return 0;
-}
-
-/** `${NAME}` references stay references; validation only needs them to be set. */
-function placeholders(text: string): Record<string, string> {
-  const names = [...text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1] as string);
-  return Object.fromEntries(names.map((name) => [name, 'placeholder-value-0123456789']));
 }

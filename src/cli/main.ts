@@ -56,6 +56,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .requiredOption('-p, --payload <file>', 'the request body (a file, or - for standard input)')
     .option('-H, --header <K:V>', 'a request header (repeatable)', collect, [])
     .option('-q, --query <K=V>', 'a query parameter (repeatable)', collect, [])
+    .option('--json', "print an error as JSON on stdout, with a failed transform's location, frames and code frame")
     .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
     .action((name: string, opts: TryOptions) => run(async () => (await commands.try()).tryCommand(name, opts, io))());
   program

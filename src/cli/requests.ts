@@ -30,8 +30,8 @@ export interface RunsOptions extends GatewayOptions {
 }
 
 function client(options: GatewayOptions, io: CliIo): AdminClient {
-  const { config } = resolveConfig(options.config, io, { createSecrets: false });
-  return adminClient(config, io, options.url);
+  // Only the keys the client reads must resolve (docs/runtime.md#request-log-and-replay).
+  return adminClient(resolveConfig(options.config, io, { createSecrets: false, lenientEnv: true }), io, options.url);
 }
 
 function query(params: Record<string, string | number | boolean | undefined>): string {

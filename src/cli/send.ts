@@ -64,7 +64,9 @@ function parseHeaders(entries: readonly string[]): Record<string, string> {
  * answer, then each run it started once finished (like `stripe trigger`).
  */
 export async function sendCommand(name: string, options: SendOptions, io: CliIo): Promise<number> {
-  const { config } = resolveConfig(options.config, io, { createSecrets: false });
+  // Only the keys it reads must resolve: a `${NAME}` of another mapping or a channel may stay unset here.
+  const resolved = resolveConfig(options.config, io, { createSecrets: false, lenientEnv: true });
+  const { config, need } = resolved;
   const subPath = name.replace(/^\/+|\/+$/g, '');
   const mappings = compileMappings(config, createModelCatalog(config));
   const mapping = mappings.find((m) => m.matchPath === subPath);
@@ -82,16 +84,23 @@ export async function sendCommand(name: string, options: SendOptions, io: CliIo)
     ...body.headers,
     ...parseHeaders(options.header),
   };
+  // The mapping's own entry holds its signing secret (a preset's, in its hooks.presets entry).
+  need('hooks.path', ...(mapping ? [mapping.configPath.replace(/ \(.*\)$/, '')] : []));
   if (mapping?.verify) Object.assign(headers, signDelivery(mapping.verify, body.raw));
-  else if (config.hooks.token) headers.authorization = `Bearer ${config.hooks.token}`;
-  else
-    throw hookdError('CLI_USAGE', {
-      option: '--config',
-      expected: 'a config with hooks.token',
-      got: config.file ?? 'the embedded default',
-    });
-
-  const base = baseUrl(config, options.url ?? io.env.HOOKD_URL);
+  else {
+    need('hooks.token');
+    if (!config.hooks.token)
+      throw hookdError('CLI_USAGE', {
+        option: '--config',
+        expected: 'a config with hooks.token',
+        got: config.file ?? 'the embedded default',
+      });
+    headers.authorization = `Bearer ${config.hooks.token}`;
+  }
+  const base = baseUrl(resolved, options.url ?? io.env.HOOKD_URL);
+  const waitS = Number(options.wait);
+  // Read before sending: a token whose variable is not set stops the command before anything is sent.
+  const token = waitS > 0 ? gatewayToken(resolved, io) : undefined;
   const url = `${base}${config.hooks.path}/${subPath}`;
   const res = await request(url, {
     method: 'POST',
@@ -111,8 +120,6 @@ export async function sendCommand(name: string, options: SendOptions, io: CliIo)
   const runIds = [answer.runId, ...((answer.runIds as unknown[]) ?? [])].filter(
     (id): id is string => typeof id === 'string',
   );
-  const waitS = Number(options.wait);
-  const token = gatewayToken(config, io);
   const runs: SeenRun[] = [];
   if (ok && runIds.length > 0 && waitS > 0 && token) {
     for (const id of runIds) runs.push(await followRun(base, id, token, waitS));

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ActionOptions } from '../actions/index.js';
 import type { Config } from '../config/index.js';
-import { errorBody, hookdError } from '../errors.js';
+import { type HookdError, hookdError, isHookdError } from '../errors.js';
 import { dryRun, toHookdError } from '../http/index.js';
 import { createLogger } from '../log.js';
 import type { MappingEngine } from '../mapping/index.js';
@@ -15,6 +15,8 @@ export interface TryOptions {
   payload: string;
   header: string[];
   query: string[];
+  /** Print an error as JSON on stdout (the actions are JSON either way). */
+  json?: boolean;
 }
 
 /** `hookd try <name>`: dry-runs the mapping engine and prints the resulting actions; dispatches nothing. */
@@ -64,7 +66,31 @@ async function dryRunCommand(
     return 0;
   } catch (err) {
     const e = toHookdError(err);
-    io.err(JSON.stringify({ ...errorBody(e), status: e.statusCode }));
+    if (options.json) io.out(JSON.stringify({ ok: false, status: e.statusCode, error: structured(e) }, null, 2));
+    else io.err(human(e));
     return 1;
   }
+}
+
+/** `{ code, message, location?, frames?, codeFrame? }`: a failed transform keeps where its author's code threw. */
+function structured(e: HookdError): Record<string, unknown> {
+  const error = { code: e.code, message: e.message };
+  if (!isHookdError(e, 'TRANSFORM_FAILED')) return error;
+  const { location, frames, codeFrame } = e.params;
+  return {
+    ...error,
+    ...(location ? { location } : {}),
+    ...(frames ? { frames } : {}),
+    ...(codeFrame ? { codeFrame } : {}),
+  };
+}
+
+/** The message with the code and status, then the author's frames and the code frame of a failed transform. */
+function human(e: HookdError): string {
+  const lines = [`hookd: ${e.message} (${e.code}, HTTP ${e.statusCode})`];
+  if (isHookdError(e, 'TRANSFORM_FAILED')) {
+    for (const frame of e.params.frames ?? []) lines.push(`    ${frame}`);
+    if (e.params.codeFrame) lines.push('', e.params.codeFrame);
+  }
+  return lines.join('\n');
 }

@@ -1,5 +1,6 @@
 export { parseDurationMs } from './duration.js';
 export { appendToArray, setValue } from './edit.js';
+export { pathsMeet } from './env.js';
 export { mappingSchema } from './hook-schemas.js';
 export {
   configInvalid,
@@ -10,7 +11,7 @@ export {
 } from './load.js';
 export { keyPositions, locate, type Position } from './locate.js';
 export { formatSchemaErrors } from './schema-errors.js';
-export { didYouMean } from './suggest.js';
+export { didYouMean, nearest } from './suggest.js';
 export type {
   AgentDefaults,
   ChatnetConfig,

@@ -3,7 +3,8 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import JSON5 from 'json5';
 import { hookdError } from '../errors.js';
 import { parseDurationMs } from './duration.js';
-import { expandEnv, joinPath } from './env.js';
+import { expandEnv, joinPath, pathsMeet, type UnsetVariable } from './env.js';
+import { withoutRefused } from './salvage.js';
 import { formatSchemaErrors } from './schema-errors.js';
 import type { Config, RawConfig } from './types.js';
 import { validateConfig as validate } from './validator.js';
@@ -34,6 +35,8 @@ export interface ConfigReport {
   readonly file?: string;
   /** The file's text, for locating problems in it. */
   readonly text?: string;
+  /** The `${NAME}`s whose variable is not set (each is one of `problems` too). */
+  readonly unset?: readonly UnsetVariable[];
 }
 
 /**
@@ -55,25 +58,40 @@ export function inspectConfig(options: LoadConfigOptions = {}): ConfigReport {
   const baseDir = file === undefined ? resolve(options.baseDir ?? process.cwd()) : dirname(file);
   const withText = { ...named, ...(text === undefined ? {} : { text }) };
 
-  const problems: string[] = [];
-  const expanded = expandEnv(raw, env, '', problems);
+  const unset: UnsetVariable[] = [];
+  const expanded = expandEnv(raw, env, '', unset);
+  const problems = unset.map((u) => u.problem);
+  // The keys whose value is not the file's: a variable that is not set, or refused by the schema.
+  const refused = unset.map((u) => u.path);
+  let config = expanded as RawConfig;
   if (!validate(expanded)) {
+    const errors = validate.errors ?? [];
     // A variable that is not set already explains why its value is then invalid.
-    const unset = problems.map((p) => p.slice(0, p.indexOf(': ')));
-    const schema = formatSchemaErrors(validate.errors ?? []);
-    problems.push(...schema.filter((p) => !unset.some((path) => p.startsWith(`${path}: `))));
+    const schema = formatSchemaErrors(errors).filter((p) => !unset.some((u) => p.startsWith(`${u.path}: `)));
+    problems.push(...schema);
+    refused.push(...schema.map(pathOf));
+    // The later checks run in the same pass, on what the schema accepted (defaults in place of the rest).
+    config = withoutRefused(expanded, errors, validate) as RawConfig;
   }
-  const config = expanded as RawConfig;
+  const semantic: string[] = [];
   try {
-    checkSemantics(config, problems);
+    checkSemantics(config, semantic, refused);
     config.hooks.path = normalizeHooksPath(config.hooks.path);
     config.storage.path = resolveFrom(baseDir, config.storage.path);
     config.hooks.transformsDir = resolveFrom(baseDir, config.hooks.transformsDir);
   } catch {
-    // A value of the wrong type (already reported by the schema) stops the build here.
-    return { problems, ...withText };
+    // What the schema could not salvage stops the build here.
+    return { problems: [...problems, ...semantic], unset, ...withText };
   }
-  return { config: deepFreeze({ ...config, baseDir, ...named }) as Config, problems, ...withText };
+  // What follows from a refused value (its default in its place) is no problem of its own.
+  problems.push(...semantic.filter((p) => !refused.some((path) => pathsMeet(pathOf(p), path))));
+  return { config: deepFreeze({ ...config, baseDir, ...named }) as Config, problems, unset, ...withText };
+}
+
+/** The key path of a `path: message` problem line. */
+function pathOf(problem: string): string {
+  const at = problem.indexOf(': ');
+  return at === -1 ? '' : problem.slice(0, at);
 }
 
 /**
@@ -135,10 +153,12 @@ function missingComma(text: string, line: number | undefined, column: number | u
   return '';
 }
 
-function checkSemantics(config: RawConfig, problems: string[]): void {
+function checkSemantics(config: RawConfig, problems: string[], refused: readonly string[]): void {
   const { hooks, gateway } = config;
   if (hooks.enabled && !hooks.token) problems.push('hooks.token: required when hooks.enabled is true');
-  if (hooks.token !== undefined && hooks.token === gateway.auth.token) {
+  // Compared only as the file and the environment give them: two `${NAME}`s not set are not equal.
+  const resolved = !refused.includes('hooks.token') && !refused.includes('gateway.auth.token');
+  if (resolved && hooks.token !== undefined && hooks.token === gateway.auth.token) {
     problems.push('hooks.token: must differ from gateway.auth.token (use a dedicated hook token)');
   }
   if (normalizeHooksPath(hooks.path) === '/') problems.push('hooks.path: expected a path such as /hooks, not /');

@@ -39,3 +39,20 @@ export function didYouMean(word: string, candidates: Iterable<string>): string |
   if (best === undefined || tie) return undefined;
   return bestDistance <= Math.max(1, Math.floor(Math.max(word.length, best.length) / 3)) ? best : undefined;
 }
+
+/**
+ * The candidates nearest to `word`, nearest first, at most `max`: those at most a third of the
+ * longer word's letters apart (at least two), ties kept in the candidates' order.
+ */
+export function nearest(word: string, candidates: Iterable<string>, max = 3): string[] {
+  const close: { candidate: string; distance: number }[] = [];
+  for (const candidate of candidates) {
+    const distance = editDistance(word, candidate);
+    if (distance > 0 && distance <= Math.max(2, Math.floor(Math.max(word.length, candidate.length) / 3)))
+      close.push({ candidate, distance });
+  }
+  return close
+    .sort((a, b) => a.distance - b.distance)
+    .slice(0, max)
+    .map((c) => c.candidate);
+}

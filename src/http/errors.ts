@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { errorBody, type HookdError, hasStatus, hookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { createLogWindow } from './log-window.js';
 
 /**
  * The error to answer with: a catalogue error with a status as it is; what fastify itself may
@@ -26,46 +27,63 @@ export function toHookdError(err: unknown): HookdError {
   return hookdError('INTERNAL', undefined, { cause: err });
 }
 
-/** The 5xx a sender can cause at will: logged at warn, at most one line per code per interval. */
-const EXPECTED_5XX: ReadonlySet<string> = new Set(['QUEUE_FULL', 'TRANSFORM_BUSY', 'TRANSFORM_FAILED']);
+/** The 5xx a sender can cause at will, and a store out of reach: logged without a stack, once per interval. */
+const REPEATABLE_5XX: ReadonlySet<string> = new Set([
+  'QUEUE_FULL',
+  'TRANSFORM_BUSY',
+  'TRANSFORM_FAILED',
+  'STORE_UNAVAILABLE',
+]);
+
+interface Line {
+  readonly level: 'warn' | 'error';
+  readonly msg: string;
+  readonly fields: Readonly<Record<string, unknown>>;
+}
 
 /**
- * One log line per key per `intervalMs`; `allow` answers how many were held back since the
- * last line it allowed, or undefined to hold this one back too.
+ * The line of a refusal that repeats, and the key its repeats are counted under: a failed
+ * transform per mapping, with its message and the author's `file:line:column`; the others per code.
  */
-export function createLogLimiter(intervalMs: number, now: () => number = Date.now) {
-  const last = new Map<string, { at: number; held: number }>();
-  return {
-    allow(key: string): number | undefined {
-      const seen = last.get(key);
-      const at = now();
-      if (seen && at - seen.at < intervalMs) {
-        seen.held++;
-        return undefined;
-      }
-      last.set(key, { at, held: 0 });
-      return seen?.held ?? 0;
-    },
-  };
+function refusalLine(e: HookdError, reqId: string): { key: string; line: Line } {
+  if (isHookdError(e, 'TRANSFORM_FAILED')) {
+    const { mapping, location: at } = e.params;
+    const fields = {
+      code: e.code,
+      mapping,
+      reqId,
+      error: e.message,
+      ...(at ? { at: `${at.file}:${at.line}:${at.column}` } : {}),
+    };
+    return { key: `${e.code} ${mapping ?? ''}`, line: { level: 'warn', msg: 'transform failed', fields } };
+  }
+  if (e.code === 'STORE_UNAVAILABLE') {
+    // A full disk or a database out of reach answers every request alike.
+    const cause = (e.cause as Error | undefined)?.message;
+    return { key: e.code, line: { level: 'error', msg: 'request refused', fields: { code: e.code, cause, reqId } } };
+  }
+  return { key: e.code, line: { level: 'warn', msg: 'request refused', fields: { code: e.code, reqId } } };
 }
 
 /** Installs the JSON error and not-found handlers: `{ ok: false, error, code }` everywhere. */
 export function installErrorHandlers(app: FastifyInstance, log: Logger, options: { logEveryMs?: number } = {}): void {
-  const limiter = createLogLimiter(options.logEveryMs ?? 10_000);
+  const intervalMs = options.logEveryMs ?? 10_000;
+  // A flood of one refusal is one line per interval, its repeats counted (never dropped unsaid).
+  const repeats = createLogWindow<Line>(intervalMs, ({ level, msg, fields }, suppressed) =>
+    log[level](suppressed > 0 ? { ...fields, suppressed, intervalMs } : fields, msg),
+  );
+  app.addHook('onClose', (_instance, done) => {
+    repeats.flush();
+    done();
+  });
   app.setErrorHandler((err, request, reply) => {
     // A body cut short (the client went away, or its time ran out) is the sender's doing: a
     // 400 nobody may read, not a 500 logged with a stack.
     const cutShort = (err as NodeJS.ErrnoException).code === 'ECONNRESET' && !request.raw.complete;
     const e = cutShort ? hookdError('INVALID_BODY', { problem: 'length-mismatch' }) : toHookdError(err);
-    if (EXPECTED_5XX.has(e.code)) {
-      // A full queue or a failing transform, answered to every sender: no stack, no flood.
-      const held = limiter.allow(e.code);
-      if (held !== undefined) log.warn({ code: e.code, reqId: request.id, alsoSince: held }, 'request refused');
-    } else if (e.code === 'STORE_UNAVAILABLE') {
-      // A full disk or a database out of reach answers every request alike: one line per interval.
-      const held = limiter.allow(e.code);
-      const cause = (e.cause as Error | undefined)?.message;
-      if (held !== undefined) log.error({ code: e.code, cause, reqId: request.id, alsoSince: held }, 'request refused');
+    if (REPEATABLE_5XX.has(e.code)) {
+      const { key, line } = refusalLine(e, request.id);
+      repeats.report(key, line);
     } else if (e.statusCode >= 500) log.error({ err, reqId: request.id }, 'request failed');
     reply.code(e.statusCode).headers(e.headers).send(errorBody(e));
   });

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { type Action, type ActionOptions, type ActionSink, parseAgentBody, parseWakeBody } from '../actions/index.js';
-import { type HookdError, hookdError, isHookdError } from '../errors.js';
+import { failureDetail, type HookdError, hookdError, isHookdError } from '../errors.js';
 import type { MappingEngine } from '../mapping/index.js';
 import type { ParsedBody } from './body.js';
 import { withoutCredentials } from './credentials.js';
@@ -49,7 +49,8 @@ export function createHookActions(options: HookActionsOptions): HookActions {
       headers,
       body: body.rawBody,
       code: err.code,
-      error: err.message,
+      // The author's file:line:column, frames and code frame, within 1 KiB (docs/transforms.md#when-a-transform-throws).
+      error: failureDetail(err),
     });
   };
 

@@ -1,6 +1,6 @@
 import type { ActionOptions } from '../actions/index.js';
 import { type Config, configInvalid } from '../config/index.js';
-import { hookdError } from '../errors.js';
+import { hookdError, isHookdError } from '../errors.js';
 import { CREDENTIAL_HEADERS, flattenHeaders, type RawHeaders } from '../headers.js';
 import { type CompiledMapping, compileMappings } from './compile.js';
 import { itemPayloads } from './for-each.js';
@@ -113,10 +113,22 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       // Checked before any template renders or transform runs (docs/presets.md).
       const invalid = mapping.checkPayload?.(request.payload);
       if (invalid) throw hookdError('PAYLOAD_INVALID', invalid);
-      const { drafts, fanOut } = await draftsFor(mapping, request);
+      let rendered: Awaited<ReturnType<typeof draftsFor>>;
+      try {
+        rendered = await draftsFor(mapping, request);
+      } catch (err) {
+        throw ofMapping(err, mapping.id);
+      }
+      const { drafts, fanOut } = rendered;
       return { kind: 'actions', mappingId: mapping.id, actions: drafts.map((d) => toAction(d, mapping)), fanOut };
     },
   };
+}
+
+/** A TRANSFORM_FAILED names the mapping whose transform failed (its log line does). */
+function ofMapping(err: unknown, mapping: string): unknown {
+  if (!isHookdError(err, 'TRANSFORM_FAILED') || err.params.mapping !== undefined) return err;
+  return hookdError('TRANSFORM_FAILED', { ...err.params, mapping }, { cause: err.cause ?? err });
 }
 
 /** The most text one action may carry (docs/operations.md#limits): a 30-byte request cannot become a 50 MB wake. */

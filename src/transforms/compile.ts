@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { build, type Message, type Plugin } from 'esbuild';
 import { hookdError } from '../errors.js';
+import { type BundleMap, createBundleMap } from './locate.js';
 import { isInside } from './resolve.js';
 
 /** The global the bundle assigns its exports to. */
@@ -12,7 +13,15 @@ export interface CompiledTransform {
   readonly code: string;
   /** Every source file in the bundle (absolute), for watching. */
   readonly inputs: readonly string[];
+  /** The bundle's source map, kept on the host: errors thrown in the sandbox are located with it. */
+  readonly map: BundleMap;
 }
+
+/**
+ * The bundle's name, beside the sources: the source map names the sources relative to it, so
+ * relative to the transforms folder (nothing is written: `write` is false).
+ */
+const OUTFILE = '.hookd-transform-bundle.js';
 
 /**
  * Static imports may reach only relative files inside the transforms folder; `require()`
@@ -87,14 +96,18 @@ export async function compileTransform(
       resolveExtensions: ['.ts', '.mts', '.js', '.mjs', '.json'],
       logLevel: 'silent',
       metafile: true,
-      sourcemap: false,
+      outfile: OUTFILE,
+      // External: the map stays out of the code the isolate runs (docs/transforms.md#when-a-transform-throws).
+      sourcemap: 'external',
       // A fixed tsconfig: esbuild never reads a tsconfig.json (or what it extends) from the folder.
       tsconfigRaw: {},
       plugins: [containment(realDir, folder)],
     });
-    const code = result.outputFiles[0]?.text ?? '';
+    const code = result.outputFiles.find((f) => f.path.endsWith('.js'))?.text ?? '';
+    const mapText =
+      result.outputFiles.find((f) => f.path.endsWith('.map'))?.text ?? '{"version":3,"sources":[],"mappings":""}';
     const inputs = Object.keys(result.metafile.inputs).map((input) => resolve(realDir, input));
-    return { code, inputs };
+    return { code, inputs, map: createBundleMap(JSON.parse(mapText), code.split('\n').length) };
   } catch (err) {
     const errors = (err as { errors?: Message[] }).errors;
     if (!errors) throw err;

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { Config } from '../config/index.js';
-import { type HookdError, hookdError, isHookdError } from '../errors.js';
+import { hookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CompiledMapping, TransformContext, TransformRunner } from '../mapping/index.js';
 import { compileTransform } from './compile.js';
@@ -35,7 +35,8 @@ export interface TransformHost extends TransformRunner {
   close(): void;
 }
 
-type Envelope = { readonly ok: boolean; readonly value?: unknown; readonly error?: string };
+/** A call's answer: a failure never gets here (the sandbox throws it as TRANSFORM_FAILED, located). */
+type Envelope = { readonly ok: true; readonly value?: unknown };
 
 /** Compiles every transform before anything listens; throws CONFIG_INVALID with file:line:col. */
 export async function createTransformHost(options: TransformHostOptions): Promise<TransformHost> {
@@ -59,7 +60,10 @@ export async function createTransformHost(options: TransformHostOptions): Promis
     }),
   });
 
-  /** Calls the sandbox; its own failures (time-out, memory, a rebuild that fails to load) are logged. */
+  /**
+   * Calls the sandbox. Its failures (thrown, time-out, memory, a rebuild that fails to load) are
+   * TRANSFORM_FAILED; the HTTP layer logs them with the mapping, once per interval.
+   */
   async function call(slot: TransformSlot, context: TransformContext, budgetMs?: number): Promise<string> {
     try {
       const { rawBody, payloadIsJsonOfRawBody, payload, ...rest } = context;
@@ -71,20 +75,21 @@ export async function createTransformHost(options: TransformHostOptions): Promis
       return answer;
     } catch (err) {
       // TRANSFORM_BUSY goes out as it is: the sender retries, nothing is kept.
-      if (!isHookdError(err, 'TRANSFORM_FAILED', 'TRANSFORM_LOAD_FAILED', 'TRANSFORM_EXPORT_MISSING')) throw err;
-      const reason =
-        err.code === 'TRANSFORM_FAILED' ? (err as HookdError<'TRANSFORM_FAILED'>).params.reason : err.message;
-      log.warn({ mapping: slot.key, reason }, 'transform failed');
-      throw err.code === 'TRANSFORM_FAILED' ? err : hookdError('TRANSFORM_FAILED', { reason }, { cause: err });
+      if (isHookdError(err, 'TRANSFORM_FAILED')) throw err;
+      if (isHookdError(err, 'TRANSFORM_LOAD_FAILED')) {
+        const { reason, ...site } = err.params;
+        throw hookdError('TRANSFORM_FAILED', { reason: `failed while loading: ${reason}`, ...site }, { cause: err });
+      }
+      if (isHookdError(err, 'TRANSFORM_EXPORT_MISSING'))
+        throw hookdError('TRANSFORM_FAILED', { reason: err.message }, { cause: err });
+      throw err;
     }
   }
 
   async function run(key: string, context: TransformContext, budgetMs?: number): Promise<unknown> {
     const slot = slots.get(key);
     if (!slot) throw hookdError('TRANSFORM_FAILED', { reason: `no transform is loaded for ${key}` });
-    const envelope = JSON.parse(await call(slot, context, budgetMs)) as Envelope;
-    if (!envelope.ok) throw hookdError('TRANSFORM_FAILED', { reason: envelope.error ?? 'the transform threw' });
-    return envelope.value;
+    return (JSON.parse(await call(slot, context, budgetMs)) as Envelope).value;
   }
 
   async function reload(): Promise<void> {
@@ -94,10 +99,10 @@ export async function createTransformHost(options: TransformHostOptions): Promis
         const folder = folderName(slot.root, config.hooks.transformsDir);
         const resolved = resolveTransformModule(slot.root, slot.module, folder);
         if ('problem' in resolved) throw hookdError('TRANSFORM_COMPILE_FAILED', { problems: [resolved.problem] });
-        const { code } = await compileTransform(resolved.file, slot.root, folder);
+        const { code, map } = await compileTransform(resolved.file, slot.root, folder);
         if (code === slot.code) continue;
         // Calls already running on old isolates finish there; then those go.
-        await slot.swap(code);
+        await slot.swap(code, map);
         log.info({ mapping: slot.key }, 'transform reloaded');
       } catch (err) {
         const problems = isHookdError(err, 'TRANSFORM_COMPILE_FAILED') ? err.params.problems : [(err as Error).message];

@@ -43,9 +43,9 @@ export async function loadTransforms(options: LoadTransformsOptions): Promise<Ma
       const resolved = resolveTransformModule(root, transform.module, folderName(root, transformsDir));
       if ('problem' in resolved) return { problems: [`${where}: ${resolved.problem}`] };
       try {
-        const { code } = await compileOnce(resolved.file, root);
+        const { code, map } = await compileOnce(resolved.file, root);
         const limits = config.hooks.transforms;
-        const slotOptions = { key: id, file: resolved.file, module: transform.module, root, code, limits };
+        const slotOptions = { key: id, file: resolved.file, module: transform.module, root, code, map, limits };
         const exportName = transform.export;
         const console = options.consoleFor(id);
         const onLeaveLoop = options.onLeaveLoop ? () => options.onLeaveLoop?.(id) : undefined;

@@ -1,14 +1,22 @@
 import { hookdError } from '../errors.js';
+import type { BundleMap } from './locate.js';
 import type { Sandbox } from './sandbox.js';
 import { createSemaphore } from './semaphore.js';
 
+/** A bundle and its source map (which its isolates locate their errors with). */
+export interface SandboxSource {
+  readonly code: string;
+  readonly map?: BundleMap;
+}
+
 /** How the pool builds a sandbox for the code it currently runs. */
-export type BuildSandbox = (code: string) => Promise<Sandbox>;
+export type BuildSandbox = (source: SandboxSource) => Promise<Sandbox>;
 
 export interface SandboxPoolOptions {
   /** The mapping id, named in TRANSFORM_BUSY. */
   readonly key: string;
   readonly code: string;
+  readonly map?: BundleMap;
   readonly build: BuildSandbox;
   /** Calls running at once, at most (`hooks.transforms.maxInFlight`): one isolate each. */
   readonly maxInFlight: number;
@@ -38,13 +46,13 @@ export interface SandboxPool {
   /** Gives an isolate back after its call (a disposed one, or one of older code, is dropped). */
   release(sandbox: Sandbox): void;
   /** Builds one isolate of `code` (throws when it does not load), then makes it the pool's code. */
-  swap(code: string): Promise<void>;
+  swap(code: string, map?: BundleMap): Promise<void>;
   dispose(): void;
 }
 
 export function createSandboxPool(options: SandboxPoolOptions): SandboxPool {
   const { key, maxInFlight } = options;
-  let code = options.code;
+  let source: SandboxSource = { code: options.code, ...(options.map ? { map: options.map } : {}) };
   /** Isolates of the current code, not running a call. */
   let idle: Sandbox[] = [];
   /** Isolates handed out plus builds under way hold a slot: `maxInFlight` of them at most. */
@@ -64,7 +72,7 @@ export function createSandboxPool(options: SandboxPoolOptions): SandboxPool {
   async function build(): Promise<Sandbox> {
     const builtFor = generation;
     try {
-      const sandbox = await options.build(code);
+      const sandbox = await options.build(source);
       generationOf.set(sandbox, builtFor);
       return sandbox;
     } catch (err) {
@@ -75,7 +83,7 @@ export function createSandboxPool(options: SandboxPoolOptions): SandboxPool {
 
   return {
     get code() {
-      return code;
+      return source.code;
     },
     get size() {
       return idle.length + slots.taken;
@@ -93,9 +101,10 @@ export function createSandboxPool(options: SandboxPoolOptions): SandboxPool {
       else idle.push(sandbox);
       slots.release();
     },
-    async swap(next) {
+    async swap(code, map) {
+      const next = { code, ...(map ? { map } : {}) };
       const sandbox = await options.build(next);
-      code = next;
+      source = next;
       generationOf.set(sandbox, ++generation);
       for (const old of idle) old.dispose();
       idle = [sandbox];

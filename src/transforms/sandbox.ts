@@ -2,6 +2,7 @@ import ivm from 'isolated-vm';
 import { type HookdError, hookdError, isHookdError } from '../errors.js';
 import { BUNDLE_GLOBAL } from './compile.js';
 import { type ConsoleSink, consolePrelude, createConsoleBudget } from './console.js';
+import { BUNDLE_FILENAME, type BundleMap } from './locate.js';
 
 export interface SandboxLimits {
   readonly timeoutMs: number;
@@ -21,6 +22,8 @@ const WITHOUT_WASM = 'delete globalThis.WebAssembly; delete globalThis.SharedArr
 
 /** An error's text crossing out of the sandbox, at most (docs/operations.md#limits). */
 export const MAX_ERROR_CHARS = 1024;
+/** An error's stack crossing out of the sandbox, at most: enough for the frames that are located. */
+const MAX_STACK_CHARS = 4096;
 
 /**
  * The code that runs inside the isolate after the bundle: picks the export, and defines
@@ -45,7 +48,16 @@ function prelude(exportName: string | undefined, maxResultBytes: number): string
       return 'the transform threw something that cannot be shown';
     }
   };
-  const fail = (err) => JSON.stringify({ ok: false, error: text(err) || 'the transform threw' });
+  // The stack is the bundle's (V8 frames of ${BUNDLE_FILENAME}); the host maps it to the author's source.
+  const stackOf = (err) => {
+    try {
+      const stack = err && typeof err.stack === 'string' ? err.stack : '';
+      return stack.length > ${MAX_STACK_CHARS} ? stack.slice(0, ${MAX_STACK_CHARS}) : stack;
+    } catch {
+      return '';
+    }
+  };
+  const fail = (err) => JSON.stringify({ ok: false, error: text(err) || 'the transform threw', stack: stackOf(err) });
   const done = (value) => {
     if (value === undefined) return '{"ok":true}';
     let json;
@@ -136,14 +148,26 @@ function setupSteps(isolate: ivm.Isolate, offThread: boolean) {
       };
 }
 
-/** Builds an isolate, runs the bundle, and keeps a reference to `__hookdCall`. */
+/** What the isolate answered, or the TRANSFORM_FAILED its failure envelope stands for, located with `map`. */
+function answered(answer: string, map: BundleMap | undefined): string {
+  if (!answer.startsWith('{"ok":false')) return answer;
+  const envelope = JSON.parse(answer) as { error?: string; stack?: string };
+  const site = map?.locate(envelope.stack) ?? {};
+  throw hookdError('TRANSFORM_FAILED', { reason: envelope.error || 'the transform threw', ...site });
+}
+
+/**
+ * Builds an isolate, runs the bundle, and keeps a reference to `__hookdCall`. A failure the
+ * transform throws is a TRANSFORM_FAILED placed in the author's source by `map`.
+ */
 export async function createSandbox(
   code: string,
   exportName: string | undefined,
   limits: SandboxLimits,
   sink: ConsoleSink,
-  options: { offThread?: boolean } = {},
+  options: { offThread?: boolean; map?: BundleMap } = {},
 ): Promise<Sandbox> {
+  const { map } = options;
   const console = createConsoleBudget(sink);
   const isolate = new ivm.Isolate({ memoryLimit: limits.memoryLimitMb });
   try {
@@ -155,7 +179,8 @@ export async function createSandbox(
     // The console first, so that the transform's code never sees the log function.
     await step.run(context, consolePrelude(sink.enabled), 'console.js');
     if (!limits.allowWasm) await step.run(context, WITHOUT_WASM, 'limits.js');
-    await step.run(context, `${code}\n${prelude(exportName, limits.maxResultBytes)}`, 'transform.js', limits.timeoutMs);
+    const bundle = `${code}\n${prelude(exportName, limits.maxResultBytes)}`;
+    await step.run(context, bundle, BUNDLE_FILENAME, limits.timeoutMs);
     if ((await step.get(context, '__hookdReady')) !== true) {
       throw hookdError('TRANSFORM_EXPORT_MISSING', exportName ? { exportName } : {});
     }
@@ -210,9 +235,10 @@ export async function createSandbox(
         const started = performance.now();
         lastCallCpuMs = 0;
         let error: HookdError<'TRANSFORM_FAILED'> | undefined;
+        let answer: string;
         try {
-          const answer = callRef.applySync(undefined, args(json, rawBody), { timeout }) as string;
-          return answer === '' ? (settledRef.applySync(undefined, [], { timeout }) as string) : answer;
+          answer = callRef.applySync(undefined, args(json, rawBody), { timeout }) as string;
+          if (answer === '') answer = settledRef.applySync(undefined, [], { timeout }) as string;
         } catch (err) {
           lastCallCpuMs = performance.now() - started;
           error = failed(err, timeout, cut?.cut === true);
@@ -220,18 +246,21 @@ export async function createSandbox(
         } finally {
           console.end(cut?.cut === true && error?.params.timedOutAfterMs !== undefined);
         }
+        return answered(answer, map);
       },
       async callAsync(json, rawBody, timeout) {
         calls++;
         console.begin();
         const cpuStart = cpuNs();
+        let answer: string;
         try {
           const started = performance.now();
-          const answer = (await callRef.apply(undefined, args(json, rawBody), { timeout })) as string;
-          if (answer !== '') return answer;
-          // The promise settled inside the first call (the sandbox has only microtasks).
-          const left = Math.max(1, Math.ceil(timeout - (performance.now() - started)));
-          return (await settledRef.apply(undefined, [], { timeout: left })) as string;
+          answer = (await callRef.apply(undefined, args(json, rawBody), { timeout })) as string;
+          if (answer === '') {
+            // The promise settled inside the first call (the sandbox has only microtasks).
+            const left = Math.max(1, Math.ceil(timeout - (performance.now() - started)));
+            answer = (await settledRef.apply(undefined, [], { timeout: left })) as string;
+          }
         } catch (err) {
           since(cpuStart);
           throw failed(err, timeout);
@@ -239,6 +268,7 @@ export async function createSandbox(
           if (!disposed) since(cpuStart);
           console.end();
         }
+        return answered(answer, map);
       },
       get lastCallCpuMs() {
         return lastCallCpuMs;
@@ -254,6 +284,8 @@ export async function createSandbox(
   } catch (err) {
     if (!isolate.isDisposed) isolate.dispose();
     if (isHookdError(err)) throw err;
-    throw hookdError('TRANSFORM_LOAD_FAILED', { reason: (err as Error).message });
+    // A module that throws at load is placed in its source like a call's failure.
+    const site = map?.locate((err as Error).stack) ?? {};
+    throw hookdError('TRANSFORM_LOAD_FAILED', { reason: (err as Error).message, ...site });
   }
 }

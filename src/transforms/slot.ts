@@ -1,5 +1,6 @@
 import { hookdError, isHookdError } from '../errors.js';
 import type { ConsoleSink } from './console.js';
+import type { BundleMap } from './locate.js';
 import { createSandboxPool } from './pool.js';
 import { createSandbox, type Sandbox, type SandboxLimits } from './sandbox.js';
 import type { Semaphore } from './semaphore.js';
@@ -52,10 +53,10 @@ export interface TransformSlot {
    */
   call(json: string, rawBody: string, timeoutMs: number): Promise<string>;
   /**
-   * Swaps in newer code once an isolate of it has loaded (throws, keeping the old code, when it
-   * does not load); calls already running on old isolates finish there.
+   * Swaps in newer code (and its source map) once an isolate of it has loaded (throws, keeping
+   * the old code, when it does not load); calls already running on old isolates finish there.
    */
-  swap(code: string): Promise<void>;
+  swap(code: string, map?: BundleMap): Promise<void>;
   dispose(): void;
 }
 
@@ -66,6 +67,8 @@ export interface TransformSlotOptions {
   readonly root: string;
   readonly exportName: string | undefined;
   readonly code: string;
+  /** The bundle's source map: a failure is reported at the author's file:line:column. */
+  readonly map?: BundleMap;
   readonly limits: SandboxLimits & { readonly maxInFlight: number };
   readonly console: ConsoleSink;
   /** Told when the mapping's calls move off the event loop. */
@@ -85,8 +88,10 @@ export function createTransformSlot(options: TransformSlotOptions): TransformSlo
   const pool = createSandboxPool({
     key: options.key,
     code: options.code,
+    ...(options.map ? { map: options.map } : {}),
     // The first isolate loads on this thread (start-up); later ones, built while serving, off it.
-    build: (code) => createSandbox(code, exportName, limits, console, { offThread: warmed }),
+    build: ({ code, map }) =>
+      createSandbox(code, exportName, limits, console, { offThread: warmed, ...(map ? { map } : {}) }),
     maxInFlight: limits.maxInFlight,
     maxWaiting: limits.maxInFlight,
     retryAfterS,
@@ -185,8 +190,8 @@ export function createTransformSlot(options: TransformSlotOptions): TransformSlo
         throw err;
       }
     },
-    swap(code) {
-      return pool.swap(code);
+    swap(code, map) {
+      return pool.swap(code, map);
     },
     dispose() {
       pool.dispose();

@@ -86,4 +86,69 @@ describe('hookd requests, replay and runs (docs/runtime.md#request-log-and-repla
     expect(noToken.code).toBe(1);
     expect(noToken.stderr).toContain('401');
   });
+
+  it('resolve only the config keys they read: an unrelated ${NAME} not set is no error for runs, requests, replay and send (issue 28 item 8)', async () => {
+    const temp = makeTempDir();
+    cleanups.push(temp.cleanup);
+    const note = { id: 'note', match: { path: 'note' }, action: 'wake', textTemplate: 'note {{n}}' };
+    const hookd = await startHookd({
+      dir: temp.dir,
+      config: {
+        gateway: { auth: { token: GATEWAY } },
+        hooks: { enabled: true, token: TOKEN, mappings: [note] },
+        agents: { defaults: { heartbeat: { every: '0' } } },
+      },
+    });
+    cleanups.push(() => hookd.stop());
+    // The file `serve` would run with elsewhere: every secret from the environment.
+    const file = join(temp.dir, 'cli.json5');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        gateway: { auth: { token: '${GATEWAY_TOKEN}' } },
+        hooks: {
+          enabled: true,
+          token: '${HOOK_TOKEN}',
+          mappings: [
+            note,
+            {
+              id: 'gh',
+              match: { path: 'gh' },
+              textTemplate: 'x',
+              verify: { scheme: 'github', secret: '${GH_SECRET}' },
+            },
+          ],
+        },
+        channels: { chatnet: { apiBase: 'http://127.0.0.1:9', botToken: '${CHAT_BOT_TOKEN}' } },
+      }),
+    );
+    const env = { GATEWAY_TOKEN: GATEWAY, HOOK_TOKEN: TOKEN };
+    const cli = (args: string[], environment: NodeJS.ProcessEnv = env) =>
+      runHookd([...args, '--config', file, '--url', hookd.url], { cwd: temp.dir, env: environment });
+
+    const sent = await cli(['send', 'note', '--json']);
+    expect(sent.stderr).toBe('');
+    expect(sent.code).toBe(0);
+    expect(JSON.parse(sent.stdout)).toMatchObject({ status: 200, answer: { ok: true, eventId: expect.any(String) } });
+    const requests = await cli(['requests', '--json']);
+    expect(requests.code).toBe(0);
+    const [logged] = (JSON.parse(requests.stdout) as { requests: { id: string; path: string }[] }).requests;
+    expect(logged?.path).toBe('note');
+    const replayed = await cli(['replay', logged?.id as string]);
+    expect(replayed.stdout).toContain(`${logged?.id} → 200`);
+    expect(replayed.code).toBe(0);
+    expect((await cli(['runs'])).code).toBe(0);
+
+    // A key a command reads is still needed, and named: the gateway token, a mapping's secret.
+    const withoutGateway = await cli(['runs'], { HOOK_TOKEN: TOKEN });
+    expect(withoutGateway.code).toBe(1);
+    expect(withoutGateway.stderr).toContain('gateway.auth.token: environment variable GATEWAY_TOKEN is not set');
+    expect(withoutGateway.stderr).not.toMatch(/CHAT_BOT_TOKEN|GH_SECRET|HOOK_TOKEN/);
+    const unsigned = await cli(['send', 'gh']);
+    expect(unsigned.code).toBe(1);
+    expect(unsigned.stderr).toContain('hooks.mappings[1].verify.secret: environment variable GH_SECRET is not set');
+    // Strict as before where every key is read: serve's check.
+    const checked = await runHookd(['check', '--config', file], { cwd: temp.dir, env });
+    expect(checked.stderr).toContain('channels.chatnet.botToken: environment variable CHAT_BOT_TOKEN is not set');
+  });
 });

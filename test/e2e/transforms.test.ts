@@ -79,14 +79,11 @@ describe('transforms end to end', () => {
     expect(Date.now() - started).toBeLessThan(1500);
 
     const thrown = await post('throws', { secret: 'x' });
-    expect(thrown.body).toEqual({
-      ok: false,
-      code: 'TRANSFORM_FAILED',
-      error: 'transform failed: cannot handle this payload',
-    });
+    const error = 'transform failed: hostile.ts:46:9: cannot handle this payload';
+    expect(thrown.body).toEqual({ ok: false, code: 'TRANSFORM_FAILED', error });
     const escaped = await post('escape', {});
     expect(escaped.status).toBe(500);
-    expect(escaped.body.error).toBe('transform failed: process is not defined');
+    expect(escaped.body.error).toMatch(/^transform failed: hostile\.ts:\d+:\d+: process is not defined$/);
 
     expect((await post('skip', {})).status).toBe(204);
     const keep = await post('keep', { n: 5 });
@@ -111,7 +108,10 @@ describe('transforms end to end', () => {
     expect(failures.map((f) => f.sub_path)).toEqual(['loop', 'throws', 'escape']);
     expect(failures[1]).toMatchObject({
       code: 'TRANSFORM_FAILED',
-      error: 'transform failed: cannot handle this payload',
+      // The author's frames and code frame are kept with the message (docs/transforms.md#when-a-transform-throws).
+      error: expect.stringMatching(
+        /^transform failed: hostile\.ts:46:9: cannot .*\n {4}at throws .*\n> 46 \| {3}throw /s,
+      ),
       url: '/hooks/throws?via=test',
     });
     expect(failures[1]?.body.toString()).toBe('{"secret":"x"}');

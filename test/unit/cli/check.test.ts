@@ -167,6 +167,65 @@ describe('hookd check', () => {
     ]);
   });
 
+  it('reports six mistakes of six kinds in one run, in text and JSON, a mapping refused by the schema included (issue 28 item 7)', async () => {
+    mkdirSync(join(temp.dir, 'transforms'));
+    writeFileSync(join(temp.dir, 'transforms/meterly.ts'), 'export default () => undefined;\n');
+    writeFileSync(join(temp.dir, 'transforms/broken.ts'), 'export default function (x: number {\n  return x;\n}\n');
+    const text = [
+      '{',
+      "  agents: { defaults: { model: 'nowhere/x' } },",
+      '  hooks: {',
+      `    enabled: true, token: '${TOKEN}',`,
+      '    mapings: [],',
+      '    mappings: [',
+      "      { match: { path: 'a' }, deliver: 'yes', messageTemplate: 'push to {repository.full_name}' },",
+      "      { match: { path: 'b' }, transform: { module: 'meterli.ts' } },",
+      "      { match: { path: 'c' }, transform: { module: 'broken.ts' } },",
+      '    ],',
+      '  },',
+      '}',
+    ].join('\n');
+    const result = await check(text);
+    expect(result.code).toBe(1);
+    expect(result.err.split('\n').filter((line) => line.includes('error:'))).toEqual([
+      // A reference to nothing, an unknown key, a value of the wrong type (schema) and, in the same
+      // mapping, a single-brace template (lint); a module that is not there (with the nearest name),
+      // and one that does not compile.
+      'hookd.json5:2:25: error: agents.defaults.model: unknown model provider "nowhere"',
+      'hookd.json5:5:5: error: hooks.mapings: unknown key (did you mean "mappings"?)',
+      'hookd.json5:7:31: error: hooks.mappings[0].deliver: expected boolean, got string',
+      expect.stringMatching(
+        /^hookd\.json5:7:47: error: hooks\.mappings\[0\]\.messageTemplate: template error: single braces at 8: \{repository\.full_name\} renders as it is/,
+      ),
+      `hookd.json5:8:44: error: hooks.mappings[1].transform.module: no such file: ${join(temp.dir, 'transforms/meterli.ts')} (did you mean "meterly.ts"?)`,
+      expect.stringMatching(/^transforms\/broken\.ts:1:\d+: error: hooks\.mappings\[2\]\.transform\.module: /),
+    ]);
+    expect(result.err).toContain('6 problem(s)');
+
+    const json = await runCli(['check', '--config', join(temp.dir, 'hookd.json5'), '--json'], { cwd: temp.dir });
+    expect(json.code).toBe(1);
+    const parsed = JSON.parse(json.out) as { ok: boolean; findings: { path: string; line: number }[] };
+    expect(parsed.ok).toBe(false);
+    expect(parsed.findings.map((f) => [f.path, f.line])).toEqual([
+      ['agents.defaults.model', 2],
+      ['hooks.mapings', 5],
+      ['hooks.mappings[0].deliver', 7],
+      ['hooks.mappings[0].messageTemplate', 7],
+      ['hooks.mappings[1].transform.module', 8],
+      ['hooks.mappings[2].transform.module', 1],
+    ]);
+  });
+
+  it('runs the later checks past a value of the wrong type that the cross-key rules read (hooks.path: 7)', async () => {
+    const result = await check(
+      `{ hooks: { enabled: true, token: '${TOKEN}', path: 7, mappings: [{ match: { path: 'a' }, textTemplate: '{{a}' }] } }`,
+    );
+    expect(result.code).toBe(1);
+    expect(result.err).toMatch(/hooks\.path: expected string, got number/);
+    expect(result.err).toMatch(/hooks\.mappings\[0\]\.textTemplate: template error/);
+    expect(result.err).toContain('2 problem(s)');
+  });
+
   it("warns of a template name the mapping's schema does not declare, and stays OK (issue 17)", async () => {
     const schema = {
       type: 'object',

@@ -92,6 +92,34 @@ describe('hookd mail setup', () => {
     expect(result.err).toMatch(/hooks\.mail\.model: unknown model provider "nowhere"/);
     expect(readFileSync(file, 'utf8')).toBe(COMMENTED);
   });
+
+  it('takes two tokens that are ${NAME}s not set here as different, and compares them once both resolve (issue 28 item 8)', async () => {
+    const file = join(temp.dir, 'hookd.json5');
+    const twoTokens = `{
+  gateway: { auth: { token: '\${GATEWAY_TOKEN}' } },
+  hooks: { enabled: true, token: '\${HOOK_TOKEN}' },
+}
+`;
+    const setup = (environment: NodeJS.ProcessEnv) => {
+      writeFileSync(file, twoTokens);
+      return runCli(['mail', 'setup', '--account', 'me@example.com', '--config', file], {
+        cwd: temp.dir,
+        env: environment,
+      });
+    };
+    for (const environment of [{}, { HOOK_TOKEN: 'hook-token-from-env-0123' }]) {
+      const result = await setup(environment);
+      expect(result.err).toBe('');
+      expect(result.code).toBe(0);
+      expect(readFileSync(file, 'utf8')).toContain("presets: ['mail']");
+    }
+    const same = 'one-token-for-both-0123456789';
+    const equal = await setup({ HOOK_TOKEN: same, GATEWAY_TOKEN: same });
+    expect(equal.code).toBe(1);
+    expect(equal.err).toMatch(/hooks\.token: must differ from gateway\.auth\.token/);
+    expect(equal.err).not.toContain(same);
+    expect(readFileSync(file, 'utf8')).toBe(twoTokens);
+  });
 });
 
 describe('hookd mail setup with IMAP flags', () => {

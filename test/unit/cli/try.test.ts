@@ -96,13 +96,15 @@ describe('hookd try', () => {
     writeFileSync(payload, '{"x":1}');
     const none = await runCli(['try', 'nothing', '--payload', payload, '--config', file], { cwd: temp.dir });
     expect(none.code).toBe(1);
-    expect(JSON.parse(none.err)).toEqual({
+    expect(none.err).toBe('hookd: no mapping for hook: nothing (NO_MAPPING, HTTP 404)\n');
+    const json = await runCli(['try', 'nothing', '--payload', payload, '--config', file, '--json'], { cwd: temp.dir });
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.out)).toEqual({
       ok: false,
-      code: 'NO_MAPPING',
-      error: 'no mapping for hook: nothing',
       status: 404,
+      error: { code: 'NO_MAPPING', message: 'no mapping for hook: nothing' },
     });
-    const wake = await runCli(['try', 'wake', '--payload', payload, '--config', file], { cwd: temp.dir });
-    expect(JSON.parse(wake.err)).toMatchObject({ code: 'TEXT_REQUIRED', status: 400 });
+    const wake = await runCli(['try', 'wake', '--payload', payload, '--config', file, '--json'], { cwd: temp.dir });
+    expect(JSON.parse(wake.out)).toMatchObject({ status: 400, error: { code: 'TEXT_REQUIRED' } });
   });
 });

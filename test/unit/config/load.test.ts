@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, normalizeHooksPath } from '../../../src/config/index.js';
+import { inspectConfig, loadConfig, normalizeHooksPath } from '../../../src/config/index.js';
 import { type HookdError, isHookdError } from '../../../src/errors.js';
 
 describe('loadConfig', () => {
@@ -116,4 +116,50 @@ describe('normalizeHooksPath', () => {
     ['/', '/'],
     ['', '/'],
   ])('%j → %j', (input, expected) => expect(normalizeHooksPath(input)).toBe(expected));
+});
+
+describe('inspectConfig', () => {
+  it('compares hooks.token and gateway.auth.token only when both resolve (issue 28 item 8)', () => {
+    const data = { gateway: { auth: { token: '${GW}' } }, hooks: { enabled: true, token: '${HOOK}' } };
+    const unset = inspectConfig({ data, env: {} });
+    expect(unset.problems).toEqual([
+      'gateway.auth.token: environment variable GW is not set',
+      'hooks.token: environment variable HOOK is not set',
+    ]);
+    expect(unset.unset?.map((u) => [u.path, u.name])).toEqual([
+      ['gateway.auth.token', 'GW'],
+      ['hooks.token', 'HOOK'],
+    ]);
+    const same = 'the-same-token-0123456789';
+    expect(inspectConfig({ data, env: { GW: same, HOOK: same } }).problems).toEqual([
+      'hooks.token: must differ from gateway.auth.token (use a dedicated hook token)',
+    ]);
+    expect(inspectConfig({ data, env: { GW: same, HOOK: `${same}-other` } }).problems).toEqual([]);
+  });
+
+  it('builds the config past the values the schema refused, their defaults in their place (issue 28 item 7)', () => {
+    const report = inspectConfig({
+      data: {
+        server: { port: 'eighty' },
+        hooks: {
+          path: 7,
+          mappings: [
+            { deliver: 'yes', textTemplate: 'kept' },
+            { transform: { export: 'x' }, textTemplate: 'kept too' },
+          ],
+        },
+      },
+      env: {},
+    });
+    expect(report.problems).toEqual([
+      'server.port: expected integer, got string',
+      'hooks.path: expected string, got number',
+      'hooks.mappings[0].deliver: expected boolean, got string',
+      'hooks.mappings[1].transform.module: required',
+    ]);
+    expect(report.config?.server.port).toBe(8787);
+    expect(report.config?.hooks.path).toBe('/hooks');
+    // A mapping keeps what the schema accepted; a part that lacks a required key goes.
+    expect(report.config?.hooks.mappings).toEqual([{ textTemplate: 'kept' }, { textTemplate: 'kept too' }]);
+  });
 });

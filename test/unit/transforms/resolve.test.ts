@@ -25,9 +25,28 @@ describe('resolving transform.module', () => {
       { problem: 'expected a path inside hooks.transformsDir, without ..' },
       { problem: 'expected a path relative to hooks.transformsDir, not an absolute path' },
       { problem: 'expected a file inside hooks.transformsDir; it is a symlink that leads out' },
-      { problem: `no such file: ${join(dir, 'missing.ts')}` },
+      { problem: `no such file: ${join(dir, 'missing.ts')} (hooks.transformsDir holds "inside.ts", "link.ts")` },
       { problem: 'expected a .ts, .mts, .js, .mjs file' },
     ]);
     expect(resolveTransformModule(dir, 'inside.ts')).toEqual({ file: realpathSync(join(dir, 'inside.ts')) });
+  });
+
+  it('suggests the nearest module names in the folder and its subfolders for a missing one (issue 28 item 7)', () => {
+    mkdirSync(join(dir, 'lib'));
+    mkdirSync(join(dir, 'node_modules'));
+    for (const file of ['meterly.ts', 'meter.ts', 'github.ts', 'lib/meterly.ts', 'node_modules/meterly.ts', 'notes.md'])
+      writeFileSync(join(dir, file), '');
+    const problem = (module: string) => (resolveTransformModule(dir, module) as { problem: string }).problem;
+    expect(problem('meterli.ts')).toBe(
+      `no such file: ${join(dir, 'meterli.ts')} (did you mean "meterly.ts" or "meter.ts"?)`,
+    );
+    expect(problem('meterly.js')).toMatch(/\(did you mean "meterly\.ts"/);
+    expect(problem('lib/meterli.ts')).toMatch(/\(did you mean "lib\/meterly\.ts"\?\)$/);
+    expect(problem('stripe-events.ts')).toMatch(
+      /\(hooks\.transformsDir holds "github\.ts", "lib\/meterly\.ts", "meter\.ts", "meterly\.ts"\)$/,
+    );
+    expect((resolveTransformModule(join(temp.dir, 'nowhere'), 'a.ts') as { problem: string }).problem).toMatch(
+      /\(hooks\.transformsDir does not exist: /,
+    );
   });
 });

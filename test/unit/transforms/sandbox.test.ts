@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/index.js';
+import type { HookdError } from '../../../src/errors.js';
 import type { TransformContext } from '../../../src/mapping/index.js';
 import { createTransformHost, type TransformHost } from '../../../src/transforms/index.js';
 import { ROOT } from '../../helpers/hookd-process.js';
@@ -108,11 +109,42 @@ describe('the transform sandbox', () => {
   it.each([
     ['exit', /process is not defined/],
     ['requireFs', /Dynamic require of "fs" is not supported/],
-    ['importFs', /^transform failed: Not supported$/],
+    ['importFs', /^transform failed: hostile\.ts:31:14: Not supported$/],
     ['constructorEscape', /process is not defined/],
-    ['throws', /^transform failed: cannot handle this payload$/],
+    ['throws', /^transform failed: hostile\.ts:46:9: cannot handle this payload$/],
   ])("%s fails with the transform's own message", async (name, message) => {
     await expect(host.run(name, context({}))).rejects.toEqual(failure(message));
+  });
+
+  it("places a thrown error in the author's source: file:line:column, the author's frames, a code frame (issue 28 item 1)", async () => {
+    const thrown = (await host
+      .run('throws', context({}))
+      .catch((err: unknown) => err)) as HookdError<'TRANSFORM_FAILED'>;
+    expect(thrown.params).toMatchObject({
+      location: { file: 'hostile.ts', line: 46, column: 9 },
+      frames: ['at throws (hostile.ts:46:9)'],
+      codeFrame: [
+        '  45 | export function throws() {',
+        "> 46 |   throw new Error('cannot handle this payload');",
+        '     |         ^',
+        '  47 | }',
+      ].join('\n'),
+    });
+    // Thrown in a module the transform imports, after an await: both files, no bundle or sandbox frame.
+    const push = { repository: { full_name: 'acme/site' }, pusher: { name: 'ada' } };
+    const nested = (await host
+      .run('typed', context(push))
+      .catch((err: unknown) => err)) as HookdError<'TRANSFORM_FAILED'>;
+    expect(nested.message).toBe(
+      "transform failed: lib/format.ts:8:38: Cannot read properties of undefined (reading 'length')",
+    );
+    expect(nested.params.frames).toEqual([
+      'at describePush (lib/format.ts:8:38)',
+      expect.stringMatching(/^at (async )?transform \(typed\.ts:10:\d+\)$/),
+    ]);
+    expect(nested.params.codeFrame).toContain('> 8 |   const count: number = push.commits.length;');
+    // Nothing of the host's file system: paths are relative to the transforms folder.
+    expect(JSON.stringify(nested.params)).not.toContain(DIR);
   });
 
   it('has no fetch: a loopback port receives nothing', async () => {
