@@ -26,6 +26,24 @@ export interface SessionMessage {
   readonly content: string;
 }
 
+/** What a failed attempt tried: the run's model call, or the delivery of its reply. */
+export const ATTEMPT_KINDS = ['model', 'delivery'] as const;
+export type AttemptKind = (typeof ATTEMPT_KINDS)[number];
+
+/** A failed try of a run's model call or delivery (docs/runtime.md#attempts), oldest first. */
+export interface RunAttemptView {
+  readonly at: string;
+  readonly kind: AttemptKind;
+  /** 1 for the first try of its call or delivery. */
+  readonly n: number;
+  /** The failure's error code (docs/errors.md): `MODEL_REFUSED`, `CHANNEL_UNREACHABLE`, … */
+  readonly outcome: string;
+  /** The HTTP status, when the server answered. */
+  readonly status?: number;
+  /** The network error, or the start of the answer (at most 300 characters, secrets masked). */
+  readonly error?: string;
+}
+
 /** `GET /api/runs/:runId`. */
 export interface RunView {
   readonly runId: string;
@@ -36,6 +54,13 @@ export interface RunView {
   readonly output?: string;
   readonly error?: string;
   readonly delivery?: DeliveryOutcome;
+  /** Every failed try of its model call and of its delivery, oldest first. */
+  readonly attempts: readonly RunAttemptView[];
+  /**
+   * While the model call or the delivery is being retried: `retrying (attempt 3, last: HTTP 500 …)`
+   * (`retrying delivery (…)` for the delivery).
+   */
+  readonly retrying?: string;
 }
 
 /** A run in a list, a request's detail or the live log: the run with its mapping and times. */

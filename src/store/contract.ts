@@ -20,7 +20,10 @@ export type Async<T> = {
  */
 export interface Writes {
   readonly events: Pick<EventRepository, 'insert' | 'markConsumed'>;
-  readonly runs: Pick<RunRepository, 'insert' | 'markRunning' | 'finish' | 'markSummarized' | 'recordDelivery'>;
+  readonly runs: Pick<
+    RunRepository,
+    'insert' | 'markRunning' | 'finish' | 'markSummarized' | 'recordDelivery' | 'recordAttempt'
+  >;
   readonly messages: Pick<MessageRepository, 'append'>;
   readonly idempotency: Pick<IdempotencyRepository, 'put'>;
   readonly requests: Pick<RequestLogRepository, 'insert' | 'markReplayed'>;
@@ -34,7 +37,7 @@ export interface Writes {
  */
 export interface StoreContract {
   readonly events: Async<Pick<EventRepository, 'get' | 'pending' | 'countPending' | 'list'>>;
-  readonly runs: Async<Pick<RunRepository, 'get' | 'unfinished' | 'list' | 'countByStatus'>>;
+  readonly runs: Async<Pick<RunRepository, 'get' | 'unfinished' | 'list' | 'countByStatus' | 'attempts'>>;
   readonly messages: Async<Pick<MessageRepository, 'recent' | 'has' | 'list' | 'ofRun' | 'sessions'>>;
   readonly requests: Async<Pick<RequestLogRepository, 'get' | 'list' | 'countSince' | 'prune'>>;
   readonly failedRequests: Async<Pick<FailedRequestRepository, 'forRequest'>>;

@@ -1,3 +1,4 @@
+export type { RunAttempt } from './attempts.js';
 export type { ConsoleSessionRepository } from './console-sessions.js';
 export type {
   ClaimedRun,

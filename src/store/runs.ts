@@ -1,5 +1,6 @@
 import type { AgentAction } from '../actions/index.js';
 import type { DeliveryOutcome, RunStatus } from '../views.js';
+import type { RunAttempt } from './attempts.js';
 
 export type { DeliveryOutcome, RunStatus } from '../views.js';
 
@@ -117,6 +118,10 @@ export interface RunRepository {
   finish(id: string, result: RunResult, at: number): void;
   markSummarized(id: string, at: number): void;
   recordDelivery(id: string, delivery: DeliveryOutcome): void;
+  /** Records a failed try of a run's model call or delivery (docs/runtime.md#attempts). */
+  recordAttempt(attempt: RunAttempt): void;
+  /** The failed tries of these runs, oldest first. */
+  attempts(runIds: readonly string[]): RunAttempt[];
   countByStatus(): Record<string, number>;
   /** Newest first: by status, older than a position (the cursor of the page before). */
   list(filter: RunListFilter): (RunRecord & { readonly seq: number })[];

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { type AttemptRow, attemptOf } from '../attempts.js';
 import type { StoreContract, Writes } from '../contract.js';
 import type { EventRecord } from '../events.js';
 import { eventOf } from '../events.js';
@@ -153,6 +154,14 @@ export function createPgContract(pool: pg.Pool): StoreContract {
         );
         return found.map((row) => ({ ...runOf(row as never), seq: row.seq })) as (RunRecord & { seq: number })[];
       },
+      attempts: async (runIds) =>
+        runIds.length === 0
+          ? []
+          : (
+              await rows<AttemptRow>('SELECT * FROM run_attempts WHERE run_id = ANY($1::text[]) ORDER BY seq', [
+                [...runIds],
+              ])
+            ).map(attemptOf),
       countByStatus: async () =>
         Object.fromEntries(
           (await rows<{ status: string; n: number }>('SELECT status, COUNT(*) AS n FROM runs GROUP BY status')).map(

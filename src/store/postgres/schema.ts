@@ -143,4 +143,18 @@ export const pgMigrations: readonly string[] = [
   `
   CREATE UNIQUE INDEX messages_run_turn ON messages (run_id, role) WHERE run_id IS NOT NULL;
   `,
+  // A failed try of a run's model call or delivery, one row each (docs/runtime.md#attempts).
+  `
+  CREATE TABLE run_attempts (
+    seq BIGSERIAL PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    at BIGINT NOT NULL,
+    kind TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    status INTEGER,
+    error TEXT
+  );
+  CREATE INDEX run_attempts_run ON run_attempts (run_id, seq);
+  `,
 ];

@@ -1,3 +1,4 @@
+import { ATTEMPT_COLUMNS, attemptRow } from '../attempts.js';
 import type { Writes } from '../contract.js';
 import { EVENT_COLUMNS, eventRow } from '../events.js';
 import { FAILED_REQUEST_COLUMNS, failedRequestRow } from '../failed-requests.js';
@@ -58,6 +59,9 @@ export function createPgWrites(): { readonly writes: Writes; readonly statements
       },
       recordDelivery(id, delivery) {
         add('UPDATE runs SET delivery = $1 WHERE id = $2', JSON.stringify(delivery), id);
+      },
+      recordAttempt(a) {
+        add(`INSERT INTO run_attempts (${ATTEMPT_COLUMNS}) VALUES (${placeholders(7)})`, ...attemptRow(a));
       },
     },
     messages: {

@@ -5,7 +5,7 @@ import type { Store } from './store.js';
 export function sqliteContract(store: Store): StoreContract {
   return {
     events: promised(store.events, ['get', 'pending', 'countPending', 'list']),
-    runs: promised(store.runs, ['get', 'unfinished', 'list', 'countByStatus']),
+    runs: promised(store.runs, ['get', 'unfinished', 'list', 'countByStatus', 'attempts']),
     messages: promised(store.messages, ['recent', 'has', 'list', 'ofRun', 'sessions']),
     requests: promised(store.requests, ['get', 'list', 'countSince', 'prune']),
     failedRequests: promised(store.failedRequests, ['forRequest']),

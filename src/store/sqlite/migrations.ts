@@ -133,4 +133,17 @@ export const migrations: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX console_sessions_expiry ON console_sessions (expires_at);
   `,
+  `
+  CREATE TABLE run_attempts (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    status INTEGER,
+    error TEXT
+  );
+  CREATE INDEX run_attempts_run ON run_attempts (run_id, seq);
+  `,
 ];

@@ -1,3 +1,4 @@
+import { ATTEMPT_COLUMNS, type AttemptRow, attemptOf, attemptRow } from '../attempts.js';
 import { RUN_COLUMNS, type RunRepository, type RunRow, runOf, runRow } from '../runs.js';
 import type { Db } from './db.js';
 
@@ -15,6 +16,10 @@ export function createRunRepository(db: Db): RunRepository {
     'UPDATE runs SET status = ?, output = ?, error = ?, finished_at = ? WHERE id = ? AND finished_at IS NULL',
   );
   const deliver = db.prepare('UPDATE runs SET delivery = ? WHERE id = ?');
+  const attempt = db.prepare(`INSERT INTO run_attempts (${ATTEMPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`);
+  const attemptsOf = db.prepare(
+    'SELECT * FROM run_attempts WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY seq',
+  );
   const countByStatus = db.prepare('SELECT status, COUNT(*) AS n FROM runs GROUP BY status');
   const list = db.prepare(
     `SELECT * FROM runs WHERE seq < @before AND (@status IS NULL OR status = @status OR (@status = 'failed'
@@ -45,6 +50,13 @@ export function createRunRepository(db: Db): RunRepository {
     },
     recordDelivery(id, delivery) {
       deliver.run(JSON.stringify(delivery), id);
+    },
+    recordAttempt(a) {
+      attempt.run(...attemptRow(a));
+    },
+    attempts(runIds) {
+      if (runIds.length === 0) return [];
+      return (attemptsOf.all(JSON.stringify(runIds)) as AttemptRow[]).map(attemptOf);
     },
     list(filter) {
       const rows = list.all({
