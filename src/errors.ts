@@ -166,7 +166,15 @@ export const errorCatalogue = {
       `${p.provider} has no model ${JSON.stringify(p.model)} (try ${p.suggestion})`,
   ),
   MODEL_REFUSED: local(
-    (p: { status: number; excerpt: string }) => `the model server answered ${p.status}: ${p.excerpt}`,
+    (p: { status: number; excerpt: string; retryAfterMs?: number }) =>
+      `the model server answered ${p.status}: ${p.excerpt}`,
+  ),
+  MODEL_UNREACHABLE: local((p: { reason: string }) => `the model server is unreachable: ${p.reason}`),
+  MODEL_CONTEXT_EXCEEDED: local(
+    (p: { status: number; excerpt: string; sentChars?: number }) =>
+      `the model server refused the request as too long for its context (HTTP ${p.status}${
+        p.sentChars === undefined ? '' : `, ${p.sentChars} characters sent`
+      }): ${p.excerpt}`,
   ),
   MODEL_INVALID_ANSWER: local((p: { problem: keyof typeof MODEL_ANSWER_WORDS }) => MODEL_ANSWER_WORDS[p.problem]),
   MODEL_UNAVAILABLE: local(
@@ -178,7 +186,7 @@ export const errorCatalogue = {
       `timed out after ${p.seconds}s${p.unavailable ? ` (${p.unavailable})` : ''}`,
   ),
   CHANNEL_REFUSED: local(
-    (p: { channel: string; status: number; description?: string }) =>
+    (p: { channel: string; status: number; description?: string; retryAfterMs?: number }) =>
       `${p.channel} answered ${p.status}${p.description ? `: ${p.description}` : ''}`,
   ),
   CHANNEL_UNCONFIRMED: local(

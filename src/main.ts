@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import { buildApp } from './app.js';
 import { createChannels } from './channels/index.js';
+import type { Clock } from './clock.js';
 import { type Config, configInvalid, configWarnings } from './config/index.js';
 import type { Logger } from './log.js';
 import type { MailWatcherStatus } from './mail/index.js';
@@ -171,7 +172,7 @@ async function openBackend(config: Config, parts: Parts, log: Logger): Promise<S
 export async function startGateway(
   config: Config,
   log: Logger,
-  options: { models?: ModelRouter; mailWatch?: boolean } = {},
+  options: { models?: ModelRouter; mailWatch?: boolean; clock?: Clock } = {},
 ): Promise<Gateway> {
   const gatewayToken = gatewayTokenOf(config);
   for (const warning of configWarnings(config)) log.warn({ warning }, 'configuration warning');
@@ -193,6 +194,7 @@ export async function startGateway(
       onDelivery: (outcome) => metrics.deliveries.inc({ status: outcome.status }),
       models: options.models ?? createModelRouter(config),
       channels: createChannels(config),
+      ...(options.clock ? { clock: options.clock } : {}),
       mappingLimits: new Map(
         mappings.mappings.flatMap((m) => (m.maxConcurrent === undefined ? [] : [[m.id, m.maxConcurrent] as const])),
       ),

@@ -191,6 +191,7 @@ export const configSchema = {
             timeoutSeconds: { type: 'number', exclusiveMinimum: 0, default: 600 },
             maxConcurrentRuns: { type: 'integer', minimum: 1, default: 4 },
             maxQueuedRuns: { type: 'integer', minimum: 1, default: 10000 },
+            maxPromptChars: { type: 'integer', minimum: 10_000, default: 200_000 },
             heartbeat: {
               type: 'object',
               additionalProperties: false,

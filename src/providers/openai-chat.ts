@@ -1,11 +1,10 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { backoffMs } from '../backoff.js';
 import type { ProviderConfig } from '../config/index.js';
 import { hookdError, isHookdError } from '../errors.js';
 import type { CompletionRequest, ModelProvider } from '../runtime/index.js';
 import { undiciRequest as request } from '../undici.js';
 
-const BACKOFF = { minMs: 250, maxMs: 5_000 } as const;
+/** The longest excerpt of an answer or error kept (docs/runtime.md#attempts). */
+const EXCERPT_CHARS = 300;
 
 interface ChatCompletion {
   choices?: { message?: { content?: unknown } }[];
@@ -17,7 +16,19 @@ interface ChatCompletion {
  */
 export function excerptOf(body: string, apiKey: string | undefined): string {
   const masked = apiKey ? body.split(apiKey).join('[REDACTED]') : body;
-  return masked.slice(0, 300);
+  return masked.slice(0, EXCERPT_CHARS);
+}
+
+/**
+ * A refusal that names the context, its tokens or the request's length (OpenAI's
+ * `context_length_exceeded`, llama.cpp's "exceeds the available context size", vLLM's "maximum
+ * context length"): sending the same request again cannot succeed (docs/runtime.md#context-length).
+ */
+const CONTEXT_REFUSAL = /context|tokens|too long|too large|length/i;
+
+/** True when an answer of `status` with `body` refuses the request as too long for the model. */
+export function isContextRefusal(status: number, body: string): boolean {
+  return (status === 400 || status === 413) && CONTEXT_REFUSAL.test(body);
 }
 
 /** Extracts `choices[0].message.content` (a string, or an array of text parts). */
@@ -30,9 +41,17 @@ function contentOf(body: ChatCompletion): string {
   throw hookdError('MODEL_INVALID_ANSWER', { problem: 'no-content' });
 }
 
+/** `Retry-After` in milliseconds, when it is a number of seconds. */
+function retryAfterMsOf(header: string | string[] | undefined): number | undefined {
+  if (typeof header !== 'string' || header.trim() === '') return undefined;
+  const seconds = Number(header);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
+}
+
 /**
- * `api: "openai-chat"`: `POST {baseUrl}/chat/completions`. 429 and 5xx are retried with
- * backoff (honouring `Retry-After`) until the request's signal aborts it.
+ * `api: "openai-chat"`: one `POST {baseUrl}/chat/completions` per call. Its failures are
+ * classified for the runtime, which retries 429, 5xx and network errors
+ * (docs/runtime.md#attempts).
  */
 export function createOpenAiChatProvider(config: ProviderConfig): ModelProvider {
   const url = `${config.baseUrl.replace(/\/+$/, '')}/chat/completions`;
@@ -46,37 +65,19 @@ export function createOpenAiChatProvider(config: ProviderConfig): ModelProvider 
         messages,
         ...(thinking && thinking !== 'off' ? { reasoning_effort: thinking } : {}),
       });
-      /** The last retried failure, so that a call cut off by its time limit says what went wrong. */
-      let last: string | undefined;
-      // Cut off (time limit or shutdown) after failures: the failures, not only the cut, are the news.
-      const aborted = (attempts: number) =>
-        last === undefined
-          ? signal.reason
-          : hookdError('MODEL_UNAVAILABLE', { attempts, last }, { cause: signal.reason });
-      for (let attempt = 0; ; attempt++) {
-        let retryAfterMs: number | undefined;
-        try {
-          const res = await request(url, { method: 'POST', headers, body, signal });
-          const text = await res.body.text();
-          if (res.statusCode >= 200 && res.statusCode < 300) return contentOf(JSON.parse(text) as ChatCompletion);
-          if (res.statusCode !== 429 && res.statusCode < 500) {
-            throw hookdError('MODEL_REFUSED', { status: res.statusCode, excerpt: excerptOf(text, config.apiKey) });
-          }
-          last = `HTTP ${res.statusCode} ${excerptOf(text, config.apiKey)}`.trim();
-          const header = Number(res.headers['retry-after']);
-          if (Number.isFinite(header) && header >= 0) retryAfterMs = header * 1000;
-        } catch (err) {
-          if (signal.aborted) throw aborted(attempt);
-          if (isHookdError(err)) throw err;
-          if (err instanceof SyntaxError) throw hookdError('MODEL_INVALID_ANSWER', { problem: 'invalid-json' });
-          // Network errors are retried like a 5xx.
-          last = excerptOf((err as Error).message, config.apiKey);
-        }
-        try {
-          await sleep(retryAfterMs ?? backoffMs(attempt, BACKOFF), undefined, { signal });
-        } catch {
-          throw aborted(attempt + 1);
-        }
+      try {
+        const res = await request(url, { method: 'POST', headers, body, signal });
+        const text = await res.body.text();
+        const status = res.statusCode;
+        if (status >= 200 && status < 300) return contentOf(JSON.parse(text) as ChatCompletion);
+        const excerpt = excerptOf(text, config.apiKey);
+        if (isContextRefusal(status, text)) throw hookdError('MODEL_CONTEXT_EXCEEDED', { status, excerpt });
+        const retryAfterMs = retryAfterMsOf(res.headers['retry-after']);
+        throw hookdError('MODEL_REFUSED', { status, excerpt, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
+      } catch (err) {
+        if (isHookdError(err) || signal.aborted) throw err;
+        if (err instanceof SyntaxError) throw hookdError('MODEL_INVALID_ANSWER', { problem: 'invalid-json' });
+        throw hookdError('MODEL_UNREACHABLE', { reason: excerptOf((err as Error).message, config.apiKey) });
       }
     },
   };

@@ -16,9 +16,17 @@ export interface CompletionRequest {
   readonly signal: AbortSignal;
 }
 
-/** A model backend (docs/runtime.md#providers). */
+/**
+ * A model backend (docs/runtime.md#providers). It makes one try per call: retries, their
+ * waits and their record belong to the runtime (docs/runtime.md#attempts), on its clock.
+ */
 export interface ModelProvider {
-  /** Resolves with the reply; rejects with a MODEL_* error whose message is safe to store (no secrets). */
+  /**
+   * Resolves with the reply, or rejects with an error whose message is safe to store (no
+   * secrets): MODEL_REFUSED with the status (429 and 5xx are retried, after `retryAfterMs`
+   * when the server said), MODEL_UNREACHABLE (retried), MODEL_CONTEXT_EXCEEDED,
+   * MODEL_INVALID_ANSWER or MODEL_UNKNOWN (not retried); or anything once `signal` aborted.
+   */
   complete(request: CompletionRequest): Promise<string>;
 }
 
@@ -27,12 +35,18 @@ export interface ModelRouter {
   complete(ref: string, request: Omit<CompletionRequest, 'model'>): Promise<string>;
 }
 
-/** A chat surface replies are delivered to (docs/runtime.md#channels). */
+/**
+ * A chat surface replies are delivered to (docs/runtime.md#channels). Like a provider, it makes
+ * one try per call; the runtime retries.
+ */
 export interface ChatChannel {
   readonly id: string;
+  /** A reply as the messages the service takes, in order (chatnet: at most 4096 characters each). */
+  split(text: string): string[];
   /**
-   * Sends `text` to `to`; rejects with a CHANNEL_*, DELIVERY_GAVE_UP or SHUTTING_DOWN error
-   * (never holding the bot token) after its own retries.
+   * Sends one message, one try: rejects with CHANNEL_REFUSED with the status (429 and 5xx are
+   * retried, after `retryAfterMs` when the service said), CHANNEL_UNREACHABLE (retried) or
+   * CHANNEL_UNCONFIRMED, never holding the bot token; or anything once `signal` aborted.
    */
-  send(to: string, text: string, signal?: AbortSignal): Promise<void>;
+  sendMessage(to: string, text: string, signal: AbortSignal): Promise<void>;
 }

@@ -4,6 +4,7 @@ import { type Config, parseDurationMs } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { DeliveryOutcome, StoreBackend } from '../store/index.js';
+import { createPromptBudgets } from './attempts/index.js';
 import { createDelivery, createRedeliveries } from './delivery/index.js';
 import { createHeartbeat, createOwnedHeartbeat } from './heartbeat/index.js';
 import type { ChatChannel, ModelRouter } from './ports.js';
@@ -71,10 +72,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     ackMaxChars: defaults.heartbeat.ackMaxChars,
     meta: backend.meta,
     log,
+    clock,
     ...(options.onDelivery ? { onOutcome: options.onDelivery } : {}),
     ...(config.channels.chatnet?.defaultTo ? { chatnetDefaultTo: config.channels.chatnet.defaultTo } : {}),
   });
   const { share } = backend;
+  // What each model is sent at most: a context-length refusal to a run or a heartbeat shrinks both.
+  const budgets = createPromptBudgets(log.child({ component: 'models' }));
   const makeHeartbeat = () =>
     createHeartbeat({
       store: data,
@@ -84,6 +88,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       timeoutSeconds: defaults.timeoutSeconds,
       everyMs: parseDurationMs(defaults.heartbeat.every),
       maxPromptChars: defaults.heartbeat.maxPromptChars,
+      budgets,
       log,
       clock,
       ...(defaults.thinking ? { thinking: defaults.thinking } : {}),
@@ -115,6 +120,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     concurrency: () => (pressure.high ? 1 : defaults.maxConcurrentRuns),
     spacingMs: () => (pressure.high ? RUN_SPACING_UNDER_PRESSURE_MS : 0),
     defaultTimeoutSeconds: defaults.timeoutSeconds,
+    maxPromptChars: defaults.maxPromptChars,
+    budgets,
     log,
     clock,
     ...(defaults.thinking ? { defaultThinking: defaults.thinking } : {}),
@@ -160,7 +167,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       log.warn({ err }, 'pruning the request log failed');
     }
   };
-  const redeliveries = createRedeliveries({ store: data, delivery, onRunUpdate: publishRun });
+  const redeliveries = createRedeliveries({ store: data, delivery, log, onRunUpdate: publishRun });
   return {
     sink,
     queries,

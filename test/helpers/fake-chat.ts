@@ -17,6 +17,8 @@ export interface FakeChat {
   throttleNext(count: number, retryAfterSeconds: number): void;
   /** Answer the next `count` sendMessage calls with 400 "chat not found" (not retried). */
   refuseNext(count: number): void;
+  /** Answer the next `count` sendMessage calls with 502 Bad Gateway (retried). */
+  failNext(count: number): void;
   close(): Promise<void>;
 }
 
@@ -27,6 +29,7 @@ export async function startFakeChat(): Promise<FakeChat> {
   let refused = 0;
   let retryAfter = 0;
   let refusing = 0;
+  let failing = 0;
   const server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c: Buffer) => {
@@ -44,6 +47,11 @@ export async function startFakeChat(): Promise<FakeChat> {
         res
           .writeHead(400)
           .end(JSON.stringify({ ok: false, error_code: 400, description: 'Bad Request: chat not found' }));
+        return;
+      }
+      if (failing > 0) {
+        failing--;
+        res.writeHead(502).end(JSON.stringify({ ok: false, error_code: 502, description: 'Bad Gateway' }));
         return;
       }
       if (throttled > 0) {
@@ -73,6 +81,9 @@ export async function startFakeChat(): Promise<FakeChat> {
     },
     refuseNext(count) {
       refusing = count;
+    },
+    failNext(count) {
+      failing = count;
     },
     throttleNext(count, seconds) {
       throttled = count;

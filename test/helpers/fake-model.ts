@@ -23,8 +23,32 @@ export interface FakeModel {
   close(): Promise<void>;
 }
 
+/** OpenAI's answer to a request longer than the model's context. */
+export const CONTEXT_REFUSAL = {
+  error: {
+    message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 150000 tokens.",
+    type: 'invalid_request_error',
+    param: 'messages',
+    code: 'context_length_exceeded',
+  },
+};
+
+/** The characters of a request's messages, as hookd counts its prompt budget. */
+export const charsOf = (request: ChatRequest): number => request.messages.reduce((n, m) => n + m.content.length, 0);
+
+export interface FakeModelOptions {
+  /**
+   * Requests whose messages hold more characters than this are refused with HTTP 400 and
+   * `CONTEXT_REFUSAL` (still recorded in `requests`), before the responder is asked.
+   */
+  readonly maxContextChars?: number;
+}
+
 /** A real OpenAI-compatible `/chat/completions` server on port 0. */
-export async function startFakeModel(fn?: (request: ChatRequest, index: number) => FakeReply): Promise<FakeModel> {
+export async function startFakeModel(
+  fn?: (request: ChatRequest, index: number) => FakeReply,
+  options: FakeModelOptions = {},
+): Promise<FakeModel> {
   const requests: ChatRequest[] = [];
   const sockets = new Set<Socket>();
   let responder = fn ?? ((_req: ChatRequest, i: number) => `reply ${i + 1}`);
@@ -41,7 +65,8 @@ export async function startFakeModel(fn?: (request: ChatRequest, index: number) 
       const body = JSON.parse(raw) as ChatRequest;
       if (req.headers.authorization) body.authorization = req.headers.authorization;
       const index = requests.push(body) - 1;
-      const reply = responder(body, index);
+      const tooLong = options.maxContextChars !== undefined && charsOf(body) > options.maxContextChars;
+      const reply: FakeReply = tooLong ? { status: 400, body: CONTEXT_REFUSAL } : responder(body, index);
       const answer = (content: string) => {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(

@@ -13,6 +13,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['actions'],
   ['mapping'],
   ['transforms', 'store'],
+  ['runtime/attempts'],
   ['runtime/safety', 'runtime/delivery', 'runtime/queries'],
   ['runtime/heartbeat'],
   ['runtime/runs'],
@@ -35,12 +36,13 @@ function filesUnder(dir: string): string[] {
 
 /**
  * Folders below the top that are units of their own: the store's adapters sit above the
- * runtime; the runtime's parts (runs, heartbeat, delivery, queries, safety) below its root.
+ * runtime; the runtime's parts (runs, heartbeat, delivery, queries, safety, attempts) below its root.
  * A sub-unit may use its parent's own files (the store's contract, the runtime's ports).
  */
 const SUB_UNITS = [
   'store/sqlite',
   'store/postgres',
+  'runtime/attempts',
   'runtime/safety',
   'runtime/delivery',
   'runtime/queries',

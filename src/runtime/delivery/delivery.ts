@@ -1,6 +1,8 @@
 import type { Channel } from '../../action-shape.js';
+import { type Clock, systemClock } from '../../clock.js';
 import type { Logger } from '../../log.js';
 import type { DeliveryOutcome, MetaStore } from '../../store/index.js';
+import { type Attempt, sendWithRetries } from '../attempts/index.js';
 import type { ChatChannel } from '../ports.js';
 
 export const HEARTBEAT_OK = 'HEARTBEAT_OK';
@@ -32,6 +34,8 @@ export interface DeliveryOptions {
   readonly log: Logger;
   /** Called with every outcome (the deliveries counter). */
   readonly onOutcome?: (outcome: DeliveryOutcome) => void;
+  /** Waits between tries, and their time limits. */
+  readonly clock?: Clock;
 }
 
 export interface DeliveryTarget {
@@ -50,8 +54,16 @@ export interface Delivery {
   resolve(target: DeliveryTarget): Promise<Route | { reason: string }>;
   /** An outcome decided without trying (deliver false, a failed run), counted like the rest. */
   skipped(reason: string): DeliveryOutcome;
-  /** Delivers `reply`; `signal` aborts a delivery still retrying when the gateway stops. Never throws. */
-  deliver(target: DeliveryTarget, reply: string, signal?: AbortSignal): Promise<DeliveryOutcome>;
+  /**
+   * Delivers `reply`, telling `onAttempt` of every failed try; `signal` aborts a delivery still
+   * retrying when the gateway stops. Never throws.
+   */
+  deliver(
+    target: DeliveryTarget,
+    reply: string,
+    signal?: AbortSignal,
+    onAttempt?: (attempt: Attempt) => void,
+  ): Promise<DeliveryOutcome>;
 }
 
 /** Why a reply is not delivered when no chat channel is configured. */
@@ -60,6 +72,7 @@ const NO_CHANNEL = 'no channel: none is configured (channels.chatnet)';
 /** Delivers replies: resolves `last`, skips acknowledgements, records the outcome, never throws. */
 export function createDelivery(options: DeliveryOptions): Delivery {
   const log = options.log.child({ component: 'delivery' });
+  const clock = options.clock ?? systemClock;
 
   async function lastRoute(): Promise<Route | undefined> {
     const stored = await options.meta.get<Route>(LAST_ROUTE_KEY);
@@ -88,14 +101,19 @@ export function createDelivery(options: DeliveryOptions): Delivery {
       options.onOutcome?.(outcome);
       return outcome;
     },
-    async deliver(target: DeliveryTarget, reply: string, signal?: AbortSignal): Promise<DeliveryOutcome> {
-      const outcome = await attempt(target, reply, signal);
+    async deliver(target, reply, signal, onAttempt) {
+      const outcome = await attempt(target, reply, signal, onAttempt);
       options.onOutcome?.(outcome);
       return outcome;
     },
   };
 
-  async function attempt(target: DeliveryTarget, reply: string, signal?: AbortSignal): Promise<DeliveryOutcome> {
+  async function attempt(
+    target: DeliveryTarget,
+    reply: string,
+    signal: AbortSignal | undefined,
+    onFailure: ((attempt: Attempt) => void) | undefined,
+  ): Promise<DeliveryOutcome> {
     if (reply.trim() === NO_REPLY) return { status: 'skipped', reason: 'NO_REPLY' };
     if (isAckOnly(reply, options.ackMaxChars)) return { status: 'skipped', reason: 'heartbeat acknowledgement' };
     // Nothing to deliver to is a choice (the embedded default has no channel), not a failure.
@@ -111,7 +129,11 @@ export function createDelivery(options: DeliveryOptions): Delivery {
         reason: `channel ${route.channel} is not configured`,
       };
     try {
-      await channel.send(route.to, reply, signal);
+      await sendWithRetries(channel, route.to, reply, {
+        clock,
+        ...(signal ? { signal } : {}),
+        ...(onFailure ? { onFailure } : {}),
+      });
       if (target.mainSession) await options.meta.set(LAST_ROUTE_KEY, route);
       return { status: 'sent', channel: route.channel, to: route.to };
     } catch (err) {

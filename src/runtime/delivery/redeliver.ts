@@ -1,10 +1,13 @@
 import { hookdError } from '../../errors.js';
+import type { Logger } from '../../log.js';
 import type { DeliveryOutcome, StoreContract } from '../../store/index.js';
+import { createAttemptRecorder } from '../attempts/index.js';
 import type { Delivery } from './delivery.js';
 
 export interface RedeliveriesOptions {
   readonly store: StoreContract;
   readonly delivery: Delivery;
+  readonly log: Logger;
   readonly onRunUpdate?: (runId: string) => void;
 }
 
@@ -16,6 +19,7 @@ export interface RedeliveriesOptions {
 export function createRedeliveries(options: RedeliveriesOptions) {
   const { store, delivery } = options;
   const inFlight = new Set<string>();
+  const recordAttempt = createAttemptRecorder(options);
   const stopping = new AbortController();
   return {
     async redeliver(runId: string): Promise<DeliveryOutcome> {
@@ -27,7 +31,7 @@ export function createRedeliveries(options: RedeliveriesOptions) {
       inFlight.add(runId);
       try {
         const target = { channel: run.channel, ...(run.to === undefined ? {} : { to: run.to }) };
-        const outcome = await delivery.deliver(target, run.output ?? '', stopping.signal);
+        const outcome = await delivery.deliver(target, run.output ?? '', stopping.signal, recordAttempt(run));
         await store.group.write((w) => w.runs.recordDelivery(runId, outcome));
         options.onRunUpdate?.(runId);
         return outcome;

@@ -1,8 +1,17 @@
 import type { ThinkingLevel } from '../../action-shape.js';
 import { MAIN_SESSION } from '../../action-shape.js';
 import { type Clock, systemClock } from '../../clock.js';
+import { isHookdError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { EventRecord, StoreContract } from '../../store/index.js';
+import type { EventRecord, SessionMessage, StoreContract } from '../../store/index.js';
+import {
+  type Attempt,
+  charsOf,
+  completeWithRetries,
+  createPromptBudgets,
+  historyWithin,
+  type PromptBudgets,
+} from '../attempts/index.js';
 import type { Delivery } from '../delivery/index.js';
 import type { ModelRouter } from '../ports.js';
 import { wrapExternalContent } from '../safety/index.js';
@@ -25,8 +34,13 @@ export interface HeartbeatTurnOptions {
   readonly historyLimit?: number;
   /** Events shown in one heartbeat turn, oldest first (default 200). */
   readonly maxEventsPerTurn?: number;
-  /** The events' text in one turn, at most (default 200,000 characters); the rest waits for the next. */
+  /**
+   * The whole model request of a turn (history, prompt and events), in characters, at most
+   * (default 200,000): history is trimmed first, then events wait for the next turn.
+   */
   readonly maxPromptChars?: number;
+  /** What each model is sent at most, shared with agent runs (a context refusal shrinks it). */
+  readonly budgets?: PromptBudgets;
   /** Time for records, the turn's time limit and the coalescing and periodic timers. */
   readonly clock?: Clock;
 }
@@ -74,6 +88,44 @@ export function eventsWithin(events: readonly EventRecord[], maxChars: number): 
  */
 export type HeartbeatTurn = (reason: 'request' | 'periodic', shutdown: AbortSignal) => Promise<boolean>;
 
+/** A wrapper's own characters, and the blank lines between the prompt and the events. */
+const FRAME_CHARS = wrapExternalContent('').length + 4;
+
+/** A heartbeat's model request, and the events it shows. */
+interface TurnRequest {
+  readonly events: EventRecord[];
+  readonly content: string;
+  readonly messages: SessionMessage[];
+}
+
+/**
+ * The turn's request within `budget` characters (docs/runtime.md#context-length): the prompt
+ * and as many pending events as fit (oldest first; one too big alone is cut), then as much
+ * history as the rest holds. Events come before history: history is trimmed first.
+ */
+export function turnWithin(
+  prompt: string,
+  pending: readonly EventRecord[],
+  history: readonly SessionMessage[],
+  budget: number,
+): TurnRequest {
+  let room = budget - prompt.length - FRAME_CHARS;
+  for (;;) {
+    const events = eventsWithin(pending, room);
+    const content = heartbeatMessage(prompt, events);
+    // Neutralised markers can change the text's length: cut again by what it went over.
+    if (content.length > budget && room > LINE_OVERHEAD + 100) {
+      room -= content.length - budget;
+      continue;
+    }
+    return {
+      events,
+      content,
+      messages: [...historyWithin(history, budget - content.length), { role: 'user', content }],
+    };
+  }
+}
+
 /** Creates the turn of the main session's heartbeat. */
 export function createHeartbeatTurn(options: HeartbeatTurnOptions): HeartbeatTurn {
   const { store, models, delivery, log } = options;
@@ -81,32 +133,63 @@ export function createHeartbeatTurn(options: HeartbeatTurnOptions): HeartbeatTur
   const maxEvents = options.maxEventsPerTurn ?? 200;
   const maxChars = options.maxPromptChars ?? 200_000;
   const clock = options.clock ?? systemClock;
+  const budgets = options.budgets ?? createPromptBudgets(log);
+  const prompt = options.prompt ?? DEFAULT_HEARTBEAT_PROMPT;
+  const onFailure = (attempt: Attempt) => log.warn({ ...attempt }, `${attempt.kind} attempt failed`);
+
+  /**
+   * Asks the model, at once again with a smaller request after a context-length refusal (until
+   * the smallest budget); resolves with the reply and the request it answered.
+   */
+  async function ask(
+    pending: readonly EventRecord[],
+    history: readonly SessionMessage[],
+    signal: AbortSignal,
+  ): Promise<{ reply: string; request: TurnRequest }> {
+    for (let budget = budgets.of(options.model, maxChars); ; ) {
+      const request = turnWithin(prompt, pending, history, budget);
+      try {
+        const reply = await completeWithRetries(
+          models,
+          options.model,
+          { messages: request.messages, ...(options.thinking ? { thinking: options.thinking } : {}), signal },
+          { clock, onFailure },
+        );
+        return { reply, request };
+      } catch (err) {
+        const smaller = isHookdError(err, 'MODEL_CONTEXT_EXCEEDED')
+          ? budgets.refused(options.model, charsOf(request.messages))
+          : undefined;
+        if (smaller !== undefined && !signal.aborted) {
+          budget = smaller;
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
 
   return async (reason, shutdown) => {
     // A bounded turn: after an outage the backlog could outgrow the model's context and
     // fail every heartbeat; the rest follows in the next turn.
     const pending = await store.events.pending(MAIN_SESSION, maxEvents);
     if (pending.length === 0) return false;
-    const events = eventsWithin(pending, maxChars);
-    const content = heartbeatMessage(options.prompt ?? DEFAULT_HEARTBEAT_PROMPT, events);
     const history = await store.messages.recent(MAIN_SESSION, historyLimit);
     const timeout = deadline(options.timeoutSeconds, shutdown, clock);
-    let reply: string;
+    let answered: { reply: string; request: TurnRequest };
     try {
-      reply = await models.complete(options.model, {
-        messages: [...history, { role: 'user', content }],
-        ...(options.thinking ? { thinking: options.thinking } : {}),
-        signal: timeout.signal,
-      });
+      answered = await ask(pending, history, timeout.signal);
     } catch (err) {
       if (!shutdown.aborted) {
-        const failure = { reason, events: events.length, err: (err as Error).message };
+        const failure = { reason, events: pending.length, err: (err as Error).message };
         log.warn(failure, 'heartbeat turn failed; events stay pending');
       }
       return false;
     } finally {
       timeout.done();
     }
+    const { reply, request } = answered;
+    const { events, content } = request;
     const at = clock.now();
     const messages = [
       { role: 'user', content },
@@ -122,7 +205,7 @@ export function createHeartbeatTurn(options: HeartbeatTurnOptions): HeartbeatTur
     const more =
       events.length < pending.length ||
       (pending.length === maxEvents && (await store.events.countPending(MAIN_SESSION)) > 0);
-    const outcome = await delivery.deliver({ channel: 'last', mainSession: true }, reply, shutdown);
+    const outcome = await delivery.deliver({ channel: 'last', mainSession: true }, reply, shutdown, onFailure);
     log.info({ reason, events: events.length, delivery: outcome.status, why: outcome.reason }, 'heartbeat done');
     return more;
   };

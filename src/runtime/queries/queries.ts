@@ -4,6 +4,7 @@ import type {
   RequestLogEntry,
   RequestLogFilter,
   RequestLogRecord,
+  RunAttempt,
   RunListFilter,
   RunRecord,
   StoreContract,
@@ -14,12 +15,14 @@ import type {
   OverviewView,
   RequestDetail,
   RequestView,
+  RunAttemptView,
   RunListItem,
   RunTranscript,
   RunView,
   SessionsView,
   SessionView,
 } from '../../views.js';
+import { lastText } from '../attempts/index.js';
 
 /**
  * The read model the admin API shows (docs/runtime.md#admin-api, docs/runtime.md#request-log-and-replay). Every answer is a promise: a shared
@@ -47,14 +50,23 @@ export interface AdminQueries {
 
 /** Read-only views of the store for the admin API (docs/runtime.md#admin-api). */
 export function createAdminQueries(store: StoreContract, now: () => number = Date.now): AdminQueries {
+  /** Runs with their attempts, read in one query. */
+  const withAttempts = async <R extends RunRecord>(runs: readonly R[]) => {
+    const attempts = await store.runs.attempts(runs.map((r) => r.id));
+    return runs.map((run) => ({ run, attempts: attempts.filter((a) => a.runId === run.id) }));
+  };
   const itemOf = async (id: string) => {
     const run = await store.runs.get(id);
-    return run && toRunListItem(run);
+    if (!run) return undefined;
+    const [found] = await withAttempts([run]);
+    return found && toRunListItem(found.run, found.attempts);
   };
   return {
     async run(runId) {
       const run = await store.runs.get(runId);
-      return run && toRunView(run);
+      if (!run) return undefined;
+      const [found] = await withAttempts([run]);
+      return found && toRunView(found.run, found.attempts);
     },
     runItem: itemOf,
     async runs(filter) {
@@ -62,7 +74,7 @@ export function createAdminQueries(store: StoreContract, now: () => number = Dat
       const page = rows.slice(0, filter.limit);
       const last = page.at(-1);
       return {
-        runs: page.map(toRunListItem),
+        runs: (await withAttempts(page)).map(({ run, attempts }) => toRunListItem(run, attempts)),
         nextCursor: rows.length > filter.limit && last ? String(last.seq) : null,
       };
     },
@@ -130,7 +142,33 @@ function eventView(e: EventRecord): EventView {
   return { id: e.id, text: e.text, createdAt: iso(e.createdAt), consumed: e.consumedAt !== null };
 }
 
-function toRunView(run: RunRecord): RunView {
+function attemptView(a: RunAttempt): RunAttemptView {
+  return {
+    at: iso(a.at),
+    kind: a.kind,
+    n: a.n,
+    outcome: a.outcome,
+    ...(a.status === undefined ? {} : { status: a.status }),
+    ...(a.error === undefined ? {} : { error: a.error }),
+  };
+}
+
+/**
+ * `retrying (attempt N, last: …)` while the run's model call is being retried, `retrying
+ * delivery (…)` while its delivery is: its last failed try is of this execution and of the
+ * step the run stands at (docs/runtime.md#attempts).
+ */
+export function retryingOf(run: RunRecord, attempts: readonly RunAttempt[]): string | undefined {
+  const last = attempts.at(-1);
+  if (!last || last.at < (run.startedAt ?? 0)) return undefined;
+  const what = (label: string) => `${label} (attempt ${last.n + 1}, last: ${lastText(last)})`;
+  if (run.status === 'running' && last.kind === 'model') return what('retrying');
+  if (run.status === 'ok' && run.delivery === undefined && last.kind === 'delivery') return what('retrying delivery');
+  return undefined;
+}
+
+function toRunView(run: RunRecord, attempts: readonly RunAttempt[]): RunView {
+  const retrying = retryingOf(run, attempts);
   return {
     runId: run.id,
     sessionKey: run.sessionKey,
@@ -140,12 +178,14 @@ function toRunView(run: RunRecord): RunView {
     ...(run.output === undefined ? {} : { output: run.output }),
     ...(run.error === undefined ? {} : { error: run.error }),
     ...(run.delivery === undefined ? {} : { delivery: run.delivery }),
+    attempts: attempts.map(attemptView),
+    ...(retrying === undefined ? {} : { retrying }),
   };
 }
 
-function toRunListItem(run: RunRecord): RunListItem {
+function toRunListItem(run: RunRecord, attempts: readonly RunAttempt[]): RunListItem {
   return {
-    ...toRunView(run),
+    ...toRunView(run, attempts),
     ...(run.mappingId === undefined ? {} : { mappingId: run.mappingId }),
     createdAt: iso(run.createdAt),
     ...(run.startedAt === undefined ? {} : { startedAt: iso(run.startedAt) }),

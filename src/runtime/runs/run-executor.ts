@@ -5,6 +5,15 @@ import { type Clock, systemClock } from '../../clock.js';
 import { hookdError, isHookdError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { DeliveryOutcome, RunRecord, SessionMessage, StoreContract, Writes } from '../../store/index.js';
+import {
+  charsOf,
+  completeWithRetries,
+  createAttemptRecorder,
+  createPromptBudgets,
+  historyWithin,
+  type PromptBudgets,
+  shortened,
+} from '../attempts/index.js';
 import type { Delivery } from '../delivery/index.js';
 import type { Heartbeat } from '../heartbeat/index.js';
 import type { ModelRouter } from '../ports.js';
@@ -37,6 +46,10 @@ export interface RunExecutorOptions {
   readonly log: Logger;
   /** Transcript messages sent as history (the newest ones). */
   readonly historyLimit?: number;
+  /** The whole model request (history and message), in characters, at most (default 200,000). */
+  readonly maxPromptChars?: number;
+  /** What each model is sent at most, shared with the heartbeat (a context refusal shrinks it). */
+  readonly budgets?: PromptBudgets;
   /** Told when a run's stored state changed (started; finished and summarised). */
   readonly onRunUpdate?: (runId: string) => void;
   /** Time for records, run time limits and the back-off between write tries. */
@@ -55,6 +68,25 @@ export interface RunExecutor {
 
 type Turn = { readonly run: RunRecord; readonly messages: readonly SessionMessage[] };
 
+/** A wrapper's own characters: a message cut to fit the budget is cut before it is wrapped. */
+const WRAPPER_CHARS = wrapExternalContent('').length;
+
+/**
+ * A run's model request within `budget` characters (docs/runtime.md#context-length): its message
+ * (wrapped), cut with a note when it alone is over, after as much of the session's history as
+ * fits, oldest left out first.
+ */
+export function requestOf(
+  run: RunRecord,
+  history: readonly SessionMessage[],
+  budget: number,
+): { messages: SessionMessage[]; content: string } {
+  const safe = run.allowUnsafeExternalContent;
+  const text = shortened(run.message, budget - (safe ? 0 : WRAPPER_CHARS));
+  const content = safe ? text : wrapExternalContent(text, run.contentSource);
+  return { messages: [...historyWithin(history, budget - content.length), { role: 'user', content }], content };
+}
+
 /** Creates the executor of agent runs (docs/runtime.md#agent-runs). */
 export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
   const { store, models, delivery, heartbeat } = options;
@@ -62,6 +94,13 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
   const clock = options.clock ?? systemClock;
   const now = clock.now;
   const historyLimit = options.historyLimit ?? 100;
+  const maxPromptChars = options.maxPromptChars ?? 200_000;
+  const budgets = options.budgets ?? createPromptBudgets(log);
+  const recordAttempt = createAttemptRecorder({
+    store,
+    log,
+    ...(options.onRunUpdate ? { onRunUpdate: options.onRunUpdate } : {}),
+  });
 
   /** Writes a finished turn: the transcript (for a reply) and the run's final status. */
   function recordTurn(w: Writes, { run, messages }: Turn): void {
@@ -91,32 +130,30 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
         () => options.onRunUpdate?.(run.id),
         (err: unknown) => log.error({ err, runId: run.id }, 'marking a run running failed'),
       );
-    const content = run.allowUnsafeExternalContent ? run.message : wrapExternalContent(run.message, run.contentSource);
     const phrases = findInjectionPhrases(run.message);
     if (phrases.length > 0) log.warn({ runId: run.id, phrases }, 'possible prompt injection in hook content');
     const history = await store.messages.recent(run.sessionKey, historyLimit);
     const timeoutSeconds = run.timeoutSeconds ?? options.defaultTimeoutSeconds;
     const timeout = deadline(timeoutSeconds, shutdown, clock);
     const thinking = run.thinking ?? options.defaultThinking;
+    const { messages, content } = requestOf(run, history, budgets.of(run.model, maxPromptChars));
     try {
-      const reply = await models.complete(run.model, {
-        messages: [...history, { role: 'user', content }],
-        ...(thinking ? { thinking } : {}),
-        signal: timeout.signal,
-      });
-      const messages: SessionMessage[] = [
+      const reply = await completeWithRetries(
+        models,
+        run.model,
+        { messages, ...(thinking ? { thinking } : {}), signal: timeout.signal },
+        { clock, onFailure: recordAttempt(run) },
+      );
+      const turn: SessionMessage[] = [
         { role: 'user', content },
         { role: 'assistant', content: reply },
       ];
-      return { run: { ...run, status: 'ok', output: reply, startedAt, finishedAt: now() }, messages };
+      return { run: { ...run, status: 'ok', output: reply, startedAt, finishedAt: now() }, messages: turn };
     } catch (err) {
       if (shutdown.aborted && !timeout.timedOut) return undefined;
       const status = timeout.timedOut ? 'timeout' : 'error';
-      const unavailable = isHookdError(err, 'MODEL_UNAVAILABLE') ? { unavailable: err.message } : {};
-      const error = timeout.timedOut
-        ? hookdError('RUN_TIMED_OUT', { seconds: timeoutSeconds, ...unavailable }).message
-        : (err as Error).message;
-      log.warn({ runId: run.id, status, error }, 'run failed');
+      const error = errorOf(err, timeout.timedOut ? timeoutSeconds : undefined, run.model, charsOf(messages));
+      log.warn({ runId: run.id, mapping: run.mappingId, status, error }, 'run failed');
       // A failed turn adds nothing to the transcript, but its status is still written.
       return { run: { ...run, status, error, startedAt, finishedAt: now() }, messages: [] };
     } finally {
@@ -124,11 +161,25 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
     }
   }
 
+  /**
+   * A run's error text. A context-length refusal says how much was sent, and makes the model's
+   * later requests smaller (docs/runtime.md#context-length).
+   */
+  function errorOf(err: unknown, timedOutAfter: number | undefined, model: string, sentChars: number): string {
+    if (timedOutAfter !== undefined) {
+      const unavailable = isHookdError(err, 'MODEL_UNAVAILABLE') ? { unavailable: err.message } : {};
+      return hookdError('RUN_TIMED_OUT', { seconds: timedOutAfter, ...unavailable }).message;
+    }
+    if (!isHookdError(err, 'MODEL_CONTEXT_EXCEEDED')) return (err as Error).message;
+    budgets.refused(model, sentChars);
+    return hookdError('MODEL_CONTEXT_EXCEEDED', { ...err.params, sentChars }).message;
+  }
+
   function deliveryOf(run: RunRecord, shutdown: AbortSignal): Promise<DeliveryOutcome> {
     if (!run.deliver) return Promise.resolve(delivery.skipped('deliver is false'));
     if (run.status !== 'ok') return Promise.resolve(delivery.skipped(`the run ended with ${run.status}`));
     const target = { channel: run.channel, ...(run.to === undefined ? {} : { to: run.to }) };
-    return delivery.deliver(target, run.output ?? '', shutdown);
+    return delivery.deliver(target, run.output ?? '', shutdown, recordAttempt(run));
   }
 
   /**

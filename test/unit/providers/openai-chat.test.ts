@@ -1,26 +1,23 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { isHookdError } from '../../../src/errors.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type HookdError, isHookdError } from '../../../src/errors.js';
 import { createOpenAiChatProvider } from '../../../src/providers/index.js';
-import { until, waits } from '../../helpers/clock.js';
-import { type FakeModel, startFakeModel } from '../../helpers/fake-model.js';
-
-vi.mock('node:timers/promises', async (importOriginal) =>
-  (await import('../../helpers/clock.js')).timersOnGlobalClock(await importOriginal()),
-);
+import { CONTEXT_REFUSAL, type FakeModel, startFakeModel } from '../../helpers/fake-model.js';
 
 let model: FakeModel | undefined;
 afterEach(async () => {
-  vi.useRealTimers();
-  waits.length = 0;
   await model?.close();
   model = undefined;
 });
 
-/** Fake timeouts only: sockets, and the fake model server, stay real. */
-const fakeTimeouts = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-
 const ask = (provider: ReturnType<typeof createOpenAiChatProvider>, signal = AbortSignal.timeout(5000)) =>
   provider.complete({ model: 'llama3.1', messages: [{ role: 'user', content: 'hi' }], thinking: 'low', signal });
+
+/** The error one try rejects with. */
+const failureOf = async (provider: ReturnType<typeof createOpenAiChatProvider>) =>
+  (await ask(provider).then(
+    () => undefined,
+    (err: unknown) => err,
+  )) as HookdError;
 
 describe('openai-chat provider', () => {
   it('posts model, messages and reasoning_effort with the API key, and returns the content', async () => {
@@ -35,65 +32,76 @@ describe('openai-chat provider', () => {
     });
   });
 
-  it('retries a 429 after its Retry-After and a 5xx after the back-off, then succeeds', async () => {
-    model = await startFakeModel((_r, i) =>
-      i === 0 ? { status: 429, retryAfter: 2 } : i === 1 ? { status: 503 } : 'third time',
-    );
+  it('makes one try, and says a 5xx or 429 with its status and Retry-After for the runtime to retry', async () => {
+    model = await startFakeModel((_r, i) => (i === 0 ? { status: 429, retryAfter: 2 } : { status: 503 }));
     const provider = createOpenAiChatProvider({ baseUrl: model.url, api: 'openai-chat' });
-    fakeTimeouts();
-    const answer = ask(provider, new AbortController().signal);
-    await until(() => waits.length === 1);
-    expect(waits[0]?.delayMs).toBe(2000);
-    await vi.advanceTimersByTimeAsync(2000);
-    await until(() => waits.length === 2);
-    expect(waits[1]?.delayMs).toBe(500);
-    await vi.advanceTimersByTimeAsync(500);
-    await expect(answer).resolves.toBe('third time');
-    expect(model.requests).toHaveLength(3);
+    const throttled = await failureOf(provider);
+    expect(isHookdError(throttled, 'MODEL_REFUSED')).toBe(true);
+    expect(throttled.params).toEqual({
+      status: 429,
+      excerpt: '{"error":{"message":"fake error"}}',
+      retryAfterMs: 2000,
+    });
+    const down = await failureOf(provider);
+    expect(down.params).toEqual({ status: 503, excerpt: '{"error":{"message":"fake error"}}' });
+    expect(model.requests).toHaveLength(2);
     expect(model.requests[0]).not.toHaveProperty('authorization');
   });
 
-  it('fails at once on a 4xx other than 429', async () => {
-    model = await startFakeModel(() => ({ status: 400, body: { error: { message: 'bad model' } } }));
-    const provider = createOpenAiChatProvider({ baseUrl: model.url, api: 'openai-chat' });
-    await expect(ask(provider)).rejects.toThrow(/answered 400/);
-    expect(model.requests).toHaveLength(1);
-  });
-
-  it('masks the API key in an error body that echoes it', async () => {
+  it('masks the API key in an error body that echoes it, and keeps at most 300 characters', async () => {
     const apiKey = 'sk-live-0123456789abcdef';
-    model = await startFakeModel(() => ({ status: 401, body: { error: { message: `invalid key: ${apiKey}` } } }));
+    model = await startFakeModel(() => ({
+      status: 401,
+      body: { error: { message: `invalid key: ${apiKey} ${'x'.repeat(400)}` } },
+    }));
     const provider = createOpenAiChatProvider({ baseUrl: model.url, apiKey, api: 'openai-chat' });
-    const failure = await ask(provider).catch((err: Error) => err);
-    expect((failure as Error).message).toMatch(/answered 401: .*invalid key: \[REDACTED\]/);
-    expect((failure as Error).message).not.toContain('sk-live');
+    const failure = await failureOf(provider);
+    expect(failure.message).toMatch(/answered 401: .*invalid key: \[REDACTED\]/);
+    expect(failure.message).not.toContain('sk-live');
+    expect((failure.params as { excerpt: string }).excerpt).toHaveLength(300);
   });
 
-  it('backs off 0.25 s doubling up to 5 s while 5xx go on, and gives up when the signal aborts', async () => {
-    model = await startFakeModel(() => ({ status: 500 }));
+  it.each([
+    ['OpenAI', CONTEXT_REFUSAL],
+    [
+      'llama.cpp',
+      {
+        error: {
+          code: 400,
+          message: 'the request exceeds the available context size, try increasing it',
+          type: 'exceed_context_size_error',
+        },
+      },
+    ],
+    [
+      'vLLM',
+      {
+        object: 'error',
+        message:
+          "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens (8000 in the messages, 1000 in the completion).",
+        type: 'BadRequestError',
+        code: 400,
+      },
+    ],
+  ])('classifies a context-length refusal from %s as MODEL_CONTEXT_EXCEEDED', async (_server, body) => {
+    model = await startFakeModel(() => ({ status: 400, body }));
     const provider = createOpenAiChatProvider({ baseUrl: model.url, api: 'openai-chat' });
-    const shutdown = new AbortController();
-    fakeTimeouts();
-    const answer = ask(provider, shutdown.signal);
-    for (const [n, delayMs] of [250, 500, 1000, 2000, 4000, 5000, 5000].entries()) {
-      await until(() => waits.length === n + 1);
-      expect(waits[n]?.delayMs).toBe(delayMs);
-      if (n < 6) await vi.advanceTimersByTimeAsync(delayMs);
-    }
-    shutdown.abort(new Error('shutting down'));
-    // What failed is kept, not only that the call was cut off (issue 17).
-    const failure = await answer.catch((err: unknown) => err);
-    expect(isHookdError(failure, 'MODEL_UNAVAILABLE')).toBe(true);
-    expect((failure as Error).message).toBe(
-      'the model server failed 7 times, last: HTTP 500 {"error":{"message":"fake error"}}',
-    );
-    expect(model.requests).toHaveLength(7);
+    const failure = await failureOf(provider);
+    expect(failure.code).toBe('MODEL_CONTEXT_EXCEEDED');
+    expect(failure.message).toMatch(/^the model server refused the request as too long for its context \(HTTP 400\): /);
   });
 
-  it('says which network error it kept retrying when a server refuses connections until the time limit', async () => {
+  it('keeps a 400 that names no context a plain refusal', async () => {
+    model = await startFakeModel(() => ({ status: 400, body: { error: { message: 'bad model' } } }));
+    const failure = await failureOf(createOpenAiChatProvider({ baseUrl: model.url, api: 'openai-chat' }));
+    expect(failure.code).toBe('MODEL_REFUSED');
+    expect(failure.message).toBe('the model server answered 400: {"error":{"message":"bad model"}}');
+  });
+
+  it('says MODEL_UNREACHABLE with the network error when nothing listens', async () => {
     const provider = createOpenAiChatProvider({ baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-9', api: 'openai-chat' });
-    const failure = await ask(provider, AbortSignal.timeout(900)).catch((err: unknown) => err);
-    expect(isHookdError(failure, 'MODEL_UNAVAILABLE')).toBe(true);
-    expect((failure as Error).message).toMatch(/^the model server failed \d+ times?, last: .*ECONNREFUSED/);
+    const failure = await failureOf(provider);
+    expect(failure.code).toBe('MODEL_UNREACHABLE');
+    expect(failure.message).toMatch(/^the model server is unreachable: .*ECONNREFUSED/);
   });
 });

@@ -1,0 +1,53 @@
+import { type BackoffBounds, backoffMs } from '../../backoff.js';
+import type { Clock } from '../../clock.js';
+import { hookdError } from '../../errors.js';
+import type { CompletionRequest, ModelRouter } from '../ports.js';
+import { type Attempt, attemptOf, type Failure, failureOf, lastText } from './attempt.js';
+
+/** Between model tries: 250 ms doubling to 5 s, unless the server says (`Retry-After`). */
+export const MODEL_BACKOFF: BackoffBounds = { minMs: 250, maxMs: 5_000 };
+
+export interface ModelTryOptions {
+  /** Waits between tries, and stamps attempts. */
+  readonly clock: Clock;
+  /** Told of every failed try as it fails (not of one cut off by the signal). */
+  readonly onFailure?: (attempt: Attempt) => void;
+}
+
+/**
+ * Calls `ref` until it answers (docs/runtime.md#attempts): 429, 5xx and network errors are tried
+ * again after a back-off on the clock, until `request.signal` aborts; then it rejects with
+ * MODEL_UNAVAILABLE (how many tries failed, and the last failure) when any did, else with the
+ * signal's reason. Any other failure, a context-length refusal included, rejects at once.
+ */
+export async function completeWithRetries(
+  models: ModelRouter,
+  ref: string,
+  request: Omit<CompletionRequest, 'model'>,
+  options: ModelTryOptions,
+): Promise<string> {
+  const { signal } = request;
+  let last: Attempt | undefined;
+  // Cut off after failures: the failures, not only the cut, are the news.
+  const cutOff = () =>
+    last === undefined
+      ? signal.reason
+      : hookdError('MODEL_UNAVAILABLE', { attempts: last.n, last: lastText(last) }, { cause: signal.reason });
+  for (let n = 1; ; n++) {
+    let failure: Failure;
+    try {
+      return await models.complete(ref, request);
+    } catch (err) {
+      if (signal.aborted) throw cutOff();
+      failure = failureOf(err);
+      last = attemptOf(failure, 'model', n, options.clock.now());
+      options.onFailure?.(last);
+      if (!failure.transient) throw err;
+    }
+    try {
+      await options.clock.sleep(failure.retryAfterMs ?? backoffMs(n - 1, MODEL_BACKOFF), signal);
+    } catch {
+      throw cutOff();
+    }
+  }
+}

@@ -1,0 +1,38 @@
+import type { Logger } from '../../log.js';
+import type { StoreContract } from '../../store/index.js';
+import type { Attempt } from './attempt.js';
+
+/** The run an attempt belongs to, as its log line names it. */
+export interface AttemptOwner {
+  readonly id: string;
+  readonly mappingId?: string;
+}
+
+export interface AttemptRecorderOptions {
+  readonly store: StoreContract;
+  readonly log: Logger;
+  /** Told once an attempt is stored (the live log follows the run). */
+  readonly onRunUpdate?: (runId: string) => void;
+}
+
+/** Records a run's failed try as it happens: a warn line, and a row in the next group commit. */
+export type AttemptRecorder = (run: AttemptOwner) => (attempt: Attempt) => void;
+
+/**
+ * Records failed tries on their runs (docs/runtime.md#attempts): one row each through the group
+ * commit (nothing for a try that succeeds), and a warn line with the run id and mapping.
+ */
+export function createAttemptRecorder(options: AttemptRecorderOptions): AttemptRecorder {
+  const { store } = options;
+  const log = options.log.child({ component: 'attempts' });
+  return (run) => (attempt) => {
+    const mapping = run.mappingId === undefined ? {} : { mapping: run.mappingId };
+    log.warn({ runId: run.id, ...mapping, ...attempt }, `${attempt.kind} attempt failed`);
+    store.group
+      .write((w) => w.runs.recordAttempt({ runId: run.id, ...attempt }))
+      .then(
+        () => options.onRunUpdate?.(run.id),
+        (err: unknown) => log.error({ err, runId: run.id }, 'recording a failed attempt failed'),
+      );
+  };
+}
