@@ -118,6 +118,7 @@ describe.skipIf(!postgresTestsRun)('the PostgreSQL schema', () => {
       'messages',
       'meta',
       'requests',
+      'run_attempts',
       'runs',
     ]);
     // Starting again changes nothing.

@@ -79,7 +79,9 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
   describe.skipIf(!runs)(`the store contract on ${name}`, () => {
     beforeEach(async () => {
       if (name === 'PostgreSQL')
-        await pool?.query('TRUNCATE events, runs, messages, requests, failed_requests, idempotency RESTART IDENTITY');
+        await pool?.query(
+          'TRUNCATE events, runs, run_attempts, messages, requests, failed_requests, idempotency RESTART IDENTITY',
+        );
     });
 
     it('queues events per session and consumes them in a commit', async () => {
@@ -132,6 +134,40 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
         { role: 'user', content: 'do r1' },
         { role: 'assistant', content: 'done' },
       ]);
+    });
+
+    it("keeps a run's failed attempts in order, per run", async () => {
+      const store = make();
+      await store.commit((w) => {
+        w.runs.insert(run('a1'));
+        w.runs.insert(run('a2'));
+      });
+      const attempt = { kind: 'model' as const, outcome: 'MODEL_REFUSED', status: 500, error: 'HTTP 500 body' };
+      await store.group.write((w) => w.runs.recordAttempt({ runId: 'a1', at: 10, n: 1, ...attempt }));
+      await store.group.write((w) => {
+        w.runs.recordAttempt({
+          runId: 'a2',
+          at: 11,
+          kind: 'delivery',
+          n: 1,
+          outcome: 'CHANNEL_UNREACHABLE',
+          error: 'down',
+        });
+        w.runs.recordAttempt({ runId: 'a1', at: 12, n: 2, ...attempt });
+      });
+      expect(await store.runs.attempts(['a1'])).toEqual([
+        { runId: 'a1', at: 10, n: 1, ...attempt },
+        { runId: 'a1', at: 12, n: 2, ...attempt },
+      ]);
+      expect((await store.runs.attempts(['a2', 'a1'])).map((a) => [a.runId, a.n])).toEqual([
+        ['a1', 1],
+        ['a2', 1],
+        ['a1', 2],
+      ]);
+      expect(await store.runs.attempts(['a2'])).toEqual([
+        { runId: 'a2', at: 11, kind: 'delivery', n: 1, outcome: 'CHANNEL_UNREACHABLE', error: 'down' },
+      ]);
+      expect(await store.runs.attempts([])).toEqual([]);
     });
 
     it('keeps transcripts: the recent ones in order, whether a session has any, the sessions by activity', async () => {
