@@ -56,6 +56,7 @@ export type {
   OverviewView,
   RequestDetail,
   RequestView,
+  RunAttemptView,
   RunListItem,
   RunTranscript,
   RunView,

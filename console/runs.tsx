@@ -1,5 +1,5 @@
 import { useCallback, useState } from 'preact/hooks';
-import { post, type RunListItem, type RunTranscript, type RunView } from './api';
+import { post, type RunAttemptView, type RunListItem, type RunTranscript, type RunView } from './api';
 import { useLive, useLoad, when } from './live';
 
 function delivery(run: RunView): string {
@@ -8,6 +8,38 @@ function delivery(run: RunView): string {
     ? ` to ${run.delivery.channel}${run.delivery.to ? ` ${run.delivery.to}` : ''}`
     : '';
   return `${run.delivery.status}${where}${run.delivery.reason ? ` (${run.delivery.reason})` : ''}`;
+}
+
+/** The failed tries of a run's model call and delivery, oldest first (docs/runtime.md#attempts). */
+function AttemptTimeline({ attempts }: { attempts: readonly RunAttemptView[] }) {
+  if (attempts.length === 0) return <p class="empty">No failed attempts: every try went through first time.</p>;
+  return (
+    <div class="table-wrap">
+      <table data-testid="run-attempts">
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">Try</th>
+            <th scope="col">Outcome</th>
+            <th scope="col">What the server said</th>
+          </tr>
+        </thead>
+        <tbody>
+          {attempts.map((a) => (
+            <tr key={`${a.kind}-${a.at}-${a.n}`}>
+              <td>{when(a.at)}</td>
+              <td>{`${a.kind === 'model' ? 'model try' : 'delivery attempt'} ${a.n}`}</td>
+              <td>
+                <code>{a.outcome}</code>
+                {a.status === undefined ? '' : ` (HTTP ${a.status})`}
+              </td>
+              <td>{a.error ? <code class="excerpt">{a.error}</code> : '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
 }
 
 export function RunsTable({ runs }: { runs: RunListItem[] }) {
@@ -28,7 +60,7 @@ export function RunsTable({ runs }: { runs: RunListItem[] }) {
               <td>
                 <a href={`#/runs/${encodeURIComponent(run.runId)}`}>{run.name ?? run.runId}</a>
               </td>
-              <td>{run.status}</td>
+              <td title={run.retrying}>{run.retrying ? `${run.status}, retrying` : run.status}</td>
               <td>{run.model}</td>
               <td>{delivery(run)}</td>
             </tr>
@@ -93,6 +125,12 @@ export function RunPage({ id }: { id: string }) {
         </dd>
         <dt>Status</dt>
         <dd data-testid="run-status">{r.status}</dd>
+        {r.retrying && (
+          <>
+            <dt>Now</dt>
+            <dd data-testid="run-retrying">{r.retrying}</dd>
+          </>
+        )}
         <dt>Model</dt>
         <dd>{r.model}</dd>
         <dt>Delivery</dt>
@@ -115,6 +153,8 @@ export function RunPage({ id }: { id: string }) {
         </p>
       )}
       <div aria-live="polite">{note && <p class="notice">{note}</p>}</div>
+      <h2>Attempts</h2>
+      <AttemptTimeline attempts={r.attempts ?? []} />
       <h2>Sent to the model, and its reply</h2>
       {transcript.data?.messages.length ? (
         transcript.data.messages.map((m, i) => (

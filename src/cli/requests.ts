@@ -151,6 +151,16 @@ export async function replayCommand(ids: readonly string[], options: ReplayOptio
   return results.every((r) => r.status < 300) ? 0 : 1;
 }
 
+/** The longest `retrying (…)` note a row of `hookd runs` shows. */
+const RETRYING_CHARS = 80;
+
+/** A run's status, and while it retries its model call or delivery, the last failed try. */
+function statusOf(run: RunListItem): string {
+  if (!run.retrying) return run.status;
+  const note = run.retrying.length > RETRYING_CHARS ? `${run.retrying.slice(0, RETRYING_CHARS - 1)}…` : run.retrying;
+  return `${run.status}: ${note}`;
+}
+
 /** `hookd runs`: agent runs of a running gateway, newest first. */
 export async function runsCommand(options: RunsOptions, io: CliIo): Promise<number> {
   const gateway = client(options, io);
@@ -163,7 +173,7 @@ export async function runsCommand(options: RunsOptions, io: CliIo): Promise<numb
   const rows = (answer.body.runs as RunListItem[]).map((r) => [
     when(r.createdAt),
     r.runId,
-    r.status,
+    statusOf(r),
     r.name ?? '-',
     r.model,
     r.delivery ? `${r.delivery.status}${r.delivery.reason ? ` (${r.delivery.reason})` : ''}` : '-',

@@ -238,6 +238,23 @@ describe.skipIf(!browserTestsRun)('the operator console in Chromium (docs/consol
     await context.close();
   });
 
+  it("shows a run's failed delivery attempt in its timeline as it happens, then the delivery", async () => {
+    const { context, page } = await signedIn();
+    chat.failNext(1);
+    const agent = await call(`${hookd.url}/hooks/agent`, {
+      headers: HOOK,
+      json: { message: 'try twice', deliver: true, channel: 'chatnet', to: '42' },
+    });
+    const runId = agent.body.runId as string;
+    await page.goto(`${hookd.url}/ui/#/runs/${runId}`);
+    const timeline = page.getByTestId('run-attempts');
+    await timeline.getByRole('row', { name: /delivery attempt 1 CHANNEL_REFUSED \(HTTP 502\) Bad Gateway/ }).waitFor();
+    await page.getByText(/^sent to chatnet 42/).waitFor();
+    expect(await timeline.getByRole('row').count()).toBe(2);
+    await page.screenshot({ path: artefact('console', 'run-attempts'), fullPage: true });
+    await context.close();
+  });
+
   it('refuses a state change without the CSRF token, or from another site, with 403', async () => {
     const { context, page } = await signedIn();
     const id = 'curl-live-1';
