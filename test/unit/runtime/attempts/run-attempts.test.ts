@@ -31,6 +31,8 @@ interface World {
   /** Posts to `/hooks/deploy` (the `deploys` mapping); resolves with the run's id. */
   deploy(extra?: object): Promise<string>;
   run(runId: string): Promise<RunView>;
+  /** `POST /api/runs/:id/redeliver`. */
+  redeliver(runId: string): Promise<unknown>;
   /** Polls the run until `done` holds. */
   runWhen(runId: string, done: (run: RunView) => boolean, what: string): Promise<RunView>;
 }
@@ -81,6 +83,12 @@ async function world(modelUrl: string): Promise<World> {
       return answer.body.runId as string;
     },
     run,
+    redeliver: async (runId) =>
+      (
+        await call(`${gateway.url}/api/runs/${runId}/redeliver`, {
+          headers: { authorization: `Bearer ${GATEWAY_TOKEN}` },
+        })
+      ).body,
     runWhen: (runId, done, what) =>
       until(async () => {
         const view = await run(runId);
@@ -180,5 +188,25 @@ describe("a run's delivery", () => {
       ['delivery', 2, 'CHANNEL_REFUSED', 502, 'Bad Gateway'],
     ]);
     expect(chat.sent.map((m) => m.text)).toEqual(['the reply']);
+  });
+
+  it("adds a redelivery's failed attempts to the run's", async () => {
+    const model = await fakeModel(() => 'the reply');
+    const { clock, chat, deploy, runWhen, redeliver } = await world(model.url);
+    chat.refuseNext(1);
+    const runId = await deploy({ deliver: true });
+    const failed = await runWhen(runId, (r) => r.delivery !== undefined, 'the delivery');
+    expect(failed.delivery?.status).toBe('failed');
+    expect(failed.attempts.map((a) => [a.kind, a.n, a.status])).toEqual([['delivery', 1, 400]]);
+    chat.failNext(1);
+    const answer = redeliver(runId);
+    await runWhen(runId, (r) => r.attempts.length === 2, 'the failed redelivery try');
+    await clock.advance(500);
+    expect(await answer).toEqual({ runId, delivery: { status: 'sent', channel: 'chatnet', to: '42' } });
+    const run = await runWhen(runId, (r) => r.delivery?.status === 'sent', 'the redelivery recorded');
+    expect(run.attempts.map((a) => [a.kind, a.n, a.outcome, a.status])).toEqual([
+      ['delivery', 1, 'CHANNEL_REFUSED', 400],
+      ['delivery', 1, 'CHANNEL_REFUSED', 502],
+    ]);
   });
 });
