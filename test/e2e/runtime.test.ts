@@ -158,6 +158,8 @@ describe.each(suiteStores)('the runtime end to end on %s (fake model and chat se
       model: 'fake/m1',
       output: 'Build #812 failed on main: flaky test.',
       delivery: { status: 'sent', channel: 'chatnet', to: '-100777' },
+      // Every try went through first time (docs/runtime.md#attempts).
+      attempts: [],
     });
     await expect.poll(async () => (await w.mainEvents()).every((e) => e.consumed)).toBe(true);
   });
@@ -322,6 +324,7 @@ describe.each(suiteStores)('the runtime end to end on %s (fake model and chat se
       model: 'fake/m1',
       output: 'done',
       delivery: { status: 'skipped', reason: 'deliver is false' },
+      attempts: [],
     });
     const events = await w.admin('/api/main/events');
     expect(events.body).toEqual({
