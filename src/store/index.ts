@@ -1,6 +1,6 @@
-export type { ConsoleSessionRepository } from './console-sessions.js';
 export type {
   ClaimedRun,
+  ConsoleSessionStore,
   MetaStore,
   StoreBackend,
   StoreContract,

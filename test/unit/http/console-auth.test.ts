@@ -21,7 +21,7 @@ function setup(gatewayToken = GATEWAY_TOKEN) {
   const store = createStore({ path: ':memory:', synchronous: 'normal' });
   stores.push(store);
   let at = Date.parse('2026-11-25T08:00:00Z');
-  const auth = createConsoleAuth(sqliteBackend(store).consoleSessions, gatewayToken, () => at);
+  const auth = createConsoleAuth(sqliteBackend(store, () => at).consoleSessions, gatewayToken);
   const withCookie = (token: string) => ({
     headers: { cookie: `theme=dark; ${SESSION_COOKIE}=${token}; x=1` },
     protocol: 'http' as const,
