@@ -44,6 +44,8 @@ export interface AppDeps {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** A NUL in a URL, percent-encoded or raw. */
+const NUL_IN_URL = /%00|\u0000/;
 
 /** A bounded label for a request: never the raw path, which senders choose. */
 function endpointOf(url: string, subPath: string | undefined, hooksPath: string): string {
@@ -164,6 +166,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // No route takes a NUL: PostgreSQL's text cannot hold one (a 500 there, a 404 on SQLite).
+    if (NUL_IN_URL.test(request.url)) throw hookdError('BAD_URL', { why: 'nul' });
   });
   answerOutsideFastify(app.server);
   // Connections past the bound are refused at accept, before they cost anything else.

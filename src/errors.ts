@@ -80,7 +80,9 @@ export const errorCatalogue = {
     p.limitBytes === undefined ? 'payload too large' : `payload too large: the limit is ${p.limitBytes} bytes`,
   ),
   REQUEST_TIMEOUT: http(408, () => 'the request took too long to arrive; the connection is closed'),
-  BAD_URL: http(400, () => 'malformed URL (a bad percent-encoding)'),
+  BAD_URL: http(400, (p: { why: 'encoding' | 'nul' } | undefined) =>
+    p?.why === 'nul' ? 'malformed URL (a NUL character, %00)' : 'malformed URL (a bad percent-encoding)',
+  ),
   EXPECTATION_FAILED: http(417, (p: { expect: string }) => `unsupported Expect header: ${p.expect}`),
   INVALID_JSON: http(400, (p: { reason: string }) => `invalid JSON body: ${p.reason}`),
   INVALID_BODY: http(400, (p: { problem: keyof typeof INVALID_BODY_WORDS }) => INVALID_BODY_WORDS[p.problem]),
