@@ -44,8 +44,8 @@ export interface AppDeps {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-/** A NUL in a URL, percent-encoded or raw. */
-const NUL_IN_URL = /%00|\u0000/;
+/** A NUL in a URL, percent-encoded (node's parser refuses a raw one). */
+const NUL_IN_URL = /%00/;
 
 /** A bounded label for a request: never the raw path, which senders choose. */
 function endpointOf(url: string, subPath: string | undefined, hooksPath: string): string {
