@@ -142,6 +142,8 @@ export const errorCatalogue = {
 
   // Start-up, CLI and runtime errors that never answer a hook request (docs/errors.md, second table).
   CONFIG_INVALID: local(configProblems),
+  /** One problem in one part of a configuration, gathered with the others into CONFIG_INVALID. */
+  CONFIG_PROBLEM: local((p: { problem: string }) => p.problem),
   CONFIG_EDIT_FAILED: local(
     (p: { problem: string; offset?: number }) =>
       `cannot edit the config file: ${p.problem}${p.offset === undefined ? '' : ` at offset ${p.offset}`}`,
