@@ -117,10 +117,12 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
     } catch {
       return html(reply, 403, signInPage('Sign in from the console’s own page.'));
     }
-    if (throttle.lockedForSeconds(request.ip) > 0)
-      return html(reply, 429, signInPage('Too many failed attempts; wait a minute and try again.'));
-    if (typeof form.token !== 'string' || !matches(form.token)) {
-      throttle.fail(request.ip);
+    // The right token is never throttled (docs/security.md#throttling); only a wrong one counts.
+    const token = typeof form.token === 'string' ? form.token : '';
+    if (!matches(token)) {
+      if (throttle.lockedForSeconds(request.ip) > 0)
+        return html(reply, 429, signInPage('Too many failed attempts; wait a minute and try again.'));
+      if (token !== '') throttle.fail(request.ip);
       options.log.warn({ reqId: request.id, ip: request.ip }, 'console sign-in refused');
       return html(reply, 401, signInPage('That is not the gateway token.'));
     }

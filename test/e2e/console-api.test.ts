@@ -287,8 +287,31 @@ describe('the console over HTTP', () => {
     expect(direct.status).toBe(403);
   });
 
-  it('counts failed sign-ins with the admin API’s failures: 20 in a minute lock both', async () => {
-    // Last in the file: it locks the loopback address out of sign-in for a minute.
+  it('counts no request without a token: 25 a cross-site page makes do not lock the sign-in (issue 27 item 8)', async () => {
+    // What any page the operator visits can make the browser send: images and links, no token, no cookie.
+    for (let i = 0; i < 25; i++) {
+      const fetched = await call(`${hookd.url}/api/requests?i=${i}`, {
+        method: 'GET',
+        headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-dest': 'image' },
+      });
+      expect(fetched.status).toBe(401);
+    }
+    const empty = await call(`${hookd.url}/ui/login`, {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'token=',
+    });
+    expect(empty.status).toBe(401);
+    // Had they counted, this guess would be past the 20 that lock the address.
+    const guess = await call(`${hookd.url}/ui/login`, {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'token=one-wrong-guess',
+    });
+    expect(guess.status).toBe(401);
+    await signIn();
+  });
+
+  it('counts failed sign-ins with the admin API’s failures: 20 in a minute lock both, never the right token', async () => {
+    // Last in the file: it locks the loopback address out for a minute.
     const before = (await admin('/api/requests')).status;
     expect(before).toBe(200);
     for (let i = 0; i < 20; i++)
@@ -298,11 +321,16 @@ describe('the console over HTTP', () => {
       });
     const locked = await call(`${hookd.url}/ui/login`, {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: `token=${GATEWAY_TOKEN}`,
+      body: 'token=guess-20',
     });
     expect(locked.status).toBe(429);
     expect((await call(`${hookd.url}/api/requests`, { method: 'GET' })).status).toBe(429);
-    // The correct token still opens the API (a lock never shuts out its owner, docs/security.md#throttling).
+    // The correct token still signs in and opens the API (a lock never shuts out its owner,
+    // docs/security.md#throttling).
+    const session = await signIn();
+    expect(
+      (await call(`${hookd.url}/api/requests`, { method: 'GET', headers: { cookie: session.cookie } })).status,
+    ).toBe(200);
     expect((await admin('/api/requests')).status).toBe(200);
   });
 });
