@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createTokenMatcher } from './auth.js';
-import { type ConsoleAuth, checkCsrf, checkSameOrigin, sessionCookieName } from './console-auth.js';
+import { type ConsoleAuth, checkCsrf, checkSameOrigin, sessionCookie } from './console-auth.js';
 import type { AuthThrottle } from './throttle.js';
 
 /** The console's own source folder (console/ at the package root; dist/cli sits as deep as src/http). */
@@ -127,11 +127,7 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
       return html(reply, 401, signInPage('That is not the gateway token.'));
     }
     const session = await auth.signIn();
-    const secure = request.protocol === 'https' ? '; Secure' : '';
-    reply.header(
-      'set-cookie',
-      `${sessionCookieName(request.protocol)}=${session.token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${session.maxAgeSeconds}${secure}`,
-    );
+    reply.header('set-cookie', sessionCookie(request.protocol, session.token, session.maxAgeSeconds));
     return reply.code(303).header('location', '/ui/').send();
   });
 
@@ -144,11 +140,7 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
       checkCsrf(request, session, ((request.body ?? {}) as Record<string, string | undefined>).csrf);
       await auth.signOut(session);
     }
-    const secure = request.protocol === 'https' ? '; Secure' : '';
-    reply.header(
-      'set-cookie',
-      `${sessionCookieName(request.protocol)}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secure}`,
-    );
+    reply.header('set-cookie', sessionCookie(request.protocol, '', 0));
     return reply.code(303).header('location', '/ui/').send();
   });
 
