@@ -104,7 +104,11 @@ function answerOutsideFastify(server: Server): void {
  * be in flight (committed, its answer not yet written): it is answered first, then the 400.
  */
 function answerMalformed(err: NodeJS.ErrnoException, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || !socket.writable) {
+  const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  // A client that closed its side in the middle of a request's body can never finish it: the
+  // request is ended now, not when its time runs out (its body's room is given back with it).
+  const endedMidBody = err.code === 'HPE_INVALID_EOF_STATE' && pending && !pending.req.complete;
+  if (err.code === 'ECONNRESET' || !socket.writable || endedMidBody) {
     socket.destroy();
     return;
   }
@@ -121,7 +125,6 @@ function answerMalformed(err: NodeJS.ErrnoException, socket: Socket): void {
     if (socket.writable) socket.end(`${statusLine}\r\n${head.join('\r\n')}\r\n\r\n${answer.body}`);
     else socket.destroy();
   };
-  const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
   // A request still arriving when its time ran out (a trickled body) has no answer coming:
   // it gets the 408 now. A request received whole is answered first.
   const stillArriving = timedOut && pending !== null && pending !== undefined && !pending.req.complete;

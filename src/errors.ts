@@ -125,6 +125,14 @@ export const errorCatalogue = {
   ),
   STREAMS_FULL: http(503, (p: { max: number }) => `too many live streams are open (at most ${p.max}); retry later`),
   QUEUE_FULL: http(503, () => 'the run queue is full; retry later'),
+  BUSY: {
+    ...http(
+      503,
+      (p: { bound: 'client' | 'bytes' }) =>
+        `too many request bodies${p.bound === 'client' ? ' from this address' : ''} are waiting for their signature check; retry later`,
+    ),
+    exposed: true,
+  },
   STORE_UNAVAILABLE: http(503, () => 'the store cannot take writes right now; nothing was accepted; retry later'),
   TRANSFORM_BUSY: {
     ...http(

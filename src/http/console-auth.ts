@@ -18,6 +18,17 @@ export const SECURE_SESSION_COOKIE = '__Host-hookd_session';
 
 /** The session cookie's name for a request's protocol. */
 export const sessionCookieName = (protocol: string) => (protocol === 'https' ? SECURE_SESSION_COOKIE : SESSION_COOKIE);
+
+/**
+ * The `Set-Cookie` value of a session (`maxAgeSeconds` 0 clears it). `protocol` is the one the
+ * browser used: fastify's `request.protocol`, which reads `X-Forwarded-Proto` only from a proxy
+ * `server.trustProxy` trusts. Over HTTPS it is `__Host-` and `Secure`; over plain HTTP no cookie
+ * attribute can keep it from other ports of the host (docs/console.md#signing-in).
+ */
+export function sessionCookie(protocol: string, value: string, maxAgeSeconds: number): string {
+  const attributes = `Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}`;
+  return `${sessionCookieName(protocol)}=${value}; ${attributes}${protocol === 'https' ? '; Secure' : ''}`;
+}
 /** A session lasts 12 hours from sign-in, whatever is done in it. */
 const SESSION_TTL_MS = 12 * 3_600_000;
 /** Sessions kept at once; the oldest go first. */
