@@ -35,6 +35,8 @@ export interface CompiledMapping {
   readonly maxConcurrent?: number;
   /** A plugin's mapping: the longest run its transform may ask for (the operator's limit). */
   readonly maxTimeoutSeconds?: number;
+  /** A plugin's mapping: its transform cannot change `to` or `channel` (the operator's entry sets them). */
+  readonly routeFixed?: boolean;
   /** `root`: the folder the module is contained in, for a preset's transform (default `hooks.transformsDir`). */
   readonly transform?: { readonly module: string; readonly export?: string; readonly root?: string };
   /** Signature verification (docs/security.md#provider-signatures): a valid signature replaces the token for this mapping. */
@@ -58,6 +60,7 @@ export function compileMapping(
     readonly root: string;
     readonly options: Readonly<Record<string, unknown>>;
     readonly maxTimeoutSeconds?: number;
+    readonly routeFixed?: boolean;
   },
 ): CompiledMapping {
   const transformRoot = preset?.root;
@@ -112,6 +115,7 @@ export function compileMapping(
     ...(checkPayload ? { checkPayload } : {}),
     ...(preset ? { presetOptions: preset.options } : {}),
     ...(preset?.maxTimeoutSeconds === undefined ? {} : { maxTimeoutSeconds: preset.maxTimeoutSeconds }),
+    ...(preset?.routeFixed ? { routeFixed: true } : {}),
     ...(mapping.forEach === undefined ? {} : { forEach: mapping.forEach }),
     ...(mapping.maxBodyBytes === undefined ? {} : { maxBodyBytes: mapping.maxBodyBytes }),
     ...(mapping.maxConcurrent === undefined ? {} : { maxConcurrent: mapping.maxConcurrent }),
