@@ -44,6 +44,8 @@ export interface AppDeps {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** A NUL in a URL, percent-encoded (node's parser refuses a raw one). */
+const NUL_IN_URL = /%00/;
 
 /** A bounded label for a request: never the raw path, which senders choose. */
 function endpointOf(url: string, subPath: string | undefined, hooksPath: string): string {
@@ -102,7 +104,11 @@ function answerOutsideFastify(server: Server): void {
  * be in flight (committed, its answer not yet written): it is answered first, then the 400.
  */
 function answerMalformed(err: NodeJS.ErrnoException, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || !socket.writable) {
+  const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  // A client that closed its side in the middle of a request's body can never finish it: the
+  // request is ended now, not when its time runs out (its body's room is given back with it).
+  const endedMidBody = err.code === 'HPE_INVALID_EOF_STATE' && pending && !pending.req.complete;
+  if (err.code === 'ECONNRESET' || !socket.writable || endedMidBody) {
     socket.destroy();
     return;
   }
@@ -119,7 +125,6 @@ function answerMalformed(err: NodeJS.ErrnoException, socket: Socket): void {
     if (socket.writable) socket.end(`${statusLine}\r\n${head.join('\r\n')}\r\n\r\n${answer.body}`);
     else socket.destroy();
   };
-  const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
   // A request still arriving when its time ran out (a trickled body) has no answer coming:
   // it gets the 408 now. A request received whole is answered first.
   const stillArriving = timedOut && pending !== null && pending !== undefined && !pending.req.complete;
@@ -164,6 +169,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // No route takes a NUL: PostgreSQL's text cannot hold one (a 500 there, a 404 on SQLite).
+    if (NUL_IN_URL.test(request.url)) throw hookdError('BAD_URL', { why: 'nul' });
   });
   answerOutsideFastify(app.server);
   // Connections past the bound are refused at accept, before they cost anything else.

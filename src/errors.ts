@@ -80,7 +80,9 @@ export const errorCatalogue = {
     p.limitBytes === undefined ? 'payload too large' : `payload too large: the limit is ${p.limitBytes} bytes`,
   ),
   REQUEST_TIMEOUT: http(408, () => 'the request took too long to arrive; the connection is closed'),
-  BAD_URL: http(400, () => 'malformed URL (a bad percent-encoding)'),
+  BAD_URL: http(400, (p: { why: 'encoding' | 'nul' } | undefined) =>
+    p?.why === 'nul' ? 'malformed URL (a NUL character, %00)' : 'malformed URL (a bad percent-encoding)',
+  ),
   EXPECTATION_FAILED: http(417, (p: { expect: string }) => `unsupported Expect header: ${p.expect}`),
   INVALID_JSON: http(400, (p: { reason: string }) => `invalid JSON body: ${p.reason}`),
   INVALID_BODY: http(400, (p: { problem: keyof typeof INVALID_BODY_WORDS }) => INVALID_BODY_WORDS[p.problem]),
@@ -123,6 +125,14 @@ export const errorCatalogue = {
   ),
   STREAMS_FULL: http(503, (p: { max: number }) => `too many live streams are open (at most ${p.max}); retry later`),
   QUEUE_FULL: http(503, () => 'the run queue is full; retry later'),
+  BUSY: {
+    ...http(
+      503,
+      (p: { bound: 'client' | 'bytes' }) =>
+        `too many request bodies${p.bound === 'client' ? ' from this address' : ''} are waiting for their signature check; retry later`,
+    ),
+    exposed: true,
+  },
   STORE_UNAVAILABLE: http(503, () => 'the store cannot take writes right now; nothing was accepted; retry later'),
   TRANSFORM_BUSY: {
     ...http(
@@ -140,6 +150,8 @@ export const errorCatalogue = {
 
   // Start-up, CLI and runtime errors that never answer a hook request (docs/errors.md, second table).
   CONFIG_INVALID: local(configProblems),
+  /** One problem in one part of a configuration, gathered with the others into CONFIG_INVALID. */
+  CONFIG_PROBLEM: local((p: { problem: string }) => p.problem),
   CONFIG_EDIT_FAILED: local(
     (p: { problem: string; offset?: number }) =>
       `cannot edit the config file: ${p.problem}${p.offset === undefined ? '' : ` at offset ${p.offset}`}`,

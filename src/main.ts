@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import { buildApp } from './app.js';
 import { createChannels } from './channels/index.js';
-import type { Clock } from './clock.js';
+import { type Clock, systemClock } from './clock.js';
 import { type Config, configInvalid, configWarnings } from './config/index.js';
 import type { Logger } from './log.js';
 import type { MailWatcherStatus } from './mail/index.js';
@@ -13,6 +13,7 @@ import { createModelRouter } from './providers/index.js';
 import { compileRoutes } from './routes.js';
 import { createJobOwner, createRuntime, type ModelRouter, type Runtime } from './runtime/index.js';
 import { gatewayTokenFile, readOrCreateSecret, type StoreBackend } from './store/index.js';
+import type { ClockSkewWatch } from './store/postgres/index.js';
 import {
   type Checkpointer,
   createStore,
@@ -46,6 +47,7 @@ interface Parts {
   watcher?: RunningMailWatch;
   transformThreads?: TransformThreads;
   pool?: pg.Pool;
+  clockSkew?: ClockSkewWatch;
 }
 
 async function stopParts(parts: Parts): Promise<void> {
@@ -57,6 +59,7 @@ async function stopParts(parts: Parts): Promise<void> {
     () => parts.transforms.close(),
     () => parts.checkpointer?.stop(),
     () => parts.store?.close(),
+    () => parts.clockSkew?.stop(),
     () => parts.pool?.end(),
   ];
   // Every step runs even when one fails, so that nothing is left open; the first failure is thrown.
@@ -139,11 +142,40 @@ async function startMailWatch(
   return { status: () => owner.running?.status(), stop: owner.stop };
 }
 
+/** How often a node on PostgreSQL compares its clock with the database's. */
+const CLOCK_SKEW_EVERY_MS = 60_000;
+
+/**
+ * Watches this node's clock against the database's, which decides every expiry and lease on a
+ * shared store: a skew past the bound is logged at start and whenever it appears again.
+ */
+async function watchSkew(
+  postgres: typeof import('./store/postgres/index.js'),
+  pool: pg.Pool,
+  log: Logger,
+  clock: Clock,
+): Promise<ClockSkewWatch> {
+  let warned = false;
+  return postgres.watchClockSkew(pool, {
+    clock,
+    everyMs: CLOCK_SKEW_EVERY_MS,
+    onSkew(skewMs) {
+      const off = Math.abs(skewMs) > postgres.CLOCK_SKEW_WARN_MS;
+      if (off && !warned)
+        log.warn(
+          { skewMs, boundMs: postgres.CLOCK_SKEW_WARN_MS },
+          "this node's clock differs from the database's; expiry and leases follow the database's",
+        );
+      warned = off;
+    },
+  });
+}
+
 /**
  * The store the gateway runs on: the embedded SQLite file (the default), or PostgreSQL, whose
  * schema is brought up to date first (under a lock: nodes may start together, docs/scale.md).
  */
-async function openBackend(config: Config, parts: Parts, log: Logger): Promise<StoreBackend> {
+async function openBackend(config: Config, parts: Parts, log: Logger, clock: Clock): Promise<StoreBackend> {
   if (config.storage.kind === 'postgres') {
     // pg costs about 50 ms to load: only a gateway on PostgreSQL pays.
     const postgres = await import('./store/postgres/index.js');
@@ -152,6 +184,7 @@ async function openBackend(config: Config, parts: Parts, log: Logger): Promise<S
     // An idle connection the server closed (a restart, a failover): the pool makes a new one.
     pool.on('error', (err) => log.warn({ err }, 'an idle PostgreSQL connection failed'));
     await postgres.migratePostgres(pool);
+    parts.clockSkew = await watchSkew(postgres, pool, log, clock);
     const node = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     return postgres.pgBackend(pool, {
       node,
@@ -165,7 +198,7 @@ async function openBackend(config: Config, parts: Parts, log: Logger): Promise<S
     ...(config.storage.path === ':memory:' ? {} : { autocheckpointPages: WRITER_AUTOCHECKPOINT_PAGES }),
   });
   parts.store = store;
-  return sqliteBackend(store);
+  return sqliteBackend(store, clock.now);
 }
 
 /** Composition root: store → runtime (adapters plugged into its ports) → app → listen. The caller owns signals. */
@@ -184,23 +217,28 @@ export async function startGateway(
   for (const warning of mappings.mappings.flatMap((m) => m.warnings)) log.warn({ warning }, 'configuration warning');
   const parts: Parts = { transforms };
   try {
-    const backend = await openBackend(config, parts, log);
+    const clock = options.clock ?? systemClock;
+    const backend = await openBackend(config, parts, log, clock);
     const store = parts.store;
     const onDisk = store !== undefined && config.storage.path !== ':memory:';
     const runtime = createRuntime({
+      clock,
       config,
       backend,
       log,
       onDelivery: (outcome) => metrics.deliveries.inc({ status: outcome.status }),
       models: options.models ?? createModelRouter(config),
       channels: createChannels(config),
-      ...(options.clock ? { clock: options.clock } : {}),
       mappingLimits: new Map(
         mappings.mappings.flatMap((m) => (m.maxConcurrent === undefined ? [] : [[m.id, m.maxConcurrent] as const])),
       ),
     });
     parts.runtime = runtime;
-    metrics.attach({ queueDepth: () => runtime.queueDepth, runsByStatus: () => backend.data.runs.countByStatus() });
+    metrics.attach({
+      queueDepth: () => runtime.queueDepth,
+      runsByStatus: () => backend.data.runs.countByStatus(),
+      clockSkewMs: () => parts.clockSkew?.skewMs,
+    });
     const queries = { ...runtime.queries, mailStatus: () => parts.watcher?.status() };
     const operator = runtime;
     const deps = {

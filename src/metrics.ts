@@ -5,6 +5,8 @@ import type { OverviewView } from './views.js';
 export interface MetricSources {
   queueDepth(): number;
   runsByStatus(): Promise<Record<string, number>>;
+  /** This node's clock against a shared store's (ms, ahead when positive); undefined on the embedded store. */
+  clockSkewMs?(): number | undefined;
 }
 
 /** The Prometheus metrics of one gateway (docs/operations.md#health-and-observability). */
@@ -66,6 +68,15 @@ export function createMetrics(): Metrics {
       const counts = await sources.runsByStatus();
       this.reset();
       for (const [status, n] of Object.entries(counts)) this.set({ status }, n);
+    },
+  });
+  new Gauge({
+    name: 'hookd_clock_skew_seconds',
+    help: "This node's clock minus the shared database's (PostgreSQL only; expiry and leases follow the database's)",
+    registers: [registry],
+    collect() {
+      const skewMs = sources?.clockSkewMs?.();
+      if (skewMs !== undefined) this.set(skewMs / 1000);
     },
   });
   return {

@@ -42,9 +42,31 @@ export async function compileRoutes(
     transforms.close();
     throw configInvalid(problems, config.file);
   }
-  return {
-    actionOptions,
-    transforms,
-    mappings: createMappingEngine({ config, mappings: compiled, actionOptions, transforms }),
-  };
+  const mappings = createMappingEngine({ config, mappings: compiled, actionOptions, transforms });
+  const unreadable = unreadableSignedBodies(config, mappings);
+  if (unreadable.length > 0) {
+    transforms.close();
+    throw configInvalid(unreadable, config.file);
+  }
+  return { actionOptions, transforms, mappings };
+}
+
+/**
+ * A path whose signed bodies may be larger than all unverified bodies together
+ * (`hooks.verifiedPaths.maxPendingBytes`) would answer its senders 503 forever: a config error.
+ */
+function unreadableSignedBodies(config: Config, mappings: MappingEngine): string[] {
+  const bound = config.hooks.verifiedPaths.maxPendingBytes;
+  // '' stands for every hook name no mapping names (it matches only the mappings without match.path).
+  const paths = new Set(['', ...mappings.mappings.flatMap((m) => (m.matchPath === undefined ? [] : [m.matchPath]))]);
+  const problems: string[] = [];
+  for (const path of paths) {
+    const verifier = mappings.verifiersFor(path)[0];
+    const limit = mappings.maxBodyBytesFor(path);
+    if (verifier && limit > bound)
+      problems.push(
+        `hooks.verifiedPaths.maxPendingBytes: expected at least ${limit}, the body limit of ${path === '' ? 'the hooks' : `hook ${path}`} that ${verifier.configPath} verifies (a signed body that large could never be read)`,
+      );
+  }
+  return problems;
 }

@@ -16,8 +16,13 @@ interface Finding {
   readonly column?: number;
 }
 
-// `hooks.mappings[0].id: …`, `hooks.presets[0] (mail): …`, `agents.defaults.models["a/b"]: …`
-const PATHED = /^((?:[A-Za-z_$][\w$-]*|\[(?:\d+|"(?:[^"\\]|\\.)*")\]|\.| \([^)]*\))+|\(root\)): ([\s\S]*)$/;
+/**
+ * `path: message` of a problem (`hooks.mappings[0].id: …`, `hooks.presets[0] (mail): …`,
+ * `agents.defaults.models["a/b"]: …`). A name is taken whole (`(?![\w$-])`): a name split anywhere
+ * made a long word without `: ` take exponential time to refuse.
+ */
+export const PATHED =
+  /^((?:[A-Za-z_$][\w$-]*(?![\w$-])|\[(?:\d+|"(?:[^"\\]|\\.)*")\]|\.| \([^)]*\))+|\(root\)): ([\s\S]*)$/;
 const AT_LINE = /^(\d+):(\d+): ([\s\S]*)$/;
 const IN_FILE = /^(\/[^:\n]+):(\d+):(\d+): ([\s\S]*)$/;
 

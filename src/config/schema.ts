@@ -135,6 +135,17 @@ export const configSchema = {
             allowWasm: { type: 'boolean', default: false },
           },
         },
+        // Bounds on the bodies read before their signature is checked (docs/security.md#hostile-input).
+        verifiedPaths: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            maxPendingBytes: { type: 'integer', minimum: 1024, default: 16_777_216 },
+            maxPendingPerClient: { type: 'integer', minimum: 1, default: 4 },
+            bodyTimeoutMs: { type: 'integer', minimum: 500, default: 5000 },
+          },
+        },
         idempotency: {
           type: 'object',
           additionalProperties: false,

@@ -51,7 +51,9 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
     const locked = throttle.lockedForSeconds(request.ip);
     if (locked > 0)
       throw hookdError('TOO_MANY_AUTH_FAILURES', undefined, { headers: { 'retry-after': String(locked) } });
-    throttle.fail(request.ip);
+    // Only a wrong token is a guess: any web page can make the operator's browser send requests
+    // without one (an image, a link), and those must not lock the operator out of signing in.
+    if (presented) throttle.fail(request.ip);
     throw hookdError('ADMIN_UNAUTHORIZED');
   });
   const { queries } = options;

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import sjson from 'secure-json-parse';
 import { type HookdError, hookdError } from '../errors.js';
+import { busyError, type PendingBody } from './pending-bodies.js';
 
 /** A parsed hook body: the payload, and the raw bytes (for signatures and transforms). */
 export interface ParsedBody {
@@ -24,6 +25,12 @@ type BodyKind = 'json' | 'form';
  */
 const DRAIN_LIMIT_BYTES = 64 * 1024;
 const DRAIN_LIMIT_MS = 2_000;
+/**
+ * Connections lingering on a refused body at once. Past it (a flood of refusals), a refused
+ * body is not read at all and its connection closes as soon as the answer is out: draining
+ * 64 KiB of each of thousands is what filled the memory, and fragmented it for good.
+ */
+const MAX_LINGERING = 64;
 
 /** `application/json`, `*\/*+json`, `text/plain` and none are JSON; form-urlencoded is form; else unsupported. */
 export function classifyContentType(header: string | undefined): BodyKind | undefined {
@@ -41,19 +48,29 @@ export function classifyContentType(header: string | undefined): BodyKind | unde
   return undefined;
 }
 
+/** How a body is read: within its limit and, until its signature is checked, within the unverified bounds. */
+export interface BodyBounds {
+  readonly limitBytes: number;
+  /** Holds the sockets draining a refused body, so that closing the server can cut them. */
+  readonly lingering?: Set<Socket>;
+  /** A body not yet authenticated (docs/security.md#hostile-input): its reservation covers every byte read… */
+  readonly pending?: PendingBody;
+  /** …and it arrives whole within this many ms, else 408 and the connection is closed. */
+  readonly deadlineMs?: number;
+}
+
 /**
  * Reads a request body within `limitBytes`: decided from Content-Length before reading,
  * and while streaming (chunked bodies, lying lengths). Never rejects for a client's
- * mistake; the outcome says which 4xx to answer.
+ * mistake; the outcome says which 4xx (or 503 `BUSY`) to answer.
  */
 export function readBody(
   req: IncomingMessage,
   res: ServerResponse,
   payload: NodeJS.ReadableStream,
-  limitBytes: number,
-  /** Holds the sockets draining a refused body, so that closing the server can cut them. */
-  lingering?: Set<Socket>,
+  bounds: BodyBounds,
 ): Promise<BodyOutcome> {
+  const { limitBytes, lingering, pending, deadlineMs } = bounds;
   const kind = classifyContentType(req.headers['content-type']);
   if (kind === undefined) {
     drain(req, res, payload, lingering);
@@ -69,14 +86,23 @@ export function readBody(
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
+    const refuse = (error: HookdError) => {
+      cleanup();
+      drain(req, res, payload, lingering);
+      resolve(failure(error));
+    };
+    // Past the unverified bounds a body is not drained (docs/security.md#hostile-input): reading
+    // stops, and the connection closes once the answer is out.
+    const stop = (error: HookdError) => {
+      cleanup();
+      payload.pause();
+      res.shouldKeepAlive = false;
+      resolve(failure(error));
+    };
     const onData = (chunk: Buffer) => {
       received += chunk.length;
-      if (received > limitBytes) {
-        cleanup();
-        drain(req, res, payload, lingering);
-        resolve(failure(hookdError('PAYLOAD_TOO_LARGE', { limitBytes })));
-        return;
-      }
+      if (received > limitBytes) return refuse(hookdError('PAYLOAD_TOO_LARGE', { limitBytes }));
+      if (pending && !pending.cover(received)) return stop(busyError('bytes', deadlineMs ?? 0));
       chunks.push(chunk);
     };
     const onEnd = () => {
@@ -87,7 +113,10 @@ export function readBody(
       cleanup();
       reject(err);
     };
+    const timer =
+      deadlineMs === undefined ? undefined : setTimeout(() => stop(hookdError('REQUEST_TIMEOUT')), deadlineMs);
     const cleanup = () => {
+      clearTimeout(timer);
       payload.removeListener('data', onData);
       payload.removeListener('end', onEnd);
       payload.removeListener('error', onError);
@@ -176,7 +205,8 @@ function failure(error: HookdError): BodyOutcome {
 export function drainRefused(req: IncomingMessage, res: ServerResponse, lingering?: Set<Socket>): void {
   // Only a real connection has a socket to close (app.inject's requests have none).
   if (req.readableEnded || req.destroyed || !(req.socket instanceof Socket)) return;
-  dropBounded(req, res, req.socket, lingering);
+  if (lingering && lingering.size >= MAX_LINGERING) closeUnread(res);
+  else dropBounded(req, res, req.socket, lingering);
 }
 
 /**
@@ -190,6 +220,11 @@ function drain(
   payload: NodeJS.ReadableStream,
   lingering: Set<Socket> | undefined,
 ): void {
+  if (lingering && lingering.size >= MAX_LINGERING) {
+    payload.pause();
+    closeUnread(res);
+    return;
+  }
   const clientAskedToClose = !res.shouldKeepAlive;
   res.shouldKeepAlive = true;
   dropBounded(payload, res, req.socket, lingering, () => {
@@ -210,12 +245,17 @@ function dropBounded(
   onEnd: () => void = () => undefined,
 ): void {
   let dropped = 0;
+  let cutOff = false;
+  const release = () => lingering?.delete(socket);
   const done = () => {
     clearTimeout(timer);
-    lingering?.delete(socket);
+    if (!cutOff) release();
   };
   const cut = () => {
-    done();
+    clearTimeout(timer);
+    // Until it is gone, the socket holds what it had read: it still counts as lingering.
+    cutOff = true;
+    socket.once('close', release);
     payload.pause();
     res.shouldKeepAlive = false;
     closeAfter(res, socket, true);
@@ -244,4 +284,17 @@ function closeAfter(res: ServerResponse, socket: Socket, force: boolean): void {
   };
   if (res.writableFinished) close();
   else res.once('finish', close);
+}
+
+/**
+ * A refused body left unread (503 `BUSY`, or any refusal while MAX_LINGERING connections
+ * linger): the connection closes as soon as the answer is out (docs/security.md#hostile-input).
+ */
+export function closeUnread(res: ServerResponse): void {
+  res.shouldKeepAlive = false;
+  // Without this, node would read on (and drop) what arrives until its own close, a moment later.
+  const socket = res.socket;
+  res.once('finish', () => {
+    if (socket?.writableLength === 0) socket.destroy();
+  });
 }

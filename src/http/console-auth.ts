@@ -1,14 +1,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { hookdError } from '../errors.js';
-import type { ConsoleSessionRepository } from '../store/index.js';
+import type { ConsoleSessionStore } from '../store/index.js';
 
-/** Console sessions as the store keeps them: every call a promise (a shared store is a round trip away). */
-export type ConsoleSessions = {
-  readonly [K in keyof ConsoleSessionRepository]: (
-    ...args: Parameters<ConsoleSessionRepository[K]>
-  ) => Promise<ReturnType<ConsoleSessionRepository[K]>>;
-};
+/** Console sessions as the store keeps them, their expiry by the store's clock. */
+export type ConsoleSessions = ConsoleSessionStore;
 
 import { safeEqual } from './auth.js';
 
@@ -22,6 +18,17 @@ export const SECURE_SESSION_COOKIE = '__Host-hookd_session';
 
 /** The session cookie's name for a request's protocol. */
 export const sessionCookieName = (protocol: string) => (protocol === 'https' ? SECURE_SESSION_COOKIE : SESSION_COOKIE);
+
+/**
+ * The `Set-Cookie` value of a session (`maxAgeSeconds` 0 clears it). `protocol` is the one the
+ * browser used: fastify's `request.protocol`, which reads `X-Forwarded-Proto` only from a proxy
+ * `server.trustProxy` trusts. Over HTTPS it is `__Host-` and `Secure`; over plain HTTP no cookie
+ * attribute can keep it from other ports of the host (docs/console.md#signing-in).
+ */
+export function sessionCookie(protocol: string, value: string, maxAgeSeconds: number): string {
+  const attributes = `Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}`;
+  return `${sessionCookieName(protocol)}=${value}; ${attributes}${protocol === 'https' ? '; Secure' : ''}`;
+}
 /** A session lasts 12 hours from sign-in, whatever is done in it. */
 const SESSION_TTL_MS = 12 * 3_600_000;
 /** Sessions kept at once; the oldest go first. */
@@ -53,23 +60,22 @@ export function cookieValue(header: string | undefined, name: string): string | 
  * token ends every session), with the session's CSRF token and expiry. Sign-out deletes the row
  * and ends the session's live streams, so a copied cookie is dead from then on.
  */
-export function createConsoleAuth(sessions: ConsoleSessions, gatewayToken: string, now: () => number = Date.now) {
+export function createConsoleAuth(sessions: ConsoleSessions, gatewayToken: string) {
   const hash = (token: string) => createHmac('sha256', gatewayToken).update(token).digest('base64url');
   const ended = new Map<string, Set<() => void>>();
   return {
     async signIn(): Promise<{ token: string; csrf: string; maxAgeSeconds: number }> {
       const token = randomBytes(32).toString('base64url');
       const csrf = randomBytes(32).toString('base64url');
-      const at = now();
-      await sessions.prune(at, MAX_SESSIONS - 1);
-      await sessions.insert({ tokenHash: hash(token), csrf, createdAt: at, expiresAt: at + SESSION_TTL_MS });
+      await sessions.prune(MAX_SESSIONS - 1);
+      await sessions.insert({ tokenHash: hash(token), csrf, ttlMs: SESSION_TTL_MS });
       return { token, csrf, maxAgeSeconds: SESSION_TTL_MS / 1000 };
     },
     /** The live session the request's cookie names, if any. */
     async sessionOf(request: Pick<FastifyRequest, 'headers' | 'protocol'>): Promise<ConsoleSession | undefined> {
       const token = cookieValue(request.headers.cookie, sessionCookieName(request.protocol));
       if (!token || token.length > 100) return undefined;
-      const found = await sessions.find(hash(token), now());
+      const found = await sessions.find(hash(token));
       return found && { tokenHash: found.tokenHash, csrf: found.csrf };
     },
     async signOut(session: ConsoleSession): Promise<void> {

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createTokenMatcher } from './auth.js';
-import { type ConsoleAuth, checkCsrf, checkSameOrigin, sessionCookieName } from './console-auth.js';
+import { type ConsoleAuth, checkCsrf, checkSameOrigin, sessionCookie } from './console-auth.js';
 import type { AuthThrottle } from './throttle.js';
 
 /** The console's own source folder (console/ at the package root; dist/cli sits as deep as src/http). */
@@ -117,19 +117,17 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
     } catch {
       return html(reply, 403, signInPage('Sign in from the console’s own page.'));
     }
-    if (throttle.lockedForSeconds(request.ip) > 0)
-      return html(reply, 429, signInPage('Too many failed attempts; wait a minute and try again.'));
-    if (typeof form.token !== 'string' || !matches(form.token)) {
-      throttle.fail(request.ip);
+    // The right token is never throttled (docs/security.md#throttling); only a wrong one counts.
+    const token = typeof form.token === 'string' ? form.token : '';
+    if (!matches(token)) {
+      if (throttle.lockedForSeconds(request.ip) > 0)
+        return html(reply, 429, signInPage('Too many failed attempts; wait a minute and try again.'));
+      if (token !== '') throttle.fail(request.ip);
       options.log.warn({ reqId: request.id, ip: request.ip }, 'console sign-in refused');
       return html(reply, 401, signInPage('That is not the gateway token.'));
     }
     const session = await auth.signIn();
-    const secure = request.protocol === 'https' ? '; Secure' : '';
-    reply.header(
-      'set-cookie',
-      `${sessionCookieName(request.protocol)}=${session.token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${session.maxAgeSeconds}${secure}`,
-    );
+    reply.header('set-cookie', sessionCookie(request.protocol, session.token, session.maxAgeSeconds));
     return reply.code(303).header('location', '/ui/').send();
   });
 
@@ -142,11 +140,7 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
       checkCsrf(request, session, ((request.body ?? {}) as Record<string, string | undefined>).csrf);
       await auth.signOut(session);
     }
-    const secure = request.protocol === 'https' ? '; Secure' : '';
-    reply.header(
-      'set-cookie',
-      `${sessionCookieName(request.protocol)}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secure}`,
-    );
+    reply.header('set-cookie', sessionCookie(request.protocol, '', 0));
     return reply.code(303).header('location', '/ui/').send();
   });
 

@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import type { CompiledMapping, MappingEngine } from '../mapping/index.js';
 import { createTokenMatcher, findToken } from './auth.js';
 import type { ParsedBody } from './body.js';
+import { busyError, createPendingBodies, type PendingBody } from './pending-bodies.js';
 import type { SignatureFailure } from './signatures.js';
 import type { AuthThrottle } from './throttle.js';
 
@@ -18,6 +19,10 @@ export interface HookState {
   readonly res: ServerResponse;
   /** Set when the token was missing or wrong: a signature of one of these must hold. */
   readonly verifiers: readonly CompiledMapping[];
+  /** With verifiers: the body's room among the unverified ones, given back once its signature is checked. */
+  readonly pending?: PendingBody;
+  /** With verifiers: the body arrives within this many ms (`hooks.verifiedPaths.bodyTimeoutMs`). */
+  readonly bodyDeadlineMs?: number;
   /** What the request log needs to know of it, filled in as it goes. */
   readonly trail: HookTrail;
 }
@@ -39,7 +44,7 @@ export interface HookTrail {
 
 /** The checks before a hook request's body is read, in the order of docs/http.md (method, token, name). */
 export interface HookGate {
-  /** Lets a request in (its state) or throws the 405, 400, 401, 429 or 404 to answer. */
+  /** Lets a request in (its state) or throws the 405, 400, 401, 429, 404 or 503 `BUSY` to answer. */
   admit(request: FastifyRequest, reply: FastifyReply): HookState;
   /** Counts an authentication failure and returns the 401 (or 429 once locked) to throw. */
   /** `signature`: why a signature did not hold (the first mapping's, when several verify the path). */
@@ -59,6 +64,8 @@ const isBuiltIn = (subPath: string) => subPath === 'wake' || subPath === 'agent'
 export function createHookGate(options: HookGateOptions): HookGate {
   const { hooks, mappings, throttle, log } = options;
   const tokenMatches = createTokenMatcher(hooks.token);
+  const { maxPendingBytes, maxPendingPerClient, bodyTimeoutMs } = hooks.verifiedPaths;
+  const pendingBodies = createPendingBodies({ maxBytes: maxPendingBytes, maxPerClient: maxPendingPerClient });
 
   const refuse = (request: FastifyRequest, why: string, signature?: SignatureFailure): HookdError => {
     const locked = throttle.lockedForSeconds(request.ip);
@@ -80,6 +87,26 @@ export function createHookGate(options: HookGateOptions): HookGate {
     const verifiers = subPath && !isBuiltIn(subPath) && mappings ? mappings.verifiersFor(subPath) : [];
     if (verifiers.length === 0) throw refuse(request, 'missing or invalid token');
     return verifiers;
+  };
+
+  /**
+   * Room for a body that only its signature can authenticate, taken before a byte of it is read
+   * (its Content-Length, or as a chunked body arrives); none for a body over its limit (413 unread).
+   */
+  const reserve = (request: FastifyRequest, reply: FastifyReply, maxBodyBytes: number): PendingBody | undefined => {
+    const declared = Number(request.headers['content-length']);
+    if (declared > maxBodyBytes) return undefined;
+    const admitted = pendingBodies.admit(request.ip, Number.isFinite(declared) ? declared : 0);
+    if (typeof admitted === 'string') {
+      log.warn(
+        { reqId: request.id, ip: request.ip, bound: admitted },
+        'hook request refused: unverified bodies at their bound',
+      );
+      throw busyError(admitted, bodyTimeoutMs);
+    }
+    // Whatever becomes of the request (a 408, a 413, a client gone), its room is given back.
+    reply.raw.once('close', admitted.release);
+    return admitted;
   };
 
   return {
@@ -105,7 +132,10 @@ export function createHookGate(options: HookGateOptions): HookGate {
       if (subPath === '') throw hookdError('NOT_FOUND', { resource: 'hook name', hint: `e.g. ${hooks.path}/wake` });
       const maxBodyBytes = isBuiltIn(subPath) || !mappings ? hooks.maxBodyBytes : mappings.maxBodyBytesFor(subPath);
       const trail = { receivedAt, startedMs, authenticated: verifiers.length === 0, logged: false };
-      return { subPath, maxBodyBytes, res: reply.raw, verifiers, trail };
+      if (verifiers.length === 0) return { subPath, maxBodyBytes, res: reply.raw, verifiers, trail };
+      const pending = reserve(request, reply, maxBodyBytes);
+      const unverified = { ...(pending ? { pending } : {}), bodyDeadlineMs: bodyTimeoutMs };
+      return { subPath, maxBodyBytes, res: reply.raw, verifiers, trail, ...unverified };
     },
   };
 }

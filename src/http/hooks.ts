@@ -3,10 +3,11 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Accepted, ActionOptions, ActionSink, IdempotencyIntent } from '../actions/index.js';
 import type { HooksConfig } from '../config/index.js';
+import { isHookdError } from '../errors.js';
 import { CREDENTIAL_HEADERS, flattenHeaders } from '../headers.js';
 import type { Logger } from '../log.js';
 import type { MappingEngine } from '../mapping/index.js';
-import { type BodyOutcome, drainRefused, type ParsedBody, readBody } from './body.js';
+import { type BodyOutcome, closeUnread, drainRefused, type ParsedBody, readBody } from './body.js';
 import { withoutCredentials } from './credentials.js';
 import { toHookdError } from './errors.js';
 import { createHookActions } from './hook-actions.js';
@@ -57,8 +58,10 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   const lingering = registerBodyReader(app);
   // A request the gate refused has an unread body: bounded like any refused body, then closed.
   app.addHook('onError', async (request, reply, err) => {
-    if (request.hook === null) drainRefused(request.raw, reply.raw, lingering);
-    else request.hook.trail.code = toHookdError(err).code;
+    if (request.hook === null) {
+      if (isHookdError(err, 'BUSY')) closeUnread(reply.raw);
+      else drainRefused(request.raw, reply.raw, lingering);
+    } else request.hook.trail.code = toHookdError(err).code;
   });
   // What stored no actions (a 4xx, a failed transform, a 204) is logged once answered.
   // (A callback hook: no promise per request on the hot path, where it finds the record written.)
@@ -114,6 +117,8 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     let verified: VerifiedWebhook | undefined;
     if (state.verifiers.length > 0) {
       const checked = verifyWebhook(state.verifiers, request.headers, body.rawBody);
+      // Checked, the body is no longer pending: verified, it is a token holder's; else it is refused.
+      state.pending?.release();
       if ('failures' in checked) throw gate.refuse(request, 'invalid signature', checked.failures[0]);
       verified = checked;
       state.trail.authenticated = true;
@@ -156,8 +161,14 @@ function registerBodyReader(app: FastifyInstance): Set<Socket> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (request, payload, done) => {
     const state = request.hook as HookState;
-    readBody(request.raw, state.res, payload, state.maxBodyBytes, lingering).then(
-      (outcome) => done(null, outcome),
+    const { maxBodyBytes: limitBytes, pending, bodyDeadlineMs: deadlineMs } = state;
+    const unverified = { ...(pending ? { pending } : {}), ...(deadlineMs === undefined ? {} : { deadlineMs }) };
+    readBody(request.raw, state.res, payload, { limitBytes, lingering, ...unverified }).then(
+      (outcome) => {
+        // A refused body's room is given back at once, not when its connection is done draining.
+        if (!outcome.ok) pending?.release();
+        done(null, outcome);
+      },
       (err: Error) => done(err, undefined),
     );
   });

@@ -4,7 +4,7 @@ import JSON5 from 'json5';
 import { TEMPLATED_FIELDS, type TemplatedField } from '../action-shape.js';
 import type { ModelCatalog } from '../actions/index.js';
 import { type Config, configInvalid, type MappingConfig } from '../config/index.js';
-import { isHookdError } from '../errors.js';
+import { hookdError, isHookdError } from '../errors.js';
 import { presetMappings } from './preset-entries.js';
 import { compileTemplate, type Template, type TemplateView } from './templates.js';
 import type { Draft, MappingPolicy } from './types.js';
@@ -35,6 +35,8 @@ export interface CompiledMapping {
   readonly maxConcurrent?: number;
   /** A plugin's mapping: the longest run its transform may ask for (the operator's limit). */
   readonly maxTimeoutSeconds?: number;
+  /** A plugin's mapping: its transform cannot change `to` or `channel` (the operator's entry sets them). */
+  readonly routeFixed?: boolean;
   /** `root`: the folder the module is contained in, for a preset's transform (default `hooks.transformsDir`). */
   readonly transform?: { readonly module: string; readonly export?: string; readonly root?: string };
   /** Signature verification (docs/security.md#provider-signatures): a valid signature replaces the token for this mapping. */
@@ -58,6 +60,7 @@ export function compileMapping(
     readonly root: string;
     readonly options: Readonly<Record<string, unknown>>;
     readonly maxTimeoutSeconds?: number;
+    readonly routeFixed?: boolean;
   },
 ): CompiledMapping {
   const transformRoot = preset?.root;
@@ -112,6 +115,7 @@ export function compileMapping(
     ...(checkPayload ? { checkPayload } : {}),
     ...(preset ? { presetOptions: preset.options } : {}),
     ...(preset?.maxTimeoutSeconds === undefined ? {} : { maxTimeoutSeconds: preset.maxTimeoutSeconds }),
+    ...(preset?.routeFixed ? { routeFixed: true } : {}),
     ...(mapping.forEach === undefined ? {} : { forEach: mapping.forEach }),
     ...(mapping.maxBodyBytes === undefined ? {} : { maxBodyBytes: mapping.maxBodyBytes }),
     ...(mapping.maxConcurrent === undefined ? {} : { maxConcurrent: mapping.maxConcurrent }),
@@ -198,16 +202,19 @@ function readSchema(schema: string | object, baseDir: string): object {
   const text = readFileSync(resolve(baseDir, schema), 'utf8');
   const isModule = /\.[cm]?ts$/.test(schema);
   const data = isModule ? exportedData(text) : text;
-  if (data === undefined) throw new Error('a .ts schema holds only `export default { … } as const`');
+  if (data === undefined)
+    throw hookdError('CONFIG_PROBLEM', { problem: 'a .ts schema holds only `export default { … } as const`' });
   let parsed: unknown;
   try {
     parsed = isModule ? JSON5.parse(data) : JSON.parse(data);
   } catch {
     // Never the parser's message: it quotes the file's text (a schema that is not one can be any file).
-    throw new Error(`${schema} is not ${isModule ? 'a JSON5 object after export default' : 'JSON'}`);
+    throw hookdError('CONFIG_PROBLEM', {
+      problem: `${schema} is not ${isModule ? 'a JSON5 object after export default' : 'JSON'}`,
+    });
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
-    throw new Error(`${schema} does not hold a JSON Schema object`);
+    throw hookdError('CONFIG_PROBLEM', { problem: `${schema} does not hold a JSON Schema object` });
   return parsed;
 }
 

@@ -84,6 +84,7 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       const context = transformContext(request, payload, mapping.presetOptions);
       const result = await options.transforms.run(mapping.id, context, left);
       const merged = mergeTransformResult(draft, result);
+      if (mapping.routeFixed) for (const made of merged.drafts) keepRoute(draft, made);
       fanOut ||= merged.fanOut;
       drafts.push(...merged.drafts);
     }
@@ -130,6 +131,17 @@ function ofMapping(err: unknown, mapping: string): unknown {
   if (!isHookdError(err, 'TRANSFORM_FAILED') || err.params.mapping !== undefined) return err;
   return hookdError('TRANSFORM_FAILED', { ...err.params, mapping }, { cause: err.cause ?? err });
 }
+
+/** A plugin's transform sends replies where its mapping does: only the operator chooses a recipient. */
+function keepRoute(templated: Draft, made: Draft): void {
+  for (const key of ['to', 'channel'] as const) {
+    if ((made[key] ?? defaultOf(key)) === (templated[key] ?? defaultOf(key))) continue;
+    const reason = `a plugin's transform cannot choose where replies go (its ${key} is ${JSON.stringify(made[key])}); set ${key} in its hooks.presets entry`;
+    throw hookdError('TRANSFORM_FAILED', { reason });
+  }
+}
+
+const defaultOf = (key: 'to' | 'channel') => (key === 'channel' ? 'last' : undefined);
 
 /** The most text one action may carry (docs/operations.md#limits): a 30-byte request cannot become a 50 MB wake. */
 const MAX_TEXT_CHARS = 256 * 1024;

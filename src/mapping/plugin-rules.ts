@@ -51,6 +51,13 @@ function ownProblems(entry: EntryMapping, config: RuleConfig): string[] {
       `${configPath}.${key}: ${plugin.place(key)}: the ${plugin.name} plugin sets ${key} to ${value}, above ${theirs} (${limit}); a plugin cannot raise your limits (to allow it, set ${key} in this hooks.presets entry)`,
     );
   }
+  for (const key of ['to', 'channel'] as const) {
+    const value = declared[key];
+    if (value === undefined || (key === 'channel' && value === 'last') || options[key] !== undefined) continue;
+    problems.push(
+      `${configPath}.${key}: ${plugin.place(key)}: the ${plugin.name} plugin sends replies to ${JSON.stringify(value)}; only you choose where replies go (set ${key} in this hooks.presets entry)`,
+    );
+  }
   if (declared.allowUnsafeExternalContent && options.allowUnsafeExternalContent === undefined) {
     if (!plugin.allowUnsafeExternalContent)
       problems.push(

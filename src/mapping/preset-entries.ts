@@ -14,6 +14,7 @@ const OVERRIDES = [
   'model',
   'thinking',
   'deliver',
+  'channel',
   'to',
   'allowUnsafeExternalContent',
   'maxBodyBytes',
@@ -38,6 +39,8 @@ export interface PresetMapping {
   readonly options: Readonly<Record<string, unknown>>;
   /** A plugin's: the longest run its transform may ask for. */
   readonly maxTimeoutSeconds?: number;
+  /** A plugin's: its transform cannot change where replies go. */
+  readonly routeFixed?: boolean;
 }
 
 /**
@@ -73,6 +76,7 @@ export function presetMappings(config: Pick<Config, 'hooks' | 'baseDir' | 'agent
       root: entry.preset.dir,
       options: entry.checked,
       ...(most === undefined ? {} : { maxTimeoutSeconds: most }),
+      ...(entry.plugin ? { routeFixed: true } : {}),
     };
   });
   return { mappings, problems };

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, sep } from 'node:path';
+import { hookdError } from '../errors.js';
 
 /**
  * A preset's folder, the only place its data is read from (docs/presets.md#what-a-plugin-can-and-cannot-do):
@@ -22,7 +23,7 @@ function isInside(dir: string, file: string): boolean {
 
 /** Opens a preset's folder; throws when it does not exist. */
 export function presetFolder(dir: string): PresetFolder {
-  if (!existsSync(dir)) throw new Error(`no such folder: ${dir}`);
+  if (!existsSync(dir)) throw hookdError('CONFIG_PROBLEM', { problem: `no such folder: ${dir}` });
   const realDir = realpathSync(dir);
   const file: PresetFolder['file'] = (relative) => {
     if (isAbsolute(relative))

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/index.js';
+import { hookdError } from '../errors.js';
 import { type Manifest, readManifest } from './manifest.js';
 import { presetFolder } from './preset-folder.js';
 
@@ -60,7 +61,7 @@ function readPreset(dir: string, plugin: boolean): { preset?: Preset; name?: str
 /** Loads a preset folder (a plugin unless `builtIn`); throws an Error saying what is wrong with it. */
 export function loadPreset(dir: string, options: { builtIn?: boolean } = {}): Preset {
   const { preset, problems } = readPreset(dir, !options.builtIn);
-  if (!preset || problems.length > 0) throw new Error(problems.join('; '));
+  if (!preset || problems.length > 0) throw hookdError('CONFIG_PROBLEM', { problem: problems.join('; ') });
   return preset;
 }
 
@@ -126,14 +127,14 @@ export function availablePresets(config: Pick<Config, 'hooks' | 'baseDir'>): {
 function pluginDir(plugin: string, baseDir: string): string {
   if (plugin.startsWith('.') || isAbsolute(plugin)) {
     const dir = resolve(baseDir, plugin);
-    if (!existsSync(dir)) throw new Error(`no such folder: ${dir}`);
+    if (!existsSync(dir)) throw hookdError('CONFIG_PROBLEM', { problem: `no such folder: ${dir}` });
     return dir;
   }
   try {
     return dirname(createRequire(join(baseDir, 'hookd.config.js')).resolve(`${plugin}/package.json`));
   } catch {
-    throw new Error(
-      `no npm package ${JSON.stringify(plugin)} is installed where the config is (npm install ${plugin})`,
-    );
+    throw hookdError('CONFIG_PROBLEM', {
+      problem: `no npm package ${JSON.stringify(plugin)} is installed where the config is (npm install ${plugin})`,
+    });
   }
 }

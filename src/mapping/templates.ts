@@ -1,4 +1,5 @@
 import Mustache from 'mustache';
+import { hookdError } from '../errors.js';
 import { flattenHeaders, type RawHeaders } from '../headers.js';
 
 /** A compiled template: render(view) → string, and the names it reads at its top level. */
@@ -64,16 +65,18 @@ function lint(tokens: readonly Token[]): void {
   for (const token of tokens) {
     const [symbol, value, start] = token;
     if (TAGS.has(symbol) && /[{}]/.test(value)) {
-      throw new Error(`unbalanced braces in the tag at ${start}: {{${value}}} (is a brace missing?)`);
+      throw hookdError('CONFIG_PROBLEM', {
+        problem: `unbalanced braces in the tag at ${start}: {{${value}}} (is a brace missing?)`,
+      });
     }
     if (symbol === 'text') {
       const stray = value.indexOf('}}');
-      if (stray !== -1) throw new Error(`a "}}" without its "{{" at ${start + stray}`);
+      if (stray !== -1) throw hookdError('CONFIG_PROBLEM', { problem: `a "}}" without its "{{" at ${start + stray}` });
       const single = SINGLE_BRACES.exec(value);
       if (single) {
-        throw new Error(
-          `single braces at ${start + single.index}: {${single[1]}} renders as it is; mustache needs {{${single[1]}}}`,
-        );
+        throw hookdError('CONFIG_PROBLEM', {
+          problem: `single braces at ${start + single.index}: {${single[1]}} renders as it is; mustache needs {{${single[1]}}}`,
+        });
       }
     }
     if (token[4]) lint(token[4]);

@@ -1,5 +1,6 @@
 import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import { RE2JS } from 're2js';
+import { hookdError } from '../errors.js';
 
 type RegExpEngine = NonNullable<NonNullable<Options['code']>['regExp']>;
 
@@ -12,7 +13,8 @@ type RegExpEngine = NonNullable<NonNullable<Options['code']>['regExp']>;
 const linearRegExp: RegExpEngine = Object.assign(
   (pattern: string) => {
     const re = compileLinear(pattern);
-    if (typeof re === 'string') throw new Error(`pattern ${JSON.stringify(pattern)}: ${re}`);
+    if (typeof re === 'string')
+      throw hookdError('CONFIG_PROBLEM', { problem: `pattern ${JSON.stringify(pattern)}: ${re}` });
     // ajv keys compiled patterns by their text: two patterns must not share one.
     return { test: (s: string) => re.matcher(s).find(), toString: () => `re2:${pattern}` };
   },
@@ -67,10 +69,11 @@ export function createSchemaAjv(options: Options = {}): Ajv {
  */
 export function compileSchema(ajv: Ajv, schema: object): ValidateFunction {
   const unsafe = unsafePatterns(schema);
-  if (unsafe.length > 0) throw new Error(`a pattern that cannot be run safely: ${unsafe.join('; ')}`);
+  if (unsafe.length > 0)
+    throw hookdError('CONFIG_PROBLEM', { problem: `a pattern that cannot be run safely: ${unsafe.join('; ')}` });
   try {
     return ajv.compile(schema);
   } catch (err) {
-    throw new Error(`not a valid JSON Schema: ${(err as Error).message}`);
+    throw hookdError('CONFIG_PROBLEM', { problem: `not a valid JSON Schema: ${(err as Error).message}` });
   }
 }

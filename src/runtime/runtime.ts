@@ -153,15 +153,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   let stopPurging: Cancel | undefined;
   const retention = config.hooks.log;
   const purge = async () => {
-    const now = clock.now();
     try {
-      const purged = await data.idempotency.purge(now);
+      const purged = await data.idempotency.purgeExpired();
       if (purged > 0) log.info({ purged }, 'expired idempotency records purged');
     } catch (err) {
       log.warn({ err }, 'purging expired idempotency records failed');
     }
     try {
-      const pruned = await data.requests.prune(now - retention.retentionDays * DAY_MS, retention.maxRows);
+      const pruned = await data.requests.prune(retention.retentionDays * DAY_MS, retention.maxRows);
       if (pruned > 0) log.info({ pruned }, 'old request log records pruned');
     } catch (err) {
       log.warn({ err }, 'pruning the request log failed');

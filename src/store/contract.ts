@@ -1,5 +1,5 @@
 import type { Accepted, Action, ActionSink, RequestLogRecord } from '../actions/index.js';
-import type { ConsoleSessionRepository } from './console-sessions.js';
+import type { ConsoleSessionRecord } from './console-sessions.js';
 import type { EventRepository } from './events.js';
 import type { FailedRequestRepository } from './failed-requests.js';
 import type { GroupCommit } from './group-commit.js';
@@ -32,16 +32,27 @@ export interface Writes {
 
 /**
  * The store as the runtime uses it (docs/scale.md): reads answer with promises, writes go through
- * a commit. The embedded SQLite store offers it over its synchronous repositories
+ * a commit. Every time that decides expiry or retention is the store's own clock, never a
+ * node's: on PostgreSQL the database's, so that one node's wrong clock cannot expire or delete
+ * what the others keep. The embedded SQLite store offers it over its synchronous repositories
  * (`sqlite/contract.ts`); a PostgreSQL store implements it over the network.
  */
 export interface StoreContract {
   readonly events: Async<Pick<EventRepository, 'get' | 'pending' | 'countPending' | 'list'>>;
   readonly runs: Async<Pick<RunRepository, 'get' | 'unfinished' | 'list' | 'countByStatus' | 'attempts'>>;
   readonly messages: Async<Pick<MessageRepository, 'recent' | 'has' | 'list' | 'ofRun' | 'sessions'>>;
-  readonly requests: Async<Pick<RequestLogRepository, 'get' | 'list' | 'countSince' | 'prune'>>;
+  readonly requests: Async<Pick<RequestLogRepository, 'get' | 'list' | 'countSince'>> & {
+    /**
+     * Deletes records older than `maxAgeMs` by the store's clock, and beyond the newest
+     * `maxRows`; answers how many.
+     */
+    prune(maxAgeMs: number, maxRows: number): Promise<number>;
+  };
   readonly failedRequests: Async<Pick<FailedRequestRepository, 'forRequest'>>;
-  readonly idempotency: Async<Pick<IdempotencyRepository, 'purge'>>;
+  readonly idempotency: {
+    /** Deletes the records expired by the store's clock; answers how many. */
+    purgeExpired(): Promise<number>;
+  };
   /** Writes that share one commit per event-loop turn; each settles once committed. */
   readonly group: GroupCommit<Writes>;
   /** Writes in a commit of their own, made now. */
@@ -62,6 +73,17 @@ export function promised<T extends object, K extends keyof T>(repository: T, nam
     };
   }
   return out as Async<Pick<T, K>>;
+}
+
+/** Console sign-in sessions, their expiry by the store's clock. */
+export interface ConsoleSessionStore {
+  /** Keeps a new session for `ttlMs`. */
+  insert(session: { readonly tokenHash: string; readonly csrf: string; readonly ttlMs: number }): Promise<void>;
+  /** The session while it has not expired. */
+  find(tokenHash: string): Promise<ConsoleSessionRecord | undefined>;
+  delete(tokenHash: string): Promise<void>;
+  /** Deletes expired sessions, and the oldest beyond `keep`; answers how many. */
+  prune(keep: number): Promise<number>;
 }
 
 /** Small named values (the main session's last delivery route), shared by every node. */
@@ -94,7 +116,7 @@ export interface SinkOptions {
 export interface StoreBackend {
   readonly data: StoreContract;
   readonly meta: MetaStore;
-  readonly consoleSessions: Async<ConsoleSessionRepository>;
+  readonly consoleSessions: ConsoleSessionStore;
   createSink(options: SinkOptions): ActionSink;
   /**
    * How the nodes on a shared store split the work (docs/scale.md); absent on the embedded store,
@@ -146,9 +168,4 @@ export interface WorkShare {
    * made again after a failure.
    */
   listen(handlers: { readonly runs: () => void; readonly heartbeat: () => void }): Promise<() => Promise<void>>;
-}
-
-/** Every method of `repository`, answering with a promise (over the embedded store). */
-export function promisedAll<T extends object>(repository: T): Async<T> {
-  return promised(repository, Object.keys(repository) as (keyof T)[]) as unknown as Async<T>;
 }

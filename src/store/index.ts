@@ -1,7 +1,7 @@
 export type { RunAttempt } from './attempts.js';
-export type { ConsoleSessionRepository } from './console-sessions.js';
 export type {
   ClaimedRun,
+  ConsoleSessionStore,
   MetaStore,
   StoreBackend,
   StoreContract,

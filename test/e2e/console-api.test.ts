@@ -279,6 +279,27 @@ describe('the console over HTTP', () => {
     const cookie = setCookie.split(';')[0] as string;
     const shell = await call(`${proxied.url}/ui/`, { method: 'GET', headers: { ...viaProxy, cookie } });
     expect(shell.text).toContain('meta name="csrf-token"');
+    // The session is read over HTTPS only, and only under its __Host- name (issue 27 item 11).
+    const value = cookie.slice(cookie.indexOf('=') + 1);
+    const plainName = await call(`${proxied.url}/ui/`, {
+      method: 'GET',
+      headers: { ...viaProxy, cookie: `hookd_session=${value}` },
+    });
+    expect(plainName.text).toContain('action="/ui/login"');
+    const overHttp = await call(`${proxied.url}/ui/`, {
+      method: 'GET',
+      headers: { ...viaProxy, 'x-forwarded-proto': 'http', cookie },
+    });
+    expect(overHttp.text).toContain('action="/ui/login"');
+    const csrf = /<meta name="csrf-token" content="([^"]+)">/.exec(shell.text)?.[1] ?? '';
+    const signOut = await call(`${proxied.url}/ui/logout`, {
+      headers: { ...viaProxy, cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `csrf=${encodeURIComponent(csrf)}`,
+    });
+    expect(signOut.status).toBe(303);
+    expect(String(signOut.headers['set-cookie'])).toBe(
+      '__Host-hookd_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure',
+    );
     // Without the proxy named, the forwarded origin is not this gateway's.
     const direct = await call(`${hookd.url}/ui/login`, {
       headers: { ...viaProxy, 'content-type': 'application/x-www-form-urlencoded' },
@@ -287,8 +308,60 @@ describe('the console over HTTP', () => {
     expect(direct.status).toBe(403);
   });
 
-  it('counts failed sign-ins with the admin API’s failures: 20 in a minute lock both', async () => {
-    // Last in the file: it locks the loopback address out of sign-in for a minute.
+  it('over plain HTTP, sets hookd_session without Secure, whatever X-Forwarded-Proto an untrusted peer sends (issue 27 item 11)', async () => {
+    const plainCookie = /^hookd_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/;
+    const direct = await call(`${hookd.url}/ui/login`, {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `token=${GATEWAY_TOKEN}`,
+    });
+    expect(String(direct.headers['set-cookie'])).toMatch(plainCookie);
+    // server.trustProxy is off here: the header is the client's say-so, not a proxy's.
+    const claimed = await call(`${hookd.url}/ui/login`, {
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https' },
+      body: `token=${GATEWAY_TOKEN}`,
+    });
+    expect(String(claimed.headers['set-cookie'])).toMatch(plainCookie);
+    const cookie = String(claimed.headers['set-cookie']).split(';')[0] as string;
+    const shell = await call(`${hookd.url}/ui/`, { method: 'GET', headers: { cookie } });
+    expect(shell.text).toContain('meta name="csrf-token"');
+    const secureName = await call(`${hookd.url}/ui/`, {
+      method: 'GET',
+      headers: { cookie: `__Host-${cookie}` },
+    });
+    expect(secureName.text).toContain('action="/ui/login"');
+    const csrf = /<meta name="csrf-token" content="([^"]+)">/.exec(shell.text)?.[1] ?? '';
+    const signOut = await call(`${hookd.url}/ui/logout`, {
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `csrf=${encodeURIComponent(csrf)}`,
+    });
+    expect(String(signOut.headers['set-cookie'])).toBe('hookd_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0');
+  });
+
+  it('counts no request without a token: 25 a cross-site page makes do not lock the sign-in (issue 27 item 8)', async () => {
+    // What any page the operator visits can make the browser send: images and links, no token, no cookie.
+    for (let i = 0; i < 25; i++) {
+      const fetched = await call(`${hookd.url}/api/requests?i=${i}`, {
+        method: 'GET',
+        headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-dest': 'image' },
+      });
+      expect(fetched.status).toBe(401);
+    }
+    const empty = await call(`${hookd.url}/ui/login`, {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'token=',
+    });
+    expect(empty.status).toBe(401);
+    // Had they counted, this guess would be past the 20 that lock the address.
+    const guess = await call(`${hookd.url}/ui/login`, {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'token=one-wrong-guess',
+    });
+    expect(guess.status).toBe(401);
+    await signIn();
+  });
+
+  it('counts failed sign-ins with the admin API’s failures: 20 in a minute lock both, never the right token', async () => {
+    // Last in the file: it locks the loopback address out for a minute.
     const before = (await admin('/api/requests')).status;
     expect(before).toBe(200);
     for (let i = 0; i < 20; i++)
@@ -298,11 +371,16 @@ describe('the console over HTTP', () => {
       });
     const locked = await call(`${hookd.url}/ui/login`, {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: `token=${GATEWAY_TOKEN}`,
+      body: 'token=guess-20',
     });
     expect(locked.status).toBe(429);
     expect((await call(`${hookd.url}/api/requests`, { method: 'GET' })).status).toBe(429);
-    // The correct token still opens the API (a lock never shuts out its owner, docs/security.md#throttling).
+    // The correct token still signs in and opens the API (a lock never shuts out its owner,
+    // docs/security.md#throttling).
+    const session = await signIn();
+    expect(
+      (await call(`${hookd.url}/api/requests`, { method: 'GET', headers: { cookie: session.cookie } })).status,
+    ).toBe(200);
     expect((await admin('/api/requests')).status).toBe(200);
   });
 });

@@ -122,6 +122,22 @@ describe.skipIf(!postgresTestsRun)('hookd serve on PostgreSQL', () => {
     expect(listed.some((r) => r.replayOf === id)).toBe(true);
   });
 
+  it('refuses a NUL in a hook name, an admin id or a query with 400 BAD_URL, never a 500 (issue 27 item 10)', async () => {
+    const hook = await call(`${hookd.url}/hooks/tmpl%00`, {
+      headers: { ...HOOK, 'idempotency-key': 'nul-key' },
+      json: { n: 1 },
+    });
+    const byId = await admin('/api/requests/%00');
+    const run = await admin('/api/runs/x%00y');
+    const listed = await admin('/api/runs?status=%00');
+    for (const answer of [hook, byId, run, listed]) {
+      expect(answer.status).toBe(400);
+      expect(answer.body).toMatchObject({ ok: false, code: 'BAD_URL', error: 'malformed URL (a NUL character, %00)' });
+    }
+    // Nothing reached the store: the gateway answers as before.
+    expect((await admin('/api/runs?limit=1')).status).toBe(200);
+  });
+
   it('signs the console in with sessions kept in PostgreSQL', async () => {
     const login = await call(`${hookd.url}/ui/login`, {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },

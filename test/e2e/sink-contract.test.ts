@@ -245,11 +245,10 @@ describe.skipIf(!postgresTestsRun)('the action sink on PostgreSQL, several nodes
     expect(rows[0]?.text).toBe('nul \uFFFD text');
   });
 
-  it('takes over an expired key', async () => {
-    let now = Date.now();
+  it("takes over an expired key, expired by the database's clock", async () => {
     const make = () => {
       if (!pool) throw new Error('no cluster');
-      return createPgSink(pool, createPgContract(pool), { idempotencyTtlSeconds: 60, now: () => now });
+      return createPgSink(pool, createPgContract(pool), { idempotencyTtlSeconds: 60 });
     };
     const intent = { scope: 'agent', key: 'expiring', bodyHash: 'h', respond: () => ({ status: 202, body: null }) };
     await make().accept([agentAction('first')], { requestId: 'e1', idempotency: intent });
@@ -258,9 +257,31 @@ describe.skipIf(!postgresTestsRun)('the action sink on PostgreSQL, several nodes
         code: 'IDEMPOTENCY_IN_FLIGHT',
       },
     );
-    now += 61_000;
+    // 61 s pass in the database.
+    await pool?.query(
+      "UPDATE idempotency SET created_at = created_at - 61000, expires_at = expires_at - 61000 WHERE key = 'expiring'",
+    );
     await expect(make().accept([agentAction('later')], { requestId: 'e3', idempotency: intent })).resolves.toHaveLength(
       1,
     );
+  });
+
+  it("keeps a key alive by the database's clock whatever the clock of the node that wrote it or asks", async () => {
+    const DAY_MS = 86_400_000;
+    const node = (skewMs: number) => {
+      if (!pool) throw new Error('no cluster');
+      return createPgSink(pool, createPgContract(pool), { idempotencyTtlSeconds: 60, now: () => Date.now() + skewMs });
+    };
+    const intent = { scope: 'agent', key: 'skewed', bodyHash: 'h', respond: () => ({ status: 202, body: null }) };
+    // Written by a node 8 days behind: its key lives 60 s from the database's now, not 8 days ago.
+    await node(-8 * DAY_MS).accept([agentAction('first')], { requestId: 's1', idempotency: intent });
+    await expect(
+      node(0).accept([agentAction('retry')], { requestId: 's2', idempotency: intent }),
+    ).rejects.toMatchObject({
+      code: 'IDEMPOTENCY_IN_FLIGHT',
+    });
+    // A node 8 days ahead still finds the answer, and purging from any node keeps it.
+    expect(await node(8 * DAY_MS).findAnswer('agent', 'skewed')).toMatchObject({ status: 202 });
+    expect(await createPgContract(pool as pg.Pool).idempotency.purgeExpired()).toBe(0);
   });
 });

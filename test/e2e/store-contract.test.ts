@@ -226,8 +226,9 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       expect(await store.requests.countSince(6000)).toEqual({ total: 3, failed: 2 });
       await store.group.write((w) => w.requests.markReplayed('b', 9000));
       expect(await ids({ replayed: true })).toEqual(['b:500']);
-      expect(await store.requests.prune(6500, 100)).toBe(2);
-      expect(await store.requests.prune(0, 1)).toBe(1);
+      // Ages by the store's clock: older than received at 6500 ms of the epoch, then by rows alone.
+      expect(await store.requests.prune(Date.now() - 6500, 100)).toBe(2);
+      expect(await store.requests.prune(Number.MAX_SAFE_INTEGER, 1)).toBe(1);
       expect(await ids({})).toEqual(['a:400']);
     });
 
@@ -252,7 +253,8 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
           status: 202,
           response: '{}',
           createdAt: 1,
-          expiresAt: 100,
+          // A lifetime of 0: expired at once, by whichever clock the store keeps.
+          expiresAt: 1,
         });
         w.idempotency.put({
           scope: 'agent',
@@ -260,15 +262,15 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
           bodyHash: 'h',
           status: 202,
           response: null,
-          createdAt: 1,
-          expiresAt: 300,
+          createdAt: Date.now(),
+          expiresAt: Date.now() + 86_400_000,
         });
       });
       const failure = await store.failedRequests.forRequest('req-1');
       expect(failure).toMatchObject({ id: 'f1', subPath: 'note', headers: { a: 'b' }, code: 'TRANSFORM_FAILED' });
       expect(failure?.body).toEqual(Buffer.from([0, 1, 2, 255]));
       expect(await store.failedRequests.forRequest('req-2')).toBeUndefined();
-      expect(await store.idempotency.purge(200)).toBe(1);
+      expect(await store.idempotency.purgeExpired()).toBe(1);
     });
 
     it('commits group writes in the order they were made, across turns', async () => {

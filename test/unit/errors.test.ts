@@ -47,6 +47,19 @@ describe('the error catalogue', () => {
     expect(unused).toEqual([]);
   });
 
+  it('is the only place in src/ that makes an error: every error a user can see carries a code', () => {
+    const uncatalogued = sourceFiles(join(root, 'src'))
+      .filter((file) => !file.endsWith(join('src', 'errors.ts')))
+      .flatMap((file) =>
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .flatMap((line, i) =>
+            /\bnew [A-Za-z]*Error\(|\bthrow Error\(/.test(line) ? [`${file.slice(root.length + 1)}:${i + 1}`] : [],
+          ),
+      );
+    expect(uncatalogued).toEqual([]);
+  });
+
   it('builds each message from its template and values', () => {
     expect(hookdError('PAYLOAD_TOO_LARGE', { limitBytes: 1024 }).message).toBe(
       'payload too large: the limit is 1024 bytes',

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { StoreBackend } from '../contract.js';
+import { DB_NOW_MS } from './clock.js';
 import { createPgContract } from './contract.js';
 import { createPgSink } from './sink.js';
 import { createPgWorkShare, type PgWorkShareOptions } from './work-share.js';
@@ -23,16 +24,16 @@ export function pgBackend(pool: pg.Pool, share: PgWorkShareOptions): StoreBacken
       },
     },
     consoleSessions: {
-      async insert(s) {
+      async insert({ tokenHash, csrf, ttlMs }) {
         await pool.query(
-          'INSERT INTO console_sessions (token_hash, csrf, created_at, expires_at) VALUES ($1, $2, $3, $4)',
-          [s.tokenHash, s.csrf, s.createdAt, s.expiresAt],
+          `INSERT INTO console_sessions (token_hash, csrf, created_at, expires_at)
+           SELECT $1, $2, now, now + $3 FROM (SELECT ${DB_NOW_MS} AS now) AS clock`,
+          [tokenHash, csrf, ttlMs],
         );
       },
-      async find(tokenHash, now) {
-        const row = await one('SELECT * FROM console_sessions WHERE token_hash = $1 AND expires_at > $2', [
+      async find(tokenHash) {
+        const row = await one(`SELECT * FROM console_sessions WHERE token_hash = $1 AND expires_at > ${DB_NOW_MS}`, [
           tokenHash,
-          now,
         ]);
         return (
           row && {
@@ -46,8 +47,8 @@ export function pgBackend(pool: pg.Pool, share: PgWorkShareOptions): StoreBacken
       async delete(tokenHash) {
         await pool.query('DELETE FROM console_sessions WHERE token_hash = $1', [tokenHash]);
       },
-      async prune(now, keep) {
-        const expired = await pool.query('DELETE FROM console_sessions WHERE expires_at <= $1', [now]);
+      async prune(keep) {
+        const expired = await pool.query(`DELETE FROM console_sessions WHERE expires_at <= ${DB_NOW_MS}`);
         const beyond = await pool.query(
           `DELETE FROM console_sessions WHERE token_hash IN
              (SELECT token_hash FROM console_sessions ORDER BY created_at DESC OFFSET $1)`,

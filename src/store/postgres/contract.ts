@@ -12,6 +12,7 @@ import { LISTED, PRUNE_CHUNK, requestEntryOf, requestListWhere } from '../reques
 import type { RunListFilter, RunRecord } from '../runs.js';
 import { runOf } from '../runs.js';
 import { isStoreUnavailable } from '../unavailable.js';
+import { DB_NOW_MS } from './clock.js';
 import { createPgWrites, type PgStatement } from './writes.js';
 
 const INT8 = 20;
@@ -210,7 +211,7 @@ export function createPgContract(pool: pg.Pool): StoreContract {
           'SELECT COUNT(*) AS total, COALESCE(SUM((status >= 400)::int), 0)::int AS failed FROM requests WHERE received_at >= $1',
           [since],
         )) as { total: number; failed: number },
-      prune: async (before, maxRows) => {
+      prune: async (maxAgeMs, maxRows) => {
         const chunks = async (text: string, value: number) => {
           let total = 0;
           for (;;) {
@@ -220,8 +221,9 @@ export function createPgContract(pool: pg.Pool): StoreContract {
           }
         };
         let pruned = await chunks(
-          `DELETE FROM requests WHERE seq IN (SELECT seq FROM requests WHERE received_at < $1 ORDER BY seq LIMIT ${PRUNE_CHUNK})`,
-          before,
+          `DELETE FROM requests WHERE seq IN
+             (SELECT seq FROM requests WHERE received_at < ${DB_NOW_MS} - $1 ORDER BY seq LIMIT ${PRUNE_CHUNK})`,
+          maxAgeMs,
         );
         const newest = (await one<{ seq: number | null }>('SELECT MAX(seq) AS seq FROM requests'))?.seq ?? null;
         if (newest !== null && newest > maxRows)
@@ -241,7 +243,8 @@ export function createPgContract(pool: pg.Pool): StoreContract {
       },
     },
     idempotency: {
-      purge: async (now) => (await pool.query('DELETE FROM idempotency WHERE expires_at <= $1', [now])).rowCount ?? 0,
+      purgeExpired: async () =>
+        (await pool.query(`DELETE FROM idempotency WHERE expires_at <= ${DB_NOW_MS}`)).rowCount ?? 0,
     },
     group: {
       write<T>(write: (w: Writes) => T): Promise<T> {

@@ -2,6 +2,7 @@ import { EVENT_COLUMNS } from '../events.js';
 import { IDEMPOTENCY_COLUMNS } from '../idempotency.js';
 import { REQUEST_COLUMNS } from '../requests.js';
 import { RUN_COLUMNS } from '../runs.js';
+import { DB_NOW_MS } from './clock.js';
 import { RUNS_CHANNEL } from './leases.js';
 import type { PgStatement } from './writes.js';
 
@@ -25,9 +26,15 @@ export const REQUESTS_INSERT = `INSERT INTO requests (${REQUEST_COLUMNS})
     $8::text[], $9::text[], $10::integer[], $11::text[], $12::bytea[], $13::integer[], $14::boolean[],
     $15::boolean[], $16::text[])`;
 
-/** Inserts the keys not held; an expired key is taken over. Returns the keys taken. */
+/**
+ * Inserts the keys not held; an expired key is taken over. Returns the keys taken. A key's time
+ * and expiry are the database's clock (its lifetime is the row's `expires_at - created_at`).
+ */
 export const IDEMPOTENCY_INSERT = `INSERT INTO idempotency (${IDEMPOTENCY_COLUMNS})
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::text[], $6::bigint[], $7::bigint[])
+  SELECT t.scope, t.key, t.body_hash, t.status, t.response, clock.now, clock.now + (t.expires_at - t.created_at)
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::text[], $6::bigint[], $7::bigint[])
+    AS t(scope, key, body_hash, status, response, created_at, expires_at),
+    (SELECT ${DB_NOW_MS} AS now) AS clock
   ON CONFLICT (scope, key) DO UPDATE SET body_hash = EXCLUDED.body_hash, status = EXCLUDED.status,
     response = EXCLUDED.response, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
     WHERE idempotency.expires_at <= EXCLUDED.created_at

@@ -17,6 +17,7 @@ import { idempotencyRecordOf, idempotencyRow } from '../idempotency.js';
 import { requestRow } from '../requests.js';
 import { hookRun, runRow } from '../runs.js';
 import { acceptError } from '../unavailable.js';
+import { DB_NOW_MS } from './clock.js';
 import { inTransaction } from './contract.js';
 import { EVENTS_INSERT, IDEMPOTENCY_INSERT, oneStatement, REQUESTS_INSERT, RUNS_INSERT, transpose } from './rows.js';
 import { createPgWrites, type PgStatement } from './writes.js';
@@ -224,8 +225,8 @@ export function createPgSink(
     },
     async findAnswer(scope, key) {
       const { rows } = await pool.query<{ body_hash: string; status: number; response: string | null }>(
-        'SELECT body_hash, status, response FROM idempotency WHERE scope = $1 AND key = $2 AND expires_at > $3',
-        [scope, key, now()],
+        `SELECT body_hash, status, response FROM idempotency WHERE scope = $1 AND key = $2 AND expires_at > ${DB_NOW_MS}`,
+        [scope, key],
       );
       const row = rows[0];
       if (!row) return undefined;

@@ -5,6 +5,7 @@ import { FAILED_REQUEST_COLUMNS, failedRequestRow } from '../failed-requests.js'
 import { IDEMPOTENCY_COLUMNS, idempotencyRow } from '../idempotency.js';
 import { REQUEST_COLUMNS, requestRow } from '../requests.js';
 import { RUN_COLUMNS, runRow } from '../runs.js';
+import { DB_NOW_MS } from './clock.js';
 import { pgValue, placeholders } from './rows.js';
 
 /** One statement of a PostgreSQL commit. */
@@ -81,7 +82,9 @@ export function createPgWrites(): { readonly writes: Writes; readonly statements
     idempotency: {
       put(r) {
         add(
-          `INSERT INTO idempotency (${IDEMPOTENCY_COLUMNS}) VALUES (${placeholders(7)})
+          // The key's time and expiry are the database's clock (its lifetime kept).
+          `INSERT INTO idempotency (${IDEMPOTENCY_COLUMNS})
+           SELECT $1, $2, $3, $4, $5, now, now + ($7::bigint - $6::bigint) FROM (SELECT ${DB_NOW_MS} AS now) AS clock
            ON CONFLICT (scope, key) DO UPDATE SET body_hash = EXCLUDED.body_hash, status = EXCLUDED.status,
              response = EXCLUDED.response, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
           ...idempotencyRow(r),

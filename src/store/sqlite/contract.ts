@@ -1,15 +1,18 @@
 import { promised, type StoreContract } from '../contract.js';
 import type { Store } from './store.js';
 
-/** The embedded store behind the contract. */
-export function sqliteContract(store: Store): StoreContract {
+/** The embedded store behind the contract; `now` is its clock (the process's: the database is here). */
+export function sqliteContract(store: Store, now: () => number = Date.now): StoreContract {
   return {
     events: promised(store.events, ['get', 'pending', 'countPending', 'list']),
     runs: promised(store.runs, ['get', 'unfinished', 'list', 'countByStatus', 'attempts']),
     messages: promised(store.messages, ['recent', 'has', 'list', 'ofRun', 'sessions']),
-    requests: promised(store.requests, ['get', 'list', 'countSince', 'prune']),
+    requests: {
+      ...promised(store.requests, ['get', 'list', 'countSince']),
+      prune: async (maxAgeMs, maxRows) => store.requests.prune(now() - maxAgeMs, maxRows),
+    },
     failedRequests: promised(store.failedRequests, ['forRequest']),
-    idempotency: promised(store.idempotency, ['purge']),
+    idempotency: { purgeExpired: async () => store.idempotency.purge(now()) },
     group: store.group,
     commit: async (write) => store.transaction(() => write(store)),
   };

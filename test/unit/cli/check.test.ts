@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PATHED } from '../../../src/cli/check.js';
 import { runCli } from '../../helpers/cli.js';
 import { makeTempDir } from '../../helpers/hookd-process.js';
 
@@ -280,5 +281,17 @@ describe('hookd check', () => {
     const result = await runCli(['check', '--config', join(temp.dir, 'missing.json5')], { cwd: temp.dir });
     expect(result.code).toBe(1);
     expect(result.err).toMatch(/cannot read the config file: ENOENT/);
+  });
+});
+
+describe('the path of a problem', () => {
+  it('is read from `path: message`, and a long word without one is refused at once, not in exponential time', () => {
+    expect(PATHED.exec('hooks.presets[1] (github).secret: z')?.slice(1)).toEqual([
+      'hooks.presets[1] (github).secret',
+      'z',
+    ]);
+    expect(PATHED.exec('(root): y')?.slice(1)).toEqual(['(root)', 'y']);
+    // 40 letters took hours when a name could be split anywhere.
+    expect(PATHED.exec(`${'a'.repeat(40)}!`)).toBeNull();
   });
 });

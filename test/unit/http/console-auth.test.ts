@@ -7,6 +7,7 @@ import {
   createConsoleAuth,
   SECURE_SESSION_COOKIE,
   SESSION_COOKIE,
+  sessionCookie,
 } from '../../../src/http/console-auth.js';
 import { createStore, type Store, sqliteBackend } from '../../../src/store/sqlite/index.js';
 
@@ -21,7 +22,7 @@ function setup(gatewayToken = GATEWAY_TOKEN) {
   const store = createStore({ path: ':memory:', synchronous: 'normal' });
   stores.push(store);
   let at = Date.parse('2026-11-25T08:00:00Z');
-  const auth = createConsoleAuth(sqliteBackend(store).consoleSessions, gatewayToken, () => at);
+  const auth = createConsoleAuth(sqliteBackend(store, () => at).consoleSessions, gatewayToken);
   const withCookie = (token: string) => ({
     headers: { cookie: `theme=dark; ${SESSION_COOKIE}=${token}; x=1` },
     protocol: 'http' as const,
@@ -124,6 +125,18 @@ describe('console sessions', async () => {
     expect(
       await auth.sessionOf(https(`${SECURE_SESSION_COOKIE}=x; ${SECURE_SESSION_COOKIE}=${token}`)),
     ).toBeUndefined();
+  });
+
+  it('sets the cookie __Host- and Secure over HTTPS, plain over HTTP (issue 27 item 11)', () => {
+    expect(sessionCookie('https', 'abc', 43200)).toBe(
+      '__Host-hookd_session=abc; Path=/; HttpOnly; SameSite=Strict; Max-Age=43200; Secure',
+    );
+    expect(sessionCookie('http', 'abc', 43200)).toBe(
+      'hookd_session=abc; Path=/; HttpOnly; SameSite=Strict; Max-Age=43200',
+    );
+    expect(sessionCookie('https', '', 0)).toBe(
+      '__Host-hookd_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure',
+    );
   });
 
   it('reads one cookie out of a Cookie header', () => {
