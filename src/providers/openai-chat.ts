@@ -27,7 +27,7 @@ export function excerptOf(body: string, apiKey: string | undefined): string {
 const CONTEXT_REFUSAL = /context|tokens|too long|too large|length/i;
 
 /** True when an answer of `status` with `body` refuses the request as too long for the model. */
-export function isContextRefusal(status: number, body: string): boolean {
+function isContextRefusal(status: number, body: string): boolean {
   return (status === 400 || status === 413) && CONTEXT_REFUSAL.test(body);
 }
 

@@ -158,7 +158,7 @@ function attemptView(a: RunAttempt): RunAttemptView {
  * delivery (…)` while its delivery is: its last failed try is of this execution and of the
  * step the run stands at (docs/runtime.md#attempts).
  */
-export function retryingOf(run: RunRecord, attempts: readonly RunAttempt[]): string | undefined {
+function retryingOf(run: RunRecord, attempts: readonly RunAttempt[]): string | undefined {
   const last = attempts.at(-1);
   if (!last || last.at < (run.startedAt ?? 0)) return undefined;
   const what = (label: string) => `${label} (attempt ${last.n + 1}, last: ${lastText(last)})`;
