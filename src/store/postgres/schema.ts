@@ -143,4 +143,12 @@ export const pgMigrations: readonly string[] = [
   `
   CREATE UNIQUE INDEX messages_run_turn ON messages (run_id, role) WHERE run_id IS NOT NULL;
   `,
+  // A request's receipt (what let it in: the credential's fingerprint, its delivery id), kept with
+  // its record and its kept failure, decides what a replay of it may do; a replay run anew on
+  // purpose (--force) says so.
+  `
+  ALTER TABLE requests ADD COLUMN receipt TEXT;
+  ALTER TABLE requests ADD COLUMN forced BOOLEAN NOT NULL DEFAULT FALSE;
+  ALTER TABLE failed_requests ADD COLUMN receipt TEXT;
+  `,
 ];
