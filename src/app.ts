@@ -8,14 +8,18 @@ import { errorBody, type HookdError, hookdError } from './errors.js';
 import {
   adminRoutes,
   type ConsoleSessions,
+  type CredentialFingerprints,
   consoleRoutes,
   createAuthThrottle,
   createConsoleAuth,
+  createCredentialFingerprints,
   createHookActions,
+  createInFlightKeys,
   createReplayer,
   createRequestRecorder,
   healthRoutes,
   hookRoutes,
+  type InFlightKeys,
   installErrorHandlers,
   requestLogSettings,
   toHookdError,
@@ -205,7 +209,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   installErrorHandlers(app, log);
   await app.register(healthRoutes);
-  if (deps.gatewayToken && deps.queries) await registerOperatorRoutes(app, deps, deps.gatewayToken, deps.queries);
+  // What hook requests and their replays share: the credentials' fingerprints, the keys in flight.
+  const shared = {
+    fingerprints: createCredentialFingerprints(deps.gatewayToken, config.hooks.token ?? ''),
+    inFlight: createInFlightKeys(),
+  };
+  if (deps.gatewayToken && deps.queries)
+    await registerOperatorRoutes(app, deps, { gatewayToken: deps.gatewayToken, queries: deps.queries, ...shared });
   if (config.hooks.enabled && config.hooks.token) {
     await app.register(hookRoutes, {
       hooks: { ...config.hooks, token: config.hooks.token },
@@ -213,6 +223,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       actionOptions: deps.actionOptions,
       log,
       ...(deps.mappings ? { mappings: deps.mappings } : {}),
+      ...shared,
     });
   }
   return app;
@@ -225,10 +236,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 async function registerOperatorRoutes(
   app: FastifyInstance,
   deps: AppDeps,
-  gatewayToken: string,
-  queries: AdminQueries,
+  operatorDeps: {
+    gatewayToken: string;
+    queries: AdminQueries;
+    fingerprints: CredentialFingerprints;
+    inFlight: InFlightKeys;
+  },
 ): Promise<void> {
   const { config, operator, metrics, consoleSessions } = deps;
+  const { gatewayToken, queries, fingerprints, inFlight } = operatorDeps;
   const requestLog = operator && {
     activity: operator.activity,
     redeliver: operator.redeliver,
@@ -236,6 +252,9 @@ async function registerOperatorRoutes(
       sink: deps.sink,
       requested: createHookActions(deps),
       recorder: createRequestRecorder(requestLogSettings(config.hooks)),
+      fingerprints,
+      inFlight,
+      allowQueryToken: config.hooks.allowQueryToken,
       ...(deps.mappings ? { mappings: deps.mappings } : {}),
     }),
   };

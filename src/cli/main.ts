@@ -134,12 +134,13 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
   program
     .command('replay')
     .description(
-      'replay logged requests through the current mappings and transforms (signature and idempotency are not checked again)',
+      'replay logged requests through the current mappings and transforms, under the auth rules and the idempotency key each was received with',
     )
     .argument('[ids...]', 'request ids (the x-request-id of their answers)')
     .option('--failed', 'every request that failed on our side (5xx) and was not replayed yet, oldest first')
     .option('--since <when>', 'with --failed: received since (30m, 1h, 7d, or an ISO time)')
     .option('-n, --limit <n>', 'with --failed: at most this many', '100')
+    .option('--force', "run anew, even when the request (its sender's retry, or another replay) already ran")
     .option('-u, --url <url>', GATEWAY_URL)
     .option('--json', 'print the answers as JSON')
     .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
