@@ -14,17 +14,31 @@ export interface CompiledTransform {
   readonly inputs: readonly string[];
 }
 
+/** The package export transforms import their types and helper from (docs/transforms.md#writing-one). */
+const AUTHORING_MODULE = 'hookd/transform';
+const AUTHORING_NAMESPACE = 'hookd-authoring';
 /**
- * Static imports may reach only relative files inside the transforms folder; `require()`
- * and `import()` of anything else are left in the bundle and fail when called, inside the
- * sandbox, where no module system exists.
+ * What `hookd/transform` is inside a bundle: its one value, defineTransform (the identity, as
+ * in src/transforms/authoring.ts). Its types vanish when esbuild strips TypeScript; hookd itself
+ * is never bundled into a transform.
+ */
+const AUTHORING_RUNTIME = 'export function defineTransform(fn) { return fn; }';
+
+/**
+ * Static imports may reach only relative files inside the transforms folder, and
+ * `hookd/transform`; `require()` and `import()` of anything else are left in the bundle and
+ * fail when called, inside the sandbox, where no module system exists.
  */
 function containment(realDir: string): Plugin {
   return {
     name: 'hookd-containment',
     setup(b) {
+      b.onLoad({ filter: /.*/, namespace: AUTHORING_NAMESPACE }, () => ({ contents: AUTHORING_RUNTIME, loader: 'js' }));
       b.onResolve({ filter: /.*/ }, async (args) => {
         if (args.kind === 'entry-point' || args.pluginData === 'inner') return undefined;
+        if (args.path === AUTHORING_MODULE) {
+          return { path: AUTHORING_MODULE, namespace: AUTHORING_NAMESPACE };
+        }
         const isRelative = args.path.startsWith('./') || args.path.startsWith('../');
         if (!isRelative) {
           if (args.kind === 'require-call' || args.kind === 'dynamic-import')
@@ -89,7 +103,9 @@ export async function compileTransform(file: string, transformsDir: string): Pro
       plugins: [containment(realDir)],
     });
     const code = result.outputFiles[0]?.text ?? '';
-    const inputs = Object.keys(result.metafile.inputs).map((input) => resolve(realDir, input));
+    const inputs = Object.keys(result.metafile.inputs)
+      .filter((input) => !input.startsWith(`${AUTHORING_NAMESPACE}:`))
+      .map((input) => resolve(realDir, input));
     return { code, inputs };
   } catch (err) {
     const errors = (err as { errors?: Message[] }).errors;
