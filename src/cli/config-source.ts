@@ -1,7 +1,12 @@
-import { join, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { parseEnv } from 'node:util';
 import { type Config, loadConfig } from '../config/index.js';
 import { readOrCreateSecret } from '../store/index.js';
 import type { CliIo } from './io.js';
+
+/** The config file a command finds in its folder when none is named (what `hookd init` writes). */
+export const DEFAULT_CONFIG_FILE = 'hookd.json5';
 
 export interface ResolvedConfig {
   readonly config: Config;
@@ -9,14 +14,32 @@ export interface ResolvedConfig {
   readonly embedded?: { readonly tokenFile: string; readonly token: string; readonly created: boolean };
 }
 
-/** `--config FILE`, else `HOOKD_CONFIG`, else the embedded default (docs/configuration.md#the-embedded-default). */
+/**
+ * The config file a command reads (docs/configuration.md): `--config FILE`, else `HOOKD_CONFIG`,
+ * else `./hookd.json5` when there is one; undefined means the embedded default.
+ */
+export function configFileOf(option: string | undefined, io: CliIo): string | undefined {
+  const chosen = option || io.env.HOOKD_CONFIG;
+  if (chosen) return resolve(io.cwd, chosen);
+  const beside = join(io.cwd, DEFAULT_CONFIG_FILE);
+  return existsSync(beside) ? beside : undefined;
+}
+
+/** The environment for `${NAME}` in `file`: a `.env` beside it fills in what the process's own environment lacks. */
+export function envFor(file: string, io: CliIo): NodeJS.ProcessEnv {
+  const dotenv = join(dirname(file), '.env');
+  if (!existsSync(dotenv)) return io.env;
+  return { ...parseEnv(readFileSync(dotenv, 'utf8')), ...io.env };
+}
+
+/** `--config FILE`, else `HOOKD_CONFIG`, else `./hookd.json5`, else the embedded default (docs/configuration.md#the-embedded-default). */
 export function resolveConfig(
   file: string | undefined,
   io: CliIo,
   options: { createSecrets: boolean },
 ): ResolvedConfig {
-  const chosen = file ?? io.env.HOOKD_CONFIG;
-  if (chosen) return { config: loadConfig({ file: resolve(io.cwd, chosen), env: io.env }) };
+  const chosen = configFileOf(file, io);
+  if (chosen) return { config: loadConfig({ file: chosen, env: envFor(chosen, io) }) };
   const tokenFile = join(io.cwd, 'data', 'hook-token');
   const secret = options.createSecrets ? readOrCreateSecret(tokenFile) : { value: 'x'.repeat(43), created: false };
   const config = loadConfig({
