@@ -105,9 +105,9 @@ export async function initCommand(
   );
   io.out('Next:');
   if (shown !== '.') io.out(`  cd ${shown}`);
-  io.out('  npm install        # the types of hookd/transform, and TypeScript');
-  io.out('  npx hookd test     # the example fixtures through their mapping');
-  io.out('  npx hookd serve    # then, from another terminal:');
+  io.out('  npm install    # hookd and TypeScript, for the types of hookd/transform');
+  io.out('  npm test       # hookd test: the example fixtures through their mapping');
+  io.out('  npm start      # hookd serve; then, from another terminal:');
   io.out(
     `  curl -sS -X POST http://127.0.0.1:8787/hooks/${EXAMPLE.id} -H "Authorization: Bearer $(sed -n 's/^${TOKEN_VARIABLE}=//p' '${envFile}')" -H 'Content-Type: application/json' -d '${JSON.stringify(EXAMPLE.payload)}'`,
   );

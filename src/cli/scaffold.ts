@@ -120,11 +120,13 @@ const README = `# Webhooks, through hookd
 Next:
 
 \`\`\`sh
-npm install          # hookd and TypeScript, for the types of hookd/transform
-npx hookd test       # every fixture through its mapping; --update records what comes out
-npx tsc              # type-check the transforms
-npx hookd serve      # the gateway on http://127.0.0.1:8787
+npm install          # hookd and TypeScript (until hookd is on the npm registry: npm install <its .tgz>)
+npm test             # hookd test: every fixture through its mapping (--update records what comes out)
+npm run check        # hookd check, and tsc on the transforms
+npm start            # hookd serve: the gateway on http://127.0.0.1:8787
 \`\`\`
+
+Any other command: \`npx --no hookd <command>\` (\`--no\`: never fetch a package of that name).
 
 Then send it a delivery:
 
