@@ -35,6 +35,10 @@ await build({
   bundle: true,
   // The commands and the mail modules stay separate chunks, loaded when used.
   splitting: true,
+  // Whitespace and syntax only: names stay, so stack traces still name functions. The smaller
+  // source parses faster, and V8 keeps every module's source in the heap.
+  minifyWhitespace: true,
+  minifySyntax: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import JSON5 from 'json5';
 import { TEMPLATED_FIELDS, type TemplatedField } from '../action-shape.js';
 import type { ModelCatalog } from '../actions/index.js';
@@ -183,7 +183,8 @@ export function collectMappings(
   return { compiled, problems };
 }
 
-const ajv = new Ajv({ allErrors: false, strict: false });
+/** Made for the first mapping with a schema: ajv's compiler costs about 100 ms at start. */
+let ajv: Ajv | undefined;
 
 /**
  * A mapping's `schema`: an object, or a file relative to the config's folder — JSON, or a
@@ -232,8 +233,9 @@ function undeclared(schema: object, name: string): boolean {
 
 /** Compiles a payload schema into the check `route` runs first. */
 function payloadChecker(source: object): NonNullable<CompiledMapping['checkPayload']> {
-  let validate: ReturnType<typeof ajv.compile>;
+  let validate: ValidateFunction;
   try {
+    ajv ??= new Ajv({ allErrors: false, strict: false });
     validate = ajv.compile(source);
   } catch (err) {
     throw new Error(`not a valid JSON Schema: ${(err as Error).message}`);

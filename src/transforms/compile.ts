@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { build, type Message, type Plugin } from 'esbuild';
+import type { Message, Plugin } from 'esbuild';
 import { hookdError } from '../errors.js';
 import { isInside } from './resolve.js';
 
@@ -83,6 +83,8 @@ export async function compileTransform(file: string, transformsDir: string): Pro
       problems: [`${file}: expected a file inside hooks.transformsDir; it now leads out of it`],
     });
   }
+  // esbuild's API is loaded by the first transform compiled: a config without one never loads it.
+  const { build } = await import('esbuild');
   try {
     const result = await build({
       entryPoints: [realFile],

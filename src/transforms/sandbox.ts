@@ -1,4 +1,5 @@
-import ivm from 'isolated-vm';
+import { createRequire } from 'node:module';
+import type ivm from 'isolated-vm';
 import { type HookdError, hookdError, isHookdError } from '../errors.js';
 import { BUNDLE_GLOBAL } from './compile.js';
 import { type ConsoleSink, consolePrelude, createConsoleBudget } from './console.js';
@@ -136,6 +137,10 @@ function setupSteps(isolate: ivm.Isolate, offThread: boolean) {
       };
 }
 
+/** isolated-vm, loaded with the first sandbox: a config without transforms never loads it. */
+let isolatedVm: typeof ivm | undefined;
+const loadIsolatedVm = () => (isolatedVm ??= createRequire(import.meta.url)('isolated-vm') as typeof ivm);
+
 /** Builds an isolate, runs the bundle, and keeps a reference to `__hookdCall`. */
 export async function createSandbox(
   code: string,
@@ -145,6 +150,7 @@ export async function createSandbox(
   options: { offThread?: boolean } = {},
 ): Promise<Sandbox> {
   const console = createConsoleBudget(sink);
+  const ivm = loadIsolatedVm();
   const isolate = new ivm.Isolate({ memoryLimit: limits.memoryLimitMb });
   try {
     const step = setupSteps(isolate, options.offThread === true);
