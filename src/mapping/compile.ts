@@ -183,7 +183,7 @@ export function collectMappings(
   return { compiled, problems };
 }
 
-/** Made for the first mapping with a schema: ajv's compiler costs about 100 ms at start. */
+/** Made for the first mapping with a schema, not at start (a config without one never makes it). */
 let ajv: Ajv | undefined;
 
 /**
