@@ -195,6 +195,10 @@ export const errorCatalogue = {
     (p: { option: string; expected: string; got: string }) =>
       `${p.option} expects ${p.expected}, got ${JSON.stringify(p.got)}`,
   ),
+  INIT_WOULD_OVERWRITE: local(
+    (p: { dir: string; files: readonly string[] }) =>
+      `${p.dir} already has ${p.files.join(', ')}; nothing was written (--force overwrites them)`,
+  ),
   STORE_SCHEMA_TOO_NEW: local(
     (p: { found: number; known: number }) =>
       `the database was written by a newer hookd (schema ${p.found}, this one knows ${p.known})`,

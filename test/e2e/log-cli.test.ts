@@ -90,8 +90,11 @@ describe('hookd requests, replay and runs (docs/runtime.md#request-log-and-repla
     const json = JSON.parse((await cli('requests', '--json', '--limit', '10')).stdout) as { requests: unknown[] };
     expect(json.requests.length).toBeGreaterThanOrEqual(3);
 
+    // From a folder without a config (in temp.dir, ./hookd.json5 would give the right token).
+    const elsewhere = makeTempDir();
+    cleanups.push(elsewhere.cleanup);
     const noToken = await runHookd(['runs', '--url', hookd.url], {
-      cwd: temp.dir,
+      cwd: elsewhere.dir,
       env: { HOOKD_GATEWAY_TOKEN: 'wrong-token-0123456789' },
     });
     expect(noToken.code).toBe(1);
