@@ -3,6 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import type { ActionOptions, ActionSink } from './actions/index.js';
+import type { Clock } from './clock.js';
 import type { Config } from './config/index.js';
 import { errorBody, type HookdError, hookdError } from './errors.js';
 import {
@@ -45,6 +46,8 @@ export interface AppDeps {
   readonly operator?: Pick<Runtime, 'activity' | 'redeliver' | 'queueDepth'>;
   /** Where console sessions are kept; the console at /ui/ is served when given (with the admin API). */
   readonly consoleSessions?: ConsoleSessions;
+  /** The refused requests' minutes in the request log (default: the system clock). */
+  readonly clock?: Clock;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -237,6 +240,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       actionOptions: deps.actionOptions,
       log,
       ...(deps.mappings ? { mappings: deps.mappings } : {}),
+      ...(deps.clock ? { clock: deps.clock } : {}),
       ...shared,
     });
   }
@@ -264,7 +268,7 @@ async function registerOperatorRoutes(
     redeliver: operator.redeliver,
     replay: createReplayer({
       sink: deps.sink,
-      requested: createHookActions(deps),
+      requested: createHookActions({ ...deps, redact: config.hooks.log.redact }),
       recorder: createRequestRecorder(requestLogSettings(config.hooks)),
       fingerprints,
       inFlight,

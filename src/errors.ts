@@ -53,6 +53,10 @@ const REPLAY_REFUSAL_WORDS = {
   'body-not-read': (r: ReplayRefusal) => `it was refused at receipt (${r.answered}) before its body was read`,
   'body-truncated': () => `its logged body was cut at hooks.log.maxBodyBytes and ${NO_COPY}`,
   'body-redacted': () => `its logged body was redacted (hooks.log.redact) and ${NO_COPY}`,
+  'body-not-kept': (r: ReplayRefusal) =>
+    `it was answered ${r.answered} at receipt, which keeps no body, and ${NO_COPY}`,
+  'copy-redacted': () =>
+    'the whole copy its failure kept has hooks.log.redact paths masked: it is not the body received',
   'query-token-disabled': () => 'it was authenticated by ?token=, which hooks.allowQueryToken: false now refuses',
   'token-changed': () => `the hook token that authenticated it is not today's (${GATEWAY_KEYED})`,
   'signature-changed': (r: ReplayRefusal) =>

@@ -1,24 +1,96 @@
 /** Request headers as Node gives them: lower-cased names, repeated ones as arrays. */
 export type RawHeaders = Readonly<Record<string, string | readonly string[] | undefined>>;
 
-/** Credential headers: templates, transforms, stored failures and logs never see them. */
+/**
+ * The headers that carry a secret or a proof of one (docs/security.md#what-is-masked): the
+ * tokens, the cookie, and the signature headers of every signature scheme. Templates,
+ * transforms and logs never see their values; stored records keep their names, `[masked]`.
+ */
 export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
   'authorization',
   'x-service-token',
   'cookie',
   'proxy-authorization',
+  'x-gitlab-token',
+  'x-hub-signature',
+  'x-hub-signature-256',
+  'stripe-signature',
+  'x-slack-signature',
+  'webhook-signature',
+  'svix-signature',
 ]);
+
+/** What a stored record shows in place of a credential's value. */
+export const MASKED = '[masked]';
+
+/** Whether a lower-cased header name carries a credential. */
+export type CredentialTest = (name: string) => boolean;
+
+/**
+ * The credential test of a configuration: the fixed names, every `x-hub-signature*`, and the
+ * headers its mappings' own HMAC signatures come in (`extra`, any case).
+ */
+export function credentialTest(extra: Iterable<string> = []): CredentialTest {
+  const names = new Set(CREDENTIAL_HEADERS);
+  for (const name of extra) names.add(name.toLowerCase());
+  return (name) => names.has(name) || name.startsWith('x-hub-signature');
+}
+
+/** The fixed credential headers alone (no mapping's own HMAC header). */
+export const isCredentialHeader: CredentialTest = credentialTest();
 
 /**
  * Headers as one string each (repeated values joined with `, `), names lower-cased, without
  * the names in `omit`. The one header flattening of templates, transforms and stored requests.
  */
-export function flattenHeaders(headers: RawHeaders, omit: ReadonlySet<string> = new Set()): Record<string, string> {
+export function flattenHeaders(
+  headers: RawHeaders,
+  omit: ReadonlySet<string> | CredentialTest = new Set(),
+): Record<string, string> {
+  const omitted = typeof omit === 'function' ? omit : (name: string) => omit.has(name);
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(headers)) {
     const name = key.toLowerCase();
-    if (value === undefined || omit.has(name)) continue;
+    if (value === undefined || omitted(name)) continue;
     out[name] = typeof value === 'string' ? value : value.join(', ');
   }
   return out;
+}
+
+/** Whether a credential header's check (the token's, a signature's) passed for this request. */
+export interface CredentialMark {
+  readonly verified: boolean;
+}
+
+/** Headers as a stored record keeps them: credentials by name only, and whether each held. */
+export interface MaskedHeaders {
+  /** Every header, a credential's value replaced by `[masked]`. */
+  readonly headers: Record<string, string>;
+  /** Each credential header present, by name. */
+  readonly credentials: Readonly<Record<string, CredentialMark>>;
+}
+
+const NO_CREDENTIALS: Readonly<Record<string, CredentialMark>> = Object.freeze({});
+
+/**
+ * Flattens headers for a stored record: a credential header keeps its name with the value
+ * `[masked]`, and is marked verified when `isVerified` says the check it feeds passed.
+ */
+export function maskHeaders(
+  headers: RawHeaders,
+  isCredential: CredentialTest,
+  isVerified: (name: string) => boolean = () => false,
+): MaskedHeaders {
+  let credentials: Record<string, CredentialMark> | undefined;
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    const name = key.toLowerCase();
+    if (isCredential(name)) {
+      out[name] = MASKED;
+      credentials ??= {};
+      credentials[name] = { verified: isVerified(name) };
+    } else out[name] = typeof value === 'string' ? value : value.join(', ');
+  }
+  return { headers: out, credentials: credentials ?? NO_CREDENTIALS };
 }

@@ -15,6 +15,7 @@ import { createJobOwner, createRuntime, type ModelRouter, type Runtime } from '.
 import { gatewayTokenFile, readOrCreateSecret, type StoreBackend } from './store/index.js';
 import type { ClockSkewWatch } from './store/postgres/index.js';
 import {
+  type AutoVacuumEvent,
   type Checkpointer,
   createStore,
   type Store,
@@ -200,6 +201,7 @@ async function openBackend(config: Config, parts: Parts, log: Logger, clock: Clo
     ...(onDisk
       ? {
           autocheckpointPages: WRITER_AUTOCHECKPOINT_PAGES,
+          onAutoVacuum: (event: AutoVacuumEvent) => logAutoVacuum(log, event),
           // The checkpoint thread (a worker of its own, about 5 MB) starts with the first write:
           // a gateway that takes no request never pays for it.
           onFirstWrite: () => {
@@ -210,6 +212,18 @@ async function openBackend(config: Config, parts: Parts, log: Logger, clock: Clo
   });
   parts.store = store;
   return sqliteBackend(store, clock.now);
+}
+
+/** The one-time rewrite of a database file made before it gave free pages back (docs/operations.md#retention). */
+function logAutoVacuum(log: Logger, event: AutoVacuumEvent): void {
+  if (event.phase === 'start')
+    log.info({ bytes: event.bytes }, 'rewriting the database file once so that it gives pruned pages back');
+  else if (event.phase === 'done') log.info({ ms: event.ms, bytes: event.bytes }, 'database file rewritten');
+  else
+    log.warn(
+      { err: event.err },
+      'rewriting the database file failed (it stays as it was: pruned pages are reused, not given back)',
+    );
 }
 
 /** Composition root: store → runtime (adapters plugged into its ports) → app → listen. The caller owns signals. */
@@ -262,6 +276,7 @@ export async function startGateway(
       queries,
       operator,
       consoleSessions: backend.consoleSessions,
+      clock,
     };
     const app = await buildApp(deps);
     parts.app = app;

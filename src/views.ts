@@ -100,17 +100,27 @@ export interface RequestView {
   readonly receivedAt: string;
   /** The hook name (the sub-path under `hooks.path`). */
   readonly path: string;
-  /** The path and query as received. */
+  /** The path and query as received, without `token`. */
   readonly url: string;
+  /** The client's address (as `server.trustProxy` makes it). */
+  readonly client?: string;
   readonly mappingId?: string;
   readonly status: number;
   readonly code?: string;
+  /** Why it was refused: its answer's message. */
+  readonly reason?: string;
   readonly eventIds: readonly string[];
   readonly runIds: readonly string[];
   readonly durationMs: number;
+  /** It presented the hook token or a valid signature; false for a request refused at the door. */
+  readonly authenticated: boolean;
   readonly bodyBytes: number;
   readonly truncated: boolean;
   readonly redacted: boolean;
+  /** The body kept is the body received: kept at all, not cut, not redacted. */
+  readonly bodyWhole: boolean;
+  /** A record standing for this many more refused requests of a minute. */
+  readonly moreRefused?: number;
   /** The request this one replayed. */
   readonly replayOf?: string;
   /** A replay run anew on purpose (`--force`), past the answer its idempotency key remembered. */
@@ -121,7 +131,10 @@ export interface RequestView {
 
 /** `GET /api/requests/:id`: the record with its headers, body, actions, runs and deliveries. */
 export interface RequestDetail extends RequestView {
+  /** Every header; a credential's value is `[masked]`. */
   readonly headers: Readonly<Record<string, string>>;
+  /** The credential headers by name, and whether each one's check (token, signature) passed. */
+  readonly credentials: Readonly<Record<string, { readonly verified: boolean }>>;
   /** The body as kept (capped, redacted), as UTF-8 text. */
   readonly body: string;
   readonly events: readonly EventView[];

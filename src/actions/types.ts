@@ -1,6 +1,7 @@
 /** Wake and agent actions: what every hook request becomes before it is stored. */
 
 import type { ActionFieldValues, ContentSource, WakeMode } from '../action-shape.js';
+import type { CredentialMark } from '../headers.js';
 
 /** What every stored action carries besides its own fields. */
 interface ActionPolicy {
@@ -71,8 +72,13 @@ export interface ActionSink {
   recordFailure(failure: FailedRequest): void;
   /** The live remembered answer for an idempotency key, if any (async: a shared store is a round trip away). */
   findAnswer(scope: string, key: string): Promise<IdempotentAnswer | undefined>;
-  /** Logs a request that stored no actions (refused, failed, 204), in the next group commit. */
+  /** Logs an authenticated request that stored no actions (a 4xx, a failure, a 204), in the next group commit. */
   recordRequest(record: RequestLogRecord): void;
+  /**
+   * Logs requests refused at the door in a commit of their own, never the accepts' group commit:
+   * they are not part of the durability promise and may be lost in a crash.
+   */
+  recordRefused(records: readonly RequestLogRecord[]): void;
   /** A logged request and, when it failed on our side, its whole body kept for replay. */
   findRequest(id: string): Promise<StoredRequest | undefined>;
   /** Marks a request replayed (its record, and its kept failure: no longer pending). */
@@ -86,7 +92,10 @@ export interface StoredRequest {
   readonly failure?: FailedRequest & { readonly id: string };
 }
 
-/** One authenticated hook request as the request log keeps it (docs/runtime.md#request-log-and-replay). */
+/**
+ * One hook request as the request log keeps it (docs/runtime.md#request-log-and-replay): an
+ * authenticated one, or one refused at the door (without its body).
+ */
 export interface RequestLogRecord {
   /** The request's `x-request-id` (a sender may reuse one: the newest record wins a lookup). */
   readonly id: string;
@@ -95,20 +104,38 @@ export interface RequestLogRecord {
   readonly path: string;
   /** The path and query string, without `token`. */
   readonly url: string;
+  /** The client's address, as `server.trustProxy` makes it. */
+  readonly client?: string;
   readonly mappingId?: string;
   readonly status: number;
   readonly code?: string;
+  /** Why it was refused (the answer's message), for the requests refused at the door. */
+  readonly reason?: string;
   readonly eventIds: readonly string[];
   readonly runIds: readonly string[];
   readonly durationMs: number;
-  /** Without credentials. */
+  /** Every header; a credential's value is `[masked]`. */
   readonly headers: Readonly<Record<string, string>>;
-  /** The raw body, cut at `hooks.log.maxBodyBytes`, redacted paths masked. */
+  /** The credential headers it carried, by name, and whether each one's check passed. */
+  readonly credentials: Readonly<Record<string, CredentialMark>>;
+  /**
+   * It presented the hook token or a valid signature. False for a request refused at the
+   * door (401, `SIGNATURE_INVALID`, and the 404, 405, 413, 415 and 429 of an unknown sender).
+   */
+  readonly authenticated: boolean;
+  /** The raw body, cut at `hooks.log.maxBodyBytes`, redacted paths masked; empty when not kept. */
   readonly body: Buffer;
-  /** The size of the body as received. */
+  /** The size of the body as received (as declared, when it was refused unread). */
   readonly bodyBytes: number;
   readonly truncated: boolean;
   readonly redacted: boolean;
+  /**
+   * `body` is the body exactly as received: kept (a refused or 503 request keeps none), not
+   * cut, not redacted. Only such a body can be replayed as it came.
+   */
+  readonly bodyWhole: boolean;
+  /** An aggregated record of refused requests: how many more it stands for. */
+  readonly moreRefused?: number;
   /** The id of the request this one replayed. */
   readonly replayOf?: string;
   /** A replay run anew on purpose (`--force`), past the answer its idempotency key remembers. */
@@ -149,13 +176,18 @@ export interface ReceiptFacts {
   readonly replayKey?: string;
 }
 
-/** A hook request that failed on our side, as kept for replay (no credentials). */
+/** A hook request that failed on our side, as kept for replay (credentials masked). */
 export interface FailedRequest {
   readonly requestId: string;
   readonly subPath: string;
   readonly url: string;
+  readonly client?: string;
+  /** Every header; a credential's value is `[masked]`. */
   readonly headers: Readonly<Record<string, string>>;
+  readonly credentials: Readonly<Record<string, CredentialMark>>;
+  /** The whole body, `hooks.log.redact` paths masked (then `redacted`: no longer the body as received). */
   readonly body: Buffer;
+  readonly redacted: boolean;
   readonly code: string;
   readonly error: string;
   /** How it was let in (the request log may be off, or pruned first). */

@@ -167,6 +167,8 @@ export const configSchema = {
             },
             retentionDays: { type: 'number', exclusiveMinimum: 0, default: 7 },
             maxRows: { type: 'integer', minimum: 1, default: 100000 },
+            maxBytes: { type: 'integer', minimum: 65536, default: 1073741824 },
+            refusedPerMinute: { type: 'integer', minimum: 0, default: 60 },
           },
         },
         mail: mailSchema,

@@ -15,7 +15,12 @@ export interface ParsedBody {
 /** The body parser's outcome: a body, or the 4xx to answer (decided without throwing). */
 export type BodyOutcome =
   | { readonly ok: true; readonly body: ParsedBody }
-  | { readonly ok: false; readonly error: HookdError };
+  | {
+      readonly ok: false;
+      readonly error: HookdError;
+      /** The whole body, when it was read and could not be parsed (its signature can still be checked). */
+      readonly rawBody?: Buffer;
+    };
 
 type BodyKind = 'json' | 'form';
 
@@ -135,14 +140,14 @@ export function parseBody(kind: BodyKind, raw: Buffer): BodyOutcome {
     return { ok: true, body: { payload: parseForm(text), rawBody: raw, payloadIsJsonOfRawBody: false } };
   if (text.trim() === '') return { ok: true, body: { payload: {}, rawBody: raw, payloadIsJsonOfRawBody: false } };
   if (nestingDepth(text) > MAX_DEPTH)
-    return failure(hookdError('INVALID_JSON', { reason: `nested deeper than ${MAX_DEPTH} levels` }));
+    return failure(hookdError('INVALID_JSON', { reason: `nested deeper than ${MAX_DEPTH} levels` }), raw);
   try {
     const value: unknown = mayPoison(text)
       ? sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' })
       : JSON.parse(text);
     return { ok: true, body: { payload: value, rawBody: raw, payloadIsJsonOfRawBody: true } };
   } catch (err) {
-    return failure(hookdError('INVALID_JSON', { reason: (err as Error).message.slice(0, 200) }));
+    return failure(hookdError('INVALID_JSON', { reason: (err as Error).message.slice(0, 200) }), raw);
   }
 }
 
@@ -194,8 +199,8 @@ function parseForm(text: string): Record<string, string> {
   return out;
 }
 
-function failure(error: HookdError): BodyOutcome {
-  return { ok: false, error };
+function failure(error: HookdError, rawBody?: Buffer): BodyOutcome {
+  return rawBody ? { ok: false, error, rawBody } : { ok: false, error };
 }
 
 /**

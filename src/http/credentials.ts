@@ -1,9 +1,16 @@
 import type { FastifyRequest } from 'fastify';
-import { CREDENTIAL_HEADERS, flattenHeaders } from '../headers.js';
+import {
+  type CredentialTest,
+  flattenHeaders,
+  isCredentialHeader,
+  type MaskedHeaders,
+  maskHeaders,
+  type RawHeaders,
+} from '../headers.js';
 
 /**
  * A hook request as templates, transforms and stored failures see it: never the credentials
- * (no token header, no cookie, no `?token=`).
+ * (no token or signature header, no cookie, no `?token=`; docs/security.md#what-is-masked).
  */
 export interface RequestWithoutCredentials {
   readonly headers: Record<string, string>;
@@ -15,12 +22,33 @@ export interface RequestWithoutCredentials {
 /** Strips the credentials from a request's headers, query and URL. */
 export function withoutCredentials(
   request: Pick<FastifyRequest, 'headers' | 'query' | 'url'>,
+  isCredential: CredentialTest = isCredentialHeader,
 ): RequestWithoutCredentials {
   const { token: _token, ...query } = (request.query ?? {}) as Record<string, unknown>;
-  return { headers: flattenHeaders(request.headers, CREDENTIAL_HEADERS), query, url: urlWithoutToken(request.url) };
+  return { headers: flattenHeaders(request.headers, isCredential), query, url: urlWithoutToken(request.url) };
 }
 
-function urlWithoutToken(url: string): string {
+/** Which credentials of a request held: the header the hook token came in, the signatures' headers. */
+export interface CredentialProof {
+  /** `authorization` or `x-service-token`, when the hook token in it was right. */
+  tokenHeader?: string;
+  /** The credential headers of the signatures that held. */
+  signatureHeaders?: ReadonlySet<string>;
+}
+
+/** Headers as a stored record keeps them: credentials `[masked]`, each marked verified when its check passed. */
+export function storedHeaders(
+  headers: RawHeaders,
+  isCredential: CredentialTest,
+  proof: CredentialProof,
+): MaskedHeaders {
+  const { tokenHeader, signatureHeaders } = proof;
+  return maskHeaders(headers, isCredential, (name) => name === tokenHeader || signatureHeaders?.has(name) === true);
+}
+
+/** The path and query string without `token`. */
+export function urlWithoutToken(url: string): string {
+  if (!url.includes('?')) return url;
   const [path, query] = url.split('?', 2) as [string, string | undefined];
   if (query === undefined) return path;
   const params = new URLSearchParams(query);

@@ -8,9 +8,11 @@ import {
   type RequestReceipt,
 } from '../actions/index.js';
 import { failureDetail, type HookdError, hookdError, isHookdError } from '../errors.js';
+import { isCredentialHeader } from '../headers.js';
 import type { MappingEngine } from '../mapping/index.js';
 import type { ParsedBody } from './body.js';
-import { withoutCredentials } from './credentials.js';
+import { type CredentialProof, storedHeaders, withoutCredentials } from './credentials.js';
+import { createRequestRecorder } from './request-log.js';
 
 /** What a hook request asks for: its actions, and whether it answers with arrays (a fan-out). */
 export interface RequestedActions {
@@ -19,10 +21,13 @@ export interface RequestedActions {
 }
 
 /** A hook request as the mapping step reads it: a live one, or a replay of a logged one. */
-export type HookRequestFacts = Pick<FastifyRequest, 'id' | 'headers' | 'query' | 'url'>;
+export type HookRequestFacts = Pick<FastifyRequest, 'id' | 'headers' | 'query' | 'url'> & { readonly ip?: string };
 
-/** What the mapping step tells of a request (`mappingId`) and reads of it (its receipt, kept with a failure). */
-export interface MappingTrail {
+/**
+ * What the mapping step tells of a request (`mappingId`) and reads of it (its receipt, and which
+ * credentials held: kept with a failure).
+ */
+export interface HookActionsTrail extends CredentialProof {
   mappingId?: string;
   readonly receipt?: RequestReceipt;
 }
@@ -39,7 +44,7 @@ export interface HookActions {
     subPath: string,
     body: ParsedBody,
     verifiedMappings?: ReadonlySet<string>,
-    trail?: MappingTrail,
+    trail?: HookActionsTrail,
   ): Promise<RequestedActions>;
 }
 
@@ -47,27 +52,37 @@ export interface HookActionsOptions {
   readonly sink: ActionSink;
   readonly actionOptions: ActionOptions;
   readonly mappings?: MappingEngine;
+  /** `hooks.log.redact`: masked in the whole body a failure keeps too. */
+  readonly redact?: readonly string[];
 }
 
 /** Creates the request → actions step of the hook routes. */
 export function createHookActions(options: HookActionsOptions): HookActions {
   const { sink, actionOptions, mappings } = options;
+  const isCredential = mappings?.isCredentialHeader ?? isCredentialHeader;
+  const { redactedCopy } = createRequestRecorder({ enabled: false, maxBodyBytes: 0, redact: options.redact ?? [] });
 
+  /** A failed transform's request, kept whole for replay: credentials masked, redacted paths too. */
   const keepFailure = (
     request: HookRequestFacts,
     subPath: string,
     body: ParsedBody,
     err: HookdError,
-    receipt: RequestReceipt | undefined,
+    proof: CredentialProof & { readonly receipt?: RequestReceipt },
   ) => {
-    const { headers, url } = withoutCredentials(request);
+    const { receipt } = proof;
+    const { headers, credentials } = storedHeaders(request.headers, isCredential, proof);
+    const { bytes, redacted } = redactedCopy(body);
     sink.recordFailure({
       ...(receipt ? { receipt } : {}),
       requestId: request.id,
       subPath,
-      url,
+      url: withoutCredentials(request).url,
+      ...(request.ip ? { client: request.ip } : {}),
       headers,
-      body: body.rawBody,
+      credentials,
+      body: bytes,
+      redacted,
       code: err.code,
       // The author's file:line:column, frames and code frame, within 1 KiB (docs/transforms.md#when-a-transform-throws).
       error: failureDetail(err),
@@ -79,14 +94,14 @@ export function createHookActions(options: HookActionsOptions): HookActions {
     subPath: string,
     body: ParsedBody,
     verified: ReadonlySet<string> | undefined,
-    trail: MappingTrail | undefined,
+    trail: HookActionsTrail | undefined,
   ) {
     if (!mappings) throw hookdError('NO_MAPPING', { hook: subPath });
-    // Templates and transforms never see the credentials: no token header, no ?token=.
+    // Templates and transforms never see the credentials: no token or signature header, no ?token=.
     const hookRequest = {
       subPath,
       ...body,
-      ...withoutCredentials(request),
+      ...withoutCredentials(request, isCredential),
       ...(verified ? { verifiedMappings: verified } : {}),
     };
     const outcome = await mappings.route(hookRequest).catch((err: unknown) => {
@@ -94,7 +109,7 @@ export function createHookActions(options: HookActionsOptions): HookActions {
         const mapping = mappings.resolve(subPath, body.payload, request.headers);
         if (mapping) trail.mappingId = mapping.id;
       }
-      if (isHookdError(err, 'TRANSFORM_FAILED')) keepFailure(request, subPath, body, err, trail?.receipt);
+      if (isHookdError(err, 'TRANSFORM_FAILED')) keepFailure(request, subPath, body, err, trail ?? {});
       throw err;
     });
     if (outcome.kind === 'none') throw hookdError('NO_MAPPING', { hook: subPath });

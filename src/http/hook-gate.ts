@@ -5,8 +5,9 @@ import type { HooksConfig } from '../config/index.js';
 import { type HookdError, hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CompiledMapping, MappingEngine } from '../mapping/index.js';
-import { createTokenMatcher, findToken } from './auth.js';
+import { createTokenMatcher, findToken, type TokenSource } from './auth.js';
 import type { ParsedBody } from './body.js';
+import type { CredentialProof } from './credentials.js';
 import { busyError, createPendingBodies, type PendingBody } from './pending-bodies.js';
 import { type CredentialFingerprints, openedByToken } from './receipt.js';
 import type { SignatureFailure } from './signatures.js';
@@ -30,20 +31,31 @@ export interface HookState {
 }
 
 /** A hook request's progress, as its request log record will tell it (docs/runtime.md#request-log-and-replay). */
-export interface HookTrail {
+export interface HookTrail extends CredentialProof {
   readonly receivedAt: number;
   /** `performance.now()` at arrival. */
   readonly startedMs: number;
-  /** A correct token, or (set once checked) a valid signature: only these are logged. */
+  /** A correct token, or (set once checked) a valid signature; else its record is a refused one. */
   authenticated: boolean;
   /** What let it in (set with `authenticated`), as its record and kept failure keep it. */
   receipt?: RequestReceipt;
   body?: ParsedBody;
+  /** The bytes of a body that could not be parsed (400 `INVALID_JSON`). */
+  unparsed?: Buffer;
   mappingId?: string;
-  /** The error code it was answered with. */
+  /** The error code it was answered with, and its message. */
   code?: string;
+  reason?: string;
   /** True once its record was written with its actions. */
   logged: boolean;
+}
+
+/** Where a refused request stood when the gate refused it (no state is made for it). */
+export interface HookRefusal {
+  readonly receivedAt: number;
+  readonly startedMs: number;
+  code?: string;
+  reason?: string;
 }
 
 /** The checks before a hook request's body is read, in the order of docs/http.md (method, token, name). */
@@ -137,8 +149,11 @@ export function createHookGate(options: HookGateOptions): HookGate {
       if (presented === undefined || !tokenMatches(presented.token)) verifiers = verifiersFor(request, subPath);
       if (subPath === '') throw hookdError('NOT_FOUND', { resource: 'hook name', hint: `e.g. ${hooks.path}/wake` });
       const maxBodyBytes = isBuiltIn(subPath) || !mappings ? hooks.maxBodyBytes : mappings.maxBodyBytesFor(subPath);
-      const trail: HookTrail = { receivedAt, startedMs, authenticated: verifiers.length === 0, logged: false };
-      if (presented && verifiers.length === 0) {
+      const authenticated = verifiers.length === 0;
+      const trail: HookTrail = { receivedAt, startedMs, authenticated, logged: false };
+      if (presented && authenticated) {
+        const tokenHeader = TOKEN_HEADER[presented.source];
+        if (tokenHeader) trail.tokenHeader = tokenHeader;
         trail.receipt = { ...openedByToken(presented.source, fingerprints), bodyRead: false };
         return { subPath, maxBodyBytes, res: reply.raw, verifiers, trail };
       }
@@ -149,8 +164,15 @@ export function createHookGate(options: HookGateOptions): HookGate {
   };
 }
 
+/** The header each way of presenting the token comes in (a `?token=` comes in none). */
+const TOKEN_HEADER: Readonly<Record<TokenSource, string | undefined>> = {
+  bearer: 'authorization',
+  header: 'x-service-token',
+  query: undefined,
+};
+
 /** The part of the path after `hooks.path`, slashes trimmed (`/hooks/github/` → `github`). */
-function subPathOf(request: FastifyRequest): string {
+export function subPathOf(request: FastifyRequest): string {
   const wildcard = (request.params as Record<string, string | undefined>)['*'] ?? '';
   return wildcard.replace(/^\/+|\/+$/g, '');
 }

@@ -2,19 +2,18 @@ import { METHODS } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Accepted, ActionOptions, ActionSink, IdempotencyIntent } from '../actions/index.js';
+import { type Clock, systemClock } from '../clock.js';
 import type { HooksConfig } from '../config/index.js';
-import { isHookdError } from '../errors.js';
-import { CREDENTIAL_HEADERS, flattenHeaders } from '../headers.js';
+import { errorBody, type HookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { MappingEngine } from '../mapping/index.js';
 import { type BodyOutcome, closeUnread, drainRefused, type ParsedBody, readBody } from './body.js';
-import { withoutCredentials } from './credentials.js';
 import { toHookdError } from './errors.js';
 import { createHookActions } from './hook-actions.js';
-import { createHookGate, type HookState } from './hook-gate.js';
+import { createHookGate, type HookState, type HookTrail } from './hook-gate.js';
+import { createHookRecords } from './hook-records.js';
 import { createInFlightKeys, hashBody, type InFlightKeys, idempotencyKeyOf, keyIsDeliveryId } from './idempotency.js';
 import { type CredentialFingerprints, createCredentialFingerprints, openedBySignature } from './receipt.js';
-import { createRequestRecorder, type RequestFacts, requestLogSettings } from './request-log.js';
 import { type Answer, answerFor } from './responses.js';
 import { slackChallenge, type VerifiedWebhook, verifyWebhook } from './signatures.js';
 import { type AuthThrottle, createAuthThrottle } from './throttle.js';
@@ -33,6 +32,8 @@ export interface HookRoutesOptions {
   readonly fingerprints?: CredentialFingerprints;
   /** The idempotency keys being processed (shared with replay, which takes the same keys). */
   readonly inFlight?: InFlightKeys;
+  /** The refused requests' minutes (default: the system clock). */
+  readonly clock?: Clock;
 }
 
 declare module 'fastify' {
@@ -51,11 +52,13 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   const fingerprints = options.fingerprints ?? createCredentialFingerprints(undefined, hooks.token);
   const throttle = options.throttle ?? createAuthThrottle();
   const gate = createHookGate({ ...options, throttle, log, fingerprints });
-  const requested = createHookActions(options);
+  const requested = createHookActions({ ...options, redact: hooks.log.redact });
   const inFlight = options.inFlight ?? createInFlightKeys();
-  const recorder = createRequestRecorder(requestLogSettings(hooks));
+  const records = createHookRecords({ ...options, clock: options.clock ?? systemClock });
+  const { recorder } = records;
 
   app.decorateRequest('hook', null);
+  app.decorateRequest('hookRefusal', null);
   // Every method node:http parses reaches the gate, which answers all but POST 405 (TRACE,
   // PROPFIND and the rest included); CONNECT never reaches a route (app.ts answers it).
   for (const method of METHODS) {
@@ -65,43 +68,30 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   const lingering = registerBodyReader(app);
   // A request the gate refused has an unread body: bounded like any refused body, then closed.
   app.addHook('onError', async (request, reply, err) => {
+    const e = toHookdError(err);
+    const answered = { code: e.code, reason: errorBody(e).error.slice(0, MAX_REASON_CHARS) };
     if (request.hook === null) {
+      if (request.hookRefusal) Object.assign(request.hookRefusal, answered);
       if (isHookdError(err, 'BUSY')) closeUnread(reply.raw);
       else drainRefused(request.raw, reply.raw, lingering);
-    } else request.hook.trail.code = toHookdError(err).code;
+    } else Object.assign(request.hook.trail, answered);
   });
-  // What stored no actions (a 4xx, a failed transform, a 204) is logged once answered.
+  // What stored no actions (a 4xx, a failed transform, a 204, a refusal) is logged once answered.
   // (A callback hook: no promise per request on the hot path, where it finds the record written.)
-  if (recorder.enabled)
+  if (recorder.enabled) {
     app.addHook('onResponse', (request, reply, done) => {
-      const state = request.hook;
       try {
-        if (state?.trail.authenticated && !state.trail.logged) {
-          const { code, mappingId } = state.trail;
-          const ending = { status: reply.statusCode, ...(code ? { code } : {}), ...(mappingId ? { mappingId } : {}) };
-          sink.recordRequest(recorder.record(factsOf(request, state), ending));
-        }
+        records.answered(request, reply);
         done();
       } catch (err) {
         done(err as Error);
       }
     });
-
-  const factsOf = (request: FastifyRequest, { subPath, trail }: HookState): RequestFacts => {
-    const headers = flattenHeaders(request.headers, CREDENTIAL_HEADERS);
-    const url = request.url.includes('?') ? withoutCredentials(request).url : request.url;
-    const { receivedAt, startedMs, body, receipt } = trail;
-    return {
-      id: request.id,
-      receivedAt,
-      startedMs,
-      subPath,
-      url,
-      headers,
-      ...(body ? { body } : {}),
-      ...(receipt ? { receipt } : {}),
-    };
-  };
+    app.addHook('onClose', (_app, done) => {
+      records.close();
+      done();
+    });
+  }
 
   const accept = async (
     request: FastifyRequest,
@@ -118,7 +108,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     const record = recorder.enabled
       ? {
           record: (accepted: readonly Accepted[]) =>
-            recorder.accepted(factsOf(request, state), accepted, fanOut, trail),
+            recorder.accepted(records.factsOf(request, state), accepted, fanOut, trail),
         }
       : {};
     const accepted = await sink.accept(actions, { requestId: request.id, ...idempotency, ...record });
@@ -126,25 +116,36 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     return respond(accepted);
   };
 
+  /** Checks a tokenless request's signature over its raw bytes, before anything else reads them. */
+  const verify = (request: FastifyRequest, state: HookState, raw: Buffer): VerifiedWebhook => {
+    const checked = verifyWebhook(state.verifiers, request.headers, raw);
+    // Checked, the body is no longer pending: verified, it is a token holder's; else it is refused.
+    state.pending?.release();
+    if ('failures' in checked) {
+      const [first] = checked.failures;
+      if (first) state.trail.mappingId = first.mapping;
+      throw gate.refuse(request, 'invalid signature', first);
+    }
+    state.trail.authenticated = true;
+    state.trail.signatureHeaders = checked.verifiedHeaders;
+    // Read, not yet parsed: `bodyRead` once it parses (invalid JSON leaves nothing to replay).
+    const webhookId = checked.webhookId ? { webhookId: checked.webhookId } : {};
+    const opened = openedBySignature(state.verifiers, checked.mappings, fingerprints);
+    state.trail.receipt = { ...opened, bodyRead: false, ...webhookId };
+    return checked;
+  };
+
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const state = request.hook as HookState;
-    const body = bodyOf(request.body as BodyOutcome | undefined);
+    const outcome = request.body as BodyOutcome | undefined;
+    // A body refused before it was whole (413, 415, 408, 503) is never checked: its sender stays unknown.
+    const raw = outcome === undefined ? EMPTY : outcome.ok ? outcome.body.rawBody : outcome.rawBody;
+    let verified: VerifiedWebhook | undefined;
+    if (state.verifiers.length > 0 && raw !== undefined) verified = verify(request, state, raw);
+    const body = bodyOf(outcome, state.trail);
     state.trail.body = body;
     if (state.trail.receipt) state.trail.receipt = { ...state.trail.receipt, bodyRead: true };
-    let verified: VerifiedWebhook | undefined;
-    if (state.verifiers.length > 0) {
-      const checked = verifyWebhook(state.verifiers, request.headers, body.rawBody);
-      // Checked, the body is no longer pending: verified, it is a token holder's; else it is refused.
-      state.pending?.release();
-      if ('failures' in checked) throw gate.refuse(request, 'invalid signature', checked.failures[0]);
-      verified = checked;
-      state.trail.authenticated = true;
-      const webhookId = checked.webhookId ? { webhookId: checked.webhookId } : {};
-      state.trail.receipt = {
-        ...openedBySignature(state.verifiers, checked.mappings, fingerprints),
-        bodyRead: true,
-        ...webhookId,
-      };
+    if (verified) {
       const challenge = slackChallenge(state.verifiers, verified, body.payload);
       if (challenge !== undefined) return reply.code(200).send({ challenge });
     }
@@ -164,7 +165,12 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   };
 
   const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
-    request.hook = gate.admit(request, reply);
+    try {
+      request.hook = gate.admit(request, reply);
+    } catch (err) {
+      request.hookRefusal = { receivedAt: Date.now(), startedMs: performance.now() };
+      throw err;
+    }
   };
   for (const url of [hooks.path, `${hooks.path}/*`]) {
     app.route({ method: methods, url, onRequest, handler });
@@ -202,8 +208,14 @@ function send(reply: FastifyReply, answer: Answer) {
   return answer.body === null ? reply.code(answer.status).send() : reply.code(answer.status).send(answer.body);
 }
 
-function bodyOf(outcome: BodyOutcome | undefined): ParsedBody {
-  if (outcome === undefined) return { payload: {}, rawBody: Buffer.alloc(0), payloadIsJsonOfRawBody: false };
-  if (!outcome.ok) throw outcome.error;
-  return outcome.body;
+const EMPTY = Buffer.alloc(0);
+/** Error text kept in a request log record (as in the answer: 1 KiB). */
+const MAX_REASON_CHARS = 1024;
+
+/** The parsed body; else its 4xx, an unparsable body's bytes kept for the log (400 `INVALID_JSON`). */
+function bodyOf(outcome: BodyOutcome | undefined, trail: HookTrail): ParsedBody {
+  if (outcome === undefined) return { payload: {}, rawBody: EMPTY, payloadIsJsonOfRawBody: false };
+  if (outcome.ok) return outcome.body;
+  if (outcome.rawBody) trail.unparsed = outcome.rawBody;
+  throw outcome.error as HookdError;
 }

@@ -1,5 +1,6 @@
 import type { RequestReceipt, StoredRequest } from '../actions/index.js';
 import { hookdError, type ReplayRefusal } from '../errors.js';
+import type { CredentialMark } from '../headers.js';
 import type { MappingEngine } from '../mapping/index.js';
 import { classifyContentType, type ParsedBody, parseBody } from './body.js';
 import type { CredentialFingerprints } from './receipt.js';
@@ -16,7 +17,9 @@ export interface ReplayRules {
 export interface Replayable {
   readonly subPath: string;
   readonly url: string;
+  /** Every header, credentials `[masked]` (docs/security.md#what-is-masked). */
   readonly headers: Readonly<Record<string, string>>;
+  readonly credentials: Readonly<Record<string, CredentialMark>>;
   readonly body: ParsedBody;
   readonly receipt: RequestReceipt;
   /**
@@ -50,6 +53,7 @@ export function replayableOf(id: string, stored: StoredRequest, rules: ReplayRul
       subPath: record.path,
       url: record.url,
       headers: record.headers,
+      credentials: record.credentials,
       body: record.body,
       receipt: record.receipt,
     });
@@ -62,11 +66,16 @@ export function replayableOf(id: string, stored: StoredRequest, rules: ReplayRul
   if (!receipt.bodyRead) throw notAllowed(id, { why: 'body-not-read', answered: record ? answered(record) : '' });
   if (!failure && record?.truncated) throw notAllowed(id, { why: 'body-truncated' });
   if (!failure && record?.redacted) throw notAllowed(id, { why: 'body-redacted' });
+  // A refused or 503 request keeps no body; a failure's copy with a redacted path is not the body received.
+  if (!failure && record && !record.bodyWhole)
+    throw notAllowed(id, { why: 'body-not-kept', answered: answered(record) });
+  if (failure?.redacted) throw notAllowed(id, { why: 'copy-redacted' });
   const mappingId = record?.mappingId;
   if (mappingId && rules.mappings && !rules.mappings.mappings.some((m) => m.id === mappingId))
     throw hookdError('REPLAY_MAPPING_GONE', { requestId: id, mappingId });
   const body = parsedBody(source.headers, source.body);
-  const replayable = { subPath: source.subPath, url: source.url, headers: source.headers, body, receipt };
+  const { subPath, url, headers, credentials } = source;
+  const replayable = { subPath, url, headers, credentials, body, receipt };
   return { ...replayable, ...openedNow(id, replayable, rules) };
 }
 

@@ -1,7 +1,7 @@
 import type { ActionSink, IdempotencyIntent } from '../actions/index.js';
 import { hookdError, isHookdError } from '../errors.js';
 import { toHookdError } from './errors.js';
-import type { HookActions, MappingTrail } from './hook-actions.js';
+import type { HookActions, HookActionsTrail as MappingTrail } from './hook-actions.js';
 import { hashBody, type InFlightKeys, idempotencyKeyOf, keyIsDeliveryId } from './idempotency.js';
 import { type Replayable, type ReplayRules, replayableOf } from './replay-rules.js';
 import type { RequestFacts, RequestRecorder } from './request-log.js';
@@ -144,8 +144,10 @@ export type Replayer = ReturnType<typeof createReplayer>;
 
 /** The request's facts as its replay is logged with. */
 function factsOf(replayId: string, source: Replayable): RequestFacts {
-  const { subPath, url, headers, body } = source;
-  return { id: replayId, receivedAt: Date.now(), startedMs: performance.now(), subPath, url, headers, body };
+  const { subPath, url, headers, credentials, body } = source;
+  const at = { receivedAt: Date.now(), startedMs: performance.now() };
+  // The operator's, with the gateway token, of a request first received authenticated.
+  return { id: replayId, ...at, subPath, url, headers, credentials, authenticated: true, body };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Accepted, RequestLogRecord, RequestReceipt } from '../actions/index.js';
 import type { HooksConfig } from '../config/index.js';
+import type { CredentialMark } from '../headers.js';
 import type { ParsedBody } from './body.js';
 import { answerFor } from './responses.js';
 
@@ -20,9 +21,18 @@ export interface RequestFacts {
   readonly subPath: string;
   /** The path and query, without `token`. */
   readonly url: string;
-  /** Without credentials. */
+  /** The client's address (as `server.trustProxy` makes it). */
+  readonly client?: string;
+  /** Every header, credentials `[masked]`. */
   readonly headers: Readonly<Record<string, string>>;
+  readonly credentials: Readonly<Record<string, CredentialMark>>;
+  /** It presented the hook token or a valid signature. */
+  readonly authenticated: boolean;
   readonly body?: ParsedBody;
+  /** The bytes of a body that could not be parsed (400 `INVALID_JSON`). */
+  readonly unparsed?: Buffer;
+  /** `Content-Length` as sent, for a body never read. */
+  readonly declaredBytes?: number;
   readonly replayOf?: string;
   /** A replay run anew on purpose, past its key's remembered answer. */
   readonly forced?: boolean;
@@ -34,6 +44,8 @@ export interface RequestFacts {
 export interface RequestEnding {
   readonly status: number;
   readonly code?: string;
+  /** Why it was refused (its answer's message). */
+  readonly reason?: string;
   readonly mappingId?: string;
   readonly eventIds?: readonly string[];
   readonly runIds?: readonly string[];
@@ -41,28 +53,41 @@ export interface RequestEnding {
 
 export const REDACTED = '[redacted]';
 
-/** Builds request log records: bodies capped and redacted. */
+/**
+ * Whether a request answered `status` keeps its body in the log: a request refused at the door
+ * (not authenticated) never does, nor one turned away busy (503: a flood must not fill the log
+ * with what it was not let do); docs/runtime.md#request-log-and-replay.
+ */
+export const keepsBody = (authenticated: boolean, status: number): boolean => authenticated && status !== 503;
+
+type KeptBody = Pick<RequestLogRecord, 'body' | 'bodyBytes' | 'truncated' | 'redacted' | 'bodyWhole'>;
+const EMPTY = Buffer.alloc(0);
+
+/** Builds request log records: bodies capped and redacted, or not kept at all. */
 export function createRequestRecorder(settings: RequestLogSettings) {
   const paths = settings.redact.map((p) => p.split('.'));
   function record(facts: RequestFacts, ending: RequestEnding): RequestLogRecord {
-    const kept = keptBody(facts.body, paths, settings.maxBodyBytes);
+    const kept = keepsBody(facts.authenticated, ending.status)
+      ? keptBody(facts, paths, settings.maxBodyBytes)
+      : omittedBody(facts);
     // Every field named (absent ones undefined): one shape for every record, cheap to read.
     return {
       id: facts.id,
       receivedAt: facts.receivedAt,
       path: facts.subPath,
       url: facts.url,
+      client: facts.client || undefined,
       mappingId: ending.mappingId || undefined,
       status: ending.status,
       code: ending.code || undefined,
+      reason: ending.reason || undefined,
       eventIds: ending.eventIds ?? [],
       runIds: ending.runIds ?? [],
       durationMs: Math.max(0, Math.round(performance.now() - facts.startedMs)),
       headers: facts.headers,
-      body: kept.body,
-      bodyBytes: kept.bodyBytes,
-      truncated: kept.truncated,
-      redacted: kept.redacted,
+      credentials: facts.credentials,
+      authenticated: facts.authenticated,
+      ...kept,
       replayOf: facts.replayOf || undefined,
       forced: facts.forced || undefined,
       receipt: facts.receipt,
@@ -71,6 +96,8 @@ export function createRequestRecorder(settings: RequestLogSettings) {
   return {
     enabled: settings.enabled,
     record,
+    /** The whole body with the redacted paths masked: a kept failure's copy (docs/runtime.md#request-log-and-replay). */
+    redactedCopy: (body: ParsedBody) => redactedBytes(body, paths),
     /** The record of a request whose actions were accepted: answered as `answerFor` answers. */
     accepted(
       facts: RequestFacts,
@@ -97,33 +124,44 @@ export function requestLogSettings(hooks: HooksConfig): RequestLogSettings {
   return { enabled: hooks.log.enabled, maxBodyBytes: hooks.log.maxBodyBytes, redact: hooks.log.redact };
 }
 
+/** No body kept: only its size, as received or as declared. */
+function omittedBody(facts: RequestFacts): KeptBody {
+  const bodyBytes = facts.body?.rawBody.length ?? facts.unparsed?.length ?? facts.declaredBytes ?? 0;
+  return { body: EMPTY, bodyBytes, truncated: false, redacted: false, bodyWhole: false };
+}
+
 /**
- * The body as kept: redacted paths masked (a JSON body is re-serialized only when something was
- * masked; any other body, when redaction is configured, is kept as the JSON of its parsed
- * payload so that nothing configured as secret is stored raw), then cut at `maxBodyBytes`.
+ * The body as kept: redacted paths masked (see `redactedBytes`), then cut at `maxBodyBytes`. A
+ * body that could not be parsed is kept raw, unless redaction is configured: its paths cannot
+ * be found in it, so nothing of it is kept.
  */
-function keptBody(
-  body: ParsedBody | undefined,
-  paths: readonly (readonly string[])[],
-  maxBodyBytes: number,
-): Pick<RequestLogRecord, 'body' | 'bodyBytes' | 'truncated' | 'redacted'> {
-  if (!body) return { body: Buffer.alloc(0), bodyBytes: 0, truncated: false, redacted: false };
-  let bytes = body.rawBody;
-  let redacted = false;
-  if (paths.length > 0) {
-    const masked = redactPaths(body.payload, paths);
-    if (masked.changed || !body.payloadIsJsonOfRawBody) {
-      bytes = Buffer.from(JSON.stringify(masked.value) ?? 'null');
-      redacted = true;
-    }
+function keptBody(facts: RequestFacts, paths: readonly (readonly string[])[], maxBodyBytes: number): KeptBody {
+  const { body, unparsed } = facts;
+  if (!body && unparsed && paths.length > 0) {
+    return { body: EMPTY, bodyBytes: unparsed.length, truncated: false, redacted: true, bodyWhole: false };
   }
+  const received = body?.rawBody ?? unparsed ?? EMPTY;
+  const { bytes, redacted } = body ? redactedBytes(body, paths) : { bytes: received, redacted: false };
   const truncated = bytes.length > maxBodyBytes;
   return {
     body: truncated ? bytes.subarray(0, maxBodyBytes) : bytes,
-    bodyBytes: body.rawBody.length,
+    bodyBytes: received.length,
     truncated,
     redacted,
+    bodyWhole: !truncated && !redacted,
   };
+}
+
+/**
+ * A body with every redacted path masked. A JSON body is re-serialized only when something was
+ * masked; any other body, when redaction is configured, becomes the JSON of its parsed payload,
+ * so that nothing configured as secret is stored raw.
+ */
+function redactedBytes(body: ParsedBody, paths: readonly (readonly string[])[]): { bytes: Buffer; redacted: boolean } {
+  if (paths.length === 0 || body.rawBody.length === 0) return { bytes: body.rawBody, redacted: false };
+  const masked = redactPaths(body.payload, paths);
+  if (!masked.changed && body.payloadIsJsonOfRawBody) return { bytes: body.rawBody, redacted: false };
+  return { bytes: Buffer.from(JSON.stringify(masked.value) ?? 'null'), redacted: true };
 }
 
 /** A copy of `value` with every value at `paths` replaced by `[redacted]`. */

@@ -147,10 +147,33 @@ export function verifySignature(
   }
 }
 
+/**
+ * The credential headers a scheme's check reads (docs/security.md#what-is-masked): when the
+ * check passes, these are the ones a stored record marks verified.
+ */
+export function signatureHeaders(config: VerifyConfig): readonly string[] {
+  switch (config.scheme) {
+    case 'github':
+      return ['x-hub-signature-256'];
+    case 'gitlab':
+      return ['x-gitlab-token'];
+    case 'stripe':
+      return ['stripe-signature'];
+    case 'slack':
+      return ['x-slack-signature'];
+    case 'standard-webhooks':
+      return ['webhook-signature', 'svix-signature'];
+    case 'hmac':
+      return [(config.header ?? 'x-signature').toLowerCase()];
+  }
+}
+
 /** The mappings whose signature holds, and the sender's webhook id to dedupe on. */
 export interface VerifiedWebhook {
   readonly mappings: ReadonlySet<string>;
   readonly webhookId?: string;
+  /** The credential headers whose check passed (a stored record marks them verified). */
+  readonly verifiedHeaders: ReadonlySet<string>;
 }
 
 /** Why a mapping's signature did not hold (never an expected value). */
@@ -171,6 +194,7 @@ export function verifyWebhook(
   rawBody: Buffer,
 ): VerifiedWebhook | UnverifiedWebhook {
   const mappings = new Set<string>();
+  const verifiedHeaders = new Set<string>();
   const failures: SignatureFailure[] = [];
   let webhookId: string | undefined;
   for (const mapping of verifiers) {
@@ -181,10 +205,11 @@ export function verifyWebhook(
       continue;
     }
     mappings.add(mapping.id);
+    for (const name of signatureHeaders(mapping.verify)) if (headers[name] !== undefined) verifiedHeaders.add(name);
     webhookId ??= result.webhookId;
   }
   if (mappings.size === 0) return { failures };
-  return { mappings, ...(webhookId ? { webhookId } : {}) };
+  return { mappings, verifiedHeaders, ...(webhookId ? { webhookId } : {}) };
 }
 
 /** Slack's `url_verification` handshake: answered with its challenge once the signature holds. */

@@ -1,7 +1,7 @@
 import type { ActionOptions } from '../actions/index.js';
 import { type Config, configInvalid } from '../config/index.js';
 import { hookdError, isHookdError } from '../errors.js';
-import { CREDENTIAL_HEADERS, flattenHeaders, type RawHeaders } from '../headers.js';
+import { type CredentialTest, credentialTest, flattenHeaders, type RawHeaders } from '../headers.js';
 import { type CompiledMapping, compileMappings } from './compile.js';
 import { itemPayloads } from './for-each.js';
 import { MAX_ACTIONS, mergeTransformResult } from './merge.js';
@@ -26,6 +26,11 @@ export interface MappingEngine {
   maxBodyBytesFor(subPath: string): number;
   /** The mappings with `verify` that may take a request on this sub-path. */
   verifiersFor(subPath: string): readonly CompiledMapping[];
+  /**
+   * Whether a header carries a credential: the fixed names and every mapping's own HMAC header
+   * (docs/security.md#what-is-masked). Templates and transforms never see these.
+   */
+  readonly isCredentialHeader: CredentialTest;
   /** The first mapping whose predicates (path, source, headers) all hold. */
   resolve(subPath: string, payload: unknown, headers?: RawHeaders): CompiledMapping | undefined;
   /** Turns a request into validated actions; throws 400s and TRANSFORM_FAILED. */
@@ -37,6 +42,9 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
   const { config, actionOptions } = options;
   const now = options.now ?? (() => new Date());
   const mappings = options.mappings ?? compileMappings(config, actionOptions.models);
+  const isCredentialHeader = credentialTest(
+    mappings.flatMap((m) => (m.verify?.scheme === 'hmac' ? [m.verify.header ?? 'x-signature'] : [])),
+  );
   if (!options.transforms) {
     const problems = mappings
       .filter((m) => m.transform)
@@ -59,7 +67,7 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
   /** One request's drafts: rendered per item, each merged with the transform's result. */
   async function draftsFor(
     mapping: CompiledMapping,
-    request: HookRequest,
+    request: HookRequest & { readonly headers: Readonly<Record<string, string>> },
   ): Promise<{ drafts: Draft[]; fanOut: boolean }> {
     const drafts: Draft[] = [];
     let fanOut = mapping.forEach !== undefined;
@@ -104,10 +112,13 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       return limit;
     },
     resolve,
+    isCredentialHeader,
     verifiersFor(subPath) {
       return mappings.filter((m) => m.verify && (m.matchPath === undefined || m.matchPath === subPath));
     },
-    async route(request) {
+    async route(received) {
+      // No template, transform or header predicate ever sees a credential (docs/security.md#what-is-masked).
+      const request = { ...received, headers: flattenHeaders(received.headers, isCredentialHeader) };
       const mapping = resolve(request.subPath, request.payload, request.headers);
       if (!mapping) return { kind: 'none' };
       if (request.verifiedMappings && !request.verifiedMappings.has(mapping.id)) throw hookdError('UNAUTHORIZED');
@@ -172,14 +183,14 @@ function boundDraft(draft: Draft, mapping: CompiledMapping): Draft {
 }
 
 function transformContext(
-  request: HookRequest,
+  request: HookRequest & { readonly headers: Readonly<Record<string, string>> },
   payload: unknown,
   presetOptions: Readonly<Record<string, unknown>> | undefined,
 ): TransformContext {
   return {
     ...(presetOptions ? { options: presetOptions } : {}),
     payload,
-    headers: flattenHeaders(request.headers, CREDENTIAL_HEADERS),
+    headers: request.headers,
     query: request.query,
     path: request.subPath,
     url: request.url,

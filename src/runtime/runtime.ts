@@ -3,11 +3,12 @@ import { type Cancel, type Clock, systemClock } from '../clock.js';
 import { type Config, parseDurationMs } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { DeliveryOutcome, StoreBackend } from '../store/index.js';
+import { createLogRetention, type DeliveryOutcome, type StoreBackend } from '../store/index.js';
 import { createPromptBudgets } from './attempts/index.js';
 import { createDelivery, createRedeliveries } from './delivery/index.js';
 import { createHeartbeat, createOwnedHeartbeat } from './heartbeat/index.js';
 import type { ChatChannel, ModelRouter } from './ports.js';
+import { createPruneReport } from './prune-report.js';
 import {
   type ActivityFeed,
   type AdminQueries,
@@ -129,7 +130,20 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   // On a shared store, runs are claimed under leases by whichever node has room (docs/scale.md).
   const runs = share ? createClaimedRunQueue({ ...runOptions, share }) : createRunQueue(runOptions);
   let unlisten: (() => Promise<void>) | undefined;
+  const logged = config.hooks.log;
+  // One policy for the request log, the kept failures and expired idempotency keys, applied as
+  // rows are added and every 10 minutes (docs/operations.md#retention).
+  const report = createPruneReport(log, clock);
+  const retention = createLogRetention(
+    data.log,
+    { maxAgeMs: logged.retentionDays * DAY_MS, maxRows: logged.maxRows, maxBytes: logged.maxBytes },
+    {
+      onPass: (outcome) => report.passed(outcome),
+      onError: (err) => log.warn({ err }, 'pruning the request log failed'),
+    },
+  );
   const sink: ActionSink = backend.createSink({
+    retention,
     idempotencyTtlSeconds: config.hooks.idempotency.ttlSeconds,
     onError: (err) => log.error({ err }, 'scheduling committed actions failed; they run at the next start'),
     onRecordError: (err) => log.warn({ err }, 'a request log record was not written'),
@@ -151,17 +165,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
   });
   let stopPurging: Cancel | undefined;
-  const retention = config.hooks.log;
   const purge = async () => {
     try {
-      const purged = await data.idempotency.purgeExpired();
-      if (purged > 0) log.info({ purged }, 'expired idempotency records purged');
-    } catch (err) {
-      log.warn({ err }, 'purging expired idempotency records failed');
-    }
-    try {
-      const pruned = await data.requests.prune(retention.retentionDays * DAY_MS, retention.maxRows);
-      if (pruned > 0) log.info({ pruned }, 'old request log records pruned');
+      report.passed(await retention.enforce(), true);
     } catch (err) {
       log.warn({ err }, 'pruning the request log failed');
     }
@@ -186,6 +192,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     async stop(): Promise<void> {
       stopPurging?.();
+      await retention.idle();
       redeliveries.stop();
       pressure.stop();
       await runs.stop();

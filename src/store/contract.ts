@@ -6,6 +6,7 @@ import type { GroupCommit } from './group-commit.js';
 import type { IdempotencyRepository } from './idempotency.js';
 import type { MessageRepository } from './messages.js';
 import type { RequestLogRepository } from './requests.js';
+import type { LogRetention, LogTables } from './retention.js';
 import type { RunRepository } from './runs.js';
 
 /** A repository as a shared store offers it: every call answers with a promise. */
@@ -41,13 +42,9 @@ export interface StoreContract {
   readonly events: Async<Pick<EventRepository, 'get' | 'pending' | 'countPending' | 'list'>>;
   readonly runs: Async<Pick<RunRepository, 'get' | 'unfinished' | 'list' | 'countByStatus' | 'attempts'>>;
   readonly messages: Async<Pick<MessageRepository, 'recent' | 'has' | 'list' | 'ofRun' | 'sessions'>>;
-  readonly requests: Async<Pick<RequestLogRepository, 'get' | 'list' | 'countSince'>> & {
-    /**
-     * Deletes records older than `maxAgeMs` by the store's clock, and beyond the newest
-     * `maxRows`; answers how many.
-     */
-    prune(maxAgeMs: number, maxRows: number): Promise<number>;
-  };
+  readonly requests: Async<Pick<RequestLogRepository, 'get' | 'list' | 'countSince'>>;
+  /** The request log and the kept failures as retention passes prune them (docs/operations.md#retention). */
+  readonly log: LogTables;
   readonly failedRequests: Async<Pick<FailedRequestRepository, 'forRequest'>>;
   readonly idempotency: {
     /** Deletes the records expired by the store's clock; answers how many. */
@@ -106,6 +103,8 @@ export interface SinkOptions {
   onRecorded?: (record: RequestLogRecord) => void;
   /** How long idempotency records live. */
   idempotencyTtlSeconds?: number;
+  /** Told of every row the sink adds to the log tables: it prunes them as they grow. */
+  retention?: Pick<LogRetention, 'added'>;
   now?: () => number;
 }
 

@@ -1,5 +1,7 @@
 import type { FailedRequest } from '../actions/index.js';
+import type { CredentialMark } from '../headers.js';
 import { receiptColumn, receiptOfColumn } from './receipts.js';
+import { credentialsJson, ROW_OVERHEAD_BYTES } from './requests.js';
 
 /** A hook request that was answered 5xx (docs/http.md), as stored for replay. */
 export interface FailedRequestRecord extends FailedRequest {
@@ -19,6 +21,9 @@ export interface FailedRequestRow {
   error: string;
   created_at: number;
   receipt: string | null;
+  client_address: string | null;
+  credentials: string | null;
+  redacted: number | boolean;
 }
 
 /** Hook requests that failed on our side (a failed transform), kept for replay (docs/http.md). */
@@ -33,13 +38,36 @@ export interface FailedRequestRepository {
 }
 
 /** The columns a failure is kept with, in `failedRequestRow`'s order; both stores. */
-export const FAILED_REQUEST_COLUMNS = 'id, request_id, sub_path, url, headers, body, code, error, created_at, receipt';
+export const FAILED_REQUEST_COLUMNS =
+  'id, request_id, sub_path, url, headers, body, code, error, created_at, receipt, client_address, credentials, redacted';
+
+/** A `failed_requests` row's bytes in the log's bound, in SQL (docs/operations.md#retention). */
+export const FAILURE_BYTES_SQL = `octet_length(body) + octet_length(headers) + octet_length(url) + octet_length(error) + ${ROW_OVERHEAD_BYTES}`;
+
+/** A row of `failedRequestRow`'s bytes, as `FAILURE_BYTES_SQL` counts them once stored. */
+export function failureRowBytes(row: readonly unknown[]): number {
+  const text = (i: number) => Buffer.byteLength(row[i] as string);
+  return (row[5] as Buffer).length + text(4) + text(3) + text(7) + ROW_OVERHEAD_BYTES;
+}
 
 /** A failure's values for an insert (both stores). */
 export function failedRequestRow(f: FailedRequestRecord): unknown[] {
   const { id, requestId, subPath, url, body, code, error, createdAt } = f;
   const headers = JSON.stringify(f.headers);
-  return [id, requestId || null, subPath, url, headers, body, code, error, createdAt, receiptColumn(f.receipt)];
+  const masked = [f.client ?? null, credentialsJson(f.credentials), f.redacted ? 1 : 0];
+  return [
+    id,
+    requestId || null,
+    subPath,
+    url,
+    headers,
+    body,
+    code,
+    error,
+    createdAt,
+    receiptColumn(f.receipt),
+    ...masked,
+  ];
 }
 
 /** A row of `failed_requests` as a record. */
@@ -51,8 +79,11 @@ export function failedRequestOf(r: FailedRequestRow): FailedRequestRecord {
     requestId: r.request_id ?? '',
     subPath: r.sub_path,
     url: r.url,
+    ...(r.client_address === null ? {} : { client: r.client_address }),
     headers: JSON.parse(r.headers) as Record<string, string>,
+    credentials: r.credentials === null ? {} : (JSON.parse(r.credentials) as Record<string, CredentialMark>),
     body: r.body,
+    redacted: Boolean(r.redacted),
     code: r.code,
     error: r.error,
     createdAt: r.created_at,

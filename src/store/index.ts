@@ -3,6 +3,7 @@ export type {
   ClaimedRun,
   ConsoleSessionStore,
   MetaStore,
+  SinkOptions,
   StoreBackend,
   StoreContract,
   WorkShare,
@@ -11,5 +12,10 @@ export type {
 export type { EventRecord } from './events.js';
 export type { SessionMessage } from './messages.js';
 export type { RequestLogEntry, RequestLogFilter, RequestLogRecord } from './requests.js';
+export {
+  createLogRetention,
+  type RetentionOutcome,
+  type RetentionPolicy,
+} from './retention.js';
 export type { DeliveryOutcome, RunListFilter, RunRecord } from './runs.js';
 export { gatewayTokenFile, generateToken, readOrCreateSecret } from './secrets.js';

@@ -1,4 +1,5 @@
 import type { RequestLogRecord } from '../actions/index.js';
+import type { CredentialMark } from '../headers.js';
 import { receiptColumn, receiptOfColumn } from './receipts.js';
 
 export type { RequestLogRecord } from '../actions/index.js';
@@ -33,8 +34,6 @@ export interface RequestLogRepository {
   list(filter: RequestLogFilter): RequestLogEntry[];
   /** The newest record with this id. */
   get(id: string): (RequestLogRecord & { readonly seq: number }) | undefined;
-  /** Deletes records older than `before` (epoch ms) and beyond the newest `maxRows`; returns how many. */
-  prune(before: number, maxRows: number): number;
   /** Requests received since `since` (epoch ms): all, and those answered 4xx or 5xx. */
   countSince(since: number): { total: number; failed: number };
   /** Marks the newest record with this id replayed. */
@@ -64,9 +63,16 @@ export interface RequestRow {
   forced: number | boolean;
   /** Only when the whole row is read (`get`). */
   receipt?: string | null;
+  client_address: string | null;
+  authenticated: number | boolean;
+  body_whole: number | boolean;
+  reason: string | null;
+  credentials: string | null;
+  more_refused: number | null;
 }
 
 const ids = (json: string | null): string[] => (json === null ? [] : (JSON.parse(json) as string[]));
+const NO_CREDENTIALS: Readonly<Record<string, CredentialMark>> = Object.freeze({});
 
 /** A row of `requests` (SQLite's or PostgreSQL's) as a listed record. */
 export function requestEntryOf(row: RequestRow): RequestLogEntry {
@@ -76,16 +82,24 @@ export function requestEntryOf(row: RequestRow): RequestLogEntry {
     receivedAt: row.received_at,
     path: row.path,
     url: row.url,
+    ...(row.client_address === null ? {} : { client: row.client_address }),
     ...(row.mapping_id === null ? {} : { mappingId: row.mapping_id }),
     status: row.status,
     ...(row.code === null ? {} : { code: row.code }),
+    ...(row.reason === null ? {} : { reason: row.reason }),
     eventIds: ids(row.event_ids),
     runIds: ids(row.run_ids),
     durationMs: row.duration_ms,
     headers: JSON.parse(row.headers) as Record<string, string>,
+    credentials:
+      row.credentials === null ? NO_CREDENTIALS : (JSON.parse(row.credentials) as Record<string, CredentialMark>),
+    authenticated: Boolean(row.authenticated),
     bodyBytes: row.body_bytes,
     truncated: Boolean(row.truncated),
     redacted: Boolean(row.redacted),
+    // Records from before `body_whole` existed kept every body, cut or redacted as their flags say.
+    bodyWhole: Boolean(row.body_whole) && !row.truncated && !row.redacted,
+    ...(row.more_refused === null ? {} : { moreRefused: row.more_refused }),
     ...(row.replay_of === null ? {} : { replayOf: row.replay_of }),
     ...(row.replayed_at === null ? {} : { replayedAt: row.replayed_at }),
     ...(row.forced ? { forced: true } : {}),
@@ -100,13 +114,13 @@ export function requestRecordOf(row: RequestRow): RequestLogRecord & { readonly 
 
 /** The columns a list shows (no body); both stores. */
 export const LISTED = `seq, id, received_at, path, url, mapping_id, status, code, event_ids, run_ids, duration_ms, headers,
-  body_bytes, truncated, redacted, replay_of, replayed_at, forced`;
-/** Rows deleted per statement while pruning: a long prune never holds the writer for long. */
-export const PRUNE_CHUNK = 1000;
+  body_bytes, truncated, redacted, replay_of, replayed_at, forced, client_address, authenticated, body_whole, reason,
+  credentials, more_refused`;
 
 /** The columns a record is inserted with, in `requestRow`'s order; both stores. */
 export const REQUEST_COLUMNS = `id, received_at, path, url, mapping_id, status, code, event_ids, run_ids, duration_ms,
-  headers, body, body_bytes, truncated, redacted, replay_of, receipt, forced`;
+  headers, body, body_bytes, truncated, redacted, replay_of, receipt, forced, client_address, authenticated, body_whole,
+  reason, credentials, more_refused`;
 
 /** A record's values for an insert; flags as 0/1, which SQLite and PostgreSQL both take. */
 export function requestRow(r: RequestLogRecord): unknown[] {
@@ -129,7 +143,46 @@ export function requestRow(r: RequestLogRecord): unknown[] {
     r.replayOf ?? null,
     receiptColumn(r.receipt),
     r.forced ? 1 : 0,
+    r.client ?? null,
+    r.authenticated ? 1 : 0,
+    r.bodyWhole ? 1 : 0,
+    r.reason ?? null,
+    credentialsJson(r.credentials),
+    r.moreRefused ?? null,
   ];
+}
+
+/**
+ * What a row counts for in the log's byte bound (docs/operations.md#retention): its body,
+ * headers and URL, and a fixed share for its other fields, its index entries and page space.
+ */
+export const ROW_OVERHEAD_BYTES = 512;
+/** A `requests` row's bytes, in SQL (SQLite reads a blob's length without reading the blob). */
+export const REQUEST_BYTES_SQL = `octet_length(body) + octet_length(headers) + octet_length(url) + ${ROW_OVERHEAD_BYTES}`;
+
+/** A row of `requestRow`'s bytes, as `REQUEST_BYTES_SQL` counts them once stored. */
+export function requestRowBytes(row: readonly unknown[]): number {
+  return (
+    (row[11] as Buffer).length +
+    Buffer.byteLength(row[10] as string) +
+    Buffer.byteLength(row[3] as string) +
+    ROW_OVERHEAD_BYTES
+  );
+}
+
+/** About what a record will count for once stored (what starts a retention pass; the pass counts exactly). */
+export function recordBytes(r: Pick<RequestLogRecord, 'body' | 'url' | 'headers'>): number {
+  let bytes = r.body.length + r.url.length + ROW_OVERHEAD_BYTES;
+  for (const name in r.headers) bytes += name.length + (r.headers[name]?.length ?? 0) + 6;
+  return bytes;
+}
+
+/** The credential marks as stored: null when the request carried none (built by hand: it is on every accept). */
+export function credentialsJson(credentials: Readonly<Record<string, CredentialMark>>): string | null {
+  let json = '';
+  for (const name in credentials)
+    json += `${json ? ',' : '{'}${JSON.stringify(name)}:{"verified":${credentials[name]?.verified === true}}`;
+  return json ? `${json}}` : null;
 }
 
 /**

@@ -148,6 +148,10 @@ describe.skipIf(!browserTestsRun)('the operator console in Chromium (docs/consol
     await page.locator(`tr[data-request-id="${id}"] a`).click();
     await page.getByRole('heading', { name: `Request ${id}` }).waitFor();
     await expect(page.locator('.problem').first().textContent()).resolves.toContain('TRANSFORM_FAILED');
+    // The hook token: its header by name, masked, marked as the credential that held.
+    const token = await page.locator('tr[data-header="authorization"]').textContent();
+    expect(token).toContain('[masked] verified');
+    expect(await page.content()).not.toContain(HOOK_TOKEN);
 
     writeFileSync(join(dir, 'transforms/flaky.ts'), FIXED);
     // The gateway reloads the transform on its own; the playground shows when it has.
@@ -193,6 +197,28 @@ describe.skipIf(!browserTestsRun)('the operator console in Chromium (docs/consol
     await page.locator('.notice', { hasText: 'Replayed: 202' }).waitFor();
     await page.getByRole('link', { name: 'See the replay' }).click();
     await page.getByText('(run anew on purpose)').waitFor();
+    await context.close();
+  });
+
+  it('shows a refused request: where from, why, its token masked and not verified, no body', async () => {
+    const { context, page } = await signedIn();
+    await liveOpen(page);
+    const body = JSON.stringify({ n: 'a body nobody authenticated' });
+    const wrong = { authorization: 'Bearer wrong-console-token-0123', 'content-type': 'application/json' };
+    const refused = await call(`${hookd.url}/hooks/note`, { headers: wrong, body });
+    expect(refused.status).toBe(401);
+    const id = refused.headers['x-request-id'] as string;
+    await page.locator(`tr[data-request-id="${id}"] a`).click();
+    await page.getByRole('heading', { name: `Request ${id}` }).waitFor();
+    await expect(page.locator('dl.facts').textContent()).resolves.toContain('missing or invalid hook token');
+    await expect(page.getByTestId('authenticated').textContent()).resolves.toContain('not authenticated');
+    await expect(page.locator('tr[data-header="authorization"]').textContent()).resolves.toContain(
+      '[masked] not verified',
+    );
+    await expect(page.locator('main').textContent()).resolves.toContain('not kept');
+    const html = await page.content();
+    expect(html).not.toContain('wrong-console-token');
+    expect(html).not.toContain('nobody authenticated');
     await context.close();
   });
 

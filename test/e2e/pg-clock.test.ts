@@ -47,6 +47,9 @@ const record = (id: string, ageMs: number) => ({
   bodyBytes: 2,
   truncated: false,
   redacted: false,
+  credentials: {},
+  authenticated: true,
+  bodyWhole: true,
 });
 
 describe.skipIf(!postgresTestsRun)('a node whose clock is wrong, on PostgreSQL', () => {

@@ -44,13 +44,21 @@ describe.each(suiteStores)('replay rules, issue 27 item 5 (docs/runtime.md#reque
     expect(cut.status).toBe(200);
     const masked = await w.hook('note', { n: 6, card: { number: '4242' } });
     expect(masked.status).toBe(200);
-    const ids = [wrongMapping, otherSender, tooLarge, notJson, cut, masked].map(idOf);
+    // A failure keeps its whole body, but with its redact paths masked: not the body received.
+    const maskedFailure = await w.hook('flaky', { n: 8, card: { number: '4242' } });
+    expect(maskedFailure.status).toBe(500);
+    const ids = [wrongMapping, otherSender, tooLarge, notJson, cut, masked, maskedFailure].map(idOf);
     for (const id of ids) await recorded(w, id);
     await insertRecord(store, w, 'refused-at-the-door', 401, 'UNAUTHORIZED');
     await insertRecord(store, w, 'logged-by-an-older-hookd', 500, 'TRANSFORM_FAILED');
+    // Let in, then turned away busy: a 503 keeps no body.
+    const receipt = JSON.stringify({ by: 'token', via: 'bearer', credential: 'any', bodyRead: true });
+    await insertRecord(store, w, 'busy', 503, 'QUEUE_FULL', { receipt, body: Buffer.alloc(0), body_whole: 0 });
     const eventsBefore = (await eventsOf(w)).length;
 
-    const [toOpen, toC, large, invalid, truncated, redacted] = await Promise.all(ids.map((id) => w.replay(id)));
+    const [toOpen, toC, large, invalid, truncated, redacted, maskedCopy] = await Promise.all(
+      ids.map((id) => w.replay(id)),
+    );
     expectRefused(
       toOpen as Answer,
       'token-required',
@@ -69,6 +77,8 @@ describe.each(suiteStores)('replay rules, issue 27 item 5 (docs/runtime.md#reque
     expectRefused(invalid as Answer, 'body-not-read', /\(400 INVALID_JSON\)/);
     expectRefused(truncated as Answer, 'body-truncated', /cut at hooks\.log\.maxBodyBytes/);
     expectRefused(redacted as Answer, 'body-redacted', /redacted \(hooks\.log\.redact\)/);
+    expectRefused(await w.replay('busy'), 'body-not-kept', /answered 503 QUEUE_FULL at receipt, which keeps no body/);
+    expectRefused(maskedCopy as Answer, 'copy-redacted', /hooks\.log\.redact paths masked/);
     expectRefused(
       await w.replay('refused-at-the-door'),
       'not-authenticated',

@@ -109,44 +109,53 @@ describe('the request log (docs/runtime.md#request-log-and-replay)', () => {
     expect((await w.hook('note', { n: 1, items: [{ secret: 's1', keep: 'k' }], pad: 'x'.repeat(4000) })).status).toBe(
       200,
     );
-    // Not authenticated: not logged (nobody's noise fills the log).
+    // Not authenticated: a refused record, without its body or its token.
     expect((await w.hook('wake', { text: 'x' }, { authorization: 'Bearer wrong-token-0123456789' })).status).toBe(401);
 
     const listed = await until(async () => {
       const { body } = await w.admin('/api/requests');
       const requests = body.requests as { id: string }[];
-      return requests.length === 4 ? requests : undefined;
-    }, 'four records');
-    expect(listed.map((r: Record<string, unknown>) => [r.path, r.status, r.code ?? null])).toEqual([
-      ['note', 200, null],
-      ['wake', 400, 'TEXT_REQUIRED'],
-      ['agent', 202, null],
-      ['wake', 200, null],
+      return requests.length === 5 ? requests : undefined;
+    }, 'five records');
+    expect(listed.map((r: Record<string, unknown>) => [r.path, r.status, r.code ?? null, r.authenticated])).toEqual([
+      ['wake', 401, 'UNAUTHORIZED', false],
+      ['note', 200, null, true],
+      ['wake', 400, 'TEXT_REQUIRED', true],
+      ['agent', 202, null, true],
+      ['wake', 200, null, true],
     ]);
+    const refused = (await w.admin(`/api/requests/${listed[0]?.id}`)).body;
+    expect(refused).toMatchObject({ client: '127.0.0.1', reason: 'missing or invalid hook token', body: '' });
+    expect(refused).toMatchObject({ bodyWhole: false, credentials: { authorization: { verified: false } } });
+    expect(JSON.stringify(refused)).not.toContain('wrong-token');
 
     const detail = (await w.admin('/api/requests/req-wake-1')).body;
     expect(detail).toMatchObject({ id: 'req-wake-1', path: 'wake', status: 200, redacted: true, truncated: false });
+    expect(detail).toMatchObject({ client: '127.0.0.1', authenticated: true, bodyWhole: false });
     expect(JSON.parse(detail.body as string)).toEqual({ text: 'hello', card: { number: '[redacted]' } });
-    expect(detail.headers).not.toHaveProperty('authorization');
+    // The token's header by name only, marked as the credential that held.
+    expect((detail.headers as Record<string, string>).authorization).toBe('[masked]');
+    expect(detail.credentials).toEqual({ authorization: { verified: true } });
+    expect(JSON.stringify(detail)).not.toContain(HOOK_TOKEN);
     expect((detail.events as { id: string; text: string }[])[0]).toMatchObject({
       id: wake.body.eventId,
       text: 'hello',
     });
 
-    const note = (await w.admin(`/api/requests/${listed[0]?.id}`)).body;
+    const note = (await w.admin(`/api/requests/${listed[1]?.id}`)).body;
     expect(note).toMatchObject({ mappingId: 'note', truncated: true, redacted: true });
     expect((note.body as string).length).toBe(2048);
     expect(note.body).toContain('"secret":"[redacted]","keep":"k"');
 
-    const agentDetail = (await w.admin(`/api/requests/${listed[2]?.id}`)).body;
+    const agentDetail = (await w.admin(`/api/requests/${listed[3]?.id}`)).body;
     expect((agentDetail.runs as { runId: string }[])[0]?.runId).toBe(agent.body.runId);
 
     const failed = (await w.admin('/api/requests?failed=true')).body.requests as { status: number }[];
-    expect(failed.map((r) => r.status)).toEqual([400]);
+    expect(failed.map((r) => r.status)).toEqual([401, 400]);
     expect(((await w.admin('/api/requests?status=2xx&path=wake')).body.requests as unknown[]).length).toBe(1);
-    const page1 = (await w.admin('/api/requests?limit=3')).body;
-    expect((page1.requests as unknown[]).length).toBe(3);
-    const page2 = (await w.admin(`/api/requests?limit=3&cursor=${page1.nextCursor}`)).body;
+    const page1 = (await w.admin('/api/requests?limit=4')).body;
+    expect((page1.requests as unknown[]).length).toBe(4);
+    const page2 = (await w.admin(`/api/requests?limit=4&cursor=${page1.nextCursor}`)).body;
     expect((page2.requests as { id: string }[]).map((r) => r.id)).toEqual(['req-wake-1']);
     expect(page2.nextCursor).toBeNull();
     expect((await w.admin('/api/requests?status=abc')).body.code).toBe('INVALID_FIELD');

@@ -89,6 +89,9 @@ function recordFor(id: string, accepted: readonly Accepted[], body = '{"n":1}'):
     bodyBytes: body.length,
     truncated: false,
     redacted: false,
+    credentials: {},
+    authenticated: true,
+    bodyWhole: true,
   };
 }
 
@@ -164,7 +167,9 @@ function contract(name: string, make: Make, runs: boolean) {
         subPath: 'note',
         url: '/hooks/note',
         headers: { 'content-type': 'application/json' },
+        credentials: {},
         body: Buffer.from('{"whole":"body"}'),
+        redacted: false,
         code: 'TRANSFORM_FAILED',
         error: 'transform failed: boom',
       });

@@ -72,6 +72,9 @@ const record = (id: string, extra: object = {}) => ({
   bodyBytes: 7,
   truncated: false,
   redacted: false,
+  credentials: {},
+  authenticated: true,
+  bodyWhole: true,
   ...extra,
 });
 
@@ -226,10 +229,51 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       expect(await store.requests.countSince(6000)).toEqual({ total: 3, failed: 2 });
       await store.group.write((w) => w.requests.markReplayed('b', 9000));
       expect(await ids({ replayed: true })).toEqual(['b:500']);
-      // Ages by the store's clock: older than received at 6500 ms of the epoch, then by rows alone.
-      expect(await store.requests.prune(Date.now() - 6500, 100)).toBe(2);
-      expect(await store.requests.prune(Number.MAX_SAFE_INTEGER, 1)).toBe(1);
+      // Ages by the store's clock: older than received at 6500 ms of the epoch, then the oldest.
+      const bytes = (await store.log.size()).requests.bytes;
+      const aged = await store.log.pruneOlderThan('requests', Date.now() - 6500, 1000);
+      expect(aged.rows).toBe(2);
+      expect((await store.log.pruneOldest('requests', 1)).rows).toBe(1);
       expect(await ids({})).toEqual(['a:400']);
+      const left = (await store.log.size()).requests;
+      expect(left.rows).toBe(1);
+      // Four rows of one size: each counts a quarter of the bytes.
+      expect(aged.bytes).toBe(bytes / 2);
+      expect(left.bytes).toBe(bytes / 4);
+    });
+
+    it('keeps a refused request: its client, reason, credentials by name, no body; counts rows and bytes alike', async () => {
+      const store = make();
+      const refused = record('r', {
+        client: '203.0.113.9',
+        status: 401,
+        code: 'SIGNATURE_INVALID',
+        reason: 'invalid webhook signature: no signature matched',
+        mappingId: 'gh',
+        eventIds: [],
+        headers: { 'x-hub-signature-256': '[masked]', 'user-agent': 'GitHub-Hookshot/1' },
+        credentials: { 'x-hub-signature-256': { verified: false } },
+        authenticated: false,
+        body: Buffer.alloc(0),
+        bodyBytes: 512,
+        bodyWhole: false,
+      });
+      const aggregate = record('m', { status: 401, moreRefused: 57, authenticated: false, bodyWhole: false });
+      await store.commit((w) => {
+        w.requests.insert(refused);
+        w.requests.insert(aggregate);
+      });
+      const { body: _body, ...expected } = refused;
+      const kept = await store.requests.get('r');
+      expect(kept?.body).toEqual(Buffer.alloc(0));
+      expect(kept).toMatchObject(expected);
+      expect((await store.requests.list({ limit: 1 }))[0]).toMatchObject({ id: 'm', moreRefused: 57 });
+      // Two rows: their headers' and URLs' bytes and 512 each (the body is empty, or 7 bytes).
+      const headerBytes = JSON.stringify(refused.headers).length + JSON.stringify(aggregate.headers).length;
+      expect((await store.log.size()).requests).toEqual({
+        rows: 2,
+        bytes: headerBytes + 2 * '/hooks/note'.length + 7 + 2 * 512,
+      });
     });
 
     it("keeps a request's receipt with its record and its kept failure, and a forced replay's mark", async () => {
@@ -249,6 +293,7 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
         w.failedRequests.insert({
           ...{ id: 'f2', requestId: 's', subPath: 'gh', url: '/hooks/gh', headers: {}, body: Buffer.from('{}') },
           ...{ code: 'TRANSFORM_FAILED', error: 'boom', createdAt: 1, receipt: bySignature },
+          ...{ credentials: {}, redacted: false },
         });
       });
       expect((await store.requests.get('t'))?.receipt).toEqual(byToken);
@@ -275,6 +320,8 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
           subPath: 'note',
           url: '/hooks/note',
           headers: { a: 'b' },
+          credentials: {},
+          redacted: false,
           body: Buffer.from([0, 1, 2, 255]),
           code: 'TRANSFORM_FAILED',
           error: 'boom',

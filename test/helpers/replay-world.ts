@@ -193,11 +193,19 @@ export async function insertRow(
   await client.end();
 }
 
-/** Writes a record as a refused request's (no receipt), or an older hookd's, would be. */
-export const insertRecord = (store: SuiteStore, w: World, id: string, status: number, code: string) =>
+/** Writes a record as a refused request's (no receipt), or an older hookd's, would be; `extra` columns besides. */
+export const insertRecord = (
+  store: SuiteStore,
+  w: World,
+  id: string,
+  status: number,
+  code: string,
+  extra: Record<string, unknown> = {},
+) =>
   insertRow(store, w, 'requests', {
     ...{ id, received_at: Date.now(), path: 'note', url: '/hooks/note', status, code, duration_ms: 1 },
     ...{ headers: '{}', body: Buffer.from('{"n":1}'), body_bytes: 7 },
+    ...extra,
   });
 
 export function expectRefused(answer: Answer, reason: string, words: RegExp): void {

@@ -83,7 +83,7 @@ export function createAdminQueries(store: StoreContract, now: () => number = Dat
       const page = rows.slice(0, filter.limit);
       const last = page.at(-1);
       return {
-        requests: page.map(({ headers: _headers, ...entry }) => toRequestView(entry)),
+        requests: page.map(({ headers: _headers, credentials: _credentials, ...entry }) => toRequestView(entry)),
         nextCursor: rows.length > filter.limit && last ? String(last.seq) : null,
       };
     },
@@ -94,10 +94,11 @@ export function createAdminQueries(store: StoreContract, now: () => number = Dat
       const events = await Promise.all(record.eventIds.map((eventId) => store.events.get(eventId)));
       const runs = await Promise.all(record.runIds.map(itemOf));
       // The receipt stays inside: it is what a replay checks, not something to show.
-      const { body, headers, receipt: _receipt, ...entry } = record;
+      const { body, headers, credentials, receipt: _receipt, ...entry } = record;
       return {
         ...toRequestView(entry),
         headers,
+        credentials,
         body: body.toString('utf8'),
         events: events.flatMap((event) => (event ? [eventView(event)] : [])),
         runs: runs.flatMap((run) => run ?? []),
@@ -194,7 +195,12 @@ function toRunListItem(run: RunRecord, attempts: readonly RunAttempt[]): RunList
   };
 }
 
-function toRequestView({ seq: _seq, receivedAt, replayedAt, ...entry }: Omit<RequestLogEntry, 'headers'>): RequestView {
+function toRequestView({
+  seq: _seq,
+  receivedAt,
+  replayedAt,
+  ...entry
+}: Omit<RequestLogEntry, 'headers' | 'credentials'>): RequestView {
   return {
     ...entry,
     receivedAt: iso(receivedAt),
@@ -204,6 +210,6 @@ function toRequestView({ seq: _seq, receivedAt, replayedAt, ...entry }: Omit<Req
 
 /** A just-written record as the list shows it. */
 export function requestViewOf(record: RequestLogRecord): RequestView {
-  const { body: _body, headers: _headers, receipt: _receipt, receivedAt, ...rest } = record;
+  const { body: _body, headers: _headers, credentials: _credentials, receipt: _receipt, receivedAt, ...rest } = record;
   return { ...rest, receivedAt: iso(receivedAt) };
 }

@@ -8,11 +8,12 @@ import { failedRequestOf } from '../failed-requests.js';
 import { createCommitQueue } from '../group-commit.js';
 import type { SessionMessage } from '../messages.js';
 import type { RequestLogEntry, RequestLogFilter } from '../requests.js';
-import { LISTED, PRUNE_CHUNK, requestEntryOf, requestListWhere, requestRecordOf } from '../requests.js';
+import { LISTED, requestEntryOf, requestListWhere, requestRecordOf } from '../requests.js';
 import type { RunListFilter, RunRecord } from '../runs.js';
 import { runOf } from '../runs.js';
 import { isStoreUnavailable } from '../unavailable.js';
 import { DB_NOW_MS } from './clock.js';
+import { createPgLogTables } from './log-tables.js';
 import { createPgWrites, type PgStatement } from './writes.js';
 
 const INT8 = 20;
@@ -211,29 +212,8 @@ export function createPgContract(pool: pg.Pool): StoreContract {
           'SELECT COUNT(*) AS total, COALESCE(SUM((status >= 400)::int), 0)::int AS failed FROM requests WHERE received_at >= $1',
           [since],
         )) as { total: number; failed: number },
-      prune: async (maxAgeMs, maxRows) => {
-        const chunks = async (text: string, value: number) => {
-          let total = 0;
-          for (;;) {
-            const { rowCount } = await pool.query(text, [value]);
-            total += rowCount ?? 0;
-            if ((rowCount ?? 0) < PRUNE_CHUNK) return total;
-          }
-        };
-        let pruned = await chunks(
-          `DELETE FROM requests WHERE seq IN
-             (SELECT seq FROM requests WHERE received_at < ${DB_NOW_MS} - $1 ORDER BY seq LIMIT ${PRUNE_CHUNK})`,
-          maxAgeMs,
-        );
-        const newest = (await one<{ seq: number | null }>('SELECT MAX(seq) AS seq FROM requests'))?.seq ?? null;
-        if (newest !== null && newest > maxRows)
-          pruned += await chunks(
-            `DELETE FROM requests WHERE seq IN (SELECT seq FROM requests WHERE seq <= $1 ORDER BY seq LIMIT ${PRUNE_CHUNK})`,
-            newest - maxRows,
-          );
-        return pruned;
-      },
     },
+    log: createPgLogTables(pool),
     failedRequests: {
       forRequest: async (requestId) => {
         const row = await one('SELECT * FROM failed_requests WHERE request_id = $1 ORDER BY seq DESC LIMIT 1', [

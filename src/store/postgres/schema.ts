@@ -5,6 +5,10 @@
  * epoch milliseconds, JSON is text), plus what several nodes need: run leases and the leases
  * of the single-owner jobs (the main session's heartbeat, the mail watcher).
  */
+/** The credential headers masked in records stored before they were. */
+const CREDENTIAL_NAMES =
+  "ARRAY['authorization', 'x-service-token', 'cookie', 'proxy-authorization', 'x-gitlab-token', 'x-hub-signature', 'x-hub-signature-256', 'stripe-signature', 'x-slack-signature', 'webhook-signature', 'svix-signature']";
+
 export const pgMigrations: readonly string[] = [
   `
   CREATE TABLE events (
@@ -165,4 +169,26 @@ export const pgMigrations: readonly string[] = [
   ALTER TABLE requests ADD COLUMN forced BOOLEAN NOT NULL DEFAULT FALSE;
   ALTER TABLE failed_requests ADD COLUMN receipt TEXT;
   `,
+  // The request log and the kept failures: the client's address, refused requests (no body,
+  // a reason, an aggregated count), whether a request was authenticated and its body kept whole,
+  // credential headers by name only (docs/runtime.md#request-log-and-replay). Credential values
+  // stored before are masked; an index for pruning failures by age.
+  `
+  ALTER TABLE requests ADD COLUMN client_address TEXT;
+  ALTER TABLE requests ADD COLUMN authenticated BOOLEAN NOT NULL DEFAULT TRUE;
+  ALTER TABLE requests ADD COLUMN body_whole BOOLEAN NOT NULL DEFAULT TRUE;
+  ALTER TABLE requests ADD COLUMN reason TEXT;
+  ALTER TABLE requests ADD COLUMN credentials TEXT;
+  ALTER TABLE requests ADD COLUMN more_refused INTEGER;
+  ALTER TABLE failed_requests ADD COLUMN client_address TEXT;
+  ALTER TABLE failed_requests ADD COLUMN credentials TEXT;
+  ALTER TABLE failed_requests ADD COLUMN redacted BOOLEAN NOT NULL DEFAULT FALSE;
+  CREATE INDEX failed_requests_created ON failed_requests (created_at);
+  UPDATE requests SET headers = (SELECT jsonb_object_agg(key, CASE WHEN key = ANY(CREDENTIALS) THEN '"[masked]"'::jsonb
+      ELSE value END) FROM jsonb_each(requests.headers::jsonb))::text
+    WHERE requests.headers::jsonb ?| CREDENTIALS;
+  UPDATE failed_requests SET headers = (SELECT jsonb_object_agg(key, CASE WHEN key = ANY(CREDENTIALS) THEN '"[masked]"'::jsonb
+      ELSE value END) FROM jsonb_each(failed_requests.headers::jsonb))::text
+    WHERE failed_requests.headers::jsonb ?| CREDENTIALS;
+  `.replaceAll('CREDENTIALS', CREDENTIAL_NAMES),
 ];

@@ -14,7 +14,7 @@ import type { SinkOptions, StoreContract } from '../contract.js';
 import { eventRow, hookEvent } from '../events.js';
 import { createCommitQueue } from '../group-commit.js';
 import { idempotencyRecordOf, idempotencyRow } from '../idempotency.js';
-import { requestRow } from '../requests.js';
+import { recordBytes, requestRow } from '../requests.js';
 import { hookRun, runRow } from '../runs.js';
 import { acceptError } from '../unavailable.js';
 import { DB_NOW_MS } from './clock.js';
@@ -63,6 +63,16 @@ export function createPgSink(
 ): ActionSink {
   const now = options.now ?? Date.now;
   const ttlMs = (options.idempotencyTtlSeconds ?? 86_400) * 1000;
+  const { retention } = options;
+  /** Records committed: shown live, and counted toward the log's bounds. */
+  const recorded = (records: readonly RequestLogRecord[]) => {
+    let bytes = 0;
+    for (const record of records) {
+      options.onRecorded?.(record);
+      bytes += recordBytes(record);
+    }
+    retention?.added('requests', records.length, bytes);
+  };
   const queue = createCommitQueue<Item, boolean>({
     concurrency: CONCURRENT_COMMITS,
     // A job's result is whether it took its idempotency key (a record or a mark always commits).
@@ -163,7 +173,7 @@ export function createPgSink(
       job.reject(hookdError('IDEMPOTENCY_IN_FLIGHT'));
       return;
     }
-    if (job.record) options.onRecorded?.(job.record);
+    if (job.record) recorded([job.record]);
     try {
       options.onCommitted?.(job.actions, job.accepted);
     } catch (err) {
@@ -210,7 +220,15 @@ export function createPgSink(
     },
     recordRequest(record) {
       queue.add({ kind: 'record', record }).then(
-        () => options.onRecorded?.(record),
+        () => recorded([record]),
+        (err: unknown) => options.onRecordError?.(err),
+      );
+    },
+    recordRefused(records) {
+      // A statement of its own, never the accepts' group commit (docs/runtime.md#request-log-and-replay).
+      if (records.length === 0) return;
+      pool.query(REQUESTS_INSERT, transpose(records.map(requestRow))).then(
+        () => recorded(records),
         (err: unknown) => options.onRecordError?.(err),
       );
     },
@@ -221,7 +239,10 @@ export function createPgSink(
       const { writes, statements } = createPgWrites();
       writes.failedRequests.insert({ ...failure, id: newId(), createdAt: now() });
       const [insert] = statements as [{ text: string; values: readonly unknown[] }];
-      pool.query(insert.text, [...insert.values]).catch((err: unknown) => options.onRecordError?.(err));
+      pool.query(insert.text, [...insert.values]).then(
+        () => retention?.added('failures', 1, recordBytes(failure) + failure.error.length),
+        (err: unknown) => options.onRecordError?.(err),
+      );
     },
     async findAnswer(scope, key) {
       const { rows } = await pool.query<{ body_hash: string; status: number; response: string | null }>(

@@ -1,4 +1,5 @@
 import { promised, type StoreContract } from '../contract.js';
+import { createSqliteLogTables } from './log-tables.js';
 import type { Store } from './store.js';
 
 /** The embedded store behind the contract; `now` is its clock (the process's: the database is here). */
@@ -7,10 +8,8 @@ export function sqliteContract(store: Store, now: () => number = Date.now): Stor
     events: promised(store.events, ['get', 'pending', 'countPending', 'list']),
     runs: promised(store.runs, ['get', 'unfinished', 'list', 'countByStatus', 'attempts']),
     messages: promised(store.messages, ['recent', 'has', 'list', 'ofRun', 'sessions']),
-    requests: {
-      ...promised(store.requests, ['get', 'list', 'countSince']),
-      prune: async (maxAgeMs, maxRows) => store.requests.prune(now() - maxAgeMs, maxRows),
-    },
+    requests: promised(store.requests, ['get', 'list', 'countSince']),
+    log: createSqliteLogTables(store.db, store.logTally, store.group, now),
     failedRequests: promised(store.failedRequests, ['forRequest']),
     idempotency: { purgeExpired: async () => store.idempotency.purge(now()) },
     group: store.group,

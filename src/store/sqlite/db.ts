@@ -13,12 +13,28 @@ export interface OpenDbOptions {
   synchronous: 'normal' | 'full';
   /** WAL pages after which a commit checkpoints (SQLite's default: 1000). */
   autocheckpointPages?: number;
+  /**
+   * Given, a file made before `auto_vacuum` was turned on is rewritten to have it (once, by the
+   * gateway: not by a command that opens the file beside it), and this is told how it went.
+   */
+  onAutoVacuum?: (event: AutoVacuumEvent) => void;
 }
+
+/** The one-time rewrite of a file made without `auto_vacuum`: starting, done, or failed (the file stays as it was). */
+export type AutoVacuumEvent =
+  | { readonly phase: 'start'; readonly bytes: number }
+  | { readonly phase: 'done'; readonly ms: number; readonly bytes: number }
+  | { readonly phase: 'failed'; readonly err: unknown };
 
 /** Opens (creating its folder) and migrates the SQLite database. */
 export function openDb(options: OpenDbOptions): Db {
   if (options.path !== ':memory:') createPrivately(options.path);
   const db = new Database(options.path);
+  // A new file gives the pages that pruning frees back to the file system (`PRAGMA
+  // incremental_vacuum`, docs/operations.md#retention): set before WAL mode and the first table.
+  const fresh =
+    (db.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n === 0;
+  if (fresh) db.pragma('auto_vacuum = INCREMENTAL');
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   db.pragma('busy_timeout = 5000');
@@ -30,7 +46,29 @@ export function openDb(options: OpenDbOptions): Db {
   // with the process after a burst, and a larger one was no faster (docs/operations.md).
   db.pragma('cache_size = -2000');
   migrate(db);
+  if (!fresh && options.onAutoVacuum) turnOnAutoVacuum(db, options.onAutoVacuum);
   return db;
+}
+
+/**
+ * A file made before hookd turned `auto_vacuum` on gets it by a VACUUM, which rewrites the whole
+ * file (it needs as much free disk again, once). Should that fail, the file stays as it was:
+ * pruned pages are then reused, never given back (docs/operations.md#retention).
+ */
+function turnOnAutoVacuum(db: Db, tell: (event: AutoVacuumEvent) => void): void {
+  if (db.pragma('auto_vacuum', { simple: true }) === 2) return;
+  const pageBytes = () =>
+    (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number);
+  const bytes = pageBytes();
+  tell({ phase: 'start', bytes });
+  const started = performance.now();
+  try {
+    db.pragma('auto_vacuum = INCREMENTAL');
+    db.exec('VACUUM');
+    tell({ phase: 'done', ms: Math.round(performance.now() - started), bytes: pageBytes() });
+  } catch (err) {
+    tell({ phase: 'failed', err });
+  }
 }
 
 /**

@@ -4,13 +4,15 @@ import {
   type FailedRequestRow,
   failedRequestOf,
   failedRequestRow,
+  failureRowBytes,
 } from '../failed-requests.js';
 import type { Db } from './db.js';
+import type { LogTally } from './log-tables.js';
 
 /** The SQLite repository of failed requests. */
-export function createFailedRequestRepository(db: Db): FailedRequestRepository {
+export function createFailedRequestRepository(db: Db, tally: LogTally): FailedRequestRepository {
   const insert = db.prepare(
-    `INSERT INTO failed_requests (${FAILED_REQUEST_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO failed_requests (${FAILED_REQUEST_COLUMNS}) VALUES (${FAILED_REQUEST_COLUMNS.replace(/\w+/g, '?')})`,
   );
   const list = db.prepare('SELECT * FROM failed_requests WHERE replayed_at IS NULL ORDER BY seq');
   const byRequest = db.prepare('SELECT * FROM failed_requests WHERE request_id = ? ORDER BY seq DESC LIMIT 1');
@@ -19,7 +21,9 @@ export function createFailedRequestRepository(db: Db): FailedRequestRepository {
   );
   return {
     insert(failure) {
-      insert.run(...failedRequestRow(failure));
+      const row = failedRequestRow(failure);
+      insert.run(...row);
+      tally.add('failures', failureRowBytes(row));
     },
     pending() {
       return (list.all() as FailedRequestRow[]).map(failedRequestOf);

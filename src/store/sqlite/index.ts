@@ -1,5 +1,6 @@
 export { sqliteBackend } from './backend.js';
 export { type Checkpointer, startCheckpointer, WRITER_AUTOCHECKPOINT_PAGES } from './checkpointer.js';
 export { sqliteContract } from './contract.js';
+export type { AutoVacuumEvent } from './db.js';
 export { createStoreSink } from './sink.js';
 export { createStore, type Store } from './store.js';

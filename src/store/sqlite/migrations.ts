@@ -2,6 +2,10 @@
  * Schema migrations, applied in order inside one transaction each; `PRAGMA user_version`
  * records how many have run. Append only: never edit a migration that has shipped.
  */
+/** The credential headers masked in records stored before they were (the migration that added `credentials`). */
+const CREDENTIAL_NAMES =
+  "'authorization', 'x-service-token', 'cookie', 'proxy-authorization', 'x-gitlab-token', 'x-hub-signature', 'x-hub-signature-256', 'stripe-signature', 'x-slack-signature', 'webhook-signature', 'svix-signature'";
+
 export const migrations: readonly string[] = [
   `
   CREATE TABLE events (
@@ -154,4 +158,26 @@ export const migrations: readonly string[] = [
   ALTER TABLE requests ADD COLUMN forced INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE failed_requests ADD COLUMN receipt TEXT;
   `,
+  // The request log and the kept failures: the client's address, refused requests (no body,
+  // a reason, an aggregated count), whether a request was authenticated and its body kept whole,
+  // credential headers by name only (docs/runtime.md#request-log-and-replay). Credential values
+  // stored before are masked; an index for pruning failures by age.
+  `
+  ALTER TABLE requests ADD COLUMN client_address TEXT;
+  ALTER TABLE requests ADD COLUMN authenticated INTEGER NOT NULL DEFAULT 1;
+  ALTER TABLE requests ADD COLUMN body_whole INTEGER NOT NULL DEFAULT 1;
+  ALTER TABLE requests ADD COLUMN reason TEXT;
+  ALTER TABLE requests ADD COLUMN credentials TEXT;
+  ALTER TABLE requests ADD COLUMN more_refused INTEGER;
+  ALTER TABLE failed_requests ADD COLUMN client_address TEXT;
+  ALTER TABLE failed_requests ADD COLUMN credentials TEXT;
+  ALTER TABLE failed_requests ADD COLUMN redacted INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX failed_requests_created ON failed_requests (created_at);
+  UPDATE requests SET headers = (SELECT json_group_object(key, CASE WHEN key IN (CREDENTIALS) THEN '[masked]' ELSE value END)
+      FROM json_each(requests.headers))
+    WHERE EXISTS (SELECT 1 FROM json_each(requests.headers) WHERE key IN (CREDENTIALS));
+  UPDATE failed_requests SET headers = (SELECT json_group_object(key, CASE WHEN key IN (CREDENTIALS) THEN '[masked]' ELSE value END)
+      FROM json_each(failed_requests.headers))
+    WHERE EXISTS (SELECT 1 FROM json_each(failed_requests.headers) WHERE key IN (CREDENTIALS));
+  `.replaceAll('CREDENTIALS', CREDENTIAL_NAMES),
 ];

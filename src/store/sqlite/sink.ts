@@ -3,6 +3,7 @@ import { newId } from '../../ids.js';
 import type { SinkOptions } from '../contract.js';
 import { hookEvent } from '../events.js';
 import { idempotencyRecordOf } from '../idempotency.js';
+import { recordBytes } from '../requests.js';
 import { hookRun } from '../runs.js';
 import { acceptError } from '../unavailable.js';
 import type { Store } from './store.js';
@@ -16,6 +17,12 @@ import type { Store } from './store.js';
 export function createStoreSink(store: Store, options: SinkOptions = {}): ActionSink {
   const now = options.now ?? Date.now;
   const ttlMs = (options.idempotencyTtlSeconds ?? 86_400) * 1000;
+  const { retention } = options;
+  /** A record committed: shown live, and counted toward the log's bounds. */
+  const recorded = (record: RequestLogRecord) => {
+    options.onRecorded?.(record);
+    retention?.added('requests', 1, recordBytes(record));
+  };
 
   function insert(action: Action, context: AcceptContext, createdAt: number): Accepted {
     const id = newId();
@@ -60,7 +67,7 @@ export function createStoreSink(store: Store, options: SinkOptions = {}): Action
         .write(() => write(actions, context))
         .then(
           ({ accepted, record }) => {
-            if (record) options.onRecorded?.(record);
+            if (record) recorded(record);
             return scheduled(actions, accepted);
           },
           (err: unknown) => {
@@ -72,9 +79,21 @@ export function createStoreSink(store: Store, options: SinkOptions = {}): Action
       store.group
         .write(() => store.requests.insert(record))
         .then(
-          () => options.onRecorded?.(record),
+          () => recorded(record),
           (err: unknown) => options.onRecordError?.(err),
         );
+    },
+    recordRefused(records) {
+      // A transaction of its own, never the accepts' group commit (docs/runtime.md#request-log-and-replay).
+      try {
+        store.transaction(() => {
+          for (const record of records) store.requests.insert(record);
+        });
+      } catch (err) {
+        options.onRecordError?.(err);
+        return;
+      }
+      for (const record of records) recorded(record);
     },
     async findRequest(id) {
       const record = store.requests.get(id);
@@ -93,6 +112,7 @@ export function createStoreSink(store: Store, options: SinkOptions = {}): Action
     },
     recordFailure(failure) {
       store.failedRequests.insert({ ...failure, id: newId(), createdAt: now() });
+      retention?.added('failures', 1, recordBytes(failure) + failure.error.length);
     },
     async findAnswer(scope, key) {
       const record = store.idempotency.get(scope, key, now());

@@ -12,6 +12,7 @@ import { type Db, type OpenDbOptions, openDb } from './db.js';
 import { createEventRepository } from './events.js';
 import { createFailedRequestRepository } from './failed-requests.js';
 import { createIdempotencyRepository } from './idempotency.js';
+import { createLogTally, type LogTally } from './log-tables.js';
 import { createMessageRepository } from './messages.js';
 import { createMetaRepository, type MetaRepository } from './meta.js';
 import { createRequestLogRepository } from './requests.js';
@@ -31,6 +32,8 @@ export interface Store {
   readonly requests: RequestLogRepository;
   /** Signed-in sessions of the console (docs/console.md). */
   readonly consoleSessions: ConsoleSessionRepository;
+  /** The rows and bytes of the request log and the kept failures (docs/operations.md#retention). */
+  readonly logTally: LogTally;
   /** Runs `fn` in one transaction (nested calls join the outer one). */
   transaction<T>(fn: () => T): T;
   /** Writes that share one commit per event-loop turn (see group-commit.ts). */
@@ -50,19 +53,21 @@ export function createStore(options: OpenDbOptions & { readonly onFirstWrite?: (
     }
     return db.transaction(fn)();
   };
+  const logTally = createLogTally();
   const repositories = {
     events: createEventRepository(db),
     runs: createRunRepository(db),
     messages: createMessageRepository(db),
     meta: createMetaRepository(db),
-    failedRequests: createFailedRequestRepository(db),
+    failedRequests: createFailedRequestRepository(db, logTally),
     idempotency: createIdempotencyRepository(db),
-    requests: createRequestLogRepository(db),
+    requests: createRequestLogRepository(db, logTally),
     consoleSessions: createConsoleSessionRepository(db),
   };
   return {
     ...repositories,
     db,
+    logTally,
     transaction,
     group: createGroupCommit(transaction, repositories),
     close: () => {

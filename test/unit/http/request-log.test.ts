@@ -9,6 +9,8 @@ const facts = (raw: string, payload: unknown, json = true) => ({
   subPath: 'x',
   url: '/hooks/x',
   headers: {},
+  credentials: {},
+  authenticated: true,
   body: { payload, rawBody: Buffer.from(raw), payloadIsJsonOfRawBody: json },
 });
 

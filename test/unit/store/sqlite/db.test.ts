@@ -1,7 +1,8 @@
 import { statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createStore } from '../../../../src/store/sqlite/index.js';
+import { type AutoVacuumEvent, createStore } from '../../../../src/store/sqlite/index.js';
 import { makeTempDir } from '../../../helpers/hookd-process.js';
 import { runScript } from '../../../helpers/script.js';
 
@@ -54,6 +55,32 @@ describe('openDb', () => {
     `;
     const grownKb = Number(await runScript(script));
     expect(grownKb).toBeLessThan(8 * 1024);
+  });
+
+  it('makes a new file give freed pages back, and rewrites an older file once to do so when asked', () => {
+    temp = makeTempDir();
+    const fresh = createStore({ path: join(temp.dir, 'new.db'), synchronous: 'normal' });
+    expect(fresh.db.pragma('auto_vacuum', { simple: true })).toBe(2);
+    fresh.close();
+    const path = join(temp.dir, 'old.db');
+    const old = new Database(path);
+    old.pragma('journal_mode = WAL');
+    old.exec('CREATE TABLE kept (x)');
+    old.prepare('INSERT INTO kept VALUES (?)').run('a row');
+    old.close();
+    // A command opening the file beside the gateway leaves it as it is; the gateway rewrites it.
+    const beside = createStore({ path, synchronous: 'normal' });
+    expect(beside.db.pragma('auto_vacuum', { simple: true })).toBe(0);
+    beside.close();
+    const events: AutoVacuumEvent['phase'][] = [];
+    const store = createStore({ path, synchronous: 'normal', onAutoVacuum: (e) => events.push(e.phase) });
+    expect(store.db.pragma('auto_vacuum', { simple: true })).toBe(2);
+    expect(store.db.prepare('SELECT x FROM kept').get()).toEqual({ x: 'a row' });
+    expect(events).toEqual(['start', 'done']);
+    store.close();
+    const again: string[] = [];
+    createStore({ path, synchronous: 'normal', onAutoVacuum: (e) => again.push(e.phase) }).close();
+    expect(again).toEqual([]);
   });
 });
 

@@ -43,4 +43,38 @@ describe('store migrations', () => {
     expect(store.events.get('e1')).toMatchObject({ allowUnsafeExternalContent: true, text: 'ping' });
     expect(store.failedRequests.pending()).toMatchObject([{ id: 'f1', subPath: 'github', code: 'TRANSFORM_FAILED' }]);
   });
+
+  it('masks the credential values that records stored before, and counts those records authenticated, bodies whole', () => {
+    temp = makeTempDir();
+    const path = `${temp.dir}/hookd.db`;
+    const old = new Database(path);
+    const before = migrations.length - 1;
+    for (const migration of migrations.slice(0, before)) old.exec(migration);
+    old.pragma(`user_version = ${before}`);
+    const headers = JSON.stringify({
+      'x-gitlab-token': 'the-secret',
+      'x-hub-signature-256': 'sha256=ab',
+      'x-event': 'push',
+    });
+    old
+      .prepare(
+        `INSERT INTO requests (id, received_at, path, url, status, duration_ms, headers, body, body_bytes, truncated)
+         VALUES ('q1', 1, 'gitlab', '/hooks/gitlab', 202, 1, ?, x'7b7d', 2, 0), ('q2', 2, 'x', '/hooks/x', 200, 1, '{}', x'7b', 9, 1)`,
+      )
+      .run(headers);
+    old
+      .prepare(
+        `INSERT INTO failed_requests (id, request_id, sub_path, url, headers, body, code, error, created_at)
+         VALUES ('f1', 'q1', 'gitlab', '/hooks/gitlab', ?, x'7b7d', 'TRANSFORM_FAILED', 'boom', 1)`,
+      )
+      .run(headers);
+    old.close();
+
+    store = createStore({ path, synchronous: 'normal' });
+    const masked = { 'x-gitlab-token': '[masked]', 'x-hub-signature-256': '[masked]', 'x-event': 'push' };
+    expect(store.requests.get('q1')).toMatchObject({ headers: masked, authenticated: true, bodyWhole: true });
+    expect(store.requests.get('q2')).toMatchObject({ truncated: true, bodyWhole: false });
+    expect(store.failedRequests.forRequest('q1')).toMatchObject({ headers: masked, redacted: false });
+    expect(JSON.stringify(store.db.prepare('SELECT headers FROM requests').all())).not.toContain('the-secret');
+  });
 });

@@ -1,0 +1,134 @@
+import { FAILURE_BYTES_SQL } from '../failed-requests.js';
+import type { GroupCommit } from '../group-commit.js';
+import { REQUEST_BYTES_SQL } from '../requests.js';
+import type { Freed, LogTable, LogTables } from '../retention.js';
+import type { Db } from './db.js';
+
+/**
+ * The rows and bytes of the log tables, kept as rows are inserted and deleted: counted once (the
+ * first retention pass reads every row's size), then kept up to date, so that no pass scans the
+ * tables again. One gateway writes the file, so the count stays exact.
+ */
+export interface LogTally {
+  /** Counts a row inserted (a no-op until the tables have been counted: the count includes it). */
+  add(table: LogTable, bytes: number): void;
+  /** Counts rows deleted. */
+  remove(table: LogTable, rows: number, bytes: number): void;
+  /** The sizes, counted the first time. */
+  sizes(
+    count: () => Record<LogTable, { rows: number; bytes: number }>,
+  ): Record<LogTable, { rows: number; bytes: number }>;
+}
+
+/** A tally not counted yet. */
+export function createLogTally(): LogTally {
+  let counted: Record<LogTable, { rows: number; bytes: number }> | undefined;
+  return {
+    add(table, bytes) {
+      if (!counted) return;
+      counted[table].rows += 1;
+      counted[table].bytes += bytes;
+    },
+    remove(table, rows, bytes) {
+      if (!counted) return;
+      counted[table].rows = Math.max(0, counted[table].rows - rows);
+      counted[table].bytes = Math.max(0, counted[table].bytes - bytes);
+    },
+    sizes(count) {
+      counted ??= count();
+      return counted;
+    },
+  };
+}
+
+/** Free pages given back per step: a few MiB of pages moved at a time, between commits. */
+const VACUUM_STEP_PAGES = 1024;
+
+/**
+ * The SQLite log tables for retention passes (docs/operations.md#retention): each delete runs in
+ * the next group commit (at most `limit` rows: a step never holds the writer long), and free
+ * pages go back to the file system with `PRAGMA incremental_vacuum` (the file is made with
+ * `auto_vacuum = INCREMENTAL`, see db.ts).
+ */
+export function createSqliteLogTables(
+  db: Db,
+  tally: LogTally,
+  group: GroupCommit<unknown>,
+  now: () => number,
+): LogTables {
+  const tables = {
+    requests: { name: 'requests', time: 'received_at', bytes: REQUEST_BYTES_SQL },
+    failures: { name: 'failed_requests', time: 'created_at', bytes: FAILURE_BYTES_SQL },
+  } as const;
+  const statements = (table: LogTable) => {
+    const { name, time, bytes } = tables[table];
+    return {
+      count: db.prepare(`SELECT COUNT(*) AS rows, COALESCE(SUM(${bytes}), 0) AS bytes FROM ${name}`),
+      anyAged: db.prepare(`SELECT 1 FROM ${name} WHERE ${time} < ? LIMIT 1`),
+      aged: db.prepare(
+        `DELETE FROM ${name} WHERE seq IN (SELECT seq FROM ${name} WHERE ${time} < ? ORDER BY ${time} LIMIT ?) RETURNING ${bytes} AS bytes`,
+      ),
+      first: db.prepare(
+        `DELETE FROM ${name} WHERE seq IN (SELECT seq FROM ${name} ORDER BY ${time}, seq LIMIT ?) RETURNING ${bytes} AS bytes`,
+      ),
+    };
+  };
+  const of = { requests: statements('requests'), failures: statements('failures') };
+  const purgeKeys = db.prepare(
+    'DELETE FROM idempotency WHERE (scope, key) IN (SELECT scope, key FROM idempotency WHERE expires_at <= ? LIMIT ?)',
+  );
+  const anyExpired = db.prepare('SELECT 1 FROM idempotency WHERE expires_at <= ? LIMIT 1');
+  const NOTHING: Freed = { rows: 0, bytes: 0 };
+  const count = () => ({
+    requests: of.requests.count.get() as { rows: number; bytes: number },
+    failures: of.failures.count.get() as { rows: number; bytes: number },
+  });
+  /** Deletes with `run` in the next group commit; the tally follows. */
+  const remove = (table: LogTable, run: () => unknown[]): Promise<Freed> =>
+    group.write(() => {
+      const gone = run() as { bytes: number }[];
+      const bytes = gone.reduce((sum, row) => sum + row.bytes, 0);
+      tally.remove(table, gone.length, bytes);
+      return { rows: gone.length, bytes };
+    });
+
+  return {
+    async size() {
+      const { requests, failures } = tally.sizes(count);
+      return { requests: { ...requests }, failures: { ...failures } };
+    },
+    // Nothing to delete is found by a read (an index's first entry): no write, so that an idle
+    // gateway's passes never start its checkpoint thread (docs/operations.md#commits-and-checkpoints).
+    async pruneOlderThan(table, maxAgeMs, limit) {
+      const before = now() - maxAgeMs;
+      if (of[table].anyAged.get(before) === undefined) return NOTHING;
+      return remove(table, () => of[table].aged.all(before, limit));
+    },
+    pruneOldest(table, rows) {
+      return remove(table, () => of[table].first.all(rows));
+    },
+    async purgeExpiredKeys(limit) {
+      const at = now();
+      if (anyExpired.get(at) === undefined) return 0;
+      return group.write(() => purgeKeys.run(at, limit).changes);
+    },
+    async vacuum(keepBytes, maxFileBytes) {
+      if (db.pragma('auto_vacuum', { simple: true }) !== 2) return 0;
+      const pageBytes = db.pragma('page_size', { simple: true }) as number;
+      const pages = () => db.pragma('page_count', { simple: true }) as number;
+      let given = 0;
+      for (;;) {
+        const free = db.pragma('freelist_count', { simple: true }) as number;
+        // Free pages the next rows will take, as long as they keep the file within its bound.
+        const room = Math.max(0, Math.floor(maxFileBytes / pageBytes) - (pages() - free));
+        const keep = Math.min(Math.ceil(keepBytes / pageBytes), room);
+        if (free <= keep) return given;
+        const step = Math.min(free - keep, VACUUM_STEP_PAGES);
+        await group.write(() => db.pragma(`incremental_vacuum(${step})`));
+        const left = db.pragma('freelist_count', { simple: true }) as number;
+        given += free - left;
+        if (left >= free) return given;
+      }
+    },
+  };
+}

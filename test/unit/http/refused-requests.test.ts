@@ -1,0 +1,215 @@
+import { createHmac } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { hookdError } from '../../../src/errors.js';
+import { AUTH, createTestApp, type TestApp } from '../../helpers/app.js';
+import { createManualClock, until } from '../../helpers/clock.js';
+
+/** Refused requests in the request log (docs/runtime.md#request-log-and-replay). */
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+interface Row {
+  id: string;
+  path: string;
+  url: string;
+  client_address: string | null;
+  mapping_id: string | null;
+  status: number;
+  code: string | null;
+  reason: string | null;
+  headers: string;
+  credentials: string | null;
+  body: Buffer;
+  body_bytes: number;
+  authenticated: number;
+  body_whole: number;
+  more_refused: number | null;
+}
+
+const rows = (): Row[] => (t as TestApp).store.db.prepare('SELECT * FROM requests ORDER BY seq').all() as Row[];
+const rowsOf = async (n: number) => {
+  await until(() => rows().length >= n);
+  return rows();
+};
+
+const GH_SECRET = 'gh-secret-refused';
+const signed = {
+  hooks: {
+    mappings: [
+      { id: 'gh', match: { path: 'github' }, verify: { scheme: 'github', secret: GH_SECRET }, textTemplate: 'x' },
+    ],
+  },
+};
+const sign = (raw: string) => `sha256=${createHmac('sha256', GH_SECRET).update(raw).digest('hex')}`;
+
+describe('requests refused at the door, in the request log', () => {
+  it('records a wrong token: time, client, path, code, reason and header names, never the body or the token', async () => {
+    t = await createTestApp();
+    const payload = JSON.stringify({ text: 'a body nobody authenticated' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/hooks/wake?token=query-secret-0123456789',
+      headers: {
+        authorization: 'Bearer wrong-token-0123456789',
+        'x-sender': 'probe',
+        'content-type': 'application/json',
+      },
+      payload,
+      remoteAddress: '198.51.100.7',
+    });
+    expect(res.statusCode).toBe(401);
+    const [row] = await rowsOf(1);
+    expect(row).toMatchObject({
+      id: res.headers['x-request-id'],
+      path: 'wake',
+      url: '/hooks/wake',
+      client_address: '198.51.100.7',
+      status: 401,
+      code: 'UNAUTHORIZED',
+      reason: 'missing or invalid hook token',
+      body_bytes: payload.length,
+      authenticated: 0,
+      body_whole: 0,
+      more_refused: null,
+    });
+    expect(row?.body).toEqual(Buffer.alloc(0));
+    expect(JSON.parse(row?.headers as string)).toMatchObject({ authorization: '[masked]', 'x-sender': 'probe' });
+    expect(JSON.parse(row?.credentials as string)).toEqual({ authorization: { verified: false } });
+    const stored = JSON.stringify(rows());
+    expect(stored).not.toContain('wrong-token');
+    expect(stored).not.toContain('query-secret');
+    expect(stored).not.toContain('nobody authenticated');
+  });
+
+  it('records 405, 404, 413, 415, 429 and SIGNATURE_INVALID with the mapping whose signature failed', async () => {
+    t = await createTestApp({ hooks: { ...signed.hooks, maxBodyBytes: 64 } });
+    const post = (url: string, headers: Record<string, string>, payload = '{}', method: 'POST' | 'GET' = 'POST') =>
+      (t as TestApp).app.inject({ method, url, headers: { 'content-type': 'application/json', ...headers }, payload });
+    expect((await post('/hooks/wake', AUTH, '', 'GET')).statusCode).toBe(405);
+    expect((await post('/hooks/', AUTH)).statusCode).toBe(404);
+    expect((await post('/hooks/github', {}, JSON.stringify({ pad: 'x'.repeat(100) }))).statusCode).toBe(413);
+    expect((await post('/hooks/github', { 'content-type': 'image/png' })).statusCode).toBe(415);
+    const bad = await post('/hooks/github', { 'x-hub-signature-256': sign('{"other":1}') }, '{"a":1}');
+    expect(bad.json().code).toBe('SIGNATURE_INVALID');
+    for (let i = 0; i < 20; i++) await post('/hooks/wake', { authorization: 'Bearer nope-0123456789' });
+    expect((await post('/hooks/wake', { authorization: 'Bearer nope-0123456789' })).statusCode).toBe(429);
+    const all = await rowsOf(26);
+    const summary = all.map((r) => [r.status, r.code, r.path, r.mapping_id]);
+    expect(summary.slice(0, 5)).toEqual([
+      [405, 'METHOD_NOT_ALLOWED', 'wake', null],
+      [404, 'NOT_FOUND', '', null],
+      [413, 'PAYLOAD_TOO_LARGE', 'github', null],
+      [415, 'UNSUPPORTED_MEDIA_TYPE', 'github', null],
+      [401, 'SIGNATURE_INVALID', 'github', 'gh'],
+    ]);
+    expect(all.at(-1)).toMatchObject({ status: 429, code: 'TOO_MANY_AUTH_FAILURES' });
+    expect(all[4]?.reason).toBe(
+      'invalid webhook signature: no signature matched (is the secret the same on both sides?)',
+    );
+    expect(JSON.parse(all[4]?.credentials as string)).toEqual({ 'x-hub-signature-256': { verified: false } });
+    // Whatever was refused, no body was kept.
+    expect(all.every((r) => r.body.length === 0 && r.body_whole === 0)).toBe(true);
+  });
+
+  it('keeps refusedPerMinute records per client a minute, then one record of the rest when the minute ends', async () => {
+    const clock = createManualClock(Date.UTC(2030, 0, 1, 12, 0, 10));
+    t = await createTestApp({ hooks: { log: { refusedPerMinute: 5 } } }, { clock });
+    const refuse = (remoteAddress: string) =>
+      (t as TestApp).app.inject({
+        method: 'POST',
+        url: '/hooks/wake',
+        headers: { authorization: 'Bearer nope-0123456789' },
+        payload: {},
+        remoteAddress,
+      });
+    for (let i = 0; i < 30; i++) await refuse('203.0.113.9');
+    for (let i = 0; i < 3; i++) await refuse('203.0.113.10');
+    await until(() => rows().length === 8);
+    await clock.advance(50_000);
+    const all = await rowsOf(9);
+    expect(all.filter((r) => r.client_address === '203.0.113.9' && r.more_refused === null)).toHaveLength(5);
+    expect(all.filter((r) => r.client_address === '203.0.113.10')).toHaveLength(3);
+    expect(all.at(-1)).toMatchObject({
+      client_address: '203.0.113.9',
+      more_refused: 25,
+      // The answer given most: 20 failures, then the lock's 429s.
+      status: 401,
+      code: 'UNAUTHORIZED',
+      reason:
+        '25 more refused from 203.0.113.9 in this minute (401 UNAUTHORIZED × 15, 429 TOO_MANY_AUTH_FAILURES × 10)',
+    });
+    // A new minute: the address has its records again.
+    await refuse('203.0.113.9');
+    await rowsOf(10);
+  });
+
+  it('records nothing refused with refusedPerMinute 0, and nothing at all with the log off', async () => {
+    for (const log of [{ refusedPerMinute: 0 }, { enabled: false }]) {
+      t = await createTestApp({ hooks: { log } });
+      await t.app.inject({ method: 'POST', url: '/hooks/wake', headers: { authorization: 'Bearer no' }, payload: {} });
+      // An authenticated request after it: once its record is there, the refused one would be too.
+      await t.app.inject({ method: 'POST', url: '/hooks/wake', headers: AUTH, payload: { text: '' } });
+      if (log.enabled === false) expect(rows()).toEqual([]);
+      else expect((await rowsOf(1)).map((r) => r.status)).toEqual([400]);
+      await t.close();
+      t = undefined;
+    }
+  });
+});
+
+describe('what an authenticated request keeps of its body', () => {
+  it('keeps an invalid JSON body raw, cut at maxBodyBytes; not at all while redaction is configured', async () => {
+    t = await createTestApp({ hooks: { log: { maxBodyBytes: 10 } } });
+    const res = await t.app.inject({ method: 'POST', url: '/hooks/wake', headers: AUTH, payload: '{"text": "hi",,}' });
+    expect(res.json().code).toBe('INVALID_JSON');
+    expect((await rowsOf(1))[0]).toMatchObject({
+      status: 400,
+      code: 'INVALID_JSON',
+      body: Buffer.from('{"text": "'),
+      body_bytes: 16,
+      authenticated: 1,
+      body_whole: 0,
+    });
+    await t.close();
+    t = await createTestApp({ hooks: { log: { redact: ['card.number'] } } });
+    await t.app.inject({ method: 'POST', url: '/hooks/wake', headers: AUTH, payload: '{"card": {"number": "4242"' });
+    expect((await rowsOf(1))[0]).toMatchObject({ body: Buffer.alloc(0), body_bytes: 26, redacted: 1, body_whole: 0 });
+  });
+
+  it('checks a signature before parsing: invalid JSON is 400 with its body for a signed sender, 401 for anyone else', async () => {
+    t = await createTestApp(signed);
+    const raw = '{"broken":';
+    const headers = { 'content-type': 'application/json' };
+    const unsigned = await t.app.inject({ method: 'POST', url: '/hooks/github', headers, payload: raw });
+    expect(unsigned.json().code).toBe('SIGNATURE_INVALID');
+    const ok = { ...headers, 'x-hub-signature-256': sign(raw) };
+    const bad = await t.app.inject({ method: 'POST', url: '/hooks/github', headers: ok, payload: raw });
+    expect(bad.json().code).toBe('INVALID_JSON');
+    const [refused, kept] = await rowsOf(2);
+    expect(refused).toMatchObject({ status: 401, authenticated: 0, body: Buffer.alloc(0) });
+    expect(kept).toMatchObject({ status: 400, authenticated: 1, body: Buffer.from(raw), body_whole: 1 });
+    expect(JSON.parse(kept?.credentials as string)).toEqual({ 'x-hub-signature-256': { verified: true } });
+  });
+
+  it('keeps no body of a request answered 503 (a full queue)', async () => {
+    const full = () => {
+      throw hookdError('QUEUE_FULL');
+    };
+    t = await createTestApp({}, { sink: { admit: full } });
+    const payload = JSON.stringify({ message: 'm'.repeat(2000) });
+    const res = await t.app.inject({ method: 'POST', url: '/hooks/agent', headers: AUTH, payload });
+    expect(res.statusCode).toBe(503);
+    expect((await rowsOf(1))[0]).toMatchObject({
+      status: 503,
+      code: 'QUEUE_FULL',
+      authenticated: 1,
+      body: Buffer.alloc(0),
+      body_bytes: payload.length,
+      body_whole: 0,
+    });
+  });
+});

@@ -1,0 +1,157 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FailedRequest, RequestLogRecord } from '../../../src/actions/index.js';
+import type { StoreContract } from '../../../src/store/index.js';
+import { createLogRetention, type RetentionOutcome, type RetentionPolicy } from '../../../src/store/index.js';
+import { createStore, createStoreSink, type Store, sqliteContract } from '../../../src/store/sqlite/index.js';
+import { createLogTally, createSqliteLogTables } from '../../../src/store/sqlite/log-tables.js';
+import { makeTempDir } from '../../helpers/hookd-process.js';
+
+/** One retention policy for the request log and the kept failures (docs/operations.md#retention). */
+
+let store: Store | undefined;
+let temp: ReturnType<typeof makeTempDir> | undefined;
+afterEach(() => {
+  store?.close();
+  store = undefined;
+  temp?.cleanup();
+  temp = undefined;
+});
+
+const DAY_MS = 86_400_000;
+const record = (n: number, bodyBytes = 100, receivedAt = Date.now()): RequestLogRecord => ({
+  id: `r${n}`,
+  receivedAt,
+  path: 'note',
+  url: '/hooks/note',
+  status: 200,
+  eventIds: [],
+  runIds: [],
+  durationMs: 1,
+  headers: { 'content-type': 'application/json' },
+  credentials: {},
+  authenticated: true,
+  body: Buffer.alloc(bodyBytes, 120),
+  bodyBytes,
+  truncated: false,
+  redacted: false,
+  bodyWhole: true,
+});
+const failure = (n: number, bodyBytes = 100): FailedRequest => ({
+  requestId: `f${n}`,
+  subPath: 'note',
+  url: '/hooks/note',
+  headers: {},
+  credentials: {},
+  body: Buffer.alloc(bodyBytes, 120),
+  redacted: false,
+  code: 'TRANSFORM_FAILED',
+  error: 'boom',
+});
+
+interface World {
+  store: Store;
+  contract: StoreContract;
+  sink: ReturnType<typeof createStoreSink>;
+  retention: ReturnType<typeof createLogRetention>;
+  passes: RetentionOutcome[];
+  /** Sizes counted from the rows themselves (a new tally), to hold the running one against. */
+  recount(): ReturnType<StoreContract['log']['size']>;
+}
+
+function world(policy: Partial<RetentionPolicy>, path = ':memory:', now = Date.now): World {
+  store = createStore({ path, synchronous: 'normal' });
+  const s = store;
+  const contract = sqliteContract(s, now);
+  const passes: RetentionOutcome[] = [];
+  const full = { maxAgeMs: 7 * DAY_MS, maxRows: 100_000, maxBytes: 1 << 30, ...policy };
+  const retention = createLogRetention(contract.log, full, { onPass: (o) => passes.push(o) });
+  const sink = createStoreSink(s, { retention, now });
+  const recount = () => createSqliteLogTables(s.db, createLogTally(), s.group, now).size();
+  return { store: s, contract, sink, retention, passes, recount };
+}
+
+/** Lets a commit and the retention pass it started finish. */
+async function settled(w: World): Promise<void> {
+  await w.store.group.write(() => undefined);
+  await w.retention.idle();
+}
+
+const count = (w: World, table: string) =>
+  (w.store.db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+
+describe('the retention of the request log and the kept failures', () => {
+  it('keeps each table within maxRows as rows are added, no timer needed, cutting the oldest', async () => {
+    const w = world({ maxRows: 40 });
+    for (let n = 1; n <= 200; n++) {
+      w.sink.recordRequest(record(n));
+      if (n % 3 === 0) w.sink.recordFailure(failure(n));
+      await settled(w);
+      expect(count(w, 'requests')).toBeLessThanOrEqual(40);
+      expect(count(w, 'failed_requests')).toBeLessThanOrEqual(40);
+    }
+    expect(w.passes.length).toBeGreaterThan(10);
+    // A pass leaves 7/8 of the bound: the next is an eighth away.
+    expect(count(w, 'requests')).toBeGreaterThanOrEqual(35);
+    const ids = w.store.requests.list({ limit: 100 }).map((r) => r.id);
+    expect(ids[0]).toBe('r200');
+    expect(ids.at(-1)).toBe(`r${201 - ids.length}`);
+  });
+
+  it('keeps both tables together within maxBytes, the oldest rows of either going first', async () => {
+    const w = world({ maxBytes: 256 * 1024 });
+    for (let n = 1; n <= 120; n++) {
+      w.sink.recordRequest(record(n, 4000));
+      if (n % 4 === 0) w.sink.recordFailure(failure(n, 16_000));
+      await settled(w);
+      const { requests, failures } = await w.recount();
+      expect(requests.bytes + failures.bytes).toBeLessThanOrEqual(256 * 1024);
+    }
+    const { requests, failures } = await w.recount();
+    // Both kinds are left, the newest of each: neither table was emptied for the other.
+    expect(requests.rows).toBeGreaterThan(10);
+    expect(failures.rows).toBeGreaterThan(2);
+    expect(w.store.failedRequests.forRequest('f120')).toBeDefined();
+    expect(w.store.failedRequests.forRequest('f4')).toBeUndefined();
+    // The running tally is what a fresh count finds.
+    expect(await w.contract.log.size()).toEqual(await w.recount());
+  });
+
+  it('deletes what is older than the age by the store clock, and expired idempotency keys, in one pass', async () => {
+    let now = 10 * DAY_MS;
+    const w = world({ maxAgeMs: DAY_MS }, ':memory:', () => now);
+    w.store.transaction(() => {
+      for (let n = 1; n <= 1500; n++) w.store.requests.insert(record(n, 10, n <= 1200 ? 8 * DAY_MS : now));
+      w.store.idempotency.put({
+        scope: 'agent',
+        key: 'k',
+        bodyHash: 'h',
+        status: 202,
+        response: null,
+        createdAt: 0,
+        expiresAt: now - 1,
+      });
+    });
+    w.sink.recordFailure(failure(1));
+    now += 2 * DAY_MS;
+    w.sink.recordFailure(failure(2));
+    const outcome = await w.retention.enforce();
+    expect(outcome).toMatchObject({ requests: 1500, failures: 1, idempotency: 1 });
+    expect(w.store.failedRequests.forRequest('f2')).toBeDefined();
+  });
+
+  it('gives the freed pages back to the file system', async () => {
+    temp = makeTempDir();
+    const path = join(temp.dir, 'hookd.db');
+    const w = world({ maxBytes: 512 * 1024 }, path);
+    const pages = () => w.store.db.pragma('page_count', { simple: true }) as number;
+    w.store.transaction(() => {
+      for (let n = 1; n <= 400; n++) w.store.requests.insert(record(n, 10_000));
+    });
+    const before = pages();
+    const outcome = await w.retention.enforce();
+    expect(outcome.vacuumedPages).toBeGreaterThan(0);
+    expect(pages()).toBeLessThan(before / 4);
+    expect(w.store.db.pragma('freelist_count', { simple: true })).toBeLessThanOrEqual((512 * 1024) / 8 / 4096 + 1);
+  });
+});
