@@ -65,6 +65,7 @@ export function RequestsTable({
               <td>{r.path}</td>
               <td>
                 <span class={`status ${statusClass(r.status)}`}>{r.status}</span> {r.code ?? ''}
+                {r.moreRefused ? ` (+${r.moreRefused} more)` : ''}
               </td>
               <td>{r.mappingId ?? '—'}</td>
               <td>{actions(r)}</td>
@@ -141,6 +142,14 @@ export function RequestsPage() {
   );
 }
 
+/** A body neither cut nor redacted that is still not whole was not kept at all. */
+const bodyNotKept = (r: RequestDetail) => !r.bodyWhole && !r.truncated && !r.redacted;
+
+/** Whether a credential header's check (token, signature) passed. */
+function CredentialMark({ verified }: { verified: boolean }) {
+  return verified ? <span class="status good"> verified</span> : <span class="status warn"> not verified</span>;
+}
+
 /** One request: what came in, what it became, and Replay. */
 export function RequestPage({ id }: { id: string }) {
   const detail = useLoad<RequestDetail>(`/api/requests/${encodeURIComponent(id)}`, [id]);
@@ -185,8 +194,20 @@ export function RequestPage({ id }: { id: string }) {
         <dd>
           <span class={`status ${statusClass(r.status)}`}>{r.status}</span> {r.code ?? ''}
         </dd>
+        {r.reason && (
+          <>
+            <dt>Reason</dt>
+            <dd>{r.reason}</dd>
+          </>
+        )}
         <dt>Mapping</dt>
         <dd>{r.mappingId ?? '—'}</dd>
+        <dt>From</dt>
+        <dd>{r.client ?? '—'}</dd>
+        <dt>Sender</dt>
+        <dd data-testid="authenticated">
+          {r.authenticated ? 'authenticated (token or signature)' : 'refused at the door: not authenticated'}
+        </dd>
         <dt>Took</dt>
         <dd>{r.durationMs} ms</dd>
         {r.replayOf && (
@@ -244,16 +265,21 @@ export function RequestPage({ id }: { id: string }) {
       <p class="hint">
         {r.bodyBytes} bytes{r.truncated ? ', cut for the log' : ''}
         {r.redacted ? ', redacted' : ''}
+        {bodyNotKept(r) ? ': not kept (a refused or busy request keeps no body)' : ''}
       </p>
-      <pre class="payload">{pretty(r.body)}</pre>
+      {!bodyNotKept(r) && <pre class="payload">{pretty(r.body)}</pre>}
       <h2>Headers</h2>
+      <p class="hint">Credentials are kept by name only; each is marked by whether its check passed.</p>
       <div class="table-wrap">
         <table>
           <tbody>
             {Object.entries(r.headers).map(([k, v]) => (
-              <tr key={k}>
+              <tr key={k} data-header={k}>
                 <th scope="row">{k}</th>
-                <td>{v}</td>
+                <td>
+                  {v}
+                  {r.credentials[k] && <CredentialMark verified={r.credentials[k].verified} />}
+                </td>
               </tr>
             ))}
           </tbody>
