@@ -26,6 +26,8 @@ interface Scenario {
   server: 'baseline' | 'hookd';
   /** The request log off (`hooks.log.enabled: false`), to weigh what it costs. */
   logOff?: boolean;
+  /** Refused requests not recorded (`hooks.log.refusedPerMinute: 0`), to weigh what recording them costs. */
+  refusedOff?: boolean;
 }
 
 type Measured = autocannon.Result & { cpuUsPerAnswer: number };
@@ -73,6 +75,7 @@ function hookdConfig(
   transforms = 1,
   requestLog = true,
   storage: Record<string, unknown> = {},
+  refusedRecorded = true,
 ) {
   const mappings = [
     {
@@ -98,7 +101,7 @@ function hookdConfig(
       presets: ['mail'],
       mappings,
       idempotency: {},
-      log: { enabled: requestLog },
+      log: { enabled: requestLog, ...(refusedRecorded ? {} : { refusedPerMinute: 0 }) },
     },
     agents: { defaults: { model: 'bench/m', heartbeat: { every: '0' }, maxQueuedRuns: 10_000_000 } },
     models: { providers: { bench: { baseUrl: `http://127.0.0.1:${modelPort}/v1`, api: 'openai-chat' } } },
@@ -308,6 +311,13 @@ async function main() {
         server: 'hookd',
         logOff: true,
       },
+      {
+        name: 'POST /hooks/agent, refused requests not recorded',
+        path: '/hooks/agent',
+        body: agentBody,
+        server: 'hookd',
+        refusedOff: true,
+      },
       { name: 'template mapping', path: '/hooks/template', body: agentBody, server: 'hookd' },
       { name: 'transform mapping', path: '/hooks/transform', body: agentBody, server: 'hookd' },
       { name: 'mail preset (10 messages)', path: '/hooks/mail', body: mailBody, server: 'hookd' },
@@ -325,7 +335,7 @@ async function main() {
       const order = scenarios.map((_, i) => scenarios[(i + round) % scenarios.length] as Scenario);
       for (const s of order) {
         rmSync(join(dir, 'data'), { recursive: true, force: true });
-        hookdConfig(dir, stalled.port, 1, !s.logOff);
+        hookdConfig(dir, stalled.port, 1, !s.logOff, {}, !s.refusedOff);
         const hookd = s.server === 'hookd' ? await startHookd(dir) : undefined;
         const port = hookd ? hookd.port : baseline.port;
         const pid = (hookd ? hookd.child.pid : baseline.child.pid) as number;
@@ -368,10 +378,21 @@ async function main() {
       };
     });
 
+    // Recording refused requests, weighed on /hooks/agent: the CPU per request of each round's
+    // pair (recorded, not recorded), and the median difference.
+    const refusedPairs = (rounds['POST /hooks/agent'] ?? []).map((on, i) => ({
+      on: on.cpuUsPerAnswer,
+      off: rounds['POST /hooks/agent, refused requests not recorded']?.[i]?.cpuUsPerAnswer ?? 0,
+    }));
+    const refusedCostUs = median(refusedPairs.map((p) => p.on - p.off));
+    const refusedPairList = refusedPairs.map((p) => `${p.on.toFixed(1)}/${p.off.toFixed(1)}`).join(', ');
     if (process.env.BENCH_ONLY === 'requests') {
       for (const r of rows)
         process.stdout.write(`${r.scenario}: ${r.reqPerSec} req/s, p99 ${r.p99Ms} ms, ${r.cpuUs} µs (${r.cpuRatio})\n`);
       process.stdout.write(`request log on vs off: ${Math.round(logRatio * 100)} % (pairs ${logPairList})\n`);
+      process.stdout.write(
+        `refused requests recorded vs not, /hooks/agent CPU: ${refusedCostUs.toFixed(1)} µs per request (pairs ${refusedPairList})\n`,
+      );
       return;
     }
 
@@ -450,6 +471,11 @@ async function main() {
         target: '/hooks/agent with the request log ≥ 90 % of it off',
         value: `${Math.round(logRatio * 100)} % (median of the rounds' pairs, on/off req/s: ${logPairList}; medians ${Math.round(agent)} vs ${Math.round(logOff)} req/s, CPU ${agentCpu.toFixed(0)} vs ${cpu('POST /hooks/agent, request log off').toFixed(0)} µs)`,
         met: logRatio >= 0.9,
+      },
+      {
+        target: 'recording refused requests moves /hooks/agent CPU per request by ≤ 3 µs',
+        value: `${refusedCostUs.toFixed(1)} µs (median of the rounds' pairs, recorded/not µs: ${refusedPairList})`,
+        met: Math.abs(refusedCostUs) <= 3,
       },
       {
         target: 'template mapping ≥ 90 % of /hooks/agent',
