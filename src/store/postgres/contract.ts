@@ -12,6 +12,7 @@ import { LISTED, PRUNE_CHUNK, requestEntryOf, requestListWhere } from '../reques
 import type { RunListFilter, RunRecord } from '../runs.js';
 import { runOf } from '../runs.js';
 import { isStoreUnavailable } from '../unavailable.js';
+import { createPgAlerts } from './alerts.js';
 import { DB_NOW_MS } from './clock.js';
 import { createPgWrites, type PgStatement } from './writes.js';
 
@@ -246,6 +247,7 @@ export function createPgContract(pool: pg.Pool): StoreContract {
       purgeExpired: async () =>
         (await pool.query(`DELETE FROM idempotency WHERE expires_at <= ${DB_NOW_MS}`)).rowCount ?? 0,
     },
+    alerts: createPgAlerts(pool),
     group: {
       write<T>(write: (w: Writes) => T): Promise<T> {
         let recorded: { value: T; statements: PgStatement[] };

@@ -157,4 +157,23 @@ export const pgMigrations: readonly string[] = [
   );
   CREATE INDEX run_attempts_run ON run_attempts (run_id, seq);
   `,
+  // Alert messages, append only (docs/operations.md#alerts): a firing's key and a recovery's
+  // firing are unique, so that nodes deciding the same message at once store (and send) it once.
+  `
+  CREATE TABLE alerts (
+    seq BIGSERIAL PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    at BIGINT NOT NULL,
+    kind TEXT NOT NULL,
+    condition TEXT NOT NULL,
+    source TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    last_error TEXT,
+    link TEXT NOT NULL,
+    text TEXT NOT NULL,
+    key TEXT UNIQUE,
+    recovers TEXT UNIQUE
+  );
+  CREATE INDEX alerts_source ON alerts (condition, source, seq);
+  `,
 ];

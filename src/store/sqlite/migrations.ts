@@ -146,4 +146,21 @@ export const migrations: readonly string[] = [
   );
   CREATE INDEX run_attempts_run ON run_attempts (run_id, seq);
   `,
+  `
+  CREATE TABLE alerts (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    at INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    condition TEXT NOT NULL,
+    source TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    last_error TEXT,
+    link TEXT NOT NULL,
+    text TEXT NOT NULL,
+    key TEXT UNIQUE,
+    recovers TEXT UNIQUE
+  );
+  CREATE INDEX alerts_source ON alerts (condition, source, seq);
+  `,
 ];

@@ -1,3 +1,4 @@
+import type { AlertRepository } from '../alerts.js';
 import type { ConsoleSessionRepository } from '../console-sessions.js';
 import type { Writes } from '../contract.js';
 import type { EventRepository } from '../events.js';
@@ -7,6 +8,7 @@ import type { IdempotencyRepository } from '../idempotency.js';
 import type { MessageRepository } from '../messages.js';
 import type { RequestLogRepository } from '../requests.js';
 import type { RunRepository } from '../runs.js';
+import { createAlertRepository } from './alerts.js';
 import { createConsoleSessionRepository } from './console-sessions.js';
 import { type Db, type OpenDbOptions, openDb } from './db.js';
 import { createEventRepository } from './events.js';
@@ -31,6 +33,8 @@ export interface Store {
   readonly requests: RequestLogRepository;
   /** Signed-in sessions of the console (docs/console.md). */
   readonly consoleSessions: ConsoleSessionRepository;
+  /** Alert messages (docs/operations.md#alerts). */
+  readonly alerts: AlertRepository;
   /** Runs `fn` in one transaction (nested calls join the outer one). */
   transaction<T>(fn: () => T): T;
   /** Writes that share one commit per event-loop turn (see group-commit.ts). */
@@ -51,6 +55,7 @@ export function createStore(options: OpenDbOptions): Store {
     idempotency: createIdempotencyRepository(db),
     requests: createRequestLogRepository(db),
     consoleSessions: createConsoleSessionRepository(db),
+    alerts: createAlertRepository(db),
   };
   return {
     ...repositories,
