@@ -24,7 +24,7 @@ import { newId } from './ids.js';
 import type { Logger } from './log.js';
 import type { MappingEngine } from './mapping/index.js';
 import type { Metrics } from './metrics.js';
-import type { AdminQueries, Runtime } from './runtime/index.js';
+import type { AdminQueries, HookOutcomes, Runtime } from './runtime/index.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -41,6 +41,8 @@ export interface AppDeps {
   readonly operator?: Pick<Runtime, 'activity' | 'redeliver' | 'queueDepth'>;
   /** Where console sessions are kept; the console at /ui/ is served when given (with the admin API). */
   readonly consoleSessions?: ConsoleSessions;
+  /** Told how hook requests were answered, for alerts (the runtime's, while alerts are on). */
+  readonly outcomes?: HookOutcomes;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -213,6 +215,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       actionOptions: deps.actionOptions,
       log,
       ...(deps.mappings ? { mappings: deps.mappings } : {}),
+      ...(deps.outcomes ? { outcomes: deps.outcomes } : {}),
     });
   }
   return app;
@@ -237,6 +240,7 @@ async function registerOperatorRoutes(
       requested: createHookActions(deps),
       recorder: createRequestRecorder(requestLogSettings(config.hooks)),
       ...(deps.mappings ? { mappings: deps.mappings } : {}),
+      ...(deps.outcomes ? { outcomes: deps.outcomes } : {}),
     }),
   };
   const consoleApi = {

@@ -221,7 +221,11 @@ export async function startGateway(
     const backend = await openBackend(config, parts, log, clock);
     const store = parts.store;
     const onDisk = store !== undefined && config.storage.path !== ':memory:';
+    // Alert links point at the console: as configured, else this gateway's own, once it listens.
+    let url: string | undefined;
+    const consoleUrl = () => config.hooks.alerts.consoleUrl ?? (url === undefined ? '' : `${url}/ui/`);
     const runtime = createRuntime({
+      consoleUrl,
       clock,
       config,
       backend,
@@ -252,10 +256,11 @@ export async function startGateway(
       queries,
       operator,
       consoleSessions: backend.consoleSessions,
+      ...(runtime.outcomes ? { outcomes: runtime.outcomes } : {}),
     };
     const app = await buildApp(deps);
     parts.app = app;
-    const url = await listen(app, config, log);
+    url = await listen(app, config, log);
     // Started once listening: a thread's start is not on the way to the first answer.
     if (onDisk) {
       const onError = (message: string) => log.error({ error: message }, 'background WAL checkpoint failed');

@@ -7,6 +7,7 @@ import { isHookdError } from '../errors.js';
 import { CREDENTIAL_HEADERS, flattenHeaders } from '../headers.js';
 import type { Logger } from '../log.js';
 import type { MappingEngine } from '../mapping/index.js';
+import type { HookOutcomes } from '../runtime/index.js';
 import { type BodyOutcome, closeUnread, drainRefused, type ParsedBody, readBody } from './body.js';
 import { withoutCredentials } from './credentials.js';
 import { toHookdError } from './errors.js';
@@ -28,6 +29,8 @@ export interface HookRoutesOptions {
   readonly mappings?: MappingEngine;
   /** Defaults to 20 failures per 60 s, then a 60 s lock. */
   readonly throttle?: AuthThrottle;
+  /** Told how mapped requests were answered and of refused signatures, for alerts (docs/operations.md#alerts). */
+  readonly outcomes?: HookOutcomes;
 }
 
 declare module 'fastify' {
@@ -61,8 +64,14 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     if (request.hook === null) {
       if (isHookdError(err, 'BUSY')) closeUnread(reply.raw);
       else drainRefused(request.raw, reply.raw, lingering);
-    } else request.hook.trail.code = toHookdError(err).code;
+    } else {
+      const e = toHookdError(err);
+      request.hook.trail.code = e.code;
+      const at = isHookdError(e, 'TRANSFORM_FAILED') ? e.params.location : undefined;
+      if (at) request.hook.trail.where = `${at.file}:${at.line}:${at.column}`;
+    }
   });
+  if (options.outcomes) reportOutcomes(app, options.outcomes, recorder.enabled);
   // What stored no actions (a 4xx, a failed transform, a 204) is logged once answered.
   // (A callback hook: no promise per request on the hot path, where it finds the record written.)
   if (recorder.enabled)
@@ -122,6 +131,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
       if ('failures' in checked) throw gate.refuse(request, 'invalid signature', checked.failures[0]);
       verified = checked;
       state.trail.authenticated = true;
+      for (const id of checked.mappings) options.outcomes?.signatureHeld(id);
       const challenge = slackChallenge(state.verifiers, verified, body.payload);
       if (challenge !== undefined) return reply.code(200).send({ challenge });
     }
@@ -146,6 +156,29 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   for (const url of [hooks.path, `${hooks.path}/*`]) {
     app.route({ method: methods, url, onRequest, handler });
   }
+}
+
+/**
+ * Tells `outcomes` how each request a mapping took was answered, once answered: its status,
+ * code and (a transform that threw) the author's position; its id when the request log holds it.
+ */
+function reportOutcomes(app: FastifyInstance, outcomes: HookOutcomes, logged: boolean): void {
+  app.addHook('onResponse', (request, reply, done) => {
+    const trail = request.hook?.trail;
+    try {
+      if (trail?.mappingId !== undefined) {
+        const { code, where } = trail;
+        outcomes.answered(trail.mappingId, {
+          status: reply.statusCode,
+          ...(code ? { code } : {}),
+          ...(where ? { where } : {}),
+          ...(logged && trail.authenticated ? { requestId: request.id } : {}),
+        });
+      }
+    } finally {
+      done();
+    }
+  });
 }
 
 /** Bodies are read by hookd itself: within the request's limit, refused ones drained (see body.ts). */

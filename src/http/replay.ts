@@ -1,6 +1,7 @@
 import type { ActionSink, StoredRequest } from '../actions/index.js';
 import { hookdError } from '../errors.js';
 import type { MappingEngine } from '../mapping/index.js';
+import type { HookOutcomes } from '../runtime/index.js';
 import { classifyContentType, type ParsedBody, parseBody } from './body.js';
 import { toHookdError } from './errors.js';
 import type { HookActions } from './hook-actions.js';
@@ -12,6 +13,8 @@ export interface ReplayerOptions {
   readonly requested: HookActions;
   readonly recorder: RequestRecorder;
   readonly mappings?: MappingEngine;
+  /** Told of a replay a mapping answered 2xx: it clears the mapping's alert (docs/operations.md#alerts). */
+  readonly outcomes?: HookOutcomes;
 }
 
 /** What a replay runs: the stored request's path, URL, headers and whole body. */
@@ -60,8 +63,13 @@ export function createReplayer(options: ReplayerOptions) {
       const record = (accepted: Parameters<typeof answerFor>[0]) =>
         recorder.accepted(withBody, accepted, fanOut, trail);
       const accepted = await sink.accept(actions, { requestId: replayId, record });
-      if (answerFor(accepted, fanOut).status < 300) sink.markReplayed(id);
-      return answerFor(accepted, fanOut);
+      const answer = answerFor(accepted, fanOut);
+      if (answer.status < 300) {
+        sink.markReplayed(id);
+        // A failed replay is not counted: the operator is looking already.
+        if (trail.mappingId) options.outcomes?.answered(trail.mappingId, { status: answer.status });
+      }
+      return answer;
     } catch (err) {
       const e = toHookdError(err);
       const ending = { status: e.statusCode, code: e.code, ...(trail.mappingId ? { mappingId: trail.mappingId } : {}) };
