@@ -35,6 +35,9 @@ export interface AlertSender {
 const keyOf = (watch: Watch, before: StoredAlert | undefined) =>
   JSON.stringify([watch.condition, watch.source, before?.id ?? null]);
 
+/** What a node logs when the store holds a message it decided: another node (or its own earlier start) sent it. */
+const ALREADY = 'alert already stored; not sent again';
+
 /** Creates the sender; every failure of the store or the chat is logged, never thrown. */
 export function createAlertSender(options: AlertSenderOptions): AlertSender {
   const { store, clock, everyMs } = options;
@@ -61,8 +64,15 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
     }
   }
 
+  const fieldsOf = (alert: AlertRecord) => ({
+    alert: alert.id,
+    kind: alert.kind,
+    condition: alert.condition,
+    source: alert.source,
+  });
+
   async function send(alert: AlertRecord): Promise<void> {
-    const fields = { alert: alert.id, kind: alert.kind, condition: alert.condition, source: alert.source };
+    const fields = fieldsOf(alert);
     try {
       await sendWithRetries(options.channel, options.to, alert.text, { clock, signal: stopping.signal });
       log.info(fields, 'alert sent');
@@ -75,6 +85,7 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
   const adopt = (watch: Watch, firing: StoredAlert) => {
     watch.open = { id: firing.id, at: firing.at, observed: true };
     watch.lastFiredAt = firing.at;
+    log.info(fieldsOf(firing), ALREADY);
   };
 
   return {
@@ -105,7 +116,6 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
         key: keyOf(watch, latest),
       };
       if (!(await keep(alert))) {
-        // Another node stored this firing first, and sends it.
         const stored = await latestOf(watch);
         if (stored && stored.recoveredAt === undefined) adopt(watch, stored);
         return;
@@ -135,8 +145,8 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
         }),
         recovers: firing.id,
       };
-      // A recovery another node stored first is sent by that node.
       if (await keep(alert)) await send(alert);
+      else log.info(fieldsOf(alert), ALREADY);
     },
     stop: () => stopping.abort(),
   };
