@@ -329,13 +329,15 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
         text: `alert ${id}`,
         ...extra,
       });
-      expect(await store.alerts.insert(alert('f1', { key: 'k1', lastError: 'TRANSFORM_FAILED (HTTP 500)' }))).toBe(true);
+      const first = alert('f1', { key: 'k1', lastError: 'TRANSFORM_FAILED (HTTP 500)' });
+      expect(await store.alerts.insert(first)).toBe(true);
       // A second node deciding the same firing writes the same key: not stored, not sent.
       expect(await store.alerts.insert(alert('f1b', { key: 'k1' }))).toBe(false);
       expect(await store.alerts.insert(alert('f2', { key: 'k2', source: 'stripe' }))).toBe(true);
       expect((await store.alerts.latestFiring('mappingFailures', 'github'))?.id).toBe('f1');
       expect(await store.alerts.latestFiring('mappingFailures', 'gitlab')).toBeUndefined();
-      expect(await store.alerts.insert(alert('r1', { kind: 'recovered', recovers: 'f1', at: 8000, count: 7 }))).toBe(true);
+      const recovery = alert('r1', { kind: 'recovered', recovers: 'f1', at: 8000, count: 7 });
+      expect(await store.alerts.insert(recovery)).toBe(true);
       expect(await store.alerts.insert(alert('r1b', { kind: 'recovered', recovers: 'f1', at: 8001 }))).toBe(false);
       expect(await store.alerts.latestFiring('mappingFailures', 'github')).toMatchObject({
         id: 'f1',
@@ -347,8 +349,8 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       expect(all[0]).toMatchObject({ kind: 'recovered', recovers: 'f1', count: 7 });
       expect(all[0]).not.toHaveProperty('recoveredAt');
       expect((await store.alerts.list({ limit: 10, open: true })).map((a) => a.id)).toEqual(['f2']);
-      const [first] = await store.alerts.list({ limit: 1 });
-      expect((await store.alerts.list({ limit: 10, beforeSeq: first?.seq })).map((a) => a.id)).toEqual(['f2', 'f1']);
+      const [newest] = await store.alerts.list({ limit: 1 });
+      expect((await store.alerts.list({ limit: 10, beforeSeq: newest?.seq })).map((a) => a.id)).toEqual(['f2', 'f1']);
     });
 
     it('stores an event once: a second insert of its id is no change (a run summarised by two nodes)', async () => {
