@@ -33,7 +33,10 @@ afterEach(async () => {
 });
 
 export interface World {
+  /** The running gateway (a new one after `restart`). */
   readonly gateway: Gateway;
+  /** Stops the gateway and starts it again on the same store, clock and servers. */
+  restart(): Promise<void>;
   readonly clock: ManualClock;
   readonly chat: FakeChat;
   readonly model: FakeModel;
@@ -102,13 +105,19 @@ export async function world(
     },
     env: {},
   });
-  const gateway = await startGateway(config, log, { clock, mailWatch: false });
+  let gateway = await startGateway(config, log, { clock, mailWatch: false });
   cleanups.push(() => gateway.close());
   const alertTexts = () => chat.sent.map((m) => m.text).filter((t) => /^hookd (alert|recovered):/.test(t));
   const admin = (path: string) =>
     call(`${gateway.url}${path}`, { method: 'GET', headers: { authorization: `Bearer ${GATEWAY_TOKEN}` } });
   return {
-    gateway,
+    get gateway() {
+      return gateway;
+    },
+    async restart() {
+      await gateway.close();
+      gateway = await startGateway(config, log, { clock, mailWatch: false });
+    },
     clock,
     chat,
     model,

@@ -208,6 +208,7 @@ export function createAlerts(options: AlertsOptions): Alerts {
         if (!watch || watch.open) continue;
         watch.open = { id: alert.id, at: alert.at, observed: !options.shared };
         watch.lastFiredAt = alert.at;
+        watch.failures = alert.count;
         // A quiet window from now closes it: nothing is known of the time before this start.
         watch.lastFailureAt = now;
         watch.page = alert.link.slice(alert.link.indexOf('#'));

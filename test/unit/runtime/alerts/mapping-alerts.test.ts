@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { burst, GITHUB_SECRET, SECRET, world } from '../../../helpers/alerts-world.js';
+import { burst, GATEWAY_TOKEN, GITHUB_SECRET, SECRET, world } from '../../../helpers/alerts-world.js';
 import { call } from '../../../helpers/http.js';
 
 /**
@@ -60,6 +60,20 @@ describe('mappingFailures', () => {
     expect(alerts[2]?.recoveredAt).toBe(alerts[1]?.at);
   });
 
+  it('recovers at a replay the mapping answers 2xx (a failed replay is not counted)', async () => {
+    const w = await world({ alerts: { mappingFailures: { count: 2 } } });
+    const [good] = await burst(w, 'typed', 1, { n: 1 }, 200);
+    const [bad] = await burst(w, 'typed', 2, { n: 'no' }, 400);
+    await w.alertsSent(1);
+    const replay = (id: string | undefined) =>
+      call(`${w.gateway.url}/api/requests/${id}/replay`, { headers: { authorization: `Bearer ${GATEWAY_TOKEN}` } });
+    expect((await replay(bad)).status).toBe(400);
+    expect((await replay(good)).status).toBe(200);
+    const [, recovery] = await w.alertsSent(2);
+    // Two failures before: the failed replay was not one of them.
+    expect(recovery).toMatch(/^hookd recovered: mapping typed \(it answered 200; 2 failures before\)/);
+  });
+
   it('recovers when a whole window passes without a failure', async () => {
     const w = await world({ alerts: { mappingFailures: { count: 2, window: '1m' } } });
     await burst(w, 'typed', 2, { n: 'no' }, 400);
@@ -68,6 +82,17 @@ describe('mappingFailures', () => {
     const [, recovery] = await w.alertsSent(2);
     expect(recovery).toMatch(/^hookd recovered: mapping typed \(no failure for 1 min; 2 failures before\)/);
     expect((await w.alerts('?open=true')).alerts).toEqual([]);
+  });
+
+  it('keeps an alert open across a restart, and recovers it after a quiet window then', async () => {
+    const w = await world({ alerts: { mappingFailures: { count: 2, window: '1m' } } });
+    await burst(w, 'typed', 2, { n: 'no' }, 400);
+    await w.alertsSent(1);
+    await w.restart();
+    expect((await w.alerts('?open=true')).alerts.map((a) => a.source)).toEqual(['typed']);
+    await w.clock.advance(60_000 + 5000);
+    const [, recovery] = await w.alertsSent(2);
+    expect(recovery).toMatch(/^hookd recovered: mapping typed \(no failure for 1 min; 2 failures before\)/);
   });
 
   it('never puts payload text in an alert: not in the chat, not in the store, not in the API', async () => {
