@@ -85,6 +85,7 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
   const adopt = (watch: Watch, firing: StoredAlert) => {
     watch.open = { id: firing.id, at: firing.at, observed: true };
     watch.lastFiredAt = firing.at;
+    watch.failures = countOf(watch);
     log.info(fieldsOf(firing), ALREADY);
   };
 
@@ -122,6 +123,8 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
       }
       watch.open = { id: alert.id, at: now, observed: true };
       watch.lastFiredAt = now;
+      // A recovery names the failures of the episode: from those that fired it on.
+      watch.failures = count;
       await send(alert);
     },
     async recover(watch, failures, why) {

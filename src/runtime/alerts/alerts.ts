@@ -98,15 +98,22 @@ export function createAlerts(options: AlertsOptions): Alerts {
     if (!watch.open && isActive(watch, now)) queue(watch, () => sender.fire(watch));
   }
 
-  /** A success of `source`: its count starts again, and an open (or opening) alert recovers. */
+  /**
+   * A success of `source`: a model's failing streak ends; an open (or opening) alert recovers and
+   * its count starts again. Before an alert, failures in the window still count: a mapping that
+   * fails every other request alerts all the same.
+   */
   function succeed(condition: AlertCondition, source: string, why: string): void {
     const watch = watches.get(keyOf(condition, source));
     if (!watch || stopped) return;
-    const failures = watch.failures;
-    watch.times = [];
-    watch.failures = 0;
     delete watch.since;
-    if (watch.open || watch.queued > 0) queue(watch, () => sender.recover(watch, failures, why));
+    if (!watch.open && watch.queued === 0) return;
+    queue(watch, async () => {
+      const failures = watch.failures;
+      watch.times = [];
+      watch.failures = 0;
+      await sender.recover(watch, failures, why);
+    });
   }
 
   function tick(): void {

@@ -48,16 +48,27 @@ describe('mappingFailures', () => {
     // A new burst 20 min after the alert: within `every` (30 min), nothing is sent.
     await w.clock.advance(20 * MIN);
     await burst(w, 'typed', 5, { n: 'x' }, 400);
-    // Past `every`, the next burst alerts again: the one message after the recovery is this one.
+    // Past `every`, failing again alerts again: the message after the recovery is this firing,
+    // decided no sooner than 30 min after the first.
     await w.clock.advance(11 * MIN);
     await burst(w, 'typed', 5, { n: 'y' }, 400);
     const texts = await w.alertsSent(3);
-    expect(texts).toHaveLength(3);
-    expect(texts[2]).toMatch(/^hookd alert: mapping typed failed 5 times in 10 min/);
+    expect(texts[2]).toMatch(/^hookd alert: mapping typed failed \d+ times in 10 min/);
     const { alerts } = await w.alerts();
     expect(alerts.map((a) => a.kind)).toEqual(['firing', 'recovered', 'firing']);
+    expect(Date.parse(alerts[0]?.at ?? '') - Date.parse(alerts[2]?.at ?? '')).toBeGreaterThanOrEqual(30 * MIN);
     expect(alerts[1]?.recovers).toBe(alerts[2]?.id);
     expect(alerts[2]?.recoveredAt).toBe(alerts[1]?.at);
+    expect(w.alertTexts()).toHaveLength(3);
+  });
+
+  it('counts failures within the window though successes come between them', async () => {
+    const w = await world();
+    await burst(w, 'typed', 3, { n: 'no' }, 400);
+    await burst(w, 'typed', 1, { n: 1 }, 200);
+    await burst(w, 'typed', 2, { n: 'no' }, 400);
+    const [alert] = await w.alertsSent(1);
+    expect(alert).toMatch(/^hookd alert: mapping typed failed 5 times in 10 min\n/);
   });
 
   it('recovers at a replay the mapping answers 2xx (a failed replay is not counted)', async () => {
