@@ -1,14 +1,14 @@
 import type { Cancel, Clock } from '../../clock.js';
-import { isHookdError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { DeliveryOutcome, StoreContract } from '../../store/index.js';
 import type { AlertCondition } from '../../views.js';
-import { type Attempt, type AttemptOwner, failureOf } from '../attempts/index.js';
+import type { Attempt, AttemptOwner } from '../attempts/index.js';
 import type { ChatChannel, ModelRouter } from '../ports.js';
 import { createAlertSender } from './alert-sender.js';
-import { answerError, tryError, UNROUTED } from './alert-text.js';
-import type { AlertSettings, HookOutcomes } from './types.js';
+import { answerError, UNROUTED } from './alert-text.js';
+import type { AlertSettings, HookOutcomes, MappingAnswer } from './types.js';
 import { countFailure, createWatch, isActive, isIdle, isQuiet, type Watch } from './watch.js';
+import { watchedChannels, watchedModels } from './watched-ports.js';
 
 /** How often windows are looked at: a quiet window, a streak that lasted, a firing `every` held back. */
 export const ALERT_TICK_MS = 5000;
@@ -130,15 +130,9 @@ export function createAlerts(options: AlertsOptions): Alerts {
 
   const outcomes: HookOutcomes = {
     answered(mappingId, answer) {
-      if (answer.status >= 500 || answer.status === 400) {
-        const page =
-          answer.requestId === undefined
-            ? answer.status >= 500
-              ? '#/failed'
-              : '#/requests'
-            : `#/requests/${encodeURIComponent(answer.requestId)}`;
-        fail('mappingFailures', mappingId, answerError(answer), page);
-      } else if (answer.status < 300) succeed('mappingFailures', mappingId, `it answered ${answer.status}`);
+      if (answer.status >= 500 || answer.status === 400)
+        fail('mappingFailures', mappingId, answerError(answer), answerPage(answer));
+      else if (answer.status < 300) succeed('mappingFailures', mappingId, `it answered ${answer.status}`);
     },
     signatureRefused: (mappingId, reason) =>
       fail('signatureFailures', mappingId, `SIGNATURE_INVALID: ${reason}`, '#/mappings'),
@@ -147,37 +141,12 @@ export function createAlerts(options: AlertsOptions): Alerts {
 
   return {
     outcomes,
-    watchModels: (models) => ({
-      async complete(ref, request) {
-        try {
-          const reply = await models.complete(ref, request);
-          succeed('modelUnreachable', ref, 'a try succeeded');
-          return reply;
-        } catch (err) {
-          // A refusal of the request's size says nothing of the server's health; a cut call, nothing at all.
-          if (!request.signal.aborted && !isHookdError(err, 'MODEL_CONTEXT_EXCEEDED'))
-            fail('modelUnreachable', ref, tryError(failureOf(err)));
-          throw err;
-        }
-      },
-    }),
-    watchChannels: (channels) =>
-      new Map(
-        [...channels].map(([id, channel]) => [
-          id,
-          {
-            ...channel,
-            async sendMessage(to, text, signal) {
-              try {
-                await channel.sendMessage(to, text, signal);
-              } catch (err) {
-                if (!signal.aborted) channelErrors.set(id, tryError(failureOf(err)));
-                throw err;
-              }
-            },
-          },
-        ]),
-      ),
+    watchModels: (models) =>
+      watchedModels(models, {
+        succeeded: (ref) => succeed('modelUnreachable', ref, 'a try succeeded'),
+        failed: (ref, error) => fail('modelUnreachable', ref, error),
+      }),
+    watchChannels: (channels) => watchedChannels(channels, (id, error) => channelErrors.set(id, error)),
     delivered(outcome) {
       const source = outcome.channel ?? UNROUTED;
       if (outcome.status === 'sent') succeed('deliveryFailures', source, 'a reply was delivered');
@@ -224,4 +193,10 @@ export function createAlerts(options: AlertsOptions): Alerts {
       log.warn({ err }, 'reading open alerts failed');
     }
   }
+}
+
+/** The console page of a failed request: itself when the request log holds it, else its list. */
+function answerPage(answer: MappingAnswer): string {
+  if (answer.requestId !== undefined) return `#/requests/${encodeURIComponent(answer.requestId)}`;
+  return answer.status >= 500 ? '#/failed' : '#/requests';
 }
