@@ -1,15 +1,20 @@
 #!/usr/bin/env -S node --no-node-snapshot
 // The hookd command. isolated-vm needs Node's startup snapshot off; when this file is run
-// without the flag (e.g. `node bin/hookd.js`), it runs itself again with it.
-// It runs the JavaScript that `npm run build` (and `npm ci`) wrote to dist/ while that is
-// newer than every source file, and otherwise the TypeScript in src/ through tsx.
+// without the flag (e.g. `node bin/hookd.js`, or a shim that drops the shebang's options), it
+// runs itself again with it.
+// Installed from the package, it runs the JavaScript in dist/ (the package ships no src/). In
+// a clone it runs dist/ while that is newer than every source file (`npm run build`, `npm
+// start`), and otherwise the TypeScript in src/ through tsx, so an edit never runs stale code.
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-/** dist/'s entry point when dist/ was built after the last change to src/, else undefined. */
+const DIST_ENTRY = new URL('../dist/cli/main.js', import.meta.url).href;
+
+/** dist/'s entry point when there is no src/ or dist/ was built after its last change, else undefined. */
 function builtEntry() {
   const src = fileURLToPath(new URL('../src/', import.meta.url));
+  if (!existsSync(src)) return DIST_ENTRY;
   let built;
   try {
     built = statSync(new URL('../dist/BUILT', import.meta.url)).mtimeMs;
@@ -19,7 +24,7 @@ function builtEntry() {
   for (const file of readdirSync(src, { recursive: true })) {
     if (statSync(src + file).mtimeMs > built) return undefined;
   }
-  return new URL('../dist/cli/main.js', import.meta.url).href;
+  return DIST_ENTRY;
 }
 
 const flag = '--no-node-snapshot';

@@ -28,7 +28,10 @@ export function FailedPage() {
       // Oldest first, as they arrived.
       for (const r of [...rows].reverse().filter((row) => selected.has(row.id))) {
         const answer = await post<Record<string, unknown>>(`/api/requests/${encodeURIComponent(r.id)}/replay`);
-        done.push(`${r.id}: ${answer.status}${answer.status >= 300 ? ` ${String(answer.body?.error ?? '')}` : ''}`);
+        const already = answer.headers.get('idempotent-replayed') === 'true' ? ' (already run: its first answer)' : '';
+        done.push(
+          `${r.id}: ${answer.status}${answer.status >= 300 ? ` ${String(answer.body?.error ?? '')}` : already}`,
+        );
         setResults([...done]);
       }
     } catch (err) {

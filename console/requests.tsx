@@ -15,7 +15,7 @@ function actions(r: RequestView): string {
   const parts: string[] = [];
   if (r.eventIds.length) parts.push(`${r.eventIds.length} event${r.eventIds.length === 1 ? '' : 's'}`);
   if (r.runIds.length) parts.push(`${r.runIds.length} run${r.runIds.length === 1 ? '' : 's'}`);
-  if (r.replayOf) parts.push('replay');
+  if (r.replayOf) parts.push(r.forced ? 'replay (anew)' : 'replay');
   if (r.replayedAt) parts.push('replayed');
   return parts.join(', ') || '—';
 }
@@ -147,15 +147,20 @@ export function RequestPage({ id }: { id: string }) {
   const [outcome, setOutcome] = useState<{ text: string; replayId?: string; ok: boolean } | undefined>();
   const [busy, setBusy] = useState(false);
   const r = detail.data;
-  const replay = async () => {
+  // `force`: run anew, past the answer its idempotency key remembers (the sender's retry, an earlier replay).
+  const replay = async (force: boolean) => {
     setBusy(true);
     try {
-      const answer = await post<Record<string, unknown>>(`/api/requests/${encodeURIComponent(id)}/replay`);
+      const path = `/api/requests/${encodeURIComponent(id)}/replay`;
+      const answer = await post<Record<string, unknown>>(path, force ? { force: true } : undefined);
       const replayId = answer.headers.get('x-request-id') ?? undefined;
       const ok = answer.status < 300;
-      const text = ok
-        ? `Replayed: ${answer.status} ${answer.body ? JSON.stringify(answer.body) : '(no action)'}`
-        : `The replay answered ${answer.status}: ${String(answer.body?.error ?? '')}`;
+      const what = `${answer.status} ${answer.body ? JSON.stringify(answer.body) : '(no action)'}`;
+      const text = !ok
+        ? `The replay answered ${answer.status}: ${String(answer.body?.error ?? '')}`
+        : answer.headers.get('idempotent-replayed') === 'true'
+          ? `Already run: ${what}, the answer of its first run (the sender's retry or an earlier replay). Replay anew runs it again.`
+          : `Replayed: ${what}`;
       setOutcome({ text, ok, ...(replayId ? { replayId } : {}) });
       detail.reload();
     } finally {
@@ -189,6 +194,7 @@ export function RequestPage({ id }: { id: string }) {
             <dt>Replay of</dt>
             <dd>
               <a href={`#/requests/${encodeURIComponent(r.replayOf)}`}>{r.replayOf}</a>
+              {r.forced ? ' (run anew on purpose)' : ''}
             </dd>
           </>
         )}
@@ -207,10 +213,16 @@ export function RequestPage({ id }: { id: string }) {
         </div>
       )}
       <p>
-        <button type="button" onClick={replay} disabled={busy}>
+        <button type="button" onClick={() => replay(false)} disabled={busy}>
           Replay
         </button>{' '}
-        <span class="hint">runs the current mapping and transform on this body</span>
+        <button type="button" class="secondary" onClick={() => replay(true)} disabled={busy}>
+          Replay anew
+        </button>{' '}
+        <span class="hint">
+          runs the current mapping and transform on this body, once: a request its sender retried, or that was replayed
+          already, answers its first run (Replay anew runs it again)
+        </span>
       </p>
       <div aria-live="polite">
         {outcome && (

@@ -1,8 +1,11 @@
-// `npm run build` (also run by `npm ci`, as `prepare`): bundles src/ into dist/cli/ with
-// esbuild, so that `hookd` starts without compiling TypeScript or resolving a few hundred
+// `npm run build` (also run before `npm start` and by `npm pack`): bundles src/ into dist/cli/
+// with esbuild, so that `hookd` starts without compiling TypeScript or resolving a few hundred
 // module files of fastify, pino and ajv first (together about 250 ms of a start with 10
 // transforms). No type check here: `npm run typecheck` does that. bin/hookd.js uses dist/
 // only while it is newer than every file of src/, and otherwise runs src/ through tsx.
+// It also writes the package's `hookd/transform` export: dist/transform.js (defineTransform)
+// and, with --package (`npm pack`; tsc takes a few seconds), its declarations under dist/types/
+// (docs/transforms.md#writing-one).
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +35,10 @@ await build({
   bundle: true,
   // The commands and the mail modules stay separate chunks, loaded when used.
   splitting: true,
+  // Whitespace and syntax only: names stay, so stack traces still name functions. The smaller
+  // source parses faster, and V8 keeps every module's source in the heap.
+  minifyWhitespace: true,
+  minifySyntax: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',
@@ -52,5 +59,38 @@ await build({
   },
   logLevel: 'warning',
 });
+// `hookd/transform`: the one runtime helper, and the authoring types (FromSchema included).
+const authoring = join(root, 'src/transforms/authoring.ts');
+await build({ entryPoints: [authoring], outfile: join(dist, 'transform.js'), format: 'esm', logLevel: 'warning' });
+if (process.argv.includes('--package')) await emitAuthoringTypes();
 // bin/hookd.js compares this stamp's time with the sources'.
 writeFileSync(join(dist, 'BUILT'), `${new Date().toISOString()}\n`);
+
+/** dist/types/: the declarations of src/transforms/authoring.ts and what it imports. */
+async function emitAuthoringTypes() {
+  // typescript takes about a second to load: only a package build pays.
+  const { default: ts } = await import('typescript');
+  const program = ts.createProgram([authoring], {
+    declaration: true,
+    emitDeclarationOnly: true,
+    rootDir: join(root, 'src'),
+    outDir: join(dist, 'types'),
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    strict: true,
+    skipLibCheck: true,
+    types: [],
+  });
+  const emitted = program.emit();
+  const problems = [...ts.getPreEmitDiagnostics(program), ...emitted.diagnostics];
+  if (problems.length > 0) {
+    throw new Error(
+      ts.formatDiagnostics(problems, {
+        getCanonicalFileName: (f) => f,
+        getCurrentDirectory: () => root,
+        getNewLine: () => '\n',
+      }),
+    );
+  }
+}

@@ -8,14 +8,18 @@ import { errorBody, type HookdError, hookdError } from './errors.js';
 import {
   adminRoutes,
   type ConsoleSessions,
+  type CredentialFingerprints,
   consoleRoutes,
   createAuthThrottle,
   createConsoleAuth,
+  createCredentialFingerprints,
   createHookActions,
+  createInFlightKeys,
   createReplayer,
   createRequestRecorder,
   healthRoutes,
   hookRoutes,
+  type InFlightKeys,
   installErrorHandlers,
   requestLogSettings,
   toHookdError,
@@ -140,6 +144,16 @@ function answerMalformed(err: NodeJS.ErrnoException, socket: Socket): void {
   setTimeout(() => socket.destroy(), 30_000).unref();
 }
 
+/**
+ * The compilers of route schemas, which hookd's routes do not have: fastify's own (ajv and its
+ * serializer, about 25 ms to load) are never loaded. A route that declared one fails at start.
+ */
+const noRouteSchemas = () => () => {
+  throw hookdError('INTERNAL', undefined, {
+    cause: 'hookd routes declare no JSON schemas (see the schemaController option in src/app.ts)',
+  });
+};
+
 /** Builds the HTTP app; never listens (tests inject, `main` listens). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, log } = deps;
@@ -167,6 +181,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       (reply as FastifyReply).header('x-request-id', request.id).code(e.statusCode).send(errorBody(e));
     },
     clientErrorHandler: answerMalformed,
+    // No route declares a JSON schema (hookd parses and validates bodies itself), so fastify's
+    // default compilers, ajv and fast-json-stringify (about 25 ms to load at start), are never
+    // loaded; a route that declared one would fail to register, saying so.
+    schemaController: { compilersFactory: { buildValidator: noRouteSchemas, buildSerializer: noRouteSchemas } },
   });
 
   app.addHook('onRequest', async (request, reply) => {
@@ -207,7 +225,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   installErrorHandlers(app, log);
   await app.register(healthRoutes);
-  if (deps.gatewayToken && deps.queries) await registerOperatorRoutes(app, deps, deps.gatewayToken, deps.queries);
+  // What hook requests and their replays share: the credentials' fingerprints, the keys in flight.
+  const shared = {
+    fingerprints: createCredentialFingerprints(deps.gatewayToken, config.hooks.token ?? ''),
+    inFlight: createInFlightKeys(),
+  };
+  if (deps.gatewayToken && deps.queries)
+    await registerOperatorRoutes(app, deps, { gatewayToken: deps.gatewayToken, queries: deps.queries, ...shared });
   if (config.hooks.enabled && config.hooks.token) {
     await app.register(hookRoutes, {
       hooks: { ...config.hooks, token: config.hooks.token },
@@ -216,6 +240,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       log,
       ...(deps.mappings ? { mappings: deps.mappings } : {}),
       ...(deps.outcomes ? { outcomes: deps.outcomes } : {}),
+      ...shared,
     });
   }
   return app;
@@ -228,10 +253,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 async function registerOperatorRoutes(
   app: FastifyInstance,
   deps: AppDeps,
-  gatewayToken: string,
-  queries: AdminQueries,
+  operatorDeps: {
+    gatewayToken: string;
+    queries: AdminQueries;
+    fingerprints: CredentialFingerprints;
+    inFlight: InFlightKeys;
+  },
 ): Promise<void> {
   const { config, operator, metrics, consoleSessions } = deps;
+  const { gatewayToken, queries, fingerprints, inFlight } = operatorDeps;
   const requestLog = operator && {
     activity: operator.activity,
     redeliver: operator.redeliver,
@@ -239,6 +269,9 @@ async function registerOperatorRoutes(
       sink: deps.sink,
       requested: createHookActions(deps),
       recorder: createRequestRecorder(requestLogSettings(config.hooks)),
+      fingerprints,
+      inFlight,
+      allowQueryToken: config.hooks.allowQueryToken,
       ...(deps.mappings ? { mappings: deps.mappings } : {}),
       ...(deps.outcomes ? { outcomes: deps.outcomes } : {}),
     }),

@@ -14,6 +14,9 @@ interface ErrorSpec {
   readonly exposed?: boolean;
   // biome-ignore lint/suspicious/noExplicitAny: each entry declares its own parameter type
   readonly message: (params: any) => string;
+  /** A stable word for programs, answered beside the message as `reason` (4xx only). */
+  // biome-ignore lint/suspicious/noExplicitAny: each entry declares its own parameter type
+  readonly reason?: (params: any) => string;
 }
 
 const http = <P = void>(status: number, message: (params: P) => string) => ({ status, message });
@@ -29,6 +32,35 @@ const INVALID_BODY_WORDS = {
 const MODEL_ANSWER_WORDS = {
   'no-content': 'the model answered without choices[0].message.content',
   'invalid-json': 'the model server answered with invalid JSON',
+} as const;
+
+/** Why a logged request cannot be replayed (docs/runtime.md#request-log-and-replay), and what the words name. */
+export interface ReplayRefusal {
+  readonly why: keyof typeof REPLAY_REFUSAL_WORDS;
+  /** How it was answered at receipt (`not-authenticated`, `body-not-read`). */
+  readonly answered?: string;
+  /** The mapping its path and headers select now (`signature-*`, `token-required`). */
+  readonly mapping?: string;
+  /** The mappings whose signature let it in. */
+  readonly openedBy?: string;
+}
+
+const NO_COPY = 'no whole copy was kept (only requests that failed on our side keep one)';
+const GATEWAY_KEYED = 'or the gateway token, which keys its fingerprint, changed';
+const REPLAY_REFUSAL_WORDS = {
+  'not-authenticated': (r: ReplayRefusal) => `it was refused at receipt (${r.answered}) and never authenticated`,
+  'no-receipt': () => 'its record does not say what authenticated it (it was logged by an older hookd)',
+  'body-not-read': (r: ReplayRefusal) => `it was refused at receipt (${r.answered}) before its body was read`,
+  'body-truncated': () => `its logged body was cut at hooks.log.maxBodyBytes and ${NO_COPY}`,
+  'body-redacted': () => `its logged body was redacted (hooks.log.redact) and ${NO_COPY}`,
+  'query-token-disabled': () => 'it was authenticated by ?token=, which hooks.allowQueryToken: false now refuses',
+  'token-changed': () => `the hook token that authenticated it is not today's (${GATEWAY_KEYED})`,
+  'signature-changed': (r: ReplayRefusal) =>
+    `mapping ${r.mapping}'s verify (its secret) is not the one its signature held for (${GATEWAY_KEYED})`,
+  'signature-not-carried': (r: ReplayRefusal) =>
+    `mapping ${r.mapping}, which its path and headers select now, is opened by its own signature, which it did not carry (it was authenticated by the signature of ${r.openedBy})`,
+  'token-required': (r: ReplayRefusal) =>
+    `mapping ${r.mapping}, which its path and headers select now, takes only the hook token; it was authenticated by the signature of ${r.openedBy}`,
 } as const;
 
 /** Error text in answers, logs and stored failures, at most 1 KiB (docs/operations.md#limits). */
@@ -118,11 +150,14 @@ export const errorCatalogue = {
     (p: { requestId: string; mappingId: string }) =>
       `request ${p.requestId} was taken by mapping ${p.mappingId}, which no longer exists`,
   ),
-  REPLAY_BODY_INCOMPLETE: http(
-    409,
-    (p: { requestId: string; why: 'truncated' | 'redacted' }) =>
-      `request ${p.requestId} cannot be replayed: its logged body was ${p.why} and no whole copy was kept (only failed requests keep one)`,
-  ),
+  REPLAY_NOT_ALLOWED: {
+    ...http(
+      409,
+      (p: { requestId: string; refusal: ReplayRefusal }) =>
+        `request ${p.requestId} cannot be replayed: ${REPLAY_REFUSAL_WORDS[p.refusal.why](p.refusal)}`,
+    ),
+    reason: (p: { refusal: ReplayRefusal }) => p.refusal.why,
+  },
   STREAMS_FULL: http(503, (p: { max: number }) => `too many live streams are open (at most ${p.max}); retry later`),
   QUEUE_FULL: http(503, () => 'the run queue is full; retry later'),
   BUSY: {
@@ -159,6 +194,10 @@ export const errorCatalogue = {
   CLI_USAGE: local(
     (p: { option: string; expected: string; got: string }) =>
       `${p.option} expects ${p.expected}, got ${JSON.stringify(p.got)}`,
+  ),
+  INIT_WOULD_OVERWRITE: local(
+    (p: { dir: string; files: readonly string[] }) =>
+      `${p.dir} already has ${p.files.join(', ')}; nothing was written (--force overwrites them)`,
   ),
   STORE_SCHEMA_TOO_NEW: local(
     (p: { found: number; known: number }) =>
@@ -265,10 +304,12 @@ export function hasStatus(code: ErrorCode): boolean {
 }
 
 /** The JSON body every error response carries. */
-export function errorBody(err: HookdError): { ok: false; error: string; code: ErrorCode } {
+export function errorBody(err: HookdError): { ok: false; error: string; code: ErrorCode; reason?: string } {
   const entry: ErrorSpec = errorCatalogue[err.code];
   const exposeMessage = entry.status !== undefined && (err.statusCode < 500 || entry.exposed === true);
-  return { ok: false, error: exposeMessage ? err.message : errorCatalogue.INTERNAL.message(undefined), code: err.code };
+  const error = exposeMessage ? err.message : errorCatalogue.INTERNAL.message(undefined);
+  const reason = entry.reason && err.statusCode < 500 ? { reason: entry.reason(err.params) } : {};
+  return { ok: false, error, code: err.code, ...reason };
 }
 
 /**

@@ -192,10 +192,21 @@ async function openBackend(config: Config, parts: Parts, log: Logger, clock: Clo
       onListenError: (err) => log.warn({ err }, 'the PostgreSQL notification connection failed; listening again'),
     });
   }
+  const onDisk = config.storage.path !== ':memory:';
+  const onError = (message: string) => log.error({ error: message }, 'background WAL checkpoint failed');
   const store = createStore({
     path: config.storage.path,
     synchronous: config.storage.synchronous,
-    ...(config.storage.path === ':memory:' ? {} : { autocheckpointPages: WRITER_AUTOCHECKPOINT_PAGES }),
+    ...(onDisk
+      ? {
+          autocheckpointPages: WRITER_AUTOCHECKPOINT_PAGES,
+          // The checkpoint thread (a worker of its own, about 5 MB) starts with the first write:
+          // a gateway that takes no request never pays for it.
+          onFirstWrite: () => {
+            parts.checkpointer ??= startCheckpointer({ path: config.storage.path, onError, writer: store.db });
+          },
+        }
+      : {}),
   });
   parts.store = store;
   return sqliteBackend(store, clock.now);
@@ -220,7 +231,6 @@ export async function startGateway(
     const clock = options.clock ?? systemClock;
     const backend = await openBackend(config, parts, log, clock);
     const store = parts.store;
-    const onDisk = store !== undefined && config.storage.path !== ':memory:';
     // Alert links point at the console: as configured, else this gateway's own, once it listens.
     let url: string | undefined;
     const consoleUrl = () => config.hooks.alerts.consoleUrl ?? (url === undefined ? '' : `${url}/ui/`);
@@ -261,11 +271,6 @@ export async function startGateway(
     const app = await buildApp(deps);
     parts.app = app;
     url = await listen(app, config, log);
-    // Started once listening: a thread's start is not on the way to the first answer.
-    if (onDisk) {
-      const onError = (message: string) => log.error({ error: message }, 'background WAL checkpoint failed');
-      parts.checkpointer = startCheckpointer({ path: config.storage.path, onError, writer: store.db });
-    }
     await runtime.start();
     // Every thread of the gateway's own is running by now: later ones are isolated-vm's
     // (none without a transform, so nothing to watch then).

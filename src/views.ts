@@ -113,6 +113,8 @@ export interface RequestView {
   readonly redacted: boolean;
   /** The request this one replayed. */
   readonly replayOf?: string;
+  /** A replay run anew on purpose (`--force`), past the answer its idempotency key remembered. */
+  readonly forced?: boolean;
   /** When a replay of this one was accepted. */
   readonly replayedAt?: string;
 }

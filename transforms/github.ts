@@ -1,6 +1,6 @@
 // GitHub webhooks → agent runs, one session per repository. Events it does not know are
 // skipped (204). Map it with: { match: { path: 'github' }, transform: { module: 'github.ts' } }
-import { defineTransform } from './hookd.js';
+import { defineTransform } from 'hookd/transform';
 
 interface Repository {
   full_name: string;

@@ -1,7 +1,7 @@
 // A generic normaliser for senders with no mapping of their own (monitoring, scripts,
 // home automation): finds a title and a body in common field names; critical alerts wake
 // the main session at once, everything else is a wake for the next heartbeat.
-import { defineTransform } from './hookd.js';
+import { defineTransform } from 'hookd/transform';
 
 type Payload = Record<string, unknown>;
 

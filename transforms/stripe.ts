@@ -1,6 +1,6 @@
 // Stripe events → agent runs only for the few that need a human; everything else is
 // skipped (204), so Stripe sees success and stops retrying.
-import { defineTransform } from './hookd.js';
+import { defineTransform } from 'hookd/transform';
 
 interface StripeEvent {
   id: string;

@@ -1,8 +1,7 @@
 // An uptime monitor's webhook → a wake: at once when a monitor goes down, at the next
 // heartbeat when it is back. Map it with:
 //   { match: { path: 'uptime' }, schema: 'transforms/uptime.schema.ts', transform: { module: 'uptime.ts' } }
-import type { FromSchema } from 'json-schema-to-ts';
-import { defineTransform } from './hookd.js';
+import { defineTransform, type FromSchema } from 'hookd/transform';
 import type schema from './uptime.schema.js';
 
 /** `{ monitor: string; status: 'up' | 'down'; url?: string; responseMs?: number }`, from the schema. */

@@ -1,7 +1,7 @@
 // The alertmanager preset's transform: a group of alerts becomes one wake for the main
 // session: what fires, where, and why, in a few lines.
 
-import type { FromSchema } from 'json-schema-to-ts';
+import type { FromSchema } from 'hookd/transform';
 import type schema from './schema.js';
 
 /** One notification, typed from the schema hookd validates it against. */

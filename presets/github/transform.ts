@@ -1,7 +1,7 @@
 // The github preset's transform: one agent action per event worth a look, null (204) for the
 // rest. Runs sandboxed like any transform: no Node APIs, only the request it is given.
 
-import type { FromSchema } from 'json-schema-to-ts';
+import type { FromSchema } from 'hookd/transform';
 import type schema from './schema.js';
 
 /** The payload, typed from the schema hookd validates it against. */

@@ -1,7 +1,7 @@
 // The gitlab preset's transform: one agent action per event worth a look, null (204) for the
 // rest. The event is X-Gitlab-Event (the payload's object_kind says the same).
 
-import type { FromSchema } from 'json-schema-to-ts';
+import type { FromSchema } from 'hookd/transform';
 import type schema from './schema.js';
 
 /** The payload, typed from the schema hookd validates it against. */

@@ -1,7 +1,7 @@
 // The grafana preset's transform: one notification (a group of alerts) becomes one wake for
 // the main session, with each alert's summary, value and the links Grafana gives.
 
-import type { FromSchema } from 'json-schema-to-ts';
+import type { FromSchema } from 'hookd/transform';
 import type schema from './schema.js';
 
 /** One notification, typed from the schema hookd validates it against. */

@@ -1,7 +1,7 @@
 // The slack preset's transform: an app mention or a person's message becomes an agent action
 // in the session of its thread; everything else (bots, edits, joins, the URL check) is null.
 
-import type { FromSchema } from 'json-schema-to-ts';
+import type { FromSchema } from 'hookd/transform';
 import type schema from './schema.js';
 
 interface Request {

@@ -1,7 +1,7 @@
 // The standard-webhooks preset's transform: the recommended payload shape is
 // `{ type, timestamp, data }`; the message names the type and shows the data.
 
-import type { FromSchema } from 'json-schema-to-ts';
+import type { FromSchema } from 'hookd/transform';
 import type schema from './schema.js';
 
 /** The payload, typed from the schema hookd validates it against. */

@@ -1,7 +1,7 @@
 // The stripe preset's transform: one agent action per allowed event type, in the session of
 // its customer; null (204) for the rest. Runs sandboxed like any transform.
 
-import type { FromSchema } from 'json-schema-to-ts';
+import type { FromSchema } from 'hookd/transform';
 import type schema from './schema.js';
 
 /** The event, typed from the schema hookd validates it against. */

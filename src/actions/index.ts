@@ -9,6 +9,8 @@ export type {
   IdempotencyIntent,
   IdempotentAnswer,
   RequestLogRecord,
+  RequestOpening,
+  RequestReceipt,
   StoredRequest,
 } from './types.js';
 export { type ActionOptions, parseAgentBody, parseWakeBody } from './validate.js';

@@ -111,6 +111,42 @@ export interface RequestLogRecord {
   readonly redacted: boolean;
   /** The id of the request this one replayed. */
   readonly replayOf?: string;
+  /** A replay run anew on purpose (`--force`), past the answer its idempotency key remembers. */
+  readonly forced?: boolean;
+  /** How it was let in; absent when it never was (a request refused at the door). */
+  readonly receipt?: RequestReceipt;
+}
+
+/**
+ * How an authenticated hook request was let in, kept with its record and its kept failure: what a
+ * replay of it may do (docs/runtime.md#request-log-and-replay). Never a credential or a proof of
+ * one: the credentials are named by fingerprints (HMACs keyed by the gateway token).
+ */
+export type RequestReceipt = RequestOpening & ReceiptFacts;
+
+/** The credential that let a hook request in. */
+export type RequestOpening =
+  | {
+      /** The hook token, presented there. */
+      readonly by: 'token';
+      readonly via: 'bearer' | 'header' | 'query';
+      /** The fingerprint of the hook token that opened it. */
+      readonly credential: string;
+    }
+  | {
+      /** A signature: of each mapping id, the fingerprint of the `verify` it held for. */
+      readonly by: 'signature';
+      readonly credentials: Readonly<Record<string, string>>;
+    };
+
+/** What a receipt tells besides the credentials. */
+export interface ReceiptFacts {
+  /** False when it was refused before its body was read (a 413, 415, 408, invalid JSON): nothing to replay. */
+  readonly bodyRead: boolean;
+  /** The sender's delivery id a valid signature gave (its idempotency key when it named none). */
+  readonly webhookId?: string;
+  /** On a replay's record: the key it was replayed under when the request named none (the first one's id). */
+  readonly replayKey?: string;
 }
 
 /** A hook request that failed on our side, as kept for replay (no credentials). */
@@ -122,4 +158,6 @@ export interface FailedRequest {
   readonly body: Buffer;
   readonly code: string;
   readonly error: string;
+  /** How it was let in (the request log may be off, or pruned first). */
+  readonly receipt?: RequestReceipt;
 }

@@ -3,6 +3,7 @@ import { type Config, configWarnings, inspectConfig, keyPositions, locate, type 
 import { isHookdError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { compileRoutes } from '../routes.js';
+import { configFileOf, envFor } from './config-source.js';
 import type { CliIo } from './io.js';
 
 /** One thing `check` found, located in the config file (or a transform's file) where it can be. */
@@ -90,8 +91,7 @@ function relativeOrAbsolute(file: string, cwd: string): string {
  * non-zero when any is an error.
  */
 export async function checkCommand(options: { config?: string; json?: boolean }, io: CliIo): Promise<number> {
-  const chosen = options.config ?? io.env.HOOKD_CONFIG;
-  const file = chosen === undefined ? undefined : resolve(io.cwd, chosen);
+  const file = configFileOf(options.config, io);
   const report = inspectConfig(
     file === undefined
       ? {
@@ -99,7 +99,7 @@ export async function checkCommand(options: { config?: string; json?: boolean },
           baseDir: io.cwd,
           env: io.env,
         }
-      : { file, env: io.env },
+      : { file, env: envFor(file, io) },
   );
   const positions = report.text === undefined ? new Map<string, Position>() : keyPositions(report.text);
   const findings = report.problems.map((p) => findingOf(p, 'error', file, positions));

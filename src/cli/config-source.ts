@@ -1,7 +1,12 @@
-import { join, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { parseEnv } from 'node:util';
 import { type Config, configInvalid, inspectConfig, loadConfig, pathsMeet } from '../config/index.js';
 import { readOrCreateSecret } from '../store/index.js';
 import type { CliIo } from './io.js';
+
+/** The config file a command finds in its folder when none is named (what `hookd init` writes). */
+export const DEFAULT_CONFIG_FILE = 'hookd.json5';
 
 export interface ResolvedConfig {
   readonly config: Config;
@@ -25,10 +30,28 @@ export interface ResolveConfigOptions {
 
 const needNothing = () => {};
 
-/** `--config FILE`, else `HOOKD_CONFIG`, else the embedded default (docs/configuration.md#the-embedded-default). */
+/**
+ * The config file a command reads (docs/configuration.md): `--config FILE`, else `HOOKD_CONFIG`,
+ * else `./hookd.json5` when there is one; undefined means the embedded default.
+ */
+export function configFileOf(option: string | undefined, io: CliIo): string | undefined {
+  const chosen = option || io.env.HOOKD_CONFIG;
+  if (chosen) return resolve(io.cwd, chosen);
+  const beside = join(io.cwd, DEFAULT_CONFIG_FILE);
+  return existsSync(beside) ? beside : undefined;
+}
+
+/** The environment for `${NAME}` in `file`: a `.env` beside it fills in what the process's own environment lacks. */
+export function envFor(file: string, io: CliIo): NodeJS.ProcessEnv {
+  const dotenv = join(dirname(file), '.env');
+  if (!existsSync(dotenv)) return io.env;
+  return { ...parseEnv(readFileSync(dotenv, 'utf8')), ...io.env };
+}
+
+/** `--config FILE`, else `HOOKD_CONFIG`, else `./hookd.json5`, else the embedded default (docs/configuration.md#the-embedded-default). */
 export function resolveConfig(file: string | undefined, io: CliIo, options: ResolveConfigOptions): ResolvedConfig {
-  const chosen = file ?? io.env.HOOKD_CONFIG;
-  if (chosen) return fromFile(resolve(io.cwd, chosen), io.env, options.lenientEnv === true);
+  const chosen = configFileOf(file, io);
+  if (chosen) return fromFile(chosen, envFor(chosen, io), options.lenientEnv === true);
   const tokenFile = join(io.cwd, 'data', 'hook-token');
   const secret = options.createSecrets ? readOrCreateSecret(tokenFile) : { value: 'x'.repeat(43), created: false };
   const config = loadConfig({

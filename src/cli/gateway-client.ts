@@ -46,8 +46,12 @@ export function adminClient(resolved: ResolvedConfig, io: CliIo, url: string | u
   }
   return {
     base,
-    async call(method: 'GET' | 'POST', path: string): Promise<AdminAnswer> {
-      const res = await request(`${base}${path}`, { method, headers: { authorization: `Bearer ${token}` } });
+    /** `json`: a JSON body to send. */
+    async call(method: 'GET' | 'POST', path: string, json?: object): Promise<AdminAnswer> {
+      const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+      if (json !== undefined) headers['content-type'] = 'application/json';
+      const sent = json === undefined ? {} : { body: JSON.stringify(json) };
+      const res = await request(`${base}${path}`, { method, headers, ...sent });
       const text = await res.body.text();
       let body: Record<string, unknown> = {};
       try {

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import JSON5 from 'json5';
 import { appendToArray, configInvalid, inspectConfig, setValue } from '../config/index.js';
 import { hookdError } from '../errors.js';
+import { configFileOf, envFor } from './config-source.js';
 import type { CliIo } from './io.js';
 
 export interface MailSetupOptions {
@@ -23,12 +24,11 @@ export interface MailSetupOptions {
  * file as text so its comments and formatting stay; a second identical run writes nothing.
  */
 export async function mailSetupCommand(options: MailSetupOptions, io: CliIo): Promise<number> {
-  const chosen = options.config ?? io.env.HOOKD_CONFIG;
-  if (!chosen) {
-    io.err('hookd: mail setup needs --config FILE (or HOOKD_CONFIG)');
+  const file = configFileOf(options.config, io);
+  if (!file) {
+    io.err('hookd: mail setup needs --config FILE (or HOOKD_CONFIG, or a hookd.json5 in this folder)');
     return 1;
   }
-  const file = resolve(io.cwd, chosen);
   const original = existsSync(file) ? readFileSync(file, 'utf8') : '{}\n';
   const current = JSON5.parse(original) as {
     hooks?: {
@@ -88,7 +88,7 @@ export async function mailSetupCommand(options: MailSetupOptions, io: CliIo): Pr
   }
   // The edited file must still be a valid config (a bad --model is refused here). A `${NAME}` not
   // set here may be set where hookd serves: it is no problem, and never equal to another.
-  const report = inspectConfig({ data: JSON5.parse(text), baseDir: resolve(file, '..'), env: io.env });
+  const report = inspectConfig({ data: JSON5.parse(text), baseDir: resolve(file, '..'), env: envFor(file, io) });
   const unset = new Set(report.unset?.map((u) => u.problem));
   const problems = report.problems.filter((p) => !unset.has(p));
   if (problems.length > 0) throw configInvalid(problems, file);

@@ -4,6 +4,7 @@ import { type CliIo, processIo } from './io.js';
 import type { MailSetupOptions } from './mail-setup.js';
 import type { ReplayOptions, RequestsOptions, RunsOptions } from './requests.js';
 import type { SendOptions } from './send.js';
+import type { TestOptions } from './test.js';
 import type { TryOptions } from './try.js';
 
 // Each command is loaded when it runs: `hookd token` need not load the gateway.
@@ -16,6 +17,8 @@ const commands = {
   mailSetup: () => import('./mail-setup.js'),
   mailWatch: () => import('./mail-watch.js'),
   token: () => import('./token.js'),
+  init: () => import('./init.js'),
+  test: () => import('./test.js'),
   log: () => import('./requests.js'),
 };
 
@@ -36,7 +39,10 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
   program
     .command('serve')
     .description('run the gateway (the embedded default without a config)')
-    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG, else the embedded default')
+    .option(
+      '-c, --config <file>',
+      'config file (JSON5); default: $HOOKD_CONFIG, else ./hookd.json5, else the embedded default',
+    )
     .option('--no-mail-watch', 'do not start the mail watcher even when hooks.mail.watch is configured')
     .action((opts: { config?: string; mailWatch?: boolean }) =>
       run(async () => (await commands.serve()).serveCommand(opts, io))(),
@@ -44,10 +50,27 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
   program
     .command('check')
     .description('validate a config and compile its templates and transforms')
-    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
+    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG, else ./hookd.json5')
     .option('--json', 'print the findings as JSON (for editors and scripts)')
     .action((opts: { config?: string; json?: boolean }) =>
       run(async () => (await commands.check()).checkCommand(opts, io))(),
+    );
+  program
+    .command('init')
+    .description('write a folder of your own: hookd.json5, a typed example transform with its fixtures, package.json')
+    .argument('[dir]', 'the folder (made when missing)', '.')
+    .option('--force', "overwrite the scaffold's files when they exist")
+    .action((dir: string, opts: { force?: boolean }) =>
+      run(async () => (await commands.init()).initCommand(dir, opts, io))(),
+    );
+  program
+    .command('test')
+    .description("run the config's fixtures (<transformsDir>/fixtures/<mapping>/<case>.json) through their mappings")
+    .argument('[mappings...]', 'mapping ids (default: every folder of fixtures)')
+    .option('-u, --update', 'record what each case becomes as its expect')
+    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG, else ./hookd.json5')
+    .action((names: string[], opts: TestOptions) =>
+      run(async () => (await commands.test()).testCommand(names, opts, io))(),
     );
   program
     .command('try')
@@ -57,7 +80,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .option('-H, --header <K:V>', 'a request header (repeatable)', collect, [])
     .option('-q, --query <K=V>', 'a query parameter (repeatable)', collect, [])
     .option('--json', "print an error as JSON on stdout, with a failed transform's location, frames and code frame")
-    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
+    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG, else ./hookd.json5')
     .action((name: string, opts: TryOptions) => run(async () => (await commands.try()).tryCommand(name, opts, io))());
   program
     .command('send')
@@ -71,7 +94,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .option('-u, --url <url>', "the gateway's URL; default $HOOKD_URL, else http://<server.host>:<server.port>")
     .option('-w, --wait <seconds>', 'how long to wait for the runs it starts (0: do not wait)', '30')
     .option('--json', 'print the answer and the runs as JSON')
-    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
+    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG, else ./hookd.json5')
     .action((name: string, opts: SendOptions) =>
       run(async () => (await commands.send()).sendCommand(name, opts, io))(),
     );
@@ -79,7 +102,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
   presets
     .command('list')
     .description("list the built-in presets, and the config's plugins")
-    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
+    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG, else ./hookd.json5')
     .action((opts: { config?: string }) =>
       run(async () => (await commands.presets()).presetsListCommand(opts.config, io))(),
     );
@@ -102,7 +125,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
   mail
     .command('watch')
     .description('watch the configured IMAP mailbox and post new mail to /hooks/mail (foreground)')
-    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
+    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG, else ./hookd.json5')
     .action((opts: { config?: string }) => run(async () => (await commands.mailWatch()).mailWatchCommand(opts, io))());
   mail
     .command('setup')
@@ -116,7 +139,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .option('--imap-user <user>', 'IMAP user name (default: the account)')
     .option('--imap-password-env <name>', 'environment variable holding the IMAP password', 'HOOKD_IMAP_PASSWORD')
     .option('--mailbox <name>', 'mailbox to watch (default INBOX)')
-    .option('-c, --config <file>', 'config file to edit; default: $HOOKD_CONFIG')
+    .option('-c, --config <file>', 'config file to edit; default: $HOOKD_CONFIG, else ./hookd.json5')
     .action((opts: MailSetupOptions) => run(async () => (await commands.mailSetup()).mailSetupCommand(opts, io))());
   const GATEWAY_URL = "the gateway's URL; default $HOOKD_URL, else http://<server.host>:<server.port>";
   program
@@ -129,20 +152,21 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .option('-n, --limit <n>', 'at most this many', '50')
     .option('-u, --url <url>', GATEWAY_URL)
     .option('--json', 'print the API answer as JSON')
-    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
+    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG, else ./hookd.json5')
     .action((opts: RequestsOptions) => run(async () => (await commands.log()).requestsCommand(opts, io))());
   program
     .command('replay')
     .description(
-      'replay logged requests through the current mappings and transforms (signature and idempotency are not checked again)',
+      'replay logged requests through the current mappings and transforms, under the auth rules and the idempotency key each was received with',
     )
     .argument('[ids...]', 'request ids (the x-request-id of their answers)')
     .option('--failed', 'every request that failed on our side (5xx) and was not replayed yet, oldest first')
     .option('--since <when>', 'with --failed: received since (30m, 1h, 7d, or an ISO time)')
     .option('-n, --limit <n>', 'with --failed: at most this many', '100')
+    .option('--force', "run anew, even when the request (its sender's retry, or another replay) already ran")
     .option('-u, --url <url>', GATEWAY_URL)
     .option('--json', 'print the answers as JSON')
-    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
+    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG, else ./hookd.json5')
     .action((ids: string[], opts: ReplayOptions) =>
       run(async () => (await commands.log()).replayCommand(ids, opts, io))(),
     );
@@ -153,7 +177,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .option('-n, --limit <n>', 'at most this many', '50')
     .option('-u, --url <url>', GATEWAY_URL)
     .option('--json', 'print the API answer as JSON')
-    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG')
+    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG, else ./hookd.json5')
     .action((opts: RunsOptions) => run(async () => (await commands.log()).runsCommand(opts, io))());
   program
     .command('token')

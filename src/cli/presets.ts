@@ -1,13 +1,12 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
 import { loadConfig } from '../config/index.js';
 import { hookdError } from '../errors.js';
-import { classifyContentType, parseBody, signDelivery, toHookdError, verifySignature } from '../http/index.js';
 import { createLogger } from '../log.js';
 import { availablePresets, builtInPresets, loadPreset, type Preset } from '../mapping/index.js';
 import { compileRoutes } from '../routes.js';
 import { resolveConfig } from './config-source.js';
+import { diffActions, replayDelivery } from './fixtures.js';
 import type { CliIo } from './io.js';
 
 /** The secret fixtures are signed with: a fixture records the payload, not the sender's secret. */
@@ -55,64 +54,15 @@ async function replay(preset: Preset, fixture: Fixture): Promise<string[]> {
   const { mappings, transforms } = await compileRoutes(config, createLogger({ level: 'silent' }));
   try {
     const raw = Buffer.from(typeof fixture.body === 'string' ? fixture.body : JSON.stringify(fixture.body));
-    const headers: Record<string, string> = {};
-    for (const [key, value] of Object.entries(fixture.headers ?? {})) headers[key.toLowerCase()] = value;
     const subPath = mappings.mappings[0]?.matchPath ?? preset.name;
-    const verifier = mappings.verifiersFor(subPath)[0]?.verify;
-    if (verifier) {
-      // The delivery id the fixture recorded, so that what the id shows is the same every run.
-      const id = headers['webhook-id'] ?? headers['svix-id'] ?? headers['x-github-delivery'];
-      const signed = signDelivery(verifier, raw, undefined, id);
-      // A Svix-hosted sender's fixture is signed the Svix way: the same values in svix-* headers.
-      const svix = verifier.scheme === 'standard-webhooks' && headers['svix-id'] !== undefined;
-      for (const [name, value] of Object.entries(signed))
-        headers[svix ? name.replace(/^webhook-/, 'svix-') : name] = value;
-      const verified = verifySignature(verifier, headers, raw);
-      if (!verified.ok) return [`the signature the fixture was signed with does not verify: ${verified.reason}`];
-    }
-    let actual: unknown[] | null;
-    try {
-      const kind = classifyContentType(headers['content-type']);
-      if (!kind) throw hookdError('UNSUPPORTED_MEDIA_TYPE', { contentType: String(headers['content-type']) });
-      const parsed = parseBody(kind, raw);
-      if (!parsed.ok) throw parsed.error;
-      const outcome = await mappings.route({
-        subPath,
-        payload: parsed.body.payload,
-        headers,
-        query: {},
-        url: `/hooks/${subPath}`,
-        rawBody: raw,
-        payloadIsJsonOfRawBody: parsed.body.payloadIsJsonOfRawBody,
-      });
-      actual = outcome.kind === 'none' || outcome.actions.length === 0 ? null : [...outcome.actions];
-    } catch (err) {
-      const e = toHookdError(err);
-      return [`answered ${e.statusCode} ${e.code}: ${e.message}`];
-    }
-    return diffActions(fixture.expect, actual);
+    const replayed = await replayDelivery(mappings, subPath, {
+      ...(fixture.headers ? { headers: fixture.headers } : {}),
+      raw,
+    });
+    return replayed.ok ? diffActions(fixture.expect, replayed.actions) : [replayed.problem];
   } finally {
     transforms.close();
   }
-}
-
-/** `expect` against what came out: each expected action's keys must equal the actual ones. */
-function diffActions(expected: Fixture['expect'], actual: readonly unknown[] | null): string[] {
-  const show = (value: unknown) => JSON.stringify(value);
-  if (expected === null || actual === null) {
-    return expected === actual ? [] : [`expected ${show(expected)}, got ${show(actual)}`];
-  }
-  const diff: string[] = [];
-  if (expected.length !== actual.length) diff.push(`expected ${expected.length} action(s), got ${actual.length}`);
-  expected.forEach((want, i) => {
-    const got = (actual[i] ?? {}) as Record<string, unknown>;
-    for (const [key, value] of Object.entries(want)) {
-      if (!isDeepStrictEqual(got[key], value)) {
-        diff.push(`action ${i} ${key}:\n    - expected ${show(value)}\n    + got      ${show(got[key])}`);
-      }
-    }
-  });
-  return diff;
 }
 
 /** A built-in preset by name, or a preset folder by its path (`./acme`, `/opt/presets/acme`). */

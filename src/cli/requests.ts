@@ -22,6 +22,7 @@ export interface ReplayOptions extends GatewayOptions {
   failed?: boolean;
   since?: string;
   limit: string;
+  force?: boolean;
 }
 
 export interface RunsOptions extends GatewayOptions {
@@ -66,7 +67,7 @@ function actionsOf(r: RequestView): string {
   const parts: string[] = [];
   if (r.eventIds.length > 0) parts.push(`${r.eventIds.length} event${r.eventIds.length === 1 ? '' : 's'}`);
   if (r.runIds.length > 0) parts.push(r.runIds.length === 1 ? `run ${r.runIds[0]}` : `${r.runIds.length} runs`);
-  if (r.replayOf) parts.push(`replay of ${r.replayOf}`);
+  if (r.replayOf) parts.push(`${r.forced ? 'forced ' : ''}replay of ${r.replayOf}`);
   if (r.replayedAt) parts.push('replayed');
   return parts.join(', ') || '-';
 }
@@ -137,15 +138,14 @@ export async function replayCommand(ids: readonly string[], options: ReplayOptio
   const targets = options.failed ? await failedIds(gateway, options.since, Number(options.limit)) : ids;
   if ('status' in targets) return failed(io, targets);
   if (targets.length === 0) io.out('nothing to replay');
-  const results: { id: string; status: number; replayId: string; body: unknown }[] = [];
+  const results: { id: string; status: number; replayId: string; remembered: boolean; body: unknown }[] = [];
+  const force = options.force ? { force: true } : undefined;
   for (const id of targets) {
-    const answer = await gateway.call('POST', `/api/requests/${encodeURIComponent(id)}/replay`);
+    const answer = await gateway.call('POST', `/api/requests/${encodeURIComponent(id)}/replay`, force);
     const replayId = String(answer.headers['x-request-id'] ?? '');
-    results.push({ id, status: answer.status, replayId, body: answer.body });
-    if (!options.json) {
-      const what = answer.status < 300 ? JSON.stringify(answer.body) : `${answer.body.code}: ${answer.body.error}`;
-      io.out(`${id} → ${answer.status} (replay ${replayId}) ${answer.status === 204 ? 'no action' : what}`);
-    }
+    const remembered = answer.headers['idempotent-replayed'] === 'true';
+    results.push({ id, status: answer.status, replayId, remembered, body: answer.body });
+    if (!options.json) io.out(`${id} → ${answer.status} (replay ${replayId}) ${replayOutcome(answer, remembered)}`);
   }
   if (options.json) io.out(JSON.stringify({ replays: results }, null, 2));
   return results.every((r) => r.status < 300) ? 0 : 1;
@@ -159,6 +159,14 @@ function statusOf(run: RunListItem): string {
   if (!run.retrying) return run.status;
   const note = run.retrying.length > RETRYING_CHARS ? `${run.retrying.slice(0, RETRYING_CHARS - 1)}…` : run.retrying;
   return `${run.status}: ${note}`;
+}
+
+/** What a replay's answer says, on one line. */
+function replayOutcome(answer: AdminAnswer, remembered: boolean): string {
+  if (answer.status >= 300) return `${answer.body.code}: ${answer.body.error}`;
+  const what = answer.status === 204 ? 'no action' : JSON.stringify(answer.body);
+  // Nothing ran: the sender's retry, or an earlier replay, had already run it (--force runs anew).
+  return remembered ? `${what} (already run: the answer of its first run; --force runs it anew)` : what;
 }
 
 /** `hookd runs`: agent runs of a running gateway, newest first. */

@@ -39,8 +39,10 @@ export function requestLogRoutes(app: FastifyInstance, options: RequestLogRoutes
   });
   app.post<{ Params: { id: string } }>('/api/requests/:id/replay', async (request, reply) => {
     // The replay is logged under this request's id: the answer's x-request-id names it.
-    const answer = await options.replay(request.params.id, request.id);
+    const answer = await options.replay(request.params.id, request.id, replayOptionsOf(request.body));
     reply.header('replay-of', request.params.id).code(answer.status);
+    // The answer of the run its idempotency key already made (the sender's retry, another replay).
+    if (answer.remembered) reply.header('idempotent-replayed', 'true');
     return answer.body === null ? reply.send() : reply.send(answer.body);
   });
   app.get('/api/runs', async (request) => queries.runs(runFilter(request.query as Query)));
@@ -105,6 +107,16 @@ function runFilter(query: Query): RunListFilter {
   if (status !== undefined && !RUN_FILTERS.includes(status))
     throw hookdError('INVALID_FIELD', { field: 'status', expected: RUN_FILTERS.join(', ') });
   return { limit: limitOf(query), ...cursorOf(query), ...(status ? { status } : {}) };
+}
+
+/** A replay's body: none, or `{ "force": true }` to run anew past its key's remembered answer. */
+function replayOptionsOf(body: unknown): { force?: boolean } {
+  if (body === undefined || body === null) return {};
+  const force = (body as { force?: unknown }).force;
+  const keys = typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : undefined;
+  if (!keys?.every((key) => key === 'force') || (force !== undefined && typeof force !== 'boolean'))
+    throw hookdError('INVALID_FIELD', { field: 'body', expected: 'nothing, or { "force": true }' });
+  return force ? { force } : {};
 }
 
 /** `true` or `false`, else 400 `INVALID_FIELD`. */

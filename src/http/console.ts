@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -170,6 +169,8 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
 
 /** Bundles console/main.tsx (Preact) into one script. */
 async function bundleApp(): Promise<string> {
+  // Loaded by the console's first page, not at start.
+  const { build } = await import('esbuild');
   const result = await build({
     entryPoints: [`${SOURCE}main.tsx`],
     bundle: true,

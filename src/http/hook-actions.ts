@@ -1,5 +1,12 @@
 import type { FastifyRequest } from 'fastify';
-import { type Action, type ActionOptions, type ActionSink, parseAgentBody, parseWakeBody } from '../actions/index.js';
+import {
+  type Action,
+  type ActionOptions,
+  type ActionSink,
+  parseAgentBody,
+  parseWakeBody,
+  type RequestReceipt,
+} from '../actions/index.js';
 import { failureDetail, type HookdError, hookdError, isHookdError } from '../errors.js';
 import type { MappingEngine } from '../mapping/index.js';
 import type { ParsedBody } from './body.js';
@@ -14,6 +21,12 @@ export interface RequestedActions {
 /** A hook request as the mapping step reads it: a live one, or a replay of a logged one. */
 export type HookRequestFacts = Pick<FastifyRequest, 'id' | 'headers' | 'query' | 'url'>;
 
+/** What the mapping step tells of a request (`mappingId`) and reads of it (its receipt, kept with a failure). */
+export interface MappingTrail {
+  mappingId?: string;
+  readonly receipt?: RequestReceipt;
+}
+
 /** Turns a hook request into actions: the built-in endpoints, else the mapping engine (docs/http.md step 6). */
 export interface HookActions {
   /**
@@ -26,7 +39,7 @@ export interface HookActions {
     subPath: string,
     body: ParsedBody,
     verifiedMappings?: ReadonlySet<string>,
-    trail?: { mappingId?: string },
+    trail?: MappingTrail,
   ): Promise<RequestedActions>;
 }
 
@@ -40,9 +53,16 @@ export interface HookActionsOptions {
 export function createHookActions(options: HookActionsOptions): HookActions {
   const { sink, actionOptions, mappings } = options;
 
-  const keepFailure = (request: HookRequestFacts, subPath: string, body: ParsedBody, err: HookdError) => {
+  const keepFailure = (
+    request: HookRequestFacts,
+    subPath: string,
+    body: ParsedBody,
+    err: HookdError,
+    receipt: RequestReceipt | undefined,
+  ) => {
     const { headers, url } = withoutCredentials(request);
     sink.recordFailure({
+      ...(receipt ? { receipt } : {}),
       requestId: request.id,
       subPath,
       url,
@@ -59,7 +79,7 @@ export function createHookActions(options: HookActionsOptions): HookActions {
     subPath: string,
     body: ParsedBody,
     verified: ReadonlySet<string> | undefined,
-    trail: { mappingId?: string } | undefined,
+    trail: MappingTrail | undefined,
   ) {
     if (!mappings) throw hookdError('NO_MAPPING', { hook: subPath });
     // Templates and transforms never see the credentials: no token header, no ?token=.
@@ -74,7 +94,7 @@ export function createHookActions(options: HookActionsOptions): HookActions {
         const mapping = mappings.resolve(subPath, body.payload, request.headers);
         if (mapping) trail.mappingId = mapping.id;
       }
-      if (isHookdError(err, 'TRANSFORM_FAILED')) keepFailure(request, subPath, body, err);
+      if (isHookdError(err, 'TRANSFORM_FAILED')) keepFailure(request, subPath, body, err, trail?.receipt);
       throw err;
     });
     if (outcome.kind === 'none') throw hookdError('NO_MAPPING', { hook: subPath });

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RequestReceipt } from '../actions/index.js';
 import type { HooksConfig } from '../config/index.js';
 import { type HookdError, hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -8,6 +9,7 @@ import type { HookOutcomes } from '../runtime/index.js';
 import { createTokenMatcher, findToken } from './auth.js';
 import type { ParsedBody } from './body.js';
 import { busyError, createPendingBodies, type PendingBody } from './pending-bodies.js';
+import { type CredentialFingerprints, openedByToken } from './receipt.js';
 import type { SignatureFailure } from './signatures.js';
 import type { AuthThrottle } from './throttle.js';
 
@@ -35,6 +37,8 @@ export interface HookTrail {
   readonly startedMs: number;
   /** A correct token, or (set once checked) a valid signature: only these are logged. */
   authenticated: boolean;
+  /** What let it in (set with `authenticated`), as its record and kept failure keep it. */
+  receipt?: RequestReceipt;
   body?: ParsedBody;
   mappingId?: string;
   /** The error code it was answered with. */
@@ -59,6 +63,8 @@ export interface HookGateOptions {
   readonly mappings?: MappingEngine;
   readonly throttle: AuthThrottle;
   readonly log: Logger;
+  /** What a receipt names the hook token by. */
+  readonly fingerprints: CredentialFingerprints;
   /** Told of every refused signature, for alerts (docs/operations.md#alerts). */
   readonly outcomes?: HookOutcomes;
 }
@@ -67,7 +73,7 @@ const isBuiltIn = (subPath: string) => subPath === 'wake' || subPath === 'agent'
 
 /** Creates the gate of the hook routes. */
 export function createHookGate(options: HookGateOptions): HookGate {
-  const { hooks, mappings, throttle, log, outcomes } = options;
+  const { hooks, mappings, throttle, log, fingerprints, outcomes } = options;
   const tokenMatches = createTokenMatcher(hooks.token);
   const { maxPendingBytes, maxPendingPerClient, bodyTimeoutMs } = hooks.verifiedPaths;
   const pendingBodies = createPendingBodies({ maxBytes: maxPendingBytes, maxPerClient: maxPendingPerClient });
@@ -137,8 +143,11 @@ export function createHookGate(options: HookGateOptions): HookGate {
       if (presented === undefined || !tokenMatches(presented.token)) verifiers = verifiersFor(request, subPath);
       if (subPath === '') throw hookdError('NOT_FOUND', { resource: 'hook name', hint: `e.g. ${hooks.path}/wake` });
       const maxBodyBytes = isBuiltIn(subPath) || !mappings ? hooks.maxBodyBytes : mappings.maxBodyBytesFor(subPath);
-      const trail = { receivedAt, startedMs, authenticated: verifiers.length === 0, logged: false };
-      if (verifiers.length === 0) return { subPath, maxBodyBytes, res: reply.raw, verifiers, trail };
+      const trail: HookTrail = { receivedAt, startedMs, authenticated: verifiers.length === 0, logged: false };
+      if (presented && verifiers.length === 0) {
+        trail.receipt = { ...openedByToken(presented.source, fingerprints), bodyRead: false };
+        return { subPath, maxBodyBytes, res: reply.raw, verifiers, trail };
+      }
       const pending = reserve(request, reply, maxBodyBytes);
       const unverified = { ...(pending ? { pending } : {}), bodyDeadlineMs: bodyTimeoutMs };
       return { subPath, maxBodyBytes, res: reply.raw, verifiers, trail, ...unverified };

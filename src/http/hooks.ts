@@ -13,7 +13,8 @@ import { withoutCredentials } from './credentials.js';
 import { toHookdError } from './errors.js';
 import { createHookActions } from './hook-actions.js';
 import { createHookGate, type HookState } from './hook-gate.js';
-import { createInFlightKeys, hashBody, idempotencyKeyOf, keyIsDeliveryId } from './idempotency.js';
+import { createInFlightKeys, hashBody, type InFlightKeys, idempotencyKeyOf, keyIsDeliveryId } from './idempotency.js';
+import { type CredentialFingerprints, createCredentialFingerprints, openedBySignature } from './receipt.js';
 import { createRequestRecorder, type RequestFacts, requestLogSettings } from './request-log.js';
 import { type Answer, answerFor } from './responses.js';
 import { slackChallenge, type VerifiedWebhook, verifyWebhook } from './signatures.js';
@@ -29,6 +30,10 @@ export interface HookRoutesOptions {
   readonly mappings?: MappingEngine;
   /** Defaults to 20 failures per 60 s, then a 60 s lock. */
   readonly throttle?: AuthThrottle;
+  /** What receipts name credentials by (shared with replay; default: keyed by nothing, unreplayable). */
+  readonly fingerprints?: CredentialFingerprints;
+  /** The idempotency keys being processed (shared with replay, which takes the same keys). */
+  readonly inFlight?: InFlightKeys;
   /** Told how mapped requests were answered and of refused signatures, for alerts (docs/operations.md#alerts). */
   readonly outcomes?: HookOutcomes;
 }
@@ -46,9 +51,11 @@ declare module 'fastify' {
 export async function hookRoutes(app: FastifyInstance, options: HookRoutesOptions): Promise<void> {
   const { hooks, sink } = options;
   const log = options.log.child({ component: 'hooks' });
-  const gate = createHookGate({ ...options, throttle: options.throttle ?? createAuthThrottle(), log });
+  const fingerprints = options.fingerprints ?? createCredentialFingerprints(undefined, hooks.token);
+  const throttle = options.throttle ?? createAuthThrottle();
+  const gate = createHookGate({ ...options, throttle, log, fingerprints });
   const requested = createHookActions(options);
-  const inFlight = createInFlightKeys();
+  const inFlight = options.inFlight ?? createInFlightKeys();
   const recorder = createRequestRecorder(requestLogSettings(hooks));
 
   app.decorateRequest('hook', null);
@@ -92,8 +99,17 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   const factsOf = (request: FastifyRequest, { subPath, trail }: HookState): RequestFacts => {
     const headers = flattenHeaders(request.headers, CREDENTIAL_HEADERS);
     const url = request.url.includes('?') ? withoutCredentials(request).url : request.url;
-    const { receivedAt, startedMs, body } = trail;
-    return { id: request.id, receivedAt, startedMs, subPath, url, headers, ...(body ? { body } : {}) };
+    const { receivedAt, startedMs, body, receipt } = trail;
+    return {
+      id: request.id,
+      receivedAt,
+      startedMs,
+      subPath,
+      url,
+      headers,
+      ...(body ? { body } : {}),
+      ...(receipt ? { receipt } : {}),
+    };
   };
 
   const accept = async (
@@ -123,6 +139,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     const state = request.hook as HookState;
     const body = bodyOf(request.body as BodyOutcome | undefined);
     state.trail.body = body;
+    if (state.trail.receipt) state.trail.receipt = { ...state.trail.receipt, bodyRead: true };
     let verified: VerifiedWebhook | undefined;
     if (state.verifiers.length > 0) {
       const checked = verifyWebhook(state.verifiers, request.headers, body.rawBody);
@@ -131,6 +148,12 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
       if ('failures' in checked) throw gate.refuse(request, 'invalid signature', checked.failures[0]);
       verified = checked;
       state.trail.authenticated = true;
+      const webhookId = checked.webhookId ? { webhookId: checked.webhookId } : {};
+      state.trail.receipt = {
+        ...openedBySignature(state.verifiers, checked.mappings, fingerprints),
+        bodyRead: true,
+        ...webhookId,
+      };
       for (const id of checked.mappings) options.outcomes?.signatureHeld(id);
       const challenge = slackChallenge(state.verifiers, verified, body.payload);
       if (challenge !== undefined) return reply.code(200).send({ challenge });

@@ -22,9 +22,17 @@ export function idempotencyKeyOf(headers: IncomingHttpHeaders, webhookId: string
 
 export const hashBody = (raw: Buffer): string => hash('sha256', raw, 'hex');
 
-/** Requests whose key is being processed right now (a repeat meanwhile is a conflict). */
+/** Requests whose key is being processed right now (a repeat meanwhile is a conflict; a replay waits). */
 export function createInFlightKeys() {
-  const keys = new Set<string>();
+  // Each key held, with whoever waits for it to be let go.
+  const keys = new Map<string, (() => void)[]>();
+  const idOf = (scope: string, key: string) => `${scope}\u0000${key}`;
+  const release = (scope: string, key: string): void => {
+    const id = idOf(scope, key);
+    const waiting = keys.get(id);
+    keys.delete(id);
+    for (const wake of waiting ?? []) wake();
+  };
   return {
     /**
      * Looks the key up: a remembered answer for the same body is returned for replay; another
@@ -39,25 +47,31 @@ export function createInFlightKeys() {
     ): Promise<IdempotentAnswer | undefined> {
       // Taken before the look-up, which may wait on the store: a second request with the key
       // arriving meanwhile is in flight, not a second accept.
-      const id = `${scope}\u0000${key}`;
+      const id = idOf(scope, key);
       if (keys.has(id)) throw hookdError('IDEMPOTENCY_IN_FLIGHT');
-      keys.add(id);
+      keys.set(id, []);
       let answer: IdempotentAnswer | undefined;
       try {
         answer = await sink.findAnswer(scope, key);
       } catch (err) {
-        keys.delete(id);
+        release(scope, key);
         throw err;
       }
       if (!answer) return undefined;
-      keys.delete(id);
+      release(scope, key);
       // A sender that reused its own delivery id never sent an Idempotency-Key: not named.
       if (answer.bodyHash !== bodyHash)
         throw hookdError('IDEMPOTENCY_CONFLICT', deliveryId ? { of: 'delivery id' } : undefined);
       return answer;
     },
-    release(scope: string, key: string): void {
-      keys.delete(`${scope}\u0000${key}`);
+    release,
+    /** Resolves once the key is not held here (at once when it is not). */
+    released(scope: string, key: string): Promise<void> {
+      const waiting = keys.get(idOf(scope, key));
+      if (!waiting) return Promise.resolve();
+      return new Promise((resolve) => waiting.push(resolve));
     },
   };
 }
+
+export type InFlightKeys = ReturnType<typeof createInFlightKeys>;

@@ -7,6 +7,8 @@ export { installErrorHandlers, toHookdError } from './errors.js';
 export { healthRoutes } from './health.js';
 export { createHookActions } from './hook-actions.js';
 export { hookRoutes } from './hooks.js';
+export { createInFlightKeys, type InFlightKeys } from './idempotency.js';
+export { type CredentialFingerprints, createCredentialFingerprints } from './receipt.js';
 export { createReplayer } from './replay.js';
 export { createRequestRecorder, requestLogSettings } from './request-log.js';
 export { signDelivery } from './sign.js';

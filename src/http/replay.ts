@@ -1,106 +1,170 @@
-import type { ActionSink, StoredRequest } from '../actions/index.js';
-import { hookdError } from '../errors.js';
-import type { MappingEngine } from '../mapping/index.js';
+import type { ActionSink, IdempotencyIntent } from '../actions/index.js';
+import { hookdError, isHookdError } from '../errors.js';
 import type { HookOutcomes } from '../runtime/index.js';
-import { classifyContentType, type ParsedBody, parseBody } from './body.js';
 import { toHookdError } from './errors.js';
-import type { HookActions } from './hook-actions.js';
+import type { HookActions, MappingTrail } from './hook-actions.js';
+import { hashBody, type InFlightKeys, idempotencyKeyOf, keyIsDeliveryId } from './idempotency.js';
+import { type Replayable, type ReplayRules, replayableOf } from './replay-rules.js';
 import type { RequestFacts, RequestRecorder } from './request-log.js';
 import { type Answer, answerFor } from './responses.js';
 
-export interface ReplayerOptions {
+export interface ReplayerOptions extends ReplayRules {
   readonly sink: ActionSink;
   readonly requested: HookActions;
   readonly recorder: RequestRecorder;
-  readonly mappings?: MappingEngine;
+  /** The idempotency keys live requests hold (the hook routes'): a replay takes the same keys. */
+  readonly inFlight: InFlightKeys;
   /** Told of a replay a mapping answered 2xx: it clears the mapping's alert (docs/operations.md#alerts). */
   readonly outcomes?: HookOutcomes;
 }
 
-/** What a replay runs: the stored request's path, URL, headers and whole body. */
-interface Replayable {
-  readonly subPath: string;
-  readonly url: string;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: Buffer;
-  readonly mappingId?: string;
+/** `force`: run anew, past the answer the request's idempotency key remembers. */
+export interface ReplayOptions {
+  readonly force?: boolean;
+}
+
+/** A replay's answer; `remembered` when it is the answer of the run its key already made. */
+export interface ReplayAnswer extends Answer {
+  readonly remembered?: boolean;
+}
+
+type Key = Omit<IdempotencyIntent, 'respond'>;
+
+/** One replay under way: what it runs, how it is logged, what its mapping step tells. */
+interface Run {
+  readonly source: Replayable;
+  readonly facts: RequestFacts;
+  readonly trail: MappingTrail;
 }
 
 /**
- * Replays a logged request (docs/runtime.md#request-log-and-replay): the *current* mapping and transform run on its stored
- * body and headers; its signature and idempotency were settled at first receipt and are not
- * checked or counted again. The replay is logged as a new request with `replayOf`, under
- * `replayId`, and answers what a live request would.
+ * Replays a logged request (docs/runtime.md#request-log-and-replay): the *current* mapping and
+ * transform run on its whole stored body, if its receipt allows (replay-rules.ts). A replay takes
+ * the request's idempotency key (its `Idempotency-Key`, its sender's delivery id, else its own
+ * id), so that a replay, the sender's retry and other replays of it make one run between them;
+ * `force` runs anew. The replay is logged as a new request with `replayOf`, under `replayId`, and
+ * answers what a live request would.
  */
 export function createReplayer(options: ReplayerOptions) {
-  const { sink, requested, recorder, mappings } = options;
+  const { sink, requested, recorder, inFlight } = options;
+  // This node's replays running now, by key: a concurrent replay of the same request waits for it.
+  const running = new Map<string, Promise<ReplayAnswer>>();
 
-  return async function replay(id: string, replayId: string): Promise<Answer> {
+  return async function replay(id: string, replayId: string, replayOptions: ReplayOptions = {}): Promise<ReplayAnswer> {
     const stored = await sink.findRequest(id);
     if (!stored) throw hookdError('NOT_FOUND', { resource: 'request', id });
-    const source = replayable(id, stored);
-    if (source.mappingId && mappings && !mappings.mappings.some((m) => m.id === source.mappingId))
-      throw hookdError('REPLAY_MAPPING_GONE', { requestId: id, mappingId: source.mappingId });
-    const facts: RequestFacts = {
-      id: replayId,
-      receivedAt: Date.now(),
-      startedMs: performance.now(),
-      subPath: source.subPath,
-      url: source.url,
-      headers: source.headers,
-      replayOf: id,
-    };
-    const trail: { mappingId?: string } = {};
-    let parsed: ParsedBody | undefined;
+    const source = replayableOf(id, stored, options);
+    let facts: RequestFacts = { ...factsOf(replayId, source), replayOf: id };
+    let trail: MappingTrail = {};
     try {
-      parsed = parsedBody(source);
-      const query = Object.fromEntries(new URLSearchParams(source.url.split('?')[1] ?? ''));
-      const request = { id: replayId, headers: source.headers, query, url: source.url };
-      // A replay is the operator's: any mapping that verifies signatures may take it.
-      const verified = mappings ? new Set(mappings.mappings.map((m) => m.id)) : undefined;
-      const withBody = { ...facts, body: parsed };
-      const { actions, fanOut } = await requested.actionsFor(request, source.subPath, parsed, verified, trail);
-      const record = (accepted: Parameters<typeof answerFor>[0]) =>
-        recorder.accepted(withBody, accepted, fanOut, trail);
-      const accepted = await sink.accept(actions, { requestId: replayId, record });
-      const answer = answerFor(accepted, fanOut);
+      const key = keyOf(id, source);
+      // Its replays log the request's receipt, with the key they share when it named none.
+      const receipt = { ...source.receipt, ...(key.fromId ? { replayKey: key.key } : {}) };
+      facts = { ...facts, receipt, ...(replayOptions.force ? { forced: true } : {}) };
+      trail = { receipt };
+      const run = { source, facts, trail };
+      const answer = replayOptions.force ? await accept(run) : await once(run, key);
       if (answer.status < 300) {
         sink.markReplayed(id);
         // A failed replay is not counted: the operator is looking already.
-        if (trail.mappingId) options.outcomes?.answered(trail.mappingId, { status: answer.status });
+        if (trail.mappingId && !answer.remembered)
+          options.outcomes?.answered(trail.mappingId, { status: answer.status });
       }
       return answer;
     } catch (err) {
       const e = toHookdError(err);
       const ending = { status: e.statusCode, code: e.code, ...(trail.mappingId ? { mappingId: trail.mappingId } : {}) };
-      sink.recordRequest(recorder.record({ ...facts, ...(parsed ? { body: parsed } : {}) }, ending));
+      sink.recordRequest(recorder.record(facts, ending));
       throw e;
     }
   };
+
+  /** Runs the mapping and commits its actions (under `key`, when given) with the replay's record. */
+  async function accept({ source, facts, trail }: Run, key?: Key): Promise<ReplayAnswer> {
+    const query = Object.fromEntries(new URLSearchParams(source.url.split('?')[1] ?? ''));
+    const request = { id: facts.id, headers: source.headers, query, url: source.url };
+    const { actions, fanOut } = await requested.actionsFor(
+      request,
+      source.subPath,
+      source.body,
+      source.verified,
+      trail,
+    );
+    const respond = (accepted: Parameters<typeof answerFor>[0]) => answerFor(accepted, fanOut);
+    const record = (accepted: Parameters<typeof answerFor>[0]) => recorder.accepted(facts, accepted, fanOut, trail);
+    const idempotency = key ? { idempotency: { ...key, respond } } : {};
+    return respond(await sink.accept(actions, { requestId: facts.id, record, ...idempotency }));
+  }
+
+  /** One run per key on this node: a replay of a request already replaying answers with its result. */
+  async function once(run: Run, key: Key & { deliveryId: boolean }): Promise<ReplayAnswer> {
+    const slot = `${key.scope}\u0000${key.key}`;
+    const first = running.get(slot);
+    if (first) return remembered(run, await first);
+    const claimed = claimAndAccept(run, key);
+    running.set(slot, claimed);
+    try {
+      return await claimed;
+    } finally {
+      running.delete(slot);
+    }
+  }
+
+  /**
+   * Takes the key as a live request does: its remembered answer if any (the sender's retry, or
+   * another replay, ran it), else runs under it. A live request holding it is waited for.
+   */
+  async function claimAndAccept(run: Run, key: Key & { deliveryId: boolean }): Promise<ReplayAnswer> {
+    const { scope, bodyHash } = key;
+    for (;;) {
+      let answer: Awaited<ReturnType<InFlightKeys['claim']>>;
+      try {
+        answer = await inFlight.claim(sink, scope, key.key, bodyHash, key.deliveryId);
+      } catch (err) {
+        if (!isHookdError(err, 'IDEMPOTENCY_IN_FLIGHT')) throw err;
+        await inFlight.released(scope, key.key);
+        continue;
+      }
+      if (answer) return remembered(run, { status: answer.status, body: answer.body as Answer['body'] });
+      try {
+        return await accept(run, key);
+      } catch (err) {
+        // Another node committed the key first (a shared store): its answer is this one's.
+        if (!isHookdError(err, 'IDEMPOTENCY_IN_FLIGHT')) throw err;
+        const taken = await sink.findAnswer(scope, key.key);
+        if (taken?.bodyHash !== bodyHash) throw err;
+        return remembered(run, { status: taken.status, body: taken.body as Answer['body'] });
+      } finally {
+        inFlight.release(scope, key.key);
+      }
+    }
+  }
+
+  /** The answer of the run the key already made, logged as this replay's (no actions of its own). */
+  function remembered({ facts, trail }: Run, answer: ReplayAnswer): ReplayAnswer {
+    const mapping = trail.mappingId ? { mappingId: trail.mappingId } : {};
+    sink.recordRequest(recorder.record(facts, { status: answer.status, ...mapping }));
+    return { status: answer.status, body: answer.body, remembered: true };
+  }
 }
 
 export type Replayer = ReturnType<typeof createReplayer>;
 
-/** The whole stored request: the kept failure's copy, else the logged body when nothing was cut or masked. */
-function replayable(id: string, { record, failure }: StoredRequest): Replayable {
-  const mappingId = record?.mappingId ? { mappingId: record.mappingId } : {};
-  if (failure) {
-    const { subPath, url, headers, body } = failure;
-    return { subPath, url, headers, body, ...mappingId };
-  }
-  if (!record) throw hookdError('NOT_FOUND', { resource: 'request', id });
-  if (record.truncated) throw hookdError('REPLAY_BODY_INCOMPLETE', { requestId: id, why: 'truncated' });
-  if (record.redacted) throw hookdError('REPLAY_BODY_INCOMPLETE', { requestId: id, why: 'redacted' });
-  return { subPath: record.path, url: record.url, headers: record.headers, body: record.body, ...mappingId };
+/** The request's facts as its replay is logged with. */
+function factsOf(replayId: string, source: Replayable): RequestFacts {
+  const { subPath, url, headers, body } = source;
+  return { id: replayId, receivedAt: Date.now(), startedMs: performance.now(), subPath, url, headers, body };
 }
 
-/** The body parsed as a live request's would be (a 415 or 400 then is the replay's answer too). */
-function parsedBody(source: Replayable): ParsedBody {
-  const contentType = source.headers['content-type'];
-  const kind = classifyContentType(contentType);
-  if (kind === undefined) throw hookdError('UNSUPPORTED_MEDIA_TYPE', { contentType: String(contentType) });
-  if (source.body.length === 0) return { payload: {}, rawBody: source.body, payloadIsJsonOfRawBody: false };
-  const outcome = parseBody(kind, source.body);
-  if (!outcome.ok) throw outcome.error;
-  return outcome.body;
+/**
+ * The key a replay takes, scoped like a live request's: its `Idempotency-Key`, else its sender's
+ * delivery id, else the key its replays share (the first request's id).
+ */
+function keyOf(id: string, source: Replayable): Key & { deliveryId: boolean; fromId: boolean } {
+  const scope = source.subPath;
+  const bodyHash = hashBody(source.body.rawBody);
+  const deliveryId = keyIsDeliveryId(source.headers);
+  const own = idempotencyKeyOf(source.headers, source.receipt.webhookId);
+  if (own !== undefined) return { scope, key: own, bodyHash, deliveryId, fromId: false };
+  return { scope, key: source.receipt.replayKey ?? id, bodyHash, deliveryId: false, fromId: true };
 }

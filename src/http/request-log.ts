@@ -1,4 +1,4 @@
-import type { Accepted, RequestLogRecord } from '../actions/index.js';
+import type { Accepted, RequestLogRecord, RequestReceipt } from '../actions/index.js';
 import type { HooksConfig } from '../config/index.js';
 import type { ParsedBody } from './body.js';
 import { answerFor } from './responses.js';
@@ -24,6 +24,10 @@ export interface RequestFacts {
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: ParsedBody;
   readonly replayOf?: string;
+  /** A replay run anew on purpose, past its key's remembered answer. */
+  readonly forced?: boolean;
+  /** How it was let in (a replay: how the request it replays was). */
+  readonly receipt?: RequestReceipt;
 }
 
 /** How a request ended. */
@@ -60,6 +64,8 @@ export function createRequestRecorder(settings: RequestLogSettings) {
       truncated: kept.truncated,
       redacted: kept.redacted,
       replayOf: facts.replayOf || undefined,
+      forced: facts.forced || undefined,
+      receipt: facts.receipt,
     };
   }
   return {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { Ajv } from 'ajv';
 import JSON5 from 'json5';
 import { TEMPLATED_FIELDS, type TemplatedField } from '../action-shape.js';
 import type { ModelCatalog } from '../actions/index.js';
@@ -190,7 +191,8 @@ export function collectMappings(
   return { compiled, problems };
 }
 
-const ajv = createSchemaAjv({ allErrors: false });
+/** Made for the first mapping with a schema, not at start (a config without one never makes it). */
+let ajv: Ajv | undefined;
 
 /**
  * A mapping's `schema`: an object, or a file relative to the config's folder — JSON, or a
@@ -266,6 +268,7 @@ function undeclared(schema: object, name: string): boolean {
 
 /** Compiles a payload schema into the check `route` runs first. */
 function payloadChecker(source: object): NonNullable<CompiledMapping['checkPayload']> {
+  ajv ??= createSchemaAjv({ allErrors: false });
   const validate = compileSchema(ajv, source);
   return (payload) => {
     if (validate(payload)) return undefined;

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { Ajv, ValidateFunction } from 'ajv';
 import JSON5 from 'json5';
 import {
   formatSchemaErrors,
@@ -50,8 +51,14 @@ const manifestSchema = {
   },
 } as const;
 
-const ajv = createSchemaAjv({ allErrors: true, verbose: true });
-const validateManifest = ajv.compile(manifestSchema);
+/** Made when the first preset is read, not at start (a config without presets never makes it). */
+let checker: { readonly ajv: Ajv; readonly validate: ValidateFunction } | undefined;
+const manifestChecker = () => {
+  if (checker) return checker;
+  const ajv = createSchemaAjv({ allErrors: true, verbose: true });
+  checker = { ajv, validate: ajv.compile(manifestSchema) };
+  return checker;
+};
 
 /**
  * A manifest read from its folder, and its problems (`file:line:col: key.path: what`). It is
@@ -93,6 +100,7 @@ export function readManifest(folder: PresetFolder, plugin: boolean): ManifestRea
     const place = locate(positions, path) ?? { line: 1, column: 1 };
     return `${file}:${place.line}:${place.column}: ${path || '(root)'}`;
   };
+  const { ajv, validate: validateManifest } = manifestChecker();
   if (!validateManifest(data)) {
     const problems = formatSchemaErrors(validateManifest.errors ?? []).map((line) => {
       const cut = /^[\w$.[\]"-]+: /.exec(line)?.[0];

@@ -8,7 +8,9 @@ import { type ModelProvider, unwrapExternalContent } from '../runtime/index.js';
  */
 export function createBuiltinProvider(): ModelProvider {
   return {
-    async complete({ model, messages }) {
+    async complete({ model, messages, signal }) {
+      // An aborted call answers nothing, as a provider over the network would not.
+      if (signal.aborted) throw signal.reason;
       if (model !== 'echo')
         throw hookdError('MODEL_UNKNOWN', { provider: 'builtin', model, suggestion: 'builtin/echo' });
       const last = messages.at(-1)?.content ?? '';

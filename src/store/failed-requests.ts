@@ -1,4 +1,5 @@
 import type { FailedRequest } from '../actions/index.js';
+import { receiptColumn, receiptOfColumn } from './receipts.js';
 
 /** A hook request that was answered 5xx (docs/http.md), as stored for replay. */
 export interface FailedRequestRecord extends FailedRequest {
@@ -17,6 +18,7 @@ export interface FailedRequestRow {
   code: string;
   error: string;
   created_at: number;
+  receipt: string | null;
 }
 
 /** Hook requests that failed on our side (a failed transform), kept for replay (docs/http.md). */
@@ -31,16 +33,20 @@ export interface FailedRequestRepository {
 }
 
 /** The columns a failure is kept with, in `failedRequestRow`'s order; both stores. */
-export const FAILED_REQUEST_COLUMNS = 'id, request_id, sub_path, url, headers, body, code, error, created_at';
+export const FAILED_REQUEST_COLUMNS = 'id, request_id, sub_path, url, headers, body, code, error, created_at, receipt';
 
 /** A failure's values for an insert (both stores). */
 export function failedRequestRow(f: FailedRequestRecord): unknown[] {
-  return [f.id, f.requestId || null, f.subPath, f.url, JSON.stringify(f.headers), f.body, f.code, f.error, f.createdAt];
+  const { id, requestId, subPath, url, body, code, error, createdAt } = f;
+  const headers = JSON.stringify(f.headers);
+  return [id, requestId || null, subPath, url, headers, body, code, error, createdAt, receiptColumn(f.receipt)];
 }
 
 /** A row of `failed_requests` as a record. */
 export function failedRequestOf(r: FailedRequestRow): FailedRequestRecord {
+  const receipt = receiptOfColumn(r.receipt);
   return {
+    ...(receipt ? { receipt } : {}),
     id: r.id,
     requestId: r.request_id ?? '',
     subPath: r.sub_path,

@@ -1,8 +1,9 @@
 import type { RequestLogRecord } from '../actions/index.js';
+import { receiptColumn, receiptOfColumn } from './receipts.js';
 
 export type { RequestLogRecord } from '../actions/index.js';
 
-/** A listed record: no body, and its position for the next page. */
+/** A listed record: no body (and no receipt), and its position for the next page. */
 export type RequestLogEntry = Omit<RequestLogRecord, 'body'> & {
   readonly seq: number;
   /** When a replay of it was accepted. */
@@ -60,6 +61,9 @@ export interface RequestRow {
   redacted: number | boolean;
   replay_of: string | null;
   replayed_at: number | null;
+  forced: number | boolean;
+  /** Only when the whole row is read (`get`). */
+  receipt?: string | null;
 }
 
 const ids = (json: string | null): string[] => (json === null ? [] : (JSON.parse(json) as string[]));
@@ -84,18 +88,25 @@ export function requestEntryOf(row: RequestRow): RequestLogEntry {
     redacted: Boolean(row.redacted),
     ...(row.replay_of === null ? {} : { replayOf: row.replay_of }),
     ...(row.replayed_at === null ? {} : { replayedAt: row.replayed_at }),
+    ...(row.forced ? { forced: true } : {}),
   };
+}
+
+/** A whole row (`SELECT *`) as its record, receipt and body included. */
+export function requestRecordOf(row: RequestRow): RequestLogRecord & { readonly seq: number } {
+  const receipt = receiptOfColumn(row.receipt);
+  return { ...requestEntryOf(row), body: row.body as Buffer, ...(receipt ? { receipt } : {}) };
 }
 
 /** The columns a list shows (no body); both stores. */
 export const LISTED = `seq, id, received_at, path, url, mapping_id, status, code, event_ids, run_ids, duration_ms, headers,
-  body_bytes, truncated, redacted, replay_of, replayed_at`;
+  body_bytes, truncated, redacted, replay_of, replayed_at, forced`;
 /** Rows deleted per statement while pruning: a long prune never holds the writer for long. */
 export const PRUNE_CHUNK = 1000;
 
 /** The columns a record is inserted with, in `requestRow`'s order; both stores. */
 export const REQUEST_COLUMNS = `id, received_at, path, url, mapping_id, status, code, event_ids, run_ids, duration_ms,
-  headers, body, body_bytes, truncated, redacted, replay_of`;
+  headers, body, body_bytes, truncated, redacted, replay_of, receipt, forced`;
 
 /** A record's values for an insert; flags as 0/1, which SQLite and PostgreSQL both take. */
 export function requestRow(r: RequestLogRecord): unknown[] {
@@ -116,6 +127,8 @@ export function requestRow(r: RequestLogRecord): unknown[] {
     r.truncated ? 1 : 0,
     r.redacted ? 1 : 0,
     r.replayOf ?? null,
+    receiptColumn(r.receipt),
+    r.forced ? 1 : 0,
   ];
 }
 

@@ -1,10 +1,16 @@
 /**
- * Types for transform authors. A transform receives a TransformInput and returns a
+ * Types for transform authors, exported by the package as `hookd/transform`
+ * (docs/transforms.md#writing-one). A transform receives a TransformInput and returns a
  * TransformResult: `null` (skip, 204), `undefined` (use the mapping's templates), a
  * partial action merged over the templated one, or an array of them (a fan-out).
+ * defineTransform is the one value here: when hookd bundles a transform, `hookd/transform`
+ * becomes that identity function alone (compile.ts), never hookd itself.
  */
 
 import type { ActionFieldValues } from '../action-shape.js';
+
+/** A payload's type from its JSON Schema (`as const`), as json-schema-to-ts derives it. */
+export type { FromSchema } from 'json-schema-to-ts';
 
 export interface TransformInput<Payload = unknown> {
   /** The parsed body (for a `forEach` mapping, with the current item at index 0). */

@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { build, type Message, type Plugin } from 'esbuild';
+import type { Message, Plugin } from 'esbuild';
 import { hookdError } from '../errors.js';
 import { type BundleMap, createBundleMap } from './locate.js';
 import { isInside } from './resolve.js';
@@ -17,6 +17,10 @@ export interface CompiledTransform {
   readonly map: BundleMap;
 }
 
+/** The package export transforms import their types and helper from (docs/transforms.md#writing-one). */
+const AUTHORING_MODULE = 'hookd/transform';
+const AUTHORING_NAMESPACE = 'hookd-authoring';
+
 /**
  * The bundle's name, beside the sources: the source map names the sources relative to it, so
  * relative to the transforms folder (nothing is written: `write` is false).
@@ -24,16 +28,27 @@ export interface CompiledTransform {
 const OUTFILE = '.hookd-transform-bundle.js';
 
 /**
- * Static imports may reach only relative files inside the transforms folder; `require()`
- * and `import()` of anything else are left in the bundle and fail when called, inside the
- * sandbox, where no module system exists.
+ * What `hookd/transform` is inside a bundle: its one value, defineTransform (the identity, as
+ * in src/transforms/authoring.ts). Its types vanish when esbuild strips TypeScript; hookd itself
+ * is never bundled into a transform.
+ */
+const AUTHORING_RUNTIME = 'export function defineTransform(fn) { return fn; }';
+
+/**
+ * Static imports may reach only relative files inside the transforms folder, and
+ * `hookd/transform`; `require()` and `import()` of anything else are left in the bundle and
+ * fail when called, inside the sandbox, where no module system exists.
  */
 function containment(realDir: string, folder: string): Plugin {
   return {
     name: 'hookd-containment',
     setup(b) {
+      b.onLoad({ filter: /.*/, namespace: AUTHORING_NAMESPACE }, () => ({ contents: AUTHORING_RUNTIME, loader: 'js' }));
       b.onResolve({ filter: /.*/ }, async (args) => {
         if (args.kind === 'entry-point' || args.pluginData === 'inner') return undefined;
+        if (args.path === AUTHORING_MODULE) {
+          return { path: AUTHORING_MODULE, namespace: AUTHORING_NAMESPACE };
+        }
         const isRelative = args.path.startsWith('./') || args.path.startsWith('../');
         if (!isRelative) {
           if (args.kind === 'require-call' || args.kind === 'dynamic-import')
@@ -82,6 +97,8 @@ export async function compileTransform(
       problems: [`${file}: expected a file inside ${folder}; it now leads out of it`],
     });
   }
+  // esbuild's API is loaded by the first transform compiled: a config without one never loads it.
+  const { build } = await import('esbuild');
   try {
     const result = await build({
       entryPoints: [realFile],
@@ -106,7 +123,9 @@ export async function compileTransform(
     const code = result.outputFiles.find((f) => f.path.endsWith('.js'))?.text ?? '';
     const mapText =
       result.outputFiles.find((f) => f.path.endsWith('.map'))?.text ?? '{"version":3,"sources":[],"mappings":""}';
-    const inputs = Object.keys(result.metafile.inputs).map((input) => resolve(realDir, input));
+    const inputs = Object.keys(result.metafile.inputs)
+      .filter((input) => !input.startsWith(`${AUTHORING_NAMESPACE}:`))
+      .map((input) => resolve(realDir, input));
     return { code, inputs, map: createBundleMap(JSON.parse(mapText), code.split('\n').length) };
   } catch (err) {
     const errors = (err as { errors?: Message[] }).errors;

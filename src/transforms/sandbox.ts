@@ -1,4 +1,5 @@
-import ivm from 'isolated-vm';
+import { createRequire } from 'node:module';
+import type ivm from 'isolated-vm';
 import { type HookdError, hookdError, isHookdError } from '../errors.js';
 import { BUNDLE_GLOBAL } from './compile.js';
 import { type ConsoleSink, consolePrelude, createConsoleBudget } from './console.js';
@@ -156,6 +157,10 @@ function answered(answer: string, map: BundleMap | undefined): string {
   throw hookdError('TRANSFORM_FAILED', { reason: envelope.error || 'the transform threw', ...site });
 }
 
+/** isolated-vm, loaded with the first sandbox: a config without transforms never loads it. */
+let isolatedVm: typeof ivm | undefined;
+const loadIsolatedVm = () => (isolatedVm ??= createRequire(import.meta.url)('isolated-vm') as typeof ivm);
+
 /**
  * Builds an isolate, runs the bundle, and keeps a reference to `__hookdCall`. A failure the
  * transform throws is a TRANSFORM_FAILED placed in the author's source by `map`.
@@ -169,6 +174,7 @@ export async function createSandbox(
 ): Promise<Sandbox> {
   const { map } = options;
   const console = createConsoleBudget(sink);
+  const ivm = loadIsolatedVm();
   const isolate = new ivm.Isolate({ memoryLimit: limits.memoryLimitMb });
   try {
     const step = setupSteps(isolate, options.offThread === true);

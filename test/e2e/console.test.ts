@@ -158,7 +158,7 @@ describe.skipIf(!browserTestsRun)('the operator console in Chromium (docs/consol
       return tried.status === 200 ? true : undefined;
     }, 'the fixed transform to be loaded');
 
-    await page.getByRole('button', { name: 'Replay' }).click();
+    await page.getByRole('button', { name: 'Replay', exact: true }).click();
     const notice = page.locator('.notice');
     await notice.waitFor();
     await expect(notice.textContent()).resolves.toContain('Replayed: 202');
@@ -186,6 +186,15 @@ describe.skipIf(!browserTestsRun)('the operator console in Chromium (docs/consol
     await page.locator('.health', { hasText: 'runs: 1 ok' }).waitFor({ timeout: 5000 });
     await page.screenshot({ path: artefact('console', 'live-log-replayed') });
     if (REFRESH_DOCS) copyFileSync(artefact('console', 'live-log-replayed'), join(ROOT, 'docs/console-live-log.png'));
+
+    // Replayed again, nothing runs: the first replay's answer comes back. Replay anew runs it again, and says so.
+    await page.goto(`${hookd.url}/ui/#/requests/${id}`);
+    await page.getByRole('button', { name: 'Replay', exact: true }).click();
+    await page.locator('.notice', { hasText: 'Already run: 202' }).waitFor();
+    await page.getByRole('button', { name: 'Replay anew' }).click();
+    await page.locator('.notice', { hasText: 'Replayed: 202' }).waitFor();
+    await page.getByRole('link', { name: 'See the replay' }).click();
+    await page.getByText('(run anew on purpose)').waitFor();
     await context.close();
   });
 

@@ -68,6 +68,17 @@ describe('hookd requests, replay and runs (docs/runtime.md#request-log-and-repla
     expect(replayed.stdout).toMatch(new RegExp(`^${id} → 202 \\(replay [^)]+\\) \\{"ok":true,"runId"`));
     // Replayed once: a second --failed finds nothing.
     expect((await cli('replay', '--failed')).stdout.trim()).toBe('nothing to replay');
+    // By id again: nothing runs, the first run's answer comes back; --force runs it anew, and says so.
+    const again = await cli('replay', id);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('(already run: the answer of its first run; --force runs it anew)');
+    const forced = await cli('replay', id, '--force');
+    expect(forced.code).toBe(0);
+    const runIdOf = (stdout: string) => /"runId":"([^"]+)"/.exec(stdout)?.[1];
+    expect(forced.stdout).not.toContain('already run');
+    expect(runIdOf(forced.stdout)).toEqual(expect.any(String));
+    expect(runIdOf(forced.stdout)).not.toBe(runIdOf(again.stdout));
+    expect((await cli('requests')).stdout).toContain(`forced replay of ${id}`);
 
     let runs = '';
     for (let i = 0; i < 50 && !runs.includes(' ok '); i++) {
@@ -79,8 +90,11 @@ describe('hookd requests, replay and runs (docs/runtime.md#request-log-and-repla
     const json = JSON.parse((await cli('requests', '--json', '--limit', '10')).stdout) as { requests: unknown[] };
     expect(json.requests.length).toBeGreaterThanOrEqual(3);
 
+    // From a folder without a config (in temp.dir, ./hookd.json5 would give the right token).
+    const elsewhere = makeTempDir();
+    cleanups.push(elsewhere.cleanup);
     const noToken = await runHookd(['runs', '--url', hookd.url], {
-      cwd: temp.dir,
+      cwd: elsewhere.dir,
       env: { HOOKD_GATEWAY_TOKEN: 'wrong-token-0123456789' },
     });
     expect(noToken.code).toBe(1);

@@ -232,6 +232,40 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       expect(await ids({})).toEqual(['a:400']);
     });
 
+    it("keeps a request's receipt with its record and its kept failure, and a forced replay's mark", async () => {
+      const store = make();
+      const byToken = { by: 'token', via: 'bearer', credential: 'fp-token', bodyRead: true } as const;
+      const bySignature = {
+        by: 'signature',
+        credentials: { gh: 'fp-gh' },
+        bodyRead: true,
+        webhookId: 'delivery-1',
+        replayKey: 'req-0',
+      } as const;
+      await store.group.write((w) => {
+        w.requests.insert(record('t', { receipt: byToken }));
+        w.requests.insert(record('s', { receipt: bySignature, replayOf: 'req-0', forced: true }));
+        w.requests.insert(record('none'));
+        w.failedRequests.insert({
+          ...{ id: 'f2', requestId: 's', subPath: 'gh', url: '/hooks/gh', headers: {}, body: Buffer.from('{}') },
+          ...{ code: 'TRANSFORM_FAILED', error: 'boom', createdAt: 1, receipt: bySignature },
+        });
+      });
+      expect((await store.requests.get('t'))?.receipt).toEqual(byToken);
+      expect(await store.requests.get('s')).toMatchObject({ receipt: bySignature, forced: true, replayOf: 'req-0' });
+      const none = await store.requests.get('none');
+      expect(none?.receipt).toBeUndefined();
+      expect(none?.forced).toBeUndefined();
+      expect((await store.failedRequests.forRequest('s'))?.receipt).toEqual(bySignature);
+      // Lists show the mark, never the receipt.
+      const listed = await store.requests.list({ limit: 10 });
+      expect(listed.map((r) => [r.id, r.forced ?? false, 'receipt' in r])).toEqual([
+        ['none', false, false],
+        ['s', true, false],
+        ['t', false, false],
+      ]);
+    });
+
     it('keeps failures for replay and purges expired idempotency records', async () => {
       const store = make();
       await store.commit((w) => {

@@ -170,10 +170,12 @@ describe('a flood of tokenless uploads (issue 27 item 2)', () => {
       );
       expect(sent).toEqual(Array(10).fill(200));
       for (const status of statuses.keys()) expect(answers).toContain(status);
-      // V8 hands a grown heap back once the process idles (a few seconds); what the flood kept
-      // (buffers still referenced, or a malloc heap fragmented by them) would never come back.
-      await expect.poll(() => rssMb(hookd), { timeout: 45_000, interval: 250 }).toBeLessThan(before * 1.2);
+      // V8 hands a grown heap back once the process idles: within seconds on a quiet machine, and
+      // about a minute after the flood on a loaded one (seen: 126 MB, then 82 MB 65 s later); what
+      // the flood kept (buffers still referenced, or a malloc heap fragmented by them) would never
+      // come back.
+      await expect.poll(() => rssMb(hookd), { timeout: 100_000, interval: 250 }).toBeLessThan(before * 1.2);
     },
-    120_000,
+    200_000,
   );
 });

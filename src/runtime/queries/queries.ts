@@ -99,7 +99,8 @@ export function createAdminQueries(store: StoreContract, now: () => number = Dat
       const failure = await store.failedRequests.forRequest(id);
       const events = await Promise.all(record.eventIds.map((eventId) => store.events.get(eventId)));
       const runs = await Promise.all(record.runIds.map(itemOf));
-      const { body, headers, ...entry } = record;
+      // The receipt stays inside: it is what a replay checks, not something to show.
+      const { body, headers, receipt: _receipt, ...entry } = record;
       return {
         ...toRequestView(entry),
         headers,
@@ -234,6 +235,6 @@ function toRequestView({ seq: _seq, receivedAt, replayedAt, ...entry }: Omit<Req
 
 /** A just-written record as the list shows it. */
 export function requestViewOf(record: RequestLogRecord): RequestView {
-  const { body: _body, headers: _headers, receivedAt, ...rest } = record;
+  const { body: _body, headers: _headers, receipt: _receipt, receivedAt, ...rest } = record;
   return { ...rest, receivedAt: iso(receivedAt) };
 }

@@ -8,7 +8,7 @@ import { failedRequestOf } from '../failed-requests.js';
 import { createCommitQueue } from '../group-commit.js';
 import type { SessionMessage } from '../messages.js';
 import type { RequestLogEntry, RequestLogFilter } from '../requests.js';
-import { LISTED, PRUNE_CHUNK, requestEntryOf, requestListWhere } from '../requests.js';
+import { LISTED, PRUNE_CHUNK, requestEntryOf, requestListWhere, requestRecordOf } from '../requests.js';
 import type { RunListFilter, RunRecord } from '../runs.js';
 import { runOf } from '../runs.js';
 import { isStoreUnavailable } from '../unavailable.js';
@@ -198,7 +198,7 @@ export function createPgContract(pool: pg.Pool): StoreContract {
     requests: {
       get: async (id) => {
         const row = await one('SELECT * FROM requests WHERE id = $1 ORDER BY seq DESC LIMIT 1', [id]);
-        return row && { ...requestEntryOf(row as never), body: row.body as Buffer };
+        return row && requestRecordOf(row as never);
       },
       list: async (filter: RequestLogFilter) => {
         const { where, values } = requestListWhere(filter, (n) => `$${n}`);

@@ -24,7 +24,7 @@ export const RUNS_INSERT = `INSERT INTO runs (${RUN_COLUMNS}, status)
 export const REQUESTS_INSERT = `INSERT INTO requests (${REQUEST_COLUMNS})
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[],
     $8::text[], $9::text[], $10::integer[], $11::text[], $12::bytea[], $13::integer[], $14::boolean[],
-    $15::boolean[], $16::text[])`;
+    $15::boolean[], $16::text[], $17::text[], $18::boolean[])`;
 
 /**
  * Inserts the keys not held; an expired key is taken over. Returns the keys taken. A key's time

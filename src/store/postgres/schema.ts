@@ -157,6 +157,14 @@ export const pgMigrations: readonly string[] = [
   );
   CREATE INDEX run_attempts_run ON run_attempts (run_id, seq);
   `,
+  // A request's receipt (what let it in: the credential's fingerprint, its delivery id), kept with
+  // its record and its kept failure, decides what a replay of it may do; a replay run anew on
+  // purpose (--force) says so.
+  `
+  ALTER TABLE requests ADD COLUMN receipt TEXT;
+  ALTER TABLE requests ADD COLUMN forced BOOLEAN NOT NULL DEFAULT FALSE;
+  ALTER TABLE failed_requests ADD COLUMN receipt TEXT;
+  `,
   // Alert messages, append only (docs/operations.md#alerts): a firing's key and a recovery's
   // firing are unique, so that nodes deciding the same message at once store (and send) it once.
   `

@@ -93,7 +93,7 @@ export function createPgWrites(): { readonly writes: Writes; readonly statements
     },
     requests: {
       insert(r) {
-        add(`INSERT INTO requests (${REQUEST_COLUMNS}) VALUES (${placeholders(16)})`, ...requestRow(r));
+        add(`INSERT INTO requests (${REQUEST_COLUMNS}) VALUES (${placeholders(18)})`, ...requestRow(r));
       },
       markReplayed(id, at) {
         add('UPDATE requests SET replayed_at = $1 WHERE seq = (SELECT MAX(seq) FROM requests WHERE id = $2)', at, id);
@@ -102,7 +102,7 @@ export function createPgWrites(): { readonly writes: Writes; readonly statements
     failedRequests: {
       insert(f) {
         add(
-          `INSERT INTO failed_requests (${FAILED_REQUEST_COLUMNS}) VALUES (${placeholders(9)})`,
+          `INSERT INTO failed_requests (${FAILED_REQUEST_COLUMNS}) VALUES (${placeholders(10)})`,
           ...failedRequestRow(f),
         );
       },

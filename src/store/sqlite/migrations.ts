@@ -146,6 +146,14 @@ export const migrations: readonly string[] = [
   );
   CREATE INDEX run_attempts_run ON run_attempts (run_id, seq);
   `,
+  // A request's receipt (what let it in: the credential's fingerprint, its delivery id), kept with
+  // its record and its kept failure, decides what a replay of it may do; a replay run anew on
+  // purpose (--force) says so.
+  `
+  ALTER TABLE requests ADD COLUMN receipt TEXT;
+  ALTER TABLE requests ADD COLUMN forced INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE failed_requests ADD COLUMN receipt TEXT;
+  `,
   `
   CREATE TABLE alerts (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,

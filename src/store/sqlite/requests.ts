@@ -7,6 +7,7 @@ import {
   type RequestRow,
   requestEntryOf,
   requestListWhere,
+  requestRecordOf,
   requestRow,
 } from '../requests.js';
 import type { Db } from './db.js';
@@ -14,7 +15,7 @@ import type { Db } from './db.js';
 /** The SQLite request log. */
 export function createRequestLogRepository(db: Db): RequestLogRepository {
   const insert = db.prepare(
-    `INSERT INTO requests (${REQUEST_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO requests (${REQUEST_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
 
   const get = db.prepare('SELECT * FROM requests WHERE id = ? ORDER BY seq DESC LIMIT 1');
@@ -58,7 +59,7 @@ export function createRequestLogRepository(db: Db): RequestLogRepository {
     },
     get(id) {
       const row = get.get(id) as RequestRow | undefined;
-      return row && { ...requestEntryOf(row), body: row.body as Buffer };
+      return row && requestRecordOf(row);
     },
     countSince(since) {
       return countSince.get(since) as { total: number; failed: number };

@@ -43,9 +43,17 @@ export interface Store {
 }
 
 /** Opens the embedded SQLite store at `options.path` (`:memory:` for tests). */
-export function createStore(options: OpenDbOptions): Store {
+export function createStore(options: OpenDbOptions & { readonly onFirstWrite?: () => void }): Store {
   const db = openDb(options);
-  const transaction = <T>(fn: () => T): T => db.transaction(fn)();
+  let firstWrite = options.onFirstWrite;
+  const transaction = <T>(fn: () => T): T => {
+    if (firstWrite) {
+      const told = firstWrite;
+      firstWrite = undefined;
+      told();
+    }
+    return db.transaction(fn)();
+  };
   const repositories = {
     events: createEventRepository(db),
     runs: createRunRepository(db),

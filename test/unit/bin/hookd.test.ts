@@ -40,4 +40,18 @@ describe('bin/hookd.js', () => {
     writeFileSync(join(root, 'src/cli/new.ts'), 'export {};\n');
     expect(run()).toBe('src a b');
   });
+
+  it('runs dist/ where there is no src/, as the installed package ships it (no BUILT stamp, no tsx needed)', () => {
+    const pkg = mkdtempSync(join(tmpdir(), 'hookd-bin-package-'));
+    try {
+      for (const dir of ['bin', 'dist/cli']) mkdirSync(join(pkg, dir), { recursive: true });
+      copyFileSync(join(ROOT, 'bin/hookd.js'), join(pkg, 'bin/hookd.js'));
+      copyFileSync(join(root, 'dist/cli/main.js'), join(pkg, 'dist/cli/main.js'));
+      writeFileSync(join(pkg, 'package.json'), '{ "type": "module" }\n');
+      const out = execFileSync(process.execPath, [join(pkg, 'bin/hookd.js'), 'c'], { encoding: 'utf8' });
+      expect(out.trim()).toBe('dist c');
+    } finally {
+      rmSync(pkg, { recursive: true, force: true });
+    }
+  });
 });

@@ -181,4 +181,23 @@ describe('in-flight keys over a store that answers later', () => {
     const empty = slowSink(async () => undefined);
     expect(await keys.claim(empty, 'agent', 'k', 'h')).toBeUndefined();
   });
+
+  it('tells a waiter (a replay) when the key is let go, at once when it is not held', async () => {
+    const keys = createInFlightKeys();
+    const empty = slowSink(async () => undefined);
+    await keys.released('agent', 'k');
+    expect(await keys.claim(empty, 'agent', 'k', 'h')).toBeUndefined();
+    let woken = false;
+    const waiting = keys.released('agent', 'k').then(() => {
+      woken = true;
+    });
+    // Other keys are not the held one.
+    await keys.released('agent', 'other');
+    await keys.released('wake', 'k');
+    expect(woken).toBe(false);
+    keys.release('agent', 'k');
+    await waiting;
+    expect(woken).toBe(true);
+    expect(await keys.claim(empty, 'agent', 'k', 'h')).toBeUndefined();
+  });
 });

@@ -1,10 +1,10 @@
-import { cpSync, writeFileSync } from 'node:fs';
+import { cpSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/index.js';
 import { isHookdError } from '../../../src/errors.js';
-import { createTransformHost } from '../../../src/transforms/index.js';
+import { compileTransform, createTransformHost } from '../../../src/transforms/index.js';
 import { makeTempDir, ROOT } from '../../helpers/hookd-process.js';
 import { hostConfig } from '../../helpers/transforms.js';
 
@@ -52,5 +52,48 @@ describe('compiling transforms', () => {
     );
     const [problem] = await problemsOf([{ transform: { module: 'sneaky.ts' } }]);
     expect(problem).toMatch(/sneaky\.ts:1:19: cannot import "\.\.\/secret\.js": it is outside hooks\.transformsDir/);
+  });
+});
+
+describe('hookd/transform in a transform (docs/transforms.md#writing-one)', () => {
+  it('bundles defineTransform alone, never hookd itself, and watches no file for it', async () => {
+    writeFileSync(
+      join(dir, 'typed.ts'),
+      [
+        "import { defineTransform, type FromSchema } from 'hookd/transform';",
+        "const schema = { type: 'object', properties: { n: { type: 'number' } } } as const;",
+        'export default defineTransform<FromSchema<typeof schema>>(({ payload }) => ({ message: `n=${payload.n}` }));',
+      ].join('\n'),
+    );
+    const compiled = await compileTransform(join(dir, 'typed.ts'), dir);
+    expect(compiled.code).toContain('function defineTransform(fn)');
+    // Nothing of hookd's own modules: no error catalogue, no action shape, no esbuild.
+    expect(compiled.code).not.toMatch(/hookdError|ACTION_FIELDS|esbuild/);
+    expect(compiled.code.length).toBeLessThan(2000);
+    expect(compiled.inputs).toEqual([realpathSync(join(dir, 'typed.ts'))]);
+  });
+
+  it('runs a transform written with defineTransform in the sandbox', async () => {
+    writeFileSync(
+      join(dir, 'helper.ts'),
+      "import { defineTransform } from 'hookd/transform';\nexport default defineTransform<{ n: number }>(({ payload }) => ({ message: `n=${payload.n}` }));\n",
+    );
+    const config = loadConfig({
+      data: { hooks: { transformsDir: dir, mappings: [{ id: 'h', transform: { module: 'helper.ts' } }] } },
+      env: {},
+    });
+    const host = await createTransformHost({ ...hostConfig(config), log: pino({ level: 'silent' }) });
+    try {
+      const input = { payload: { n: 7 }, headers: {}, query: {}, path: 'h', url: '/hooks/h', rawBody: '{"n":7}' };
+      expect(await host.run('h', input)).toEqual({ message: 'n=7' });
+    } finally {
+      host.close();
+    }
+  });
+
+  it('still refuses any other package', async () => {
+    writeFileSync(join(dir, 'pkg.ts'), "import { x } from 'hookd/internal';\nexport default () => ({ message: x });\n");
+    const [problem] = await problemsOf([{ transform: { module: 'pkg.ts' } }]);
+    expect(problem).toMatch(/pkg\.ts:1:19: cannot import "hookd\/internal": transforms may import only relative files/);
   });
 });

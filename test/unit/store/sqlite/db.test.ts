@@ -56,3 +56,18 @@ describe('openDb', () => {
     expect(grownKb).toBeLessThan(8 * 1024);
   });
 });
+
+describe('createStore', () => {
+  it('tells of its first write once, and never while it only reads (an idle gateway starts no checkpoint thread)', async () => {
+    let told = 0;
+    const store = createStore({ path: ':memory:', synchronous: 'normal', onFirstWrite: () => told++ });
+    store.events.pending('main', 10);
+    store.runs.unfinished();
+    expect(told).toBe(0);
+    await store.group.write((w) => w.events.markConsumed(['none'], 1));
+    await store.group.write((w) => w.events.markConsumed(['none'], 2));
+    store.transaction(() => undefined);
+    expect(told).toBe(1);
+    store.close();
+  });
+});

@@ -1,0 +1,75 @@
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../helpers/cli.js';
+import { makeTempDir, ROOT } from '../../helpers/hookd-process.js';
+
+let temp: ReturnType<typeof makeTempDir>;
+beforeEach(() => {
+  temp = makeTempDir();
+});
+afterEach(() => temp.cleanup());
+
+const read = (file: string) => readFileSync(join(temp.dir, file), 'utf8');
+const own = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  version: string;
+  allowScripts: Record<string, boolean>;
+};
+
+describe('hookd init (docs/transforms.md#a-folder-of-your-own)', () => {
+  it('writes a folder with a config, a typed example and its fixtures, and a token kept in .env and never printed', async () => {
+    const { code, out } = await runCli(['init', 'hooks'], { cwd: temp.dir });
+    expect(code).toBe(0);
+    const token = /^HOOKD_HOOK_TOKEN=(\S{43})$/m.exec(read('hooks/.env'))?.[1];
+    expect(token).toBeDefined();
+    expect(statSync(join(temp.dir, 'hooks/.env')).mode & 0o777).toBe(0o600);
+    expect(out).not.toContain(token);
+    expect(read('hooks/hookd.json5')).toContain("token: '${HOOKD_HOOK_TOKEN}'");
+    expect(read('hooks/transforms/example.ts')).toContain("from 'hookd/transform'");
+    expect(JSON.parse(read('hooks/transforms/fixtures/example/info.json')).expect).toBeNull();
+    expect(read('hooks/.gitignore').split('\n')).toEqual(expect.arrayContaining(['node_modules/', 'data/', '.env']));
+    const pkg = JSON.parse(read('hooks/package.json'));
+    expect(pkg.dependencies).toEqual({ hookd: `^${own.version}` });
+    expect(Object.keys(pkg.devDependencies)).toEqual(['typescript']);
+    // What hookd's dependencies need to build on install, approved for npm.
+    expect(pkg.allowScripts).toEqual(own.allowScripts);
+    expect(out).toContain('cd hooks');
+    expect(out).toMatch(/curl -sS -X POST http:\/\/127\.0\.0\.1:8787\/hooks\/example/);
+  });
+
+  it('refuses to overwrite, naming the files and writing nothing; --force overwrites them and keeps the token', async () => {
+    await runCli(['init'], { cwd: temp.dir });
+    const env = read('.env');
+    writeFileSync(join(temp.dir, 'transforms/example.ts'), '// mine\n');
+    const refused = await runCli(['init'], { cwd: temp.dir });
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/already has hookd\.json5, transforms\/example\.ts, .*nothing was written \(--force/);
+    expect(read('transforms/example.ts')).toBe('// mine\n');
+    const forced = await runCli(['init', '--force'], { cwd: temp.dir });
+    expect(forced.code).toBe(0);
+    expect(read('transforms/example.ts')).toContain('defineTransform');
+    expect(read('.env')).toBe(env);
+  });
+
+  it('adds to a package.json that npm wrote, changing none of its values', async () => {
+    writeFileSync(
+      join(temp.dir, 'package.json'),
+      JSON.stringify({ name: 'mine', type: 'module', dependencies: { hookd: 'file:../hookd-0.1.0.tgz' } }),
+    );
+    writeFileSync(join(temp.dir, '.env'), 'OTHER=1');
+    expect((await runCli(['init'], { cwd: temp.dir })).code).toBe(0);
+    const pkg = JSON.parse(read('package.json'));
+    expect(pkg).toMatchObject({ name: 'mine', type: 'module', dependencies: { hookd: 'file:../hookd-0.1.0.tgz' } });
+    expect(pkg.allowScripts).toEqual(own.allowScripts);
+    expect(read('.env')).toMatch(/^OTHER=1\nHOOKD_HOOK_TOKEN=\S{43}\n$/);
+  });
+
+  it('leaves a folder whose fixtures pass and whose config checks', async () => {
+    await runCli(['init'], { cwd: temp.dir });
+    const tested = await runCli(['test'], { cwd: temp.dir });
+    expect(tested.out).toContain('ok   example/warning.json');
+    expect(tested.out).toContain('hookd: 2 of 2 case(s) passed');
+    expect(tested.code).toBe(0);
+    expect((await runCli(['check'], { cwd: temp.dir })).code).toBe(0);
+  });
+});
