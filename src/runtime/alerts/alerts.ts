@@ -95,7 +95,17 @@ export function createAlerts(options: AlertsOptions): Alerts {
     if (!watch) return;
     const now = clock.now();
     countFailure(watch, now, error, page);
-    if (!watch.open && isActive(watch, now)) queue(watch, () => sender.fire(watch));
+    if (!watch.open && isActive(watch, now)) fire(watch);
+  }
+
+  /** Queues a firing, once: a flood of failures while it is stored and sent queues nothing more. */
+  function fire(watch: Watch): void {
+    if (watch.firing) return;
+    watch.firing = true;
+    queue(watch, () => {
+      watch.firing = false;
+      return sender.fire(watch);
+    });
   }
 
   /**
@@ -109,6 +119,8 @@ export function createAlerts(options: AlertsOptions): Alerts {
     delete watch.since;
     if (!watch.open && watch.queued === 0) return;
     queue(watch, async () => {
+      // A firing held back by `every` leaves nothing to recover, and its count stands.
+      if (!watch.open) return;
       const failures = watch.failures;
       watch.times = [];
       watch.failures = 0;
@@ -124,7 +136,7 @@ export function createAlerts(options: AlertsOptions): Alerts {
         const failures = watch.failures;
         watch.failures = 0;
         queue(watch, () => sender.recover(watch, failures));
-      } else if (!watch.open && isActive(watch, now)) queue(watch, () => sender.fire(watch));
+      } else if (!watch.open && isActive(watch, now)) fire(watch);
     }
   }
 
@@ -187,7 +199,7 @@ export function createAlerts(options: AlertsOptions): Alerts {
         watch.failures = alert.count;
         // A quiet window from now closes it: nothing is known of the time before this start.
         watch.lastFailureAt = now;
-        watch.page = alert.link.slice(alert.link.indexOf('#'));
+        if (alert.link.includes('#')) watch.page = alert.link.slice(alert.link.indexOf('#'));
       }
     } catch (err) {
       log.warn({ err }, 'reading open alerts failed');

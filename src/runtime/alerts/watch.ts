@@ -37,6 +37,8 @@ export interface Watch {
   busy: Promise<void>;
   /** Steps queued on `busy` and not done. */
   queued: number;
+  /** A firing is queued and has not started. */
+  firing: boolean;
 }
 
 /** A new, quiet watch. */
@@ -54,6 +56,7 @@ export function createWatch(
     page: '#/requests',
     busy: Promise.resolve(),
     queued: 0,
+    firing: false,
   };
 }
 
