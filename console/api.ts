@@ -51,6 +51,8 @@ export function post<T>(path: string, body?: unknown): Promise<Answer<T>> {
 }
 
 export type {
+  AlertsView,
+  AlertView,
   DeliveryOutcome,
   MappingView,
   OverviewView,

@@ -1,15 +1,48 @@
 import { useCallback, useEffect, useRef } from 'preact/hooks';
-import type { OverviewView } from './api';
-import { useLive, useLoad } from './live';
+import type { AlertsView, AlertView, OverviewView } from './api';
+import { shortWhen, useLive, useLoad, when } from './live';
 
 /** The strip reloads at most this often, however busy the live stream is. */
 const REFRESH_MS = 2000;
 
-/** Queue depth, runs by status, the last hour's requests and transform latency; refreshed by the live stream. */
+/** At most this many open alerts are shown. */
+const MAX_ALERTS = 20;
+
+/** What an alert says, as its message's first line says it (`mapping billing failed 5 times in 10 min`). */
+const headline = (a: AlertView) => (a.text.split('\n')[0] ?? '').replace(/^hookd alert: /, '');
+/** Its console page, on this console (the link in the chat may name another address of it). */
+const pageOf = (a: AlertView) => (a.link.includes('#') ? a.link.slice(a.link.indexOf('#')) : '#/requests');
+
+/** The open alerts, newest first (docs/console.md). */
+function OpenAlerts({ alerts }: { alerts: readonly AlertView[] }) {
+  if (alerts.length === 0) return null;
+  return (
+    <ul class="alerts" aria-label="Open alerts">
+      {alerts.map((a) => (
+        <li key={a.id} data-alert-id={a.id}>
+          <a class="bad" href={pageOf(a)}>
+            {headline(a)}
+          </a>{' '}
+          <span title={when(a.at)}>since {shortWhen(a.at)}</span>
+          {a.lastError ? <span> · {a.lastError}</span> : null}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/**
+ * Queue depth, runs by status, the last hour's requests, transform latency and the open alerts;
+ * refreshed by the live stream.
+ */
 export function HealthStrip() {
   const overview = useLoad<OverviewView>('/api/overview');
-  const reload = useRef(overview.reload);
-  reload.current = overview.reload;
+  const alerts = useLoad<AlertsView>(`/api/alerts?open=true&limit=${MAX_ALERTS}`);
+  const reload = useRef(() => {});
+  reload.current = () => {
+    overview.reload();
+    alerts.reload();
+  };
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   const last = useRef(0);
   useEffect(() => () => clearTimeout(timer.current), []);
@@ -46,6 +79,7 @@ export function HealthStrip() {
           ? `${t.calls} call${t.calls === 1 ? '' : 's'}, mean ${t.meanMs?.toFixed(2)} ms${t.p95AtMostMs === null ? '' : `, p95 ≤ ${t.p95AtMostMs} ms`}`
           : 'no calls yet'}
       </span>
+      <OpenAlerts alerts={alerts.data?.alerts ?? []} />
     </section>
   );
 }

@@ -29,7 +29,7 @@ import { newId } from './ids.js';
 import type { Logger } from './log.js';
 import type { MappingEngine } from './mapping/index.js';
 import type { Metrics } from './metrics.js';
-import type { AdminQueries, Runtime } from './runtime/index.js';
+import type { AdminQueries, HookOutcomes, Runtime } from './runtime/index.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -48,6 +48,8 @@ export interface AppDeps {
   readonly consoleSessions?: ConsoleSessions;
   /** The refused requests' minutes in the request log (default: the system clock). */
   readonly clock?: Clock;
+  /** Told how hook requests were answered, for alerts (the runtime's, while alerts are on). */
+  readonly outcomes?: HookOutcomes;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -241,6 +243,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       log,
       ...(deps.mappings ? { mappings: deps.mappings } : {}),
       ...(deps.clock ? { clock: deps.clock } : {}),
+      ...(deps.outcomes ? { outcomes: deps.outcomes } : {}),
       ...shared,
     });
   }
@@ -274,6 +277,7 @@ async function registerOperatorRoutes(
       inFlight,
       allowQueryToken: config.hooks.allowQueryToken,
       ...(deps.mappings ? { mappings: deps.mappings } : {}),
+      ...(deps.outcomes ? { outcomes: deps.outcomes } : {}),
     }),
   };
   const consoleApi = {

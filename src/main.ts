@@ -245,7 +245,11 @@ export async function startGateway(
     const clock = options.clock ?? systemClock;
     const backend = await openBackend(config, parts, log, clock);
     const store = parts.store;
+    // Alert links point at the console: as configured, else this gateway's own, once it listens.
+    let url: string | undefined;
+    const consoleUrl = () => config.hooks.alerts.consoleUrl ?? (url === undefined ? '' : `${url}/ui/`);
     const runtime = createRuntime({
+      consoleUrl,
       clock,
       config,
       backend,
@@ -277,10 +281,11 @@ export async function startGateway(
       operator,
       consoleSessions: backend.consoleSessions,
       clock,
+      ...(runtime.outcomes ? { outcomes: runtime.outcomes } : {}),
     };
     const app = await buildApp(deps);
     parts.app = app;
-    const url = await listen(app, config, log);
+    url = await listen(app, config, log);
     await runtime.start();
     // Every thread of the gateway's own is running by now: later ones are isolated-vm's
     // (none without a transform, so nothing to watch then).

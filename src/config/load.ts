@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import JSON5 from 'json5';
 import { hookdError } from '../errors.js';
+import { settleAlerts } from './alerts.js';
 import { parseDurationMs } from './duration.js';
 import { expandEnv, joinPath, pathsMeet, type UnsetVariable } from './env.js';
 import { withoutRefused } from './salvage.js';
@@ -168,6 +169,7 @@ function checkSemantics(config: RawConfig, problems: string[], refused: readonly
     problems.push('agents.defaults.heartbeat.every: expected at least 1s');
   }
   checkModels(config, problems);
+  settleAlerts(config, problems);
   const { storage } = config;
   if (storage.kind === 'postgres' && !storage.url)
     problems.push('storage.url: required when storage.kind is postgres (postgres://user:password@host:port/database)');

@@ -6,6 +6,7 @@
  */
 
 import { DEFAULT_SESSION_KEY_PREFIXES } from '../action-shape.js';
+import { alertsSchema } from './alerts-schema.js';
 import { mailSchema, mappingSchema, modelRef, thinking } from './hook-schemas.js';
 
 const DURATION = 'a duration such as 45s, 10m, 1h, or 0 to turn it off';
@@ -172,6 +173,7 @@ export const configSchema = {
           },
         },
         mail: mailSchema,
+        alerts: alertsSchema,
       },
     },
     agents: {

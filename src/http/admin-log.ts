@@ -56,7 +56,8 @@ export function requestLogRoutes(app: FastifyInstance, options: RequestLogRoutes
   });
 }
 
-function limitOf(query: Query): number {
+/** `limit`: 50 unless given, 1 to 500. */
+export function limitOf(query: Query): number {
   if (query.limit === undefined) return DEFAULT_LIMIT;
   const limit = Number(query.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
@@ -64,7 +65,8 @@ function limitOf(query: Query): number {
   return limit;
 }
 
-function cursorOf(query: Query): { beforeSeq?: number } {
+/** `cursor`: the `nextCursor` of the page before. */
+export function cursorOf(query: Query): { beforeSeq?: number } {
   if (query.cursor === undefined) return {};
   if (!/^[1-9][0-9]{0,15}$/.test(query.cursor))
     throw hookdError('INVALID_FIELD', { field: 'cursor', expected: 'the nextCursor of a previous page' });
@@ -117,7 +119,8 @@ function replayOptionsOf(body: unknown): { force?: boolean } {
   return force ? { force } : {};
 }
 
-function booleanOf(field: string, value: string): boolean {
+/** `true` or `false`, else 400 `INVALID_FIELD`. */
+export function booleanOf(field: string, value: string): boolean {
   if (value === 'true') return true;
   if (value === 'false') return false;
   throw hookdError('INVALID_FIELD', { field, expected: 'true or false' });

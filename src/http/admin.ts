@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hookdError } from '../errors.js';
 import type { AdminQueries } from '../runtime/index.js';
 import { type ConsoleApiOptions, consoleApiRoutes } from './admin-console.js';
-import { type RequestLogRoutesOptions, requestLogRoutes } from './admin-log.js';
+import { booleanOf, cursorOf, limitOf, type RequestLogRoutesOptions, requestLogRoutes } from './admin-log.js';
 import { createTokenMatcher, findToken } from './auth.js';
 import { type ConsoleAuth, type ConsoleSession, checkCsrf, checkSameOrigin } from './console-auth.js';
 import { type AuthThrottle, createAuthThrottle } from './throttle.js';
@@ -63,6 +63,11 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
     return run;
   });
   app.get('/api/main/events', async () => queries.mainEvents());
+  app.get('/api/alerts', async (request) => {
+    const query = request.query as Record<string, string | undefined>;
+    const open = query.open === undefined ? {} : { open: booleanOf('open', query.open) };
+    return queries.alerts({ limit: limitOf(query), ...cursorOf(query), ...open });
+  });
   app.get('/api/mail/status', async () => {
     const status = queries.mailStatus?.();
     if (!status)

@@ -5,6 +5,7 @@ import type { HooksConfig } from '../config/index.js';
 import { type HookdError, hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CompiledMapping, MappingEngine } from '../mapping/index.js';
+import type { HookOutcomes } from '../runtime/index.js';
 import { createTokenMatcher, findToken, type TokenSource } from './auth.js';
 import type { ParsedBody } from './body.js';
 import type { CredentialProof } from './credentials.js';
@@ -46,6 +47,8 @@ export interface HookTrail extends CredentialProof {
   /** The error code it was answered with, and its message. */
   code?: string;
   reason?: string;
+  /** For a transform that threw: its author's `file:line:column` (for alerts). */
+  where?: string;
   /** True once its record was written with its actions. */
   logged: boolean;
 }
@@ -74,13 +77,15 @@ export interface HookGateOptions {
   readonly log: Logger;
   /** What a receipt names the hook token by. */
   readonly fingerprints: CredentialFingerprints;
+  /** Told of every refused signature, for alerts (docs/operations.md#alerts). */
+  readonly outcomes?: HookOutcomes;
 }
 
 const isBuiltIn = (subPath: string) => subPath === 'wake' || subPath === 'agent';
 
 /** Creates the gate of the hook routes. */
 export function createHookGate(options: HookGateOptions): HookGate {
-  const { hooks, mappings, throttle, log, fingerprints } = options;
+  const { hooks, mappings, throttle, log, fingerprints, outcomes } = options;
   const tokenMatches = createTokenMatcher(hooks.token);
   const { maxPendingBytes, maxPendingPerClient, bodyTimeoutMs } = hooks.verifiedPaths;
   const pendingBodies = createPendingBodies({ maxBytes: maxPendingBytes, maxPerClient: maxPendingPerClient });
@@ -89,6 +94,7 @@ export function createHookGate(options: HookGateOptions): HookGate {
     const locked = throttle.lockedForSeconds(request.ip);
     const detail = signature ? { mapping: signature.mapping, reason: signature.reason } : {};
     log.warn({ reqId: request.id, ip: request.ip, locked: locked > 0, ...detail }, `hook request refused: ${why}`);
+    if (signature) outcomes?.signatureRefused(signature.mapping, signature.reason);
     if (locked > 0) {
       return hookdError('TOO_MANY_AUTH_FAILURES', undefined, { headers: { 'retry-after': String(locked) } });
     }

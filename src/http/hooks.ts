@@ -7,6 +7,7 @@ import type { HooksConfig } from '../config/index.js';
 import { errorBody, type HookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { MappingEngine } from '../mapping/index.js';
+import type { HookOutcomes } from '../runtime/index.js';
 import { type BodyOutcome, closeUnread, drainRefused, type ParsedBody, readBody } from './body.js';
 import { toHookdError } from './errors.js';
 import { createHookActions } from './hook-actions.js';
@@ -34,6 +35,8 @@ export interface HookRoutesOptions {
   readonly inFlight?: InFlightKeys;
   /** The refused requests' minutes (default: the system clock). */
   readonly clock?: Clock;
+  /** Told how mapped requests were answered and of refused signatures, for alerts (docs/operations.md#alerts). */
+  readonly outcomes?: HookOutcomes;
 }
 
 declare module 'fastify' {
@@ -74,8 +77,13 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
       if (request.hookRefusal) Object.assign(request.hookRefusal, answered);
       if (isHookdError(err, 'BUSY')) closeUnread(reply.raw);
       else drainRefused(request.raw, reply.raw, lingering);
-    } else Object.assign(request.hook.trail, answered);
+    } else {
+      Object.assign(request.hook.trail, answered);
+      const at = isHookdError(e, 'TRANSFORM_FAILED') ? e.params.location : undefined;
+      if (at) request.hook.trail.where = `${at.file}:${at.line}:${at.column}`;
+    }
   });
+  if (options.outcomes) reportOutcomes(app, options.outcomes, recorder.enabled);
   // What stored no actions (a 4xx, a failed transform, a 204, a refusal) is logged once answered.
   // (A callback hook: no promise per request on the hot path, where it finds the record written.)
   if (recorder.enabled) {
@@ -132,6 +140,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     const webhookId = checked.webhookId ? { webhookId: checked.webhookId } : {};
     const opened = openedBySignature(state.verifiers, checked.mappings, fingerprints);
     state.trail.receipt = { ...opened, bodyRead: false, ...webhookId };
+    for (const id of checked.mappings) options.outcomes?.signatureHeld(id);
     return checked;
   };
 
@@ -175,6 +184,29 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   for (const url of [hooks.path, `${hooks.path}/*`]) {
     app.route({ method: methods, url, onRequest, handler });
   }
+}
+
+/**
+ * Tells `outcomes` how each request a mapping took was answered, once answered: its status,
+ * code and (a transform that threw) the author's position; its id when the request log holds it.
+ */
+function reportOutcomes(app: FastifyInstance, outcomes: HookOutcomes, logged: boolean): void {
+  app.addHook('onResponse', (request, reply, done) => {
+    const trail = request.hook?.trail;
+    try {
+      if (trail?.mappingId !== undefined) {
+        const { code, where } = trail;
+        outcomes.answered(trail.mappingId, {
+          status: reply.statusCode,
+          ...(code ? { code } : {}),
+          ...(where ? { where } : {}),
+          ...(logged && trail.authenticated ? { requestId: request.id } : {}),
+        });
+      }
+    } finally {
+      done();
+    }
+  });
 }
 
 /** Bodies are read by hookd itself: within the request's limit, refused ones drained (see body.ts). */

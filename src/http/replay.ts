@@ -1,5 +1,6 @@
 import type { ActionSink, IdempotencyIntent } from '../actions/index.js';
 import { hookdError, isHookdError } from '../errors.js';
+import type { HookOutcomes } from '../runtime/index.js';
 import { toHookdError } from './errors.js';
 import type { HookActions, HookActionsTrail as MappingTrail } from './hook-actions.js';
 import { hashBody, type InFlightKeys, idempotencyKeyOf, keyIsDeliveryId } from './idempotency.js';
@@ -13,6 +14,8 @@ export interface ReplayerOptions extends ReplayRules {
   readonly recorder: RequestRecorder;
   /** The idempotency keys live requests hold (the hook routes'): a replay takes the same keys. */
   readonly inFlight: InFlightKeys;
+  /** Told of a replay a mapping answered 2xx: it clears the mapping's alert (docs/operations.md#alerts). */
+  readonly outcomes?: HookOutcomes;
 }
 
 /** `force`: run anew, past the answer the request's idempotency key remembers. */
@@ -61,7 +64,12 @@ export function createReplayer(options: ReplayerOptions) {
       trail = { receipt };
       const run = { source, facts, trail };
       const answer = replayOptions.force ? await accept(run) : await once(run, key);
-      if (answer.status < 300) sink.markReplayed(id);
+      if (answer.status < 300) {
+        sink.markReplayed(id);
+        // A failed replay is not counted: the operator is looking already.
+        if (trail.mappingId && !answer.remembered)
+          options.outcomes?.answered(trail.mappingId, { status: answer.status });
+      }
       return answer;
     } catch (err) {
       const e = toHookdError(err);

@@ -1,3 +1,4 @@
+export type { HookOutcomes } from './alerts/index.js';
 export { isAckOnly } from './delivery/index.js';
 export { createJobOwner } from './job-owner.js';
 export type { ChatChannel, CompletionRequest, ModelProvider, ModelRouter } from './ports.js';

@@ -4,6 +4,7 @@ import { type Config, parseDurationMs } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createLogRetention, type DeliveryOutcome, type StoreBackend } from '../store/index.js';
+import { type Alerts, alertSettingsOf, createAlerts, type HookOutcomes } from './alerts/index.js';
 import { createPromptBudgets } from './attempts/index.js';
 import { createDelivery, createRedeliveries } from './delivery/index.js';
 import { createHeartbeat, createOwnedHeartbeat } from './heartbeat/index.js';
@@ -30,8 +31,10 @@ export interface RuntimeOptions {
   /** Runs of a mapping executing at once, at most, by mapping id (its `maxConcurrent`). */
   readonly mappingLimits?: ReadonlyMap<string, number>;
   readonly onDelivery?: (outcome: DeliveryOutcome) => void;
-  /** Time for leases, heartbeats, run limits, retries and pruning (tests move it). */
+  /** Time for leases, heartbeats, run limits, retries, pruning and alert windows (tests move it). */
   readonly clock?: Clock;
+  /** The console's address for alert links (`http://host:port/ui/`), read when an alert is made. */
+  readonly consoleUrl?: () => string;
 }
 /** What a 503 for a full run queue asks the sender to wait. */
 const QUEUE_RETRY_AFTER_S = 30;
@@ -47,6 +50,8 @@ const RUN_SPACING_UNDER_PRESSURE_MS = 50;
 export interface Runtime {
   /** The port the HTTP layer hands accepted actions to. */
   readonly sink: ActionSink;
+  /** What the hook routes report for alerts; absent while alerts are off (docs/operations.md#alerts). */
+  readonly outcomes?: HookOutcomes;
   /** Read models of the admin API. */
   readonly queries: AdminQueries;
   /** New requests and run updates, for the live log. */
@@ -67,14 +72,21 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const clock = options.clock ?? systemClock;
   const { data } = backend;
   const defaults = config.agents.defaults;
-  const { models } = options;
+  const alerts = alertsOf(options, clock);
+  // Alerts count every model try and delivery; they send through the bare chat channel.
+  const models = alerts?.watchModels(options.models) ?? options.models;
+  const onDelivery = (outcome: DeliveryOutcome) => {
+    options.onDelivery?.(outcome);
+    alerts?.delivered(outcome);
+  };
+  const onAttempt = alerts ? { onAttempt: alerts.attempted } : {};
   const delivery = createDelivery({
-    channels: options.channels,
+    channels: alerts?.watchChannels(options.channels) ?? options.channels,
     ackMaxChars: defaults.heartbeat.ackMaxChars,
     meta: backend.meta,
     log,
     clock,
-    ...(options.onDelivery ? { onOutcome: options.onDelivery } : {}),
+    onOutcome: onDelivery,
     ...(config.channels.chatnet?.defaultTo ? { chatnetDefaultTo: config.channels.chatnet.defaultTo } : {}),
   });
   const { share } = backend;
@@ -125,6 +137,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     budgets,
     log,
     clock,
+    ...onAttempt,
     ...(defaults.thinking ? { defaultThinking: defaults.thinking } : {}),
   };
   // On a shared store, runs are claimed under leases by whichever node has room (docs/scale.md).
@@ -172,9 +185,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       log.warn({ err }, 'pruning the request log failed');
     }
   };
-  const redeliveries = createRedeliveries({ store: data, delivery, log, onRunUpdate: publishRun });
+  const redeliveries = createRedeliveries({ store: data, delivery, log, onRunUpdate: publishRun, ...onAttempt });
   return {
     sink,
+    ...(alerts ? { outcomes: alerts.outcomes } : {}),
     queries,
     activity,
     redeliver: redeliveries.redeliver,
@@ -182,6 +196,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return runs.depth;
     },
     async start(): Promise<void> {
+      await alerts?.start();
       pressure.start();
       if (share) unlisten = await share.listen({ runs: runs.kick, heartbeat: () => owned?.requested() });
       const resumed = await runs.resume();
@@ -191,6 +206,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       stopPurging = clock.setInterval(() => void purge(), PURGE_EVERY_MS);
     },
     async stop(): Promise<void> {
+      // First: what a stop aborts is no failure to alert about.
+      await alerts?.stop();
       stopPurging?.();
       await retention.idle();
       redeliveries.stop();
@@ -200,4 +217,20 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       await unlisten?.();
     },
   };
+}
+
+/** The gateway's alerts when `hooks.alerts` is on (docs/operations.md#alerts). */
+function alertsOf(options: RuntimeOptions, clock: Clock): Alerts | undefined {
+  const settings = alertSettingsOf(options.config);
+  const channel = options.channels.get('chatnet');
+  if (!settings || !channel) return undefined;
+  return createAlerts({
+    settings,
+    channel,
+    store: options.backend.data,
+    consoleUrl: options.consoleUrl ?? (() => ''),
+    log: options.log,
+    clock,
+    shared: options.backend.share !== undefined,
+  });
 }

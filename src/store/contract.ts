@@ -1,4 +1,5 @@
 import type { Accepted, Action, ActionSink, RequestLogRecord } from '../actions/index.js';
+import type { AlertRepository } from './alerts.js';
 import type { ConsoleSessionRecord } from './console-sessions.js';
 import type { EventRepository } from './events.js';
 import type { FailedRequestRepository } from './failed-requests.js';
@@ -50,6 +51,8 @@ export interface StoreContract {
     /** Deletes the records expired by the store's clock; answers how many. */
     purgeExpired(): Promise<number>;
   };
+  /** Alert messages (docs/operations.md#alerts): each insert is a commit of its own. */
+  readonly alerts: Async<AlertRepository>;
   /** Writes that share one commit per event-loop turn; each settles once committed. */
   readonly group: GroupCommit<Writes>;
   /** Writes in a commit of their own, made now. */

@@ -1,3 +1,4 @@
+export type { AlertFilter, AlertRecord, StoredAlert } from './alerts.js';
 export type { RunAttempt } from './attempts.js';
 export type {
   ClaimedRun,

@@ -43,6 +43,7 @@ beforeAll(async () => {
   dir = temp.dir;
   mkdirSync(join(dir, 'transforms'));
   writeFileSync(join(dir, 'transforms/flaky.ts'), THROWS);
+  writeFileSync(join(dir, 'transforms/broken.ts'), THROWS);
   model = await startFakeModel((r) => (isHeartbeat(r) ? 'HEARTBEAT_OK' : 'the reply'));
   cleanups.push(() => model.close());
   chat = await startFakeChat();
@@ -57,6 +58,7 @@ beforeAll(async () => {
         transformsDir: 'transforms',
         mappings: [
           { id: 'flaky', match: { path: 'flaky' }, transform: { module: 'flaky.ts' }, deliver: false },
+          { id: 'broken', match: { path: 'broken' }, transform: { module: 'broken.ts' }, deliver: false },
           { id: 'note', match: { path: 'note' }, action: 'wake', textTemplate: 'note {{n}} from {{who}}' },
         ],
       },
@@ -287,6 +289,32 @@ describe.skipIf(!browserTestsRun)('the operator console in Chromium (docs/consol
     await page.getByText(/^sent to chatnet 42/).waitFor();
     expect(await timeline.getByRole('row').count()).toBe(2);
     await page.screenshot({ path: artefact('console', 'run-attempts'), fullPage: true });
+    await context.close();
+  });
+
+  it('shows an open alert in the health strip, linking to the request that failed last (docs/console.md)', async () => {
+    const { context, page } = await signedIn();
+    await liveOpen(page);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const failed = await call(`${hookd.url}/hooks/broken`, { headers: HOOK, json: { n: i } });
+      expect(failed.status).toBe(500);
+      ids.push(failed.headers['x-request-id'] as string);
+    }
+    const alert = await until(
+      async () => chat.sent.find((m) => m.text.startsWith('hookd alert: mapping broken')),
+      'the alert in the chat',
+    );
+    expect(alert.text).toContain(`console: ${hookd.url}/ui/#/requests/${ids[4]}`);
+    // The next request the live stream brings refreshes the strip.
+    await call(`${hookd.url}/hooks/note`, { headers: HOOK, json: { n: 9, who: 'the strip' } });
+    const open = page.getByRole('list', { name: 'Open alerts' });
+    const link = open.getByRole('link', { name: 'mapping broken failed 5 times in 10 min' });
+    await link.waitFor({ timeout: 5000 });
+    await expect(open.textContent()).resolves.toMatch(/since .* · TRANSFORM_FAILED \(HTTP 500\) at broken\.ts:1:\d+/);
+    await page.screenshot({ path: artefact('console', 'open-alert') });
+    await link.click();
+    await page.getByRole('heading', { name: `Request ${ids[4]}` }).waitFor();
     await context.close();
   });
 

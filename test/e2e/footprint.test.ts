@@ -30,6 +30,10 @@ async function gateway(config: Record<string, unknown>) {
   /** The lazily loaded packages the gateway has loaded so far. */
   const loaded = () => {
     const files = existsSync(loads) ? readFileSync(loads, 'utf8') : '';
+    // tsx compiles src/ with esbuild: a gateway started while dist/ was older than src/ (a file
+    // edited during the run) proves nothing here.
+    if (files.includes('/node_modules/tsx/'))
+      throw new Error('the gateway ran src/ through tsx: dist/ is older than src/');
     return LAZY.filter((name) => files.includes(`/node_modules/${name}/`));
   };
   return { hookd, loaded };

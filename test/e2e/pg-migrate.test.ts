@@ -109,6 +109,7 @@ describe.skipIf(!postgresTestsRun)('the PostgreSQL schema', () => {
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
     );
     expect(rows.map((r) => r.table_name)).toEqual([
+      'alerts',
       'console_sessions',
       'events',
       'failed_requests',

@@ -83,7 +83,7 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
     beforeEach(async () => {
       if (name === 'PostgreSQL')
         await pool?.query(
-          'TRUNCATE events, runs, run_attempts, messages, requests, failed_requests, idempotency RESTART IDENTITY',
+          'TRUNCATE events, runs, run_attempts, messages, requests, failed_requests, idempotency, alerts RESTART IDENTITY',
         );
     });
 
@@ -395,6 +395,43 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
         w.runs.finish('late', { status: 'error', error: 'second' }, 12);
       });
       expect(await store.runs.get('late')).toMatchObject({ status: 'ok', output: 'first', finishedAt: 10 });
+    });
+
+    it('keeps alerts append only: one firing per key, one recovery per firing, open ones listed newest first', async () => {
+      const store = make();
+      const alert = (id: string, extra: object) => ({
+        id,
+        at: 7000,
+        kind: 'firing' as const,
+        condition: 'mappingFailures' as const,
+        source: 'github',
+        count: 5,
+        link: 'http://gw/ui/#/requests/r1',
+        text: `alert ${id}`,
+        ...extra,
+      });
+      const first = alert('f1', { key: 'k1', lastError: 'TRANSFORM_FAILED (HTTP 500)' });
+      expect(await store.alerts.insert(first)).toBe(true);
+      // A second node deciding the same firing writes the same key: not stored, not sent.
+      expect(await store.alerts.insert(alert('f1b', { key: 'k1' }))).toBe(false);
+      expect(await store.alerts.insert(alert('f2', { key: 'k2', source: 'stripe' }))).toBe(true);
+      expect((await store.alerts.latestFiring('mappingFailures', 'github'))?.id).toBe('f1');
+      expect(await store.alerts.latestFiring('mappingFailures', 'gitlab')).toBeUndefined();
+      const recovery = alert('r1', { kind: 'recovered', recovers: 'f1', at: 8000, count: 7 });
+      expect(await store.alerts.insert(recovery)).toBe(true);
+      expect(await store.alerts.insert(alert('r1b', { kind: 'recovered', recovers: 'f1', at: 8001 }))).toBe(false);
+      expect(await store.alerts.latestFiring('mappingFailures', 'github')).toMatchObject({
+        id: 'f1',
+        lastError: 'TRANSFORM_FAILED (HTTP 500)',
+        recoveredAt: 8000,
+      });
+      const all = await store.alerts.list({ limit: 10 });
+      expect(all.map((a) => a.id)).toEqual(['r1', 'f2', 'f1']);
+      expect(all[0]).toMatchObject({ kind: 'recovered', recovers: 'f1', count: 7 });
+      expect(all[0]).not.toHaveProperty('recoveredAt');
+      expect((await store.alerts.list({ limit: 10, open: true })).map((a) => a.id)).toEqual(['f2']);
+      const [newest] = await store.alerts.list({ limit: 1 });
+      expect((await store.alerts.list({ limit: 10, beforeSeq: newest?.seq })).map((a) => a.id)).toEqual(['f2', 'f1']);
     });
 
     it('stores an event once: a second insert of its id is no change (a run summarised by two nodes)', async () => {

@@ -6,6 +6,8 @@ import type { Attempt } from './attempt.js';
 export interface AttemptOwner {
   readonly id: string;
   readonly mappingId?: string;
+  /** The model its model tries call. */
+  readonly model?: string;
 }
 
 export interface AttemptRecorderOptions {
@@ -13,6 +15,8 @@ export interface AttemptRecorderOptions {
   readonly log: Logger;
   /** Told once an attempt is stored (the live log follows the run). */
   readonly onRunUpdate?: (runId: string) => void;
+  /** Told of every failed try with its run (alerts link to the run, docs/operations.md#alerts). */
+  readonly onAttempt?: (run: AttemptOwner, attempt: Attempt) => void;
 }
 
 /** Records a run's failed try as it happens: a warn line, and a row in the next group commit. */
@@ -28,6 +32,7 @@ export function createAttemptRecorder(options: AttemptRecorderOptions): AttemptR
   return (run) => (attempt) => {
     const mapping = run.mappingId === undefined ? {} : { mapping: run.mappingId };
     log.warn({ runId: run.id, ...mapping, ...attempt }, `${attempt.kind} attempt failed`);
+    options.onAttempt?.(run, attempt);
     store.group
       .write((w) => w.runs.recordAttempt({ runId: run.id, ...attempt }))
       .then(

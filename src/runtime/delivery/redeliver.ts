@@ -1,7 +1,7 @@
 import { hookdError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { DeliveryOutcome, StoreContract } from '../../store/index.js';
-import { createAttemptRecorder } from '../attempts/index.js';
+import { type Attempt, type AttemptOwner, createAttemptRecorder } from '../attempts/index.js';
 import type { Delivery } from './delivery.js';
 
 export interface RedeliveriesOptions {
@@ -9,6 +9,8 @@ export interface RedeliveriesOptions {
   readonly delivery: Delivery;
   readonly log: Logger;
   readonly onRunUpdate?: (runId: string) => void;
+  /** Told of every failed delivery attempt with its run (alerts). */
+  readonly onAttempt?: (run: AttemptOwner, attempt: Attempt) => void;
 }
 
 /**

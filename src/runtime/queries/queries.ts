@@ -1,5 +1,6 @@
 import { MAIN_SESSION } from '../../action-shape.js';
 import type {
+  AlertFilter,
   EventRecord,
   RequestLogEntry,
   RequestLogFilter,
@@ -8,8 +9,11 @@ import type {
   RunListFilter,
   RunRecord,
   StoreContract,
+  StoredAlert,
 } from '../../store/index.js';
 import type {
+  AlertsView,
+  AlertView,
   EventView,
   MainEventsView,
   OverviewView,
@@ -44,6 +48,8 @@ export interface AdminQueries {
   transcript(runId: string): Promise<RunTranscript | undefined>;
   /** Requests of the last hour and runs by status, for the console's health strip. */
   overview(): Promise<Pick<OverviewView, 'requestsLastHour' | 'runsByStatus'>>;
+  /** Alert messages, newest first (docs/operations.md#alerts). */
+  alerts(filter: AlertFilter): Promise<AlertsView>;
   /** The mail watcher's status, when one runs (the gateway adds it; it is this node's). */
   mailStatus?(): object | undefined;
 }
@@ -126,6 +132,15 @@ export function createAdminQueries(store: StoreContract, now: () => number = Dat
         runsByStatus: await store.runs.countByStatus(),
       };
     },
+    async alerts(filter) {
+      const rows = await store.alerts.list({ ...filter, limit: filter.limit + 1 });
+      const page = rows.slice(0, filter.limit);
+      const last = page.at(-1);
+      return {
+        alerts: page.map(alertView),
+        nextCursor: rows.length > filter.limit && last ? String(last.seq) : null,
+      };
+    },
     async mainEvents() {
       return {
         events: (await store.events.list(MAIN_SESSION)).map(eventView),
@@ -142,6 +157,22 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 function eventView(e: EventRecord): EventView {
   return { id: e.id, text: e.text, createdAt: iso(e.createdAt), consumed: e.consumedAt !== null };
+}
+
+function alertView(a: StoredAlert): AlertView {
+  return {
+    id: a.id,
+    at: iso(a.at),
+    kind: a.kind,
+    condition: a.condition,
+    source: a.source,
+    count: a.count,
+    ...(a.lastError === undefined ? {} : { lastError: a.lastError }),
+    link: a.link,
+    text: a.text,
+    ...(a.recoveredAt === undefined ? {} : { recoveredAt: iso(a.recoveredAt) }),
+    ...(a.recovers === undefined ? {} : { recovers: a.recovers }),
+  };
 }
 
 function attemptView(a: RunAttempt): RunAttemptView {

@@ -6,6 +6,8 @@ import { hookdError, isHookdError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { DeliveryOutcome, RunRecord, SessionMessage, StoreContract, Writes } from '../../store/index.js';
 import {
+  type Attempt,
+  type AttemptOwner,
   charsOf,
   completeWithRetries,
   createAttemptRecorder,
@@ -52,6 +54,8 @@ export interface RunExecutorOptions {
   readonly budgets?: PromptBudgets;
   /** Told when a run's stored state changed (started; finished and summarised). */
   readonly onRunUpdate?: (runId: string) => void;
+  /** Told of every failed model try and delivery attempt with its run (alerts). */
+  readonly onAttempt?: (run: AttemptOwner, attempt: Attempt) => void;
   /** Time for records, run time limits and the back-off between write tries. */
   readonly clock?: Clock;
 }
@@ -100,6 +104,7 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
     store,
     log,
     ...(options.onRunUpdate ? { onRunUpdate: options.onRunUpdate } : {}),
+    ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
   });
 
   /** Writes a finished turn: the transcript (for a reply) and the run's final status. */

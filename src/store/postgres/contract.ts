@@ -12,6 +12,7 @@ import { LISTED, requestEntryOf, requestListWhere, requestRecordOf } from '../re
 import type { RunListFilter, RunRecord } from '../runs.js';
 import { runOf } from '../runs.js';
 import { isStoreUnavailable } from '../unavailable.js';
+import { createPgAlerts } from './alerts.js';
 import { DB_NOW_MS } from './clock.js';
 import { createPgLogTables } from './log-tables.js';
 import { createPgWrites, type PgStatement } from './writes.js';
@@ -226,6 +227,7 @@ export function createPgContract(pool: pg.Pool): StoreContract {
       purgeExpired: async () =>
         (await pool.query(`DELETE FROM idempotency WHERE expires_at <= ${DB_NOW_MS}`)).rowCount ?? 0,
     },
+    alerts: createPgAlerts(pool),
     group: {
       write<T>(write: (w: Writes) => T): Promise<T> {
         let recorded: { value: T; statements: PgStatement[] };

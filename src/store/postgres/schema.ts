@@ -169,6 +169,25 @@ export const pgMigrations: readonly string[] = [
   ALTER TABLE requests ADD COLUMN forced BOOLEAN NOT NULL DEFAULT FALSE;
   ALTER TABLE failed_requests ADD COLUMN receipt TEXT;
   `,
+  // Alert messages, append only (docs/operations.md#alerts): a firing's key and a recovery's
+  // firing are unique, so that nodes deciding the same message at once store (and send) it once.
+  `
+  CREATE TABLE alerts (
+    seq BIGSERIAL PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    at BIGINT NOT NULL,
+    kind TEXT NOT NULL,
+    condition TEXT NOT NULL,
+    source TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    last_error TEXT,
+    link TEXT NOT NULL,
+    text TEXT NOT NULL,
+    key TEXT UNIQUE,
+    recovers TEXT UNIQUE
+  );
+  CREATE INDEX alerts_source ON alerts (condition, source, seq);
+  `,
   // The request log and the kept failures: the client's address, refused requests (no body,
   // a reason, an aggregated count), whether a request was authenticated and its body kept whole,
   // credential headers by name only (docs/runtime.md#request-log-and-replay). Credential values

@@ -12,6 +12,7 @@ export function sqliteContract(store: Store, now: () => number = Date.now): Stor
     log: createSqliteLogTables(store.db, store.logTally, store.group, now),
     failedRequests: promised(store.failedRequests, ['forRequest']),
     idempotency: { purgeExpired: async () => store.idempotency.purge(now()) },
+    alerts: promised(store.alerts, ['insert', 'latestFiring', 'list']),
     group: store.group,
     commit: async (write) => store.transaction(() => write(store)),
   };

@@ -158,6 +158,23 @@ export const migrations: readonly string[] = [
   ALTER TABLE requests ADD COLUMN forced INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE failed_requests ADD COLUMN receipt TEXT;
   `,
+  `
+  CREATE TABLE alerts (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    at INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    condition TEXT NOT NULL,
+    source TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    last_error TEXT,
+    link TEXT NOT NULL,
+    text TEXT NOT NULL,
+    key TEXT UNIQUE,
+    recovers TEXT UNIQUE
+  );
+  CREATE INDEX alerts_source ON alerts (condition, source, seq);
+  `,
   // The request log and the kept failures: the client's address, refused requests (no body,
   // a reason, an aggregated count), whether a request was authenticated and its body kept whole,
   // credential headers by name only (docs/runtime.md#request-log-and-replay). Credential values

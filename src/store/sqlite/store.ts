@@ -1,3 +1,4 @@
+import type { AlertRepository } from '../alerts.js';
 import type { ConsoleSessionRepository } from '../console-sessions.js';
 import type { Writes } from '../contract.js';
 import type { EventRepository } from '../events.js';
@@ -7,6 +8,7 @@ import type { IdempotencyRepository } from '../idempotency.js';
 import type { MessageRepository } from '../messages.js';
 import type { RequestLogRepository } from '../requests.js';
 import type { RunRepository } from '../runs.js';
+import { createAlertRepository } from './alerts.js';
 import { createConsoleSessionRepository } from './console-sessions.js';
 import { type Db, type OpenDbOptions, openDb } from './db.js';
 import { createEventRepository } from './events.js';
@@ -34,6 +36,8 @@ export interface Store {
   readonly consoleSessions: ConsoleSessionRepository;
   /** The rows and bytes of the request log and the kept failures (docs/operations.md#retention). */
   readonly logTally: LogTally;
+  /** Alert messages (docs/operations.md#alerts). */
+  readonly alerts: AlertRepository;
   /** Runs `fn` in one transaction (nested calls join the outer one). */
   transaction<T>(fn: () => T): T;
   /** Writes that share one commit per event-loop turn (see group-commit.ts). */
@@ -63,6 +67,7 @@ export function createStore(options: OpenDbOptions & { readonly onFirstWrite?: (
     idempotency: createIdempotencyRepository(db),
     requests: createRequestLogRepository(db, logTally),
     consoleSessions: createConsoleSessionRepository(db),
+    alerts: createAlertRepository(db),
   };
   return {
     ...repositories,

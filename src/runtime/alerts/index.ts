@@ -1,0 +1,3 @@
+export { type Alerts, createAlerts } from './alerts.js';
+export { alertSettingsOf } from './settings.js';
+export type { HookOutcomes } from './types.js';

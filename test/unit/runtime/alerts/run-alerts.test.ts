@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { backoffMs } from '../../../../src/backoff.js';
+import { type World, world } from '../../../helpers/alerts-world.js';
+import type { FakeReply } from '../../../helpers/fake-model.js';
+import { until } from '../../../helpers/http.js';
+
+/**
+ * Alerts of a model that fails every try and of deliveries that keep failing
+ * (docs/operations.md#alerts), from a gateway on a manual clock to the fake chat server.
+ */
+
+const MODEL_BACKOFF = { minMs: 250, maxMs: 5000 };
+
+/** Starts an agent run through `/hooks/agent`; answers its id. */
+async function agent(w: World, extra: object = {}): Promise<string> {
+  const answer = await w.hook('agent', { message: 'check the build', ...extra });
+  expect(answer.status).toBe(202);
+  return answer.body.runId as string;
+}
+
+/**
+ * Moves the clock through a run's retries until `untilMs` has passed since its first try: after
+ * each failed try (seen in its attempts), the back-off it waits.
+ */
+async function retryFor(w: World, runId: string, untilMs: number): Promise<number> {
+  const first = await until(async () => (await w.run(runId)).attempts[0], 'the first failed try');
+  const start = Date.parse(first.at);
+  let n = 1;
+  while (w.clock.now() - start < untilMs) {
+    await until(async () => ((await w.run(runId)).attempts.length >= n ? true : undefined), `try ${n}`);
+    await w.clock.advance(backoffMs(n - 1, MODEL_BACKOFF));
+    n++;
+  }
+  return start;
+}
+
+describe('modelUnreachable', () => {
+  it('sends one alert once every try has failed for 2 min, naming the model, the tries, the last error and the run', async () => {
+    let reply: FakeReply = { status: 503 };
+    const w = await world({ reply: () => reply });
+    const runId = await agent(w);
+    const start = await retryFor(w, runId, 2 * 60_000);
+    const [alert] = await w.alertsSent(1);
+    expect(alert).toMatch(
+      new RegExp(
+        `^hookd alert: model fake/m failed every try for 2 min \\(\\d+ tries\\)\nlast error: MODEL_REFUSED \\(HTTP 503\\)\nconsole: ${w.gateway.url}/ui/#/runs/${runId}$`,
+      ),
+    );
+    // Not before: it was decided two minutes or more after the first failed try.
+    const [firing] = (await w.alerts()).alerts;
+    expect(Date.parse(firing?.at ?? '') - start).toBeGreaterThanOrEqual(2 * 60_000);
+    expect(alert).not.toContain('fake error');
+
+    // The server answers again: the run's next try succeeds, and one recovery is sent.
+    reply = 'back again';
+    const { attempts } = await w.run(runId);
+    await w.clock.advance(backoffMs(attempts.length - 1, MODEL_BACKOFF));
+    const [, recovery] = await w.alertsSent(2);
+    expect(recovery).toMatch(/^hookd recovered: model fake\/m \(a try succeeded; \d+ failures before\)/);
+    await until(async () => ((await w.run(runId)).status === 'ok' ? true : undefined), 'the run to end');
+    expect(w.alertTexts()).toHaveLength(2);
+  });
+
+  it('names the network error of a model server that does not listen', async () => {
+    const w = await world({
+      config: { models: { providers: { fake: { baseUrl: 'http://127.0.0.1:9/v1', api: 'openai-chat' } } } },
+    });
+    const runId = await agent(w);
+    await retryFor(w, runId, 2 * 60_000);
+    const [alert] = await w.alertsSent(1);
+    expect(alert).toMatch(/\nlast error: MODEL_UNREACHABLE: connect ECONNREFUSED 127\.0\.0\.1:9\n/);
+  });
+});
+
+describe('deliveryFailures', () => {
+  it('sends one alert at the third failed delivery within 10 min, and a recovery at the next delivered reply', async () => {
+    const w = await world();
+    w.chat.refuseNext(3);
+    const runs: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const runId = await agent(w, { deliver: true, channel: 'chatnet', to: '42' });
+      runs.push(runId);
+      await until(async () => ((await w.run(runId)).delivery ? true : undefined), 'the failed delivery');
+    }
+    const [alert] = await w.alertsSent(1);
+    expect(alert).toBe(
+      [
+        'hookd alert: 3 deliveries to chatnet failed in 10 min',
+        'last error: CHANNEL_REFUSED (HTTP 400)',
+        `console: ${w.gateway.url}/ui/#/runs/${runs[2]}`,
+      ].join('\n'),
+    );
+    const delivered = await agent(w, { deliver: true, channel: 'chatnet', to: '42' });
+    await until(async () => ((await w.run(delivered)).delivery?.status === 'sent' ? true : undefined), 'a delivery');
+    const [, recovery] = await w.alertsSent(2);
+    expect(recovery).toMatch(/^hookd recovered: deliveries to chatnet \(a reply was delivered; 3 failures before\)/);
+  });
+
+  it('logs an alert the chat refuses, and goes on', async () => {
+    const w = await world({ alerts: { deliveryFailures: { count: 1 } } });
+    // The delivery and the alert about it are both refused.
+    w.chat.refuseNext(2);
+    const runId = await agent(w, { deliver: true, channel: 'chatnet', to: '42' });
+    await until(async () => ((await w.run(runId)).delivery ? true : undefined), 'the failed delivery');
+    const logged = await until(async () => w.logs.find((l) => l.msg === 'alert not sent'), 'the log line');
+    expect(logged).toMatchObject({ level: 50, kind: 'firing', condition: 'deliveryFailures', source: 'chatnet' });
+    // Stored all the same, and shown as open.
+    expect((await w.alerts('?open=true')).alerts.map((a) => a.condition)).toEqual(['deliveryFailures']);
+    // The gateway goes on: the next reply is delivered, and its recovery sent.
+    const next = await agent(w, { deliver: true, channel: 'chatnet', to: '42' });
+    await until(async () => ((await w.run(next)).delivery?.status === 'sent' ? true : undefined), 'a delivery');
+    const [recovery] = await w.alertsSent(1);
+    expect(recovery).toMatch(/^hookd recovered: deliveries to chatnet/);
+  });
+});
