@@ -1,17 +1,34 @@
-import { useState } from 'preact/hooks';
-import { post, type RequestView } from './api';
-import { useLoad } from './live';
-import { RequestsTable } from './requests';
+import { useRef, useState } from 'preact/hooks';
+import { post, type RequestRow } from './api';
+import { replayBlocker } from './format';
+import { Pager, usePagedList } from './paging';
+import { RequestsTable } from './requests-table';
+import { Tabs } from './tabs';
 
-/** Requests that failed on our side and were not replayed yet, with bulk replay. */
-export function FailedPage() {
-  const listed = useLoad<{ requests: RequestView[] }>(
-    '/api/requests?status=5xx&replayed=false&replays=false&limit=200',
+const TABS = [
+  { id: 'ours', label: 'Failed on our side' },
+  { id: 'refused', label: 'Refused at the door' },
+] as const;
+type Tab = (typeof TABS)[number]['id'];
+
+/** Requests answered 5xx and not replayed yet: a transform that threw, a store that failed. */
+const FAILED = '/api/requests?status=5xx&replayed=false&replays=false&limit=100';
+/** Requests refused before they were let in: a wrong token or signature, an unknown hook, a flood. */
+const REFUSED = '/api/requests?refused=true&limit=100';
+
+/** The 5xx tab: select what can be replayed, and replay it, oldest first. */
+function FailedOnOurSide() {
+  const list = usePagedList<'requests', RequestRow>(
+    FAILED,
+    'requests',
+    (r) => r.id,
+    (id) => `tr[data-request-id="${CSS.escape(id)}"] a`,
   );
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [results, setResults] = useState<string[]>([]);
-  const [busy, setBusy] = useState(false);
-  const rows = listed.data?.requests ?? [];
+  const busy = useRef(false);
+  const [running, setRunning] = useState(false);
+  const replayable = list.rows.filter((r) => !replayBlocker(r));
   const select = (id: string, on: boolean) =>
     setSelected((old) => {
       const next = new Set(old);
@@ -21,12 +38,13 @@ export function FailedPage() {
     });
   // One pass at a time: a second click while replaying would replay everything twice.
   const replaySelected = async () => {
-    if (busy) return;
-    setBusy(true);
+    if (busy.current) return;
+    busy.current = true;
+    setRunning(true);
     const done: string[] = [];
     try {
       // Oldest first, as they arrived.
-      for (const r of [...rows].reverse().filter((row) => selected.has(row.id))) {
+      for (const r of [...replayable].reverse().filter((row) => selected.has(row.id))) {
         const answer = await post<Record<string, unknown>>(`/api/requests/${encodeURIComponent(r.id)}/replay`);
         const already = answer.headers.get('idempotent-replayed') === 'true' ? ' (already run: its first answer)' : '';
         done.push(
@@ -38,19 +56,27 @@ export function FailedPage() {
       setResults([...done, `stopped: ${String(err)}`]);
     } finally {
       setSelected(new Set());
-      setBusy(false);
-      listed.reload();
+      busy.current = false;
+      setRunning(false);
+      list.reload();
     }
   };
   return (
     <>
-      <h1 tabIndex={-1}>Failed requests</h1>
-      <p class="hint">Answered 5xx and not replayed yet. Fix the transform, then replay.</p>
+      <p class="hint">
+        Answered 5xx and not replayed yet, with the message each was answered. Fix the transform (it reloads on its
+        own), then replay.
+      </p>
       <p>
-        <button type="button" onClick={() => setSelected(new Set(rows.map((r) => r.id)))} class="secondary">
+        <button
+          type="button"
+          onClick={() => setSelected(new Set(replayable.map((r) => r.id)))}
+          class="secondary"
+          disabled={replayable.length === 0}
+        >
           Select all
         </button>{' '}
-        <button type="button" onClick={replaySelected} disabled={busy || selected.size === 0}>
+        <button type="button" onClick={replaySelected} disabled={running || selected.size === 0}>
           Replay selected ({selected.size})
         </button>
       </p>
@@ -63,11 +89,58 @@ export function FailedPage() {
           </ul>
         )}
       </div>
-      {listed.error ? (
-        <p class="problem">{listed.error}</p>
+      {list.error ? (
+        <p class="problem">{list.error}</p>
       ) : (
-        <RequestsTable rows={rows} selected={selected} onSelect={select} />
+        <>
+          <RequestsTable rows={list.rows} selection={{ selected, onSelect: select }} withMessage />
+          <Pager shown={list.rows.length} next={list.next} older={list.older} state={list.olderState} noun="request" />
+        </>
       )}
+    </>
+  );
+}
+
+/** The refused tab: nothing to replay (nothing was let in); the reason says what to fix at the sender. */
+function RefusedAtTheDoor() {
+  const list = usePagedList<'requests', RequestRow>(
+    REFUSED,
+    'requests',
+    (r) => r.id,
+    (id) => `tr[data-request-id="${CSS.escape(id)}"] a`,
+  );
+  return (
+    <>
+      <p class="hint">
+        Refused before they were let in: a wrong or missing token or signature, an unknown hook, a body too large, too
+        many at once. No body is kept and nothing can be replayed: fix the sender, and it sends again.
+      </p>
+      {list.error ? (
+        <p class="problem">{list.error}</p>
+      ) : (
+        <>
+          <RequestsTable rows={list.rows} withMessage />
+          <Pager shown={list.rows.length} next={list.next} older={list.older} state={list.olderState} noun="request" />
+        </>
+      )}
+    </>
+  );
+}
+
+/** Requests that failed on our side (replay them once fixed) and requests refused at the door, each in its tab. */
+export function FailedPage({ tab }: { tab?: string }) {
+  const [current, setCurrent] = useState<Tab>(tab === 'refused' ? 'refused' : 'ours');
+  const choose = (next: Tab) => {
+    setCurrent(next);
+    // The address follows the tab (a link to it opens it) without a page change moving the focus.
+    history.replaceState(null, '', next === 'ours' ? '#/failed' : '#/failed/refused');
+  };
+  return (
+    <>
+      <h1 tabIndex={-1}>Failed requests</h1>
+      <Tabs tabs={TABS} current={current} onChoose={choose} label="Failed requests">
+        {current === 'ours' ? <FailedOnOurSide /> : <RefusedAtTheDoor />}
+      </Tabs>
     </>
   );
 }

@@ -2,9 +2,11 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { FailedPage } from './failed';
 import { HealthStrip } from './health';
+import { RequestsPage } from './live-log';
 import { MappingsPage } from './mappings';
-import { RequestPage, RequestsPage } from './requests';
+import { RequestPage } from './request-page';
 import { RunPage } from './runs';
+import { RunsPage } from './runs-page';
 import { SessionPage, SessionsPage } from './sessions';
 
 /** A segment of a link as written: a malformed escape is kept as it is, not an error. */
@@ -23,7 +25,8 @@ function useRoute(): string[] {
   useEffect(() => {
     const onChange = () => {
       setRoute(read());
-      // Keyboard and screen-reader users land on the new page's heading.
+      // Keyboard and screen-reader users land on the new page's heading (which draws no focus
+      // ring: it is not a control; see style.css).
       requestAnimationFrame(() => document.querySelector<HTMLElement>('main h1')?.focus());
     };
     addEventListener('hashchange', onChange);
@@ -35,16 +38,18 @@ function useRoute(): string[] {
 const NAV = [
   ['requests', 'Live log'],
   ['failed', 'Failed'],
+  ['runs', 'Runs'],
   ['sessions', 'Sessions'],
   ['mappings', 'Mappings & playground'],
 ] as const;
 
 function Page({ route }: { route: string[] }) {
   const [page, id] = route;
-  if (page === 'requests' && id) return <RequestPage id={id} />;
-  if (page === 'runs' && id) return <RunPage id={id} />;
+  if (page === 'requests' && id) return <RequestPage key={id} id={id} />;
+  if (page === 'runs' && id) return <RunPage key={id} id={id} />;
   if (page === 'sessions' && id) return <SessionPage sessionKey={route.slice(1).join('/')} />;
-  if (page === 'failed') return <FailedPage />;
+  if (page === 'runs') return <RunsPage />;
+  if (page === 'failed') return <FailedPage key={id ?? ''} tab={id} />;
   if (page === 'sessions') return <SessionsPage />;
   if (page === 'mappings') return <MappingsPage />;
   return <RequestsPage />;

@@ -1,14 +1,7 @@
 import { useCallback, useState } from 'preact/hooks';
 import { post, type RunAttemptView, type RunListItem, type RunTranscript, type RunView } from './api';
 import { useLive, useLoad, when } from './live';
-
-function delivery(run: RunView): string {
-  if (!run.delivery) return '—';
-  const where = run.delivery.channel
-    ? ` to ${run.delivery.channel}${run.delivery.to ? ` ${run.delivery.to}` : ''}`
-    : '';
-  return `${run.delivery.status}${where}${run.delivery.reason ? ` (${run.delivery.reason})` : ''}`;
-}
+import { delivery } from './runs-table';
 
 /** The failed tries of a run's model call and delivery, oldest first (docs/runtime.md#attempts). */
 function AttemptTimeline({ attempts }: { attempts: readonly RunAttemptView[] }) {
@@ -34,35 +27,6 @@ function AttemptTimeline({ attempts }: { attempts: readonly RunAttemptView[] }) 
                 {a.status === undefined ? '' : ` (HTTP ${a.status})`}
               </td>
               <td>{a.error ? <code class="excerpt">{a.error}</code> : '—'}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
-}
-
-export function RunsTable({ runs }: { runs: RunListItem[] }) {
-  return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Run</th>
-            <th scope="col">Status</th>
-            <th scope="col">Model</th>
-            <th scope="col">Delivery</th>
-          </tr>
-        </thead>
-        <tbody>
-          {runs.map((run) => (
-            <tr key={run.runId}>
-              <td>
-                <a href={`#/runs/${encodeURIComponent(run.runId)}`}>{run.name ?? run.runId}</a>
-              </td>
-              <td title={run.retrying}>{run.retrying ? `${run.status}, retrying` : run.status}</td>
-              <td>{run.model}</td>
-              <td>{delivery(run)}</td>
             </tr>
           ))}
         </tbody>

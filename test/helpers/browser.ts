@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type BrowserContextOptions, chromium, type Page } from 'playwright-core';
 import { ROOT } from './hookd-process.js';
 
 /** Debian's chromium package (installed by .ci/run); Playwright's own download is not used. */
@@ -34,3 +34,30 @@ export function artefact(folder: string, name: string): string {
   mkdirSync(dir, { recursive: true });
   return join(dir, `${name}.png`);
 }
+
+/** Set HOOKD_DOCS_SCREENSHOTS=1 to refresh the screenshots docs/ shows from the browser tests. */
+export const refreshDocs = process.env.HOOKD_DOCS_SCREENSHOTS === '1';
+
+/** Copies a test's screenshot over docs/<name>.png, when refreshing them. */
+export function toDocs(screenshot: string, name: string): void {
+  if (refreshDocs) copyFileSync(screenshot, join(ROOT, 'docs', `${name}.png`));
+}
+
+/** A fresh browser profile on the console at `url`, signed in through the form with the gateway token. */
+export async function signedIn(
+  browser: Browser,
+  url: string,
+  gatewayToken: string,
+  options: BrowserContextOptions = {},
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
+  const page = await context.newPage();
+  await page.goto(`${url}/ui/`);
+  await page.getByLabel('Gateway token').fill(gatewayToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Live log' }).waitFor();
+  return { context, page };
+}
+
+/** Waits until the page's live stream is connected, so nothing sent afterwards is missed. */
+export const liveOpen = (page: Page) => page.locator('.live[data-state="open"]').waitFor();

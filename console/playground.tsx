@@ -1,0 +1,141 @@
+import { useState } from 'preact/hooks';
+import { ApiError, type FixtureView, get, type MappingRow, post } from './api';
+
+const SAMPLE = '{\n  "text": "Build #812 failed on main"\n}';
+
+/** `Name: value` per line → headers; blank lines ignored. */
+function parseHeaders(text: string): Record<string, string> | string {
+  const headers: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    const at = line.indexOf(':');
+    if (at <= 0) return `not a header line: ${line}`;
+    headers[line.slice(0, at).trim().toLowerCase()] = line.slice(at + 1).trim();
+  }
+  return headers;
+}
+
+/** The preset a mapping comes from: named by the API, else read from a built-in preset's id (`preset:github`). */
+const presetOf = (m: MappingRow) => m.preset ?? (m.id.startsWith('preset:') ? m.id.slice('preset:'.length) : undefined);
+
+/** A preset's recorded requests, offered by mapping: `github/push`. */
+function FixtureChoice({ mappings, onChoose }: { mappings: readonly MappingRow[]; onChoose: (value: string) => void }) {
+  const offered = mappings.filter((m) => m.fixtures?.length && presetOf(m));
+  if (offered.length === 0) return null;
+  return (
+    <label>
+      Fixture{' '}
+      <select name="fixture" onChange={(e) => onChoose((e.target as HTMLSelectElement).value)}>
+        <option value="">none: write your own</option>
+        {offered.map((m) => (
+          <optgroup key={m.id} label={m.id}>
+            {(m.fixtures ?? []).map((f) => (
+              <option key={f.name} value={`${m.id}\n${f.name}`}>
+                {f.description ? `${f.name}: ${f.description}` : f.name}
+              </option>
+            ))}
+          </optgroup>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** Paste a payload and headers, or take a preset's fixture: the actions it would become, nothing dispatched. */
+export function Playground({ mappings }: { mappings: readonly MappingRow[] }) {
+  const [path, setPath] = useState('wake');
+  const [headers, setHeaders] = useState('');
+  const [body, setBody] = useState(SAMPLE);
+  const [result, setResult] = useState<{ ok: boolean; text: string }>();
+  const [note, setNote] = useState<string>();
+  const paths = ['wake', 'agent', ...new Set(mappings.flatMap((m) => (m.path ? [m.path] : [])))];
+  const render = async (event: Event) => {
+    event.preventDefault();
+    const parsed = parseHeaders(headers);
+    if (typeof parsed === 'string') {
+      setResult({ ok: false, text: parsed });
+      return;
+    }
+    const answer = await post<Record<string, unknown>>('/api/try', { path, body, headers: parsed });
+    setResult({ ok: answer.status < 300, text: JSON.stringify(answer.body, null, 2) });
+  };
+  const takeFixture = async (value: string) => {
+    const [mappingId, name] = value.split('\n');
+    const mapping = mappings.find((m) => m.id === mappingId);
+    const preset = mapping && presetOf(mapping);
+    if (!mapping || !preset || !name) return;
+    try {
+      const fixture = await get<FixtureView>(
+        `/api/presets/${encodeURIComponent(preset)}/fixtures/${encodeURIComponent(name)}`,
+      );
+      setHeaders(
+        Object.entries(fixture.headers)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join('\n'),
+      );
+      setBody(typeof fixture.body === 'string' ? fixture.body : JSON.stringify(fixture.body, null, 2));
+      setPath(mapping.path ?? preset);
+      setResult(undefined);
+      setNote(`The ${preset} preset's ${name} fixture, for its hook ${mapping.path ?? preset}.`);
+    } catch (err) {
+      setNote(`Could not load the fixture: ${err instanceof ApiError ? `${err.message} (${err.code})` : String(err)}`);
+    }
+  };
+  const options = paths.includes(path) ? paths : [...paths, path];
+  return (
+    <>
+      <h2 id="playground">Playground</h2>
+      <p class="hint">
+        Paste a payload and headers, or take a preset's recorded fixture: the actions it would become, from the same
+        engine as <code>hookd try</code>. Nothing is stored or dispatched.
+      </p>
+      <form class="playground" onSubmit={render} aria-labelledby="playground">
+        <FixtureChoice mappings={mappings} onChoose={takeFixture} />
+        <p class="hint" aria-live="polite">
+          {note}
+        </p>
+        <label>
+          Hook{' '}
+          <select name="path" value={path} onChange={(e) => setPath((e.target as HTMLSelectElement).value)}>
+            {options.map((p) => (
+              <option key={p} value={p}>
+                {p}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span>
+            Headers (one <code>Name: value</code> per line)
+          </span>
+          <textarea
+            name="headers"
+            rows={3}
+            value={headers}
+            onInput={(e) => setHeaders((e.target as HTMLTextAreaElement).value)}
+          />
+        </label>
+        <label>
+          Payload
+          <textarea
+            name="body"
+            rows={10}
+            value={body}
+            onInput={(e) => setBody((e.target as HTMLTextAreaElement).value)}
+          />
+        </label>
+        <button type="submit">Render</button>
+      </form>
+      <div aria-live="polite">
+        {result && (
+          <>
+            <h3>{result.ok ? 'Actions' : 'Refused'}</h3>
+            <pre class={`payload ${result.ok ? '' : 'problem'}`} data-testid="playground-result">
+              {result.text}
+            </pre>
+          </>
+        )}
+      </div>
+    </>
+  );
+}
