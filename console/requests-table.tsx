@@ -53,7 +53,10 @@ function ReplayCell({ r, selection }: { r: RequestRow; selection: ReplaySelectio
   );
 }
 
-/** Requests, newest first: when, from where, what it was, how it was answered, what its runs came to, how long. */
+/**
+ * Requests, newest first: when, from where, what it was, how it was answered, what its runs came
+ * to (or, `withMessage`, why it failed), how long.
+ */
 export function RequestsTable({
   rows,
   selection,
@@ -74,8 +77,7 @@ export function RequestsTable({
             <th scope="col">Source</th>
             <th scope="col">Event</th>
             <th scope="col">Status</th>
-            {withMessage && <th scope="col">Message</th>}
-            <th scope="col">Outcome</th>
+            {withMessage ? <th scope="col">Message</th> : <th scope="col">Outcome</th>}
             <th scope="col">Took</th>
           </tr>
         </thead>
@@ -106,14 +108,15 @@ export function RequestsTable({
                 <span class={`status ${statusClass(r.status)}`}>{r.status}</span> {r.code ?? ''}
                 {r.moreRefused ? ` (+${r.moreRefused} more)` : ''}
               </td>
-              {withMessage && (
+              {withMessage ? (
                 <td class="message">
                   <Message r={r} />
                 </td>
+              ) : (
+                <td data-col="outcome">
+                  <Outcome r={r} />
+                </td>
               )}
-              <td data-col="outcome">
-                <Outcome r={r} />
-              </td>
               <td class="num">{duration(r.durationMs)}</td>
             </tr>
           ))}
