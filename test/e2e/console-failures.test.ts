@@ -1,6 +1,6 @@
 /// <reference lib="dom" />
 import { createHmac } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import type { RunView } from '../../src/views.js';
 import { artefact, browserTestsRun, launchChromium, signedIn, toDocs } from '../helpers/browser.js';
 import { type FakeChat, startFakeChat } from '../helpers/fake-chat.js';
 import { type FakeModel, isHeartbeat, startFakeModel } from '../helpers/fake-model.js';
-import { type HookdProcess, makeTempDir, startHookd } from '../helpers/hookd-process.js';
+import { type HookdProcess, makeTempDir, ROOT, startHookd } from '../helpers/hookd-process.js';
 import { call, until } from '../helpers/http.js';
 
 /**
@@ -23,15 +23,10 @@ const GITHUB_SECRET = 'console-failures-github-secret';
 const HOOK = { authorization: `Bearer ${HOOK_TOKEN}` };
 const ADMIN = { authorization: `Bearer ${GATEWAY_TOKEN}` };
 
-/** Throws on line 5, as the transform of issue 28 did. */
-const METERLY = `// Meterly usage events: one agent run per invoice.
-export default function ({ payload }: { payload: any }) {
-  const customer = String(payload.customer);
-  const plan = String(payload.plan);
-  const name = payload.a.b.toUpperCase();
-  return { kind: 'agent', message: customer + ' ' + plan + ' ' + name };
-}
-`;
+/** The transform docs/troubleshooting.md walks through, as it is written there: it throws on line 5. */
+const METERLY = (/```ts file=meterly\.ts\n([\s\S]*?)```/.exec(
+  readFileSync(join(ROOT, 'docs/troubleshooting.md'), 'utf8'),
+)?.[1] ?? '') as string;
 const THROWS = `export default function () { throw new Error('not fixed yet'); }\n`;
 const FIXED = `export default function ({ payload }: { payload: { n: number } }) {
   return { kind: 'wake', text: 'fixed ' + payload.n };
@@ -52,6 +47,7 @@ beforeAll(async () => {
   cleanups.push(temp.cleanup);
   dir = temp.dir;
   mkdirSync(join(dir, 'transforms'));
+  expect(METERLY).toContain('payload.meter!.name');
   writeFileSync(join(dir, 'transforms/meterly.ts'), METERLY);
   writeFileSync(join(dir, 'transforms/flaky.ts'), THROWS);
   model = await startFakeModel((r) => {
@@ -126,11 +122,13 @@ describe.skipIf(!browserTestsRun)('failures in the console in Chromium (docs/tro
   it("shows a transform's located error on the request's page", async () => {
     const { context, page } = await signedIn(browser, hookd.url, GATEWAY_TOKEN);
     const failed = await send('meterly', { customer: 'acme', plan: 'pro' }, 500);
-    expect(String((failed.body.error as string) ?? '')).toContain('meterly.ts:5:');
+    expect(failed.body.error).toBe(
+      "transform failed: meterly.ts:5:32: Cannot read properties of undefined (reading 'name')",
+    );
     await page.goto(`${hookd.url}/ui/#/requests/${failed.id}`);
     const failure = page.getByTestId('failure');
-    await expect(failure.textContent()).resolves.toMatch(/meterly\.ts:5:\d+/);
-    await expect(failure.textContent()).resolves.toContain('payload.a.b.toUpperCase()');
+    await expect(failure.textContent()).resolves.toContain('meterly.ts:5:32');
+    await expect(failure.textContent()).resolves.toContain('payload.meter!.name.toUpperCase()');
     await page.screenshot({ path: artefact('console', 'transform-error'), fullPage: true });
     toDocs(artefact('console', 'transform-error'), 'troubleshooting-transform');
     await context.close();
