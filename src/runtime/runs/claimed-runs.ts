@@ -1,7 +1,7 @@
 import { type Cancel, systemClock } from '../../clock.js';
 import { hookdError } from '../../errors.js';
 import type { ClaimedRun, WorkShare } from '../../store/index.js';
-import { concurrencyOf, createRunPump } from './run-pump.js';
+import { createRunPump } from './run-pump.js';
 import { pendingOf } from './run-queue.js';
 import type { PendingRun } from './run-scheduler.js';
 import type { RunQueue, RunQueueOptions } from './types.js';
@@ -77,7 +77,7 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
       claimAgain = true;
       return;
     }
-    const room = concurrencyOf(options) - held.size;
+    const room = options.maxConcurrent - held.size;
     if (room <= 0) return;
     const sentAt = clock.now();
     claiming = share

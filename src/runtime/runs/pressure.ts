@@ -1,14 +1,10 @@
 import { performance } from 'node:perf_hooks';
 
 /**
- * Ingress first: while hook requests keep the event loop busy, agent runs execute one at a
- * time and start at most every 50 ms, so that accepting (the durable part a sender waits for)
- * keeps the CPU; queued runs catch up when the burst ends. Runs alone never count as pressure:
- * without hook requests in a window, runs keep their full concurrency however busy they make
- * the loop.
- *
- * Measured on the bench's no-latency model: 4 runs executing beside the load cut the
- * `/hooks/agent` accept rate by 20-40 % (runs and the model server take the same two cores).
+ * Ingress first: while hook requests keep the event loop busy, agent runs start at most every
+ * 50 ms, so that accepting (the durable part a sender waits for) keeps the CPU; queued runs catch
+ * up when the burst ends. Runs alone never count as pressure: without hook requests in a window,
+ * runs start as fast as they can however busy they make the loop (see runtime.ts for figures).
  */
 export interface IngressPressure {
   /** Counts one accepted hook request. */

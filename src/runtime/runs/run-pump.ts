@@ -3,12 +3,12 @@ import { createRunExecutor } from './run-executor.js';
 import { createRunScheduler, type PendingRun } from './run-scheduler.js';
 import type { RunQueueOptions } from './types.js';
 
-/** Waiting runs started up to the concurrency, each read and executed; what both run queues share. */
+/** Waiting runs started up to `maxConcurrent`, each read and executed; what both run queues share. */
 export interface RunPump {
   add(run: PendingRun): void;
   /** Takes a waiting run out without starting it; false when it is not waiting. */
   remove(id: string): boolean;
-  /** Starts waiting runs up to the current concurrency. */
+  /** Starts waiting runs up to `maxConcurrent`, spaced while the runtime asks for it. */
   pump(): void;
   readonly waiting: number;
   readonly executing: number;
@@ -23,13 +23,8 @@ export interface RunPumpHooks {
   ended?(run: PendingRun): void;
 }
 
-/** Runs allowed to execute now: `concurrency()`, never below 1 nor above `maxConcurrent`. */
-export const concurrencyOf = (options: RunQueueOptions): number =>
-  Math.max(1, Math.min(options.maxConcurrent, options.concurrency?.() ?? options.maxConcurrent));
-
 /**
- * Starts waiting runs in arrival order, at most `concurrency()` (never below 1, never above
- * `maxConcurrent`) at once, runs of one session key strictly one after another (the scheduler).
+ * Starts waiting runs in arrival order, at most `maxConcurrent` at once, runs of one session key strictly one after another (the scheduler).
  */
 export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): RunPump {
   const { store } = options;
@@ -66,7 +61,7 @@ export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): Ru
   }
 
   function pump(): void {
-    const limit = concurrencyOf(options);
+    const limit = options.maxConcurrent;
     while (!stopped && inFlight.size < limit) {
       const now = clock.now();
       const wait = lastStart + (options.spacingMs?.() ?? 0) - now;

@@ -4,11 +4,6 @@ import type { RunExecutorOptions } from './run-executor.js';
 export interface RunQueueOptions extends RunExecutorOptions {
   readonly maxConcurrent: number;
   /**
-   * Runs allowed to execute right now, at most `maxConcurrent` (default: `maxConcurrent`);
-   * the runtime lowers it while hook requests saturate the event loop. Never below 1.
-   */
-  readonly concurrency?: () => number;
-  /**
    * The least time (ms) between two run starts right now (default 0); the runtime sets it
    * while hook requests saturate the event loop.
    */
@@ -21,7 +16,7 @@ export interface RunQueueOptions extends RunExecutorOptions {
 export interface RunQueue {
   /** Schedules a committed run. */
   enqueue(runId: string, sessionKey: string, mappingId?: string): void;
-  /** Starts queued runs up to the current concurrency (after it was raised, or when told of new runs). */
+  /** Starts queued runs up to `maxConcurrent` (when told of new runs, or when the spacing ends). */
   kick(): void;
   /** Picks up every run a previous process left unfinished, oldest first; resolves with how many. */
   resume(): Promise<number>;

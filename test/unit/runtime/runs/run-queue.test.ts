@@ -12,7 +12,6 @@ import { startFakeModel } from '../../../helpers/fake-model.js';
 function setup(
   options: {
     models?: ModelRouter;
-    concurrency?: () => number;
     spacingMs?: () => number;
     logs?: string[];
     maxConcurrent?: number;
@@ -53,7 +52,6 @@ function setup(
     maxConcurrent: options.maxConcurrent ?? 4,
     defaultTimeoutSeconds: 5,
     log,
-    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
     ...(options.spacingMs ? { spacingMs: options.spacingMs } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
   });
@@ -118,7 +116,7 @@ describe('run queue concurrency', () => {
       },
     };
     let spacing = 150;
-    const { store, runs, add } = setup({ models, concurrency: () => 1, spacingMs: () => spacing, clock });
+    const { store, runs, add } = setup({ models, maxConcurrent: 1, spacingMs: () => spacing, clock });
     for (const id of ['a', 'b', 'c']) add(id, false);
     await expect.poll(() => started.length).toBe(1);
     // Each next start waits for the clock: nothing but the spacing timer moves it.
@@ -150,7 +148,7 @@ describe('run queue concurrency', () => {
         return 'done';
       },
     };
-    const { store, runs, add } = setup({ models, concurrency: () => 1, spacingMs: () => 200, clock });
+    const { store, runs, add } = setup({ models, maxConcurrent: 1, spacingMs: () => 200, clock });
     add('a', false);
     add('b', false);
     await expect.poll(() => store.runs.get('a')?.status).toBe('ok');
@@ -161,37 +159,6 @@ describe('run queue concurrency', () => {
     await clock.advance(1000);
     expect(started).toEqual(['a']);
     expect(store.runs.get('b')?.status).toBe('queued');
-  });
-
-  it('lets one run execute at a time while high, and the waiting ones start when released', async () => {
-    const calls: { id: string; release: () => void }[] = [];
-    let executing = 0;
-    let mostExecuting = 0;
-    const models: ModelRouter = {
-      complete: (_ref, request) =>
-        new Promise<string>((resolve) => {
-          mostExecuting = Math.max(mostExecuting, ++executing);
-          const id = /hello (\w)/.exec(request.messages.at(-1)?.content ?? '')?.[1] ?? '?';
-          calls.push({ id, release: () => resolve(`done ${id}`) });
-        }).finally(() => executing--),
-    };
-    let limit = 1;
-    const { store, runs, add } = setup({ models, concurrency: () => limit });
-    for (const id of ['a', 'b', 'c', 'd']) add(id, false);
-    await expect.poll(() => calls.length).toBe(1);
-    // The end of run a is the next chance to start runs: exactly one (b) may take its place.
-    calls[0]?.release();
-    await expect.poll(() => calls.length).toBeGreaterThanOrEqual(2);
-    expect(store.runs.get('a')?.status).toBe('ok');
-    expect(calls.map((c) => c.id)).toEqual(['a', 'b']);
-    expect(mostExecuting).toBe(1);
-    limit = 4;
-    runs.kick();
-    await expect.poll(() => calls.length).toBe(4);
-    expect(calls.map((c) => c.id)).toEqual(['a', 'b', 'c', 'd']);
-    for (const call of calls) call.release();
-    await expect.poll(() => store.runs.unfinished().length).toBe(0);
-    await runs.stop();
   });
 
   it('runs 16 at once without a MaxListenersExceededWarning on the shared shutdown signal', async () => {
