@@ -38,7 +38,7 @@ function MappingsTable({ mappings }: { mappings: readonly MappingRow[] }) {
               </td>
               <td>{m.path ? <Breakable text={m.path} /> : 'any'}</td>
               <td>{matchOf(m)}</td>
-              <td>{m.eventType ?? '—'}</td>
+              <td>{m.eventType ? <Breakable text={m.eventType} /> : '—'}</td>
               <td>{m.transform ? <Breakable text={m.transform} /> : '—'}</td>
               <td>{m.verify ?? '—'}</td>
               <td>

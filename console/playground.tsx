@@ -23,9 +23,10 @@ function FixtureChoice({ mappings, onChoose }: { mappings: readonly MappingRow[]
   const offered = mappings.filter((m) => m.fixtures?.length && presetOf(m));
   if (offered.length === 0) return null;
   return (
-    <label>
-      Fixture{' '}
-      <select name="fixture" onChange={(e) => onChoose((e.target as HTMLSelectElement).value)}>
+    // Labelled by id, not wrapped: a wrapping label's text would hold every option's.
+    <div class="field">
+      <label for="playground-fixture">Fixture</label>
+      <select id="playground-fixture" name="fixture" onChange={(e) => onChoose((e.target as HTMLSelectElement).value)}>
         <option value="">none: write your own</option>
         {offered.map((m) => (
           <optgroup key={m.id} label={m.id}>
@@ -37,7 +38,7 @@ function FixtureChoice({ mappings, onChoose }: { mappings: readonly MappingRow[]
           </optgroup>
         ))}
       </select>
-    </label>
+    </div>
   );
 }
 

@@ -277,7 +277,7 @@ describe.skipIf(!browserTestsRun)('the live log and the request page in Chromium
       });
     await fixture.selectOption({ label: 'push: A push of two commits to main (JSON delivery)' });
     await page.getByText("The github preset's push fixture").waitFor();
-    await expect(page.getByLabel('Hook').inputValue()).resolves.toBe('github');
+    await expect(page.locator('select[name="path"]').inputValue()).resolves.toBe('github');
     await expect(page.getByLabel(/^Headers/).inputValue()).resolves.toContain('X-GitHub-Event: push');
     expect(JSON.parse(await page.getByLabel('Payload').inputValue())).toEqual(PUSH.body);
     await page.getByRole('button', { name: 'Render' }).click();
@@ -297,7 +297,8 @@ describe.skipIf(!browserTestsRun)('the live log and the request page in Chromium
       const found: string[] = [];
       const walker = document.createTreeWalker(table, NodeFilter.SHOW_TEXT);
       for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        for (const word of (node.textContent ?? '').matchAll(/\S+/g)) {
+        // A word: letters and digits; a separator (space, `-`, `.`, `:`, …) may end a line.
+        for (const word of (node.textContent ?? '').matchAll(/[\p{L}\p{N}]+/gu)) {
           const range = document.createRange();
           range.setStart(node, word.index);
           range.setEnd(node, word.index + word[0].length);
