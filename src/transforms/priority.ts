@@ -23,13 +23,18 @@ export interface TransformThreads {
 
 export interface TransformThreadsOptions {
   readonly log: Logger;
-  /** The nice value the threads get (10: about a tenth of a core's share beside ingress). */
-  readonly niceness?: number;
   /** Between two looks for new threads (1 s). */
   readonly intervalMs?: number;
-  /** Where the process's threads are listed. */
-  readonly taskDir?: string;
 }
+
+/**
+ * The nice value the threads get: about a tenth of a core's share beside ingress. Measured (A/B,
+ * 6 interleaved rounds, 4 clients on a transform spinning 900 ms): `/hooks/agent`'s p99 52 ms
+ * at nice 10 against 104 ms without, and 10,161 against 6,567 req/s.
+ */
+const NICENESS = 10;
+/** Where the process's threads are listed. */
+const TASK_DIR = '/proc/self/task';
 
 function threadIds(taskDir: string): string[] | undefined {
   try {
@@ -41,8 +46,8 @@ function threadIds(taskDir: string): string[] | undefined {
 
 /** Takes the threads running now as the gateway's own, then lowers every later one. */
 export async function watchTransformThreads(options: TransformThreadsOptions): Promise<TransformThreads> {
-  const taskDir = options.taskDir ?? '/proc/self/task';
-  const niceness = options.niceness ?? 10;
+  const taskDir = TASK_DIR;
+  const niceness = NICENESS;
   const log = options.log.child({ component: 'transforms' });
   // libuv starts all its pool threads on the first task: started now, they count as the gateway's.
   await access(taskDir).catch(() => undefined);

@@ -8,7 +8,10 @@ import type { Semaphore } from './semaphore.js';
 /**
  * How long one call may hold the event loop. A call on the loop costs a few microseconds; on
  * isolated-vm's own thread about 60 µs more CPU, but hook answers go on meanwhile (docs/transforms.md#limits).
- * A call that needs more than this slice is cut off and run again off the loop.
+ * A call that needs more than this slice is cut off and run again off the loop. Measured (A/B, 6
+ * interleaved rounds, 50 connections on a small transform): on the loop every request answered
+ * 2xx at 7,757 req/s; with every call off the loop, 95 % were refused 503 TRANSFORM_BUSY (one
+ * call per spare core runs off the loop).
  */
 export const ON_LOOP_SLICE_MS = 5;
 /**

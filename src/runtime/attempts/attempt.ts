@@ -1,20 +1,12 @@
 import { isHookdError } from '../../errors.js';
+import type { RunAttempt } from '../../store/index.js';
 import type { AttemptKind } from '../../views.js';
 
 /** The longest error text an attempt keeps (docs/runtime.md#attempts). */
 export const ATTEMPT_ERROR_CHARS = 300;
 
 /** A failed try of a model call or a delivery, as the runtime records it on its run. */
-export interface Attempt {
-  readonly at: number;
-  readonly kind: AttemptKind;
-  /** 1 for the first try of its call or delivery. */
-  readonly n: number;
-  /** The failure's error code. */
-  readonly outcome: string;
-  readonly status?: number;
-  readonly error?: string;
-}
+export type Attempt = Omit<RunAttempt, 'runId'>;
 
 /** What a failed try tells its retry loop, and what its attempt records. */
 export interface Failure {
