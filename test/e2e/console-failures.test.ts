@@ -196,6 +196,7 @@ describe.skipIf(!browserTestsRun)('failures in the console in Chromium (docs/tro
     await expect(row(page, badSignature).textContent()).resolves.toContain('SIGNATURE_INVALID');
     await expect(row(page, wrongToken.id).locator('td.message').textContent()).resolves.toContain('hook token');
     expect(await panel.locator(`tr[data-request-id="${meterly.id}"]`).count()).toBe(0);
+    await refused.blur();
     await page.screenshot({ path: artefact('console', 'refused'), fullPage: true });
     toDocs(artefact('console', 'refused'), 'troubleshooting-refused');
     // The address opens the same tab.
