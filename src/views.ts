@@ -105,6 +105,8 @@ export interface RequestView {
   /** The client's address (as `server.trustProxy` makes it). */
   readonly client?: string;
   readonly mappingId?: string;
+  /** What the sender says happened (`push`, `payment_intent.succeeded`): authenticated requests only. */
+  readonly eventType?: string;
   readonly status: number;
   readonly code?: string;
   /** Why it was refused: its answer's message. */

@@ -156,7 +156,11 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     if (state.trail.receipt) state.trail.receipt = { ...state.trail.receipt, bodyRead: true };
     if (verified) {
       const challenge = slackChallenge(state.verifiers, verified, body.payload);
-      if (challenge !== undefined) return reply.code(200).send({ challenge });
+      if (challenge !== undefined) {
+        // Answered here, before any mapping: its label is Slack's own name for it (docs/presets.md).
+        state.trail.eventType = 'url_verification';
+        return reply.code(200).send({ challenge });
+      }
     }
     const key = idempotencyKeyOf(request.headers, verified?.webhookId);
     if (key === undefined) return send(reply, await accept(request, body, verified));

@@ -47,6 +47,8 @@ export interface RequestEnding {
   /** Why it was refused (its answer's message). */
   readonly reason?: string;
   readonly mappingId?: string;
+  /** Its event type: kept for an authenticated request only (a refused one's sender is unknown). */
+  readonly eventType?: string;
   readonly eventIds?: readonly string[];
   readonly runIds?: readonly string[];
 }
@@ -78,6 +80,7 @@ export function createRequestRecorder(settings: RequestLogSettings) {
       url: facts.url,
       client: facts.client || undefined,
       mappingId: ending.mappingId || undefined,
+      eventType: (facts.authenticated && ending.eventType) || undefined,
       status: ending.status,
       code: ending.code || undefined,
       reason: ending.reason || undefined,
@@ -103,7 +106,7 @@ export function createRequestRecorder(settings: RequestLogSettings) {
       facts: RequestFacts,
       accepted: readonly Accepted[],
       fanOut: boolean,
-      trail: { readonly mappingId?: string },
+      trail: { readonly mappingId?: string; readonly eventType?: string },
     ): RequestLogRecord {
       const eventIds: string[] = [];
       const runIds: string[] = [];
@@ -112,12 +115,23 @@ export function createRequestRecorder(settings: RequestLogSettings) {
         else runIds.push(a.runId);
       }
       const { status } = answerFor(accepted, fanOut);
-      return record(facts, { status, eventIds, runIds, ...(trail.mappingId ? { mappingId: trail.mappingId } : {}) });
+      return record(facts, { status, eventIds, runIds, ...labelsOf(trail) });
     },
   };
 }
 
 export type RequestRecorder = ReturnType<typeof createRequestRecorder>;
+
+/** A request's mapping and event type, as its record keeps them. */
+export function labelsOf(trail: {
+  readonly mappingId?: string;
+  readonly eventType?: string;
+}): Pick<RequestEnding, 'mappingId' | 'eventType'> {
+  return {
+    ...(trail.mappingId ? { mappingId: trail.mappingId } : {}),
+    ...(trail.eventType ? { eventType: trail.eventType } : {}),
+  };
+}
 
 /** The settings of `hooks.log`. */
 export function requestLogSettings(hooks: HooksConfig): RequestLogSettings {

@@ -6,6 +6,7 @@ import { TEMPLATED_FIELDS, type TemplatedField } from '../action-shape.js';
 import type { ModelCatalog } from '../actions/index.js';
 import { type Config, configInvalid, type MappingConfig } from '../config/index.js';
 import { hookdError, isHookdError } from '../errors.js';
+import type { EventTypeRule } from './event-type.js';
 import { presetMappings } from './preset-entries.js';
 import { compileTemplate, type Template, type TemplateView } from './templates.js';
 import type { Draft, MappingPolicy } from './types.js';
@@ -42,6 +43,8 @@ export interface CompiledMapping {
   readonly transform?: { readonly module: string; readonly export?: string; readonly root?: string };
   /** Signature verification (docs/security.md#provider-signatures): a valid signature replaces the token for this mapping. */
   readonly verify?: NonNullable<MappingConfig['verify']>;
+  /** How its requests' event type is read (docs/mappings.md#event-types); its transform may return one too. */
+  readonly eventType?: EventTypeRule;
   readonly policy: MappingPolicy;
   /** The names each template field reads at its top level (`try` names those a payload lacks). */
   readonly templateNames: readonly { readonly field: string; readonly names: readonly string[] }[];
@@ -124,6 +127,7 @@ export function compileMapping(
       ? { transform: { ...mapping.transform, ...(transformRoot ? { root: transformRoot } : {}) } }
       : {}),
     ...(mapping.verify ? { verify: mapping.verify } : {}),
+    ...(mapping.eventType ? { eventType: mapping.eventType } : {}),
     usesView: templates.size > 0,
     warnings: schema
       ? [...templates].flatMap(([entry, template]) =>

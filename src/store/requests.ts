@@ -69,6 +69,7 @@ export interface RequestRow {
   reason: string | null;
   credentials: string | null;
   more_refused: number | null;
+  event_type: string | null;
 }
 
 const ids = (json: string | null): string[] => (json === null ? [] : (JSON.parse(json) as string[]));
@@ -84,6 +85,7 @@ export function requestEntryOf(row: RequestRow): RequestLogEntry {
     url: row.url,
     ...(row.client_address === null ? {} : { client: row.client_address }),
     ...(row.mapping_id === null ? {} : { mappingId: row.mapping_id }),
+    ...(row.event_type === null ? {} : { eventType: row.event_type }),
     status: row.status,
     ...(row.code === null ? {} : { code: row.code }),
     ...(row.reason === null ? {} : { reason: row.reason }),
@@ -115,12 +117,12 @@ export function requestRecordOf(row: RequestRow): RequestLogRecord & { readonly 
 /** The columns a list shows (no body); both stores. */
 export const LISTED = `seq, id, received_at, path, url, mapping_id, status, code, event_ids, run_ids, duration_ms, headers,
   body_bytes, truncated, redacted, replay_of, replayed_at, forced, client_address, authenticated, body_whole, reason,
-  credentials, more_refused`;
+  credentials, more_refused, event_type`;
 
 /** The columns a record is inserted with, in `requestRow`'s order; both stores. */
 export const REQUEST_COLUMNS = `id, received_at, path, url, mapping_id, status, code, event_ids, run_ids, duration_ms,
   headers, body, body_bytes, truncated, redacted, replay_of, receipt, forced, client_address, authenticated, body_whole,
-  reason, credentials, more_refused`;
+  reason, credentials, more_refused, event_type`;
 
 /** A record's values for an insert; flags as 0/1, which SQLite and PostgreSQL both take. */
 export function requestRow(r: RequestLogRecord): unknown[] {
@@ -149,6 +151,7 @@ export function requestRow(r: RequestLogRecord): unknown[] {
     r.reason ?? null,
     credentialsJson(r.credentials),
     r.moreRefused ?? null,
+    r.eventType ?? null,
   ];
 }
 

@@ -203,7 +203,16 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       await store.group.write((w) => {
         w.requests.insert(record('a'));
         w.requests.insert(record('b', { status: 500, code: 'TRANSFORM_FAILED', eventIds: [], receivedAt: 6000 }));
-        w.requests.insert(record('c', { path: 'wake', status: 202, runIds: ['r9'], replayOf: 'b', receivedAt: 7000 }));
+        w.requests.insert(
+          record('c', {
+            path: 'wake',
+            status: 202,
+            runIds: ['r9'],
+            replayOf: 'b',
+            receivedAt: 7000,
+            eventType: 'push',
+          }),
+        );
         w.requests.insert(record('a', { status: 400, code: 'TEXT_REQUIRED', receivedAt: 8000 }));
       });
       const ids = async (filter: object) =>
@@ -226,6 +235,13 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       });
       expect(newest?.body.toString()).toBe('{"n":1}');
       expect((await store.requests.get('c'))?.runIds).toEqual(['r9']);
+      expect((await store.requests.get('c'))?.eventType).toBe('push');
+      expect((await store.requests.list({ limit: 10 })).map((r) => r.eventType)).toEqual([
+        undefined,
+        'push',
+        undefined,
+        undefined,
+      ]);
       expect(await store.requests.countSince(6000)).toEqual({ total: 3, failed: 2 });
       await store.group.write((w) => w.requests.markReplayed('b', 9000));
       expect(await ids({ replayed: true })).toEqual(['b:500']);
