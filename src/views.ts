@@ -94,6 +94,16 @@ export interface RunTranscript {
   readonly messages: readonly SessionMessage[];
 }
 
+/**
+ * What became of the runs a request made (docs/runtime.md#request-log-and-replay): their status
+ * and their replies' delivery, each `mixed` when its runs differ.
+ */
+export interface RunOutcome {
+  readonly status: RunStatus | 'mixed';
+  /** Absent while none of its runs has a delivery outcome. */
+  readonly delivery?: DeliveryStatus | 'mixed';
+}
+
 /** A request log record in a list (docs/runtime.md#request-log-and-replay): no headers, no body. */
 export interface RequestView {
   readonly id: string;
@@ -129,6 +139,8 @@ export interface RequestView {
   readonly forced?: boolean;
   /** When a replay of this one was accepted. */
   readonly replayedAt?: string;
+  /** What became of its runs; absent when it made none. */
+  readonly outcome?: RunOutcome;
 }
 
 /** `GET /api/requests/:id`: the record with its headers, body, actions, runs and deliveries. */

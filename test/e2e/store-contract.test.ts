@@ -173,6 +173,23 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       expect(await store.runs.attempts([])).toEqual([]);
     });
 
+    it("reads the status and delivery status of many runs in one query (a request list's outcomes)", async () => {
+      const store = make();
+      await store.commit((w) => {
+        for (const id of ['o1', 'o2', 'o3']) w.runs.insert(run(id));
+        w.runs.finish('o1', { status: 'ok', output: 'x' }, 10);
+        w.runs.recordDelivery('o1', { status: 'sent', channel: 'chatnet' });
+        w.runs.finish('o2', { status: 'timeout', error: 'slow' }, 10);
+      });
+      const found = await store.runs.outcomes(['o3', 'o1', 'o2', 'nope']);
+      expect(found.sort((a, b) => a.id.localeCompare(b.id))).toEqual([
+        { id: 'o1', status: 'ok', delivery: 'sent' },
+        { id: 'o2', status: 'timeout' },
+        { id: 'o3', status: 'queued' },
+      ]);
+      expect(await store.runs.outcomes([])).toEqual([]);
+    });
+
     it('keeps transcripts: the recent ones in order, whether a session has any, the sessions by activity', async () => {
       const store = make();
       await store.commit((w) => {

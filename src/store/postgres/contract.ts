@@ -9,8 +9,7 @@ import { createCommitQueue } from '../group-commit.js';
 import type { SessionMessage } from '../messages.js';
 import type { RequestLogEntry, RequestLogFilter } from '../requests.js';
 import { LISTED, requestEntryOf, requestListWhere, requestRecordOf } from '../requests.js';
-import type { RunListFilter, RunRecord } from '../runs.js';
-import { runOf } from '../runs.js';
+import { type RunListFilter, type RunRecord, runOf, runStatusOf } from '../runs.js';
 import { isStoreUnavailable } from '../unavailable.js';
 import { createPgAlerts } from './alerts.js';
 import { DB_NOW_MS } from './clock.js';
@@ -165,6 +164,15 @@ export function createPgContract(pool: pg.Pool): StoreContract {
                 [...runIds],
               ])
             ).map(attemptOf),
+      outcomes: async (runIds) =>
+        runIds.length === 0
+          ? []
+          : (
+              await rows<Parameters<typeof runStatusOf>[0]>(
+                `SELECT id, status, delivery::jsonb ->> 'status' AS delivery FROM runs WHERE id = ANY($1::text[])`,
+                [[...runIds]],
+              )
+            ).map(runStatusOf),
       countByStatus: async () =>
         Object.fromEntries(
           (await rows<{ status: string; n: number }>('SELECT status, COUNT(*) AS n FROM runs GROUP BY status')).map(

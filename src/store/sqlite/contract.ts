@@ -6,7 +6,7 @@ import type { Store } from './store.js';
 export function sqliteContract(store: Store, now: () => number = Date.now): StoreContract {
   return {
     events: promised(store.events, ['get', 'pending', 'countPending', 'list']),
-    runs: promised(store.runs, ['get', 'unfinished', 'list', 'countByStatus', 'attempts']),
+    runs: promised(store.runs, ['get', 'unfinished', 'list', 'countByStatus', 'attempts', 'outcomes']),
     messages: promised(store.messages, ['recent', 'has', 'list', 'ofRun', 'sessions']),
     requests: promised(store.requests, ['get', 'list', 'countSince']),
     log: createSqliteLogTables(store.db, store.logTally, store.group, now),
