@@ -19,6 +19,17 @@ export interface RequestLogFilter {
   readonly failed?: boolean;
   /** Received at or after (epoch ms). */
   readonly since?: number;
+  /** Received before (epoch ms). */
+  readonly until?: number;
+  /** An exact event type. */
+  readonly eventType?: string;
+  /**
+   * A request id (exact), or text found (case-insensitively for ASCII letters) in the event type
+   * or the body as stored (at most `hooks.log.maxBodyBytes`).
+   */
+  readonly search?: string;
+  /** Only records refused at the door (true), or only authenticated ones (false). */
+  readonly refused?: boolean;
   /** Only records older than this position (the cursor of the page before). */
   readonly beforeSeq?: number;
   /** Only records never replayed successfully (false), or only those replayed (true). */
@@ -190,11 +201,12 @@ export function credentialsJson(credentials: Readonly<Record<string, CredentialM
 
 /**
  * The WHERE clause of a list and its values; `param(n)` writes the n-th placeholder (`?` for
- * SQLite, `$n` for PostgreSQL).
+ * SQLite, `$n` for PostgreSQL), `dialect` says how a body is searched.
  */
 export function requestListWhere(
   filter: RequestLogFilter,
   param: (n: number) => string,
+  dialect: 'sqlite' | 'postgres',
 ): { where: string; values: unknown[] } {
   const clauses: string[] = [];
   const values: unknown[] = [];
@@ -209,8 +221,44 @@ export function requestListWhere(
     clauses.push(`status >= ${at(status.class * 100)} AND status < ${at(status.class * 100 + 100)}`);
   if (filter.failed) clauses.push('status >= 400');
   if (filter.since !== undefined) clauses.push(`received_at >= ${at(filter.since)}`);
+  if (filter.until !== undefined) clauses.push(`received_at < ${at(filter.until)}`);
+  if (filter.eventType !== undefined) clauses.push(`event_type = ${at(filter.eventType)}`);
+  if (filter.refused !== undefined) clauses.push(filter.refused ? 'NOT authenticated' : 'authenticated');
+  if (filter.search !== undefined) clauses.push(searchClause(filter.search, at, dialect));
   if (filter.beforeSeq !== undefined) clauses.push(`seq < ${at(filter.beforeSeq)}`);
   if (filter.replays === false) clauses.push('replay_of IS NULL');
   if (filter.replayed !== undefined) clauses.push(filter.replayed ? 'replayed_at IS NOT NULL' : 'replayed_at IS NULL');
   return { where: clauses.length ? ` WHERE ${clauses.join(' AND ')}` : '', values };
+}
+
+/**
+ * A search: the request id, exactly, or the text in the event type or the stored body. Both
+ * stores match alike: ASCII letters in any case, any other character exactly. SQLite's LIKE
+ * never matches a blob, so the body is cast to text (its bytes as they are). PostgreSQL's body
+ * is bytes, searched in its `escape` encoding (ASCII as it is, every other byte `\ooo`, a
+ * backslash doubled), which a body cut inside a character cannot fail, with the text encoded
+ * the same way.
+ */
+function searchClause(text: string, at: (value: unknown) => string, dialect: 'sqlite' | 'postgres'): string {
+  const anywhere = (pattern: string) => `%${pattern.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  // Placeholders in the order they appear: SQLite's `?` take their values by position.
+  const id = at(text);
+  const label = at(anywhere(text));
+  if (dialect === 'sqlite') {
+    const body = at(anywhere(text));
+    return `(id = ${id} OR event_type LIKE ${label} ESCAPE '\\' OR CAST(body AS TEXT) LIKE ${body} ESCAPE '\\')`;
+  }
+  const body = at(anywhere(escapeEncoded(text)));
+  return `(id = ${id} OR event_type ILIKE ${label} ESCAPE '\\' OR encode(body, 'escape') ILIKE ${body} ESCAPE '\\')`;
+}
+
+/** Text as PostgreSQL's `encode(bytes, 'escape')` writes its UTF-8 bytes. */
+function escapeEncoded(text: string): string {
+  let out = '';
+  for (const byte of Buffer.from(text, 'utf8')) {
+    if (byte === 0x5c) out += '\\\\';
+    else if (byte === 0 || byte >= 0x80) out += `\\${byte.toString(8).padStart(3, '0')}`;
+    else out += String.fromCharCode(byte);
+  }
+  return out;
 }

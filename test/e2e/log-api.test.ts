@@ -120,4 +120,50 @@ describe.each(suiteStores)('the request log API on %s', (kind) => {
     expect(memo.eventType).toBe('memo');
     expect(memo).not.toHaveProperty('outcome');
   });
+
+  it('finds requests by event type, by id, by body text, in a time range, and the refused ones apart', async () => {
+    const marker = `m${Date.now()}`;
+    const first = await hook('gh', { ref: `refs/heads/${marker}-One` }, { 'x-github-event': `${marker}_create` });
+    const second = await hook('gh', { ref: 'refs/heads/other' }, { 'x-github-event': `${marker}_create` });
+    const third = await hook('gh', { ref: 'refs/heads/third' }, { 'x-github-event': `${marker}_delete` });
+    const refused = await call(`${hookd.url}/hooks/gh`, {
+      headers: { authorization: 'Bearer wrong-token-0123456789', 'x-github-event': `${marker}_create` },
+      json: { ref: marker },
+    });
+    expect([first.status, second.status, third.status, refused.status]).toEqual([202, 202, 202, 401]);
+    await listed(idOf(refused));
+    const ids = async (query: string) => (await requests(query)).requests.map((r) => r.id);
+    const [one, two, three] = [first, second, third].map(idOf) as [string, string, string];
+
+    expect(await ids(`eventType=${marker}_create`)).toEqual([two, one]);
+    expect(await ids(`q=${one}`)).toEqual([one]);
+    // Text of the stored body, ASCII letters in any case; text of the event type.
+    expect(await ids(`q=${marker.toUpperCase()}-one`)).toEqual([one]);
+    expect(await ids(`q=${marker}_DEL`)).toEqual([three]);
+    // The refused request carries the marker too, but no body and no event type are kept of it.
+    expect(await ids(`q=${marker}&refused=false`)).toEqual([three, two, one]);
+    expect(await ids(`refused=true&limit=500`)).toContain(idOf(refused));
+    expect(await ids(`refused=false&limit=500`)).not.toContain(idOf(refused));
+    const refusedItem = (await requests('refused=true&limit=500')).requests.find((r) => r.id === idOf(refused));
+    expect(refusedItem).toMatchObject({ authenticated: false, status: 401, code: 'UNAUTHORIZED' });
+    expect(refusedItem).not.toHaveProperty('eventType');
+
+    // A range: since (inclusive) and until (exclusive), ISO times or durations back from now.
+    const times = (await requests(`eventType=${marker}_create`)).requests.map((r) => r.receivedAt);
+    const [newest, oldest] = times as [string, string];
+    expect(await ids(`eventType=${marker}_create&until=${oldest}`)).toEqual([]);
+    expect(await ids(`eventType=${marker}_create&since=${oldest}&until=${newest}`)).toEqual(
+      newest === oldest ? [] : [one],
+    );
+    expect(await ids(`q=${marker}&until=1d`)).toEqual([]);
+
+    // Pages of a filtered list, by cursor.
+    const page = await requests(`q=${marker}&refused=false&limit=2`);
+    expect(page.requests.map((r) => r.id)).toEqual([three, two]);
+    expect(await ids(`q=${marker}&refused=false&limit=2&cursor=${page.nextCursor}`)).toEqual([one]);
+
+    const twice = await admin('/api/requests?q=a&q=b');
+    expect(twice.status).toBe(400);
+    expect(twice.body).toMatchObject({ code: 'INVALID_FIELD' });
+  });
 });

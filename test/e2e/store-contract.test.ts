@@ -275,6 +275,48 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       expect(left.bytes).toBe(bytes / 4);
     });
 
+    it('finds requests by event type, by id or text (event type, body), by time range and by refusal', async () => {
+      const store = make();
+      const body = (text: string) => ({ body: Buffer.from(text), bodyBytes: Buffer.byteLength(text) });
+      await store.commit((w) => {
+        w.requests.insert(record('p1', { eventType: 'push', receivedAt: 1000, ...body('{"ref":"refs/heads/Main"}') }));
+        w.requests.insert(
+          record('i1', { eventType: 'issues', receivedAt: 2000, ...body('{"title":"Café 100% _done_"}') }),
+        );
+        w.requests.insert(
+          record('s1', { eventType: 'payment_intent.succeeded', receivedAt: 3000, ...body('{"path":"C:\\tmp"}') }),
+        );
+        w.requests.insert(
+          record('x1', {
+            status: 401,
+            code: 'UNAUTHORIZED',
+            authenticated: false,
+            receivedAt: 4000,
+            body: Buffer.alloc(0),
+            bodyWhole: false,
+          }),
+        );
+      });
+      const ids = async (filter: object) => (await store.requests.list({ limit: 10, ...filter })).map((r) => r.id);
+      expect(await ids({ eventType: 'push' })).toEqual(['p1']);
+      expect(await ids({ eventType: 'PUSH' })).toEqual([]);
+      // An id exactly; text in the event type or the body, ASCII letters in any case.
+      expect(await ids({ search: 'i1' })).toEqual(['i1']);
+      expect(await ids({ search: 'INTENT' })).toEqual(['s1']);
+      expect(await ids({ search: 'heads/main' })).toEqual(['p1']);
+      expect(await ids({ search: 'café' })).toEqual(['i1']);
+      // LIKE's wildcards and its escape are plain characters in a search.
+      expect(await ids({ search: '100%' })).toEqual(['i1']);
+      expect(await ids({ search: '_done_' })).toEqual(['i1']);
+      expect(await ids({ search: 'e_d' })).toEqual([]);
+      expect(await ids({ search: '%' })).toEqual(['i1']);
+      expect(await ids({ search: 'C:\\tmp' })).toEqual(['s1']);
+      expect(await ids({ search: 'nothing like it' })).toEqual([]);
+      expect(await ids({ since: 2000, until: 4000 })).toEqual(['s1', 'i1']);
+      expect(await ids({ refused: true })).toEqual(['x1']);
+      expect(await ids({ refused: false, search: 'e' })).toEqual(['s1', 'i1', 'p1']);
+    });
+
     it('keeps a refused request: its client, reason, credentials by name, no body; counts rows and bytes alike', async () => {
       const store = make();
       const refused = record('r', {

@@ -210,7 +210,7 @@ export function createPgContract(pool: pg.Pool): StoreContract {
         return row && requestRecordOf(row as never);
       },
       list: async (filter: RequestLogFilter) => {
-        const { where, values } = requestListWhere(filter, (n) => `$${n}`);
+        const { where, values } = requestListWhere(filter, (n) => `$${n}`, 'postgres');
         const text = `SELECT ${LISTED} FROM requests${where} ORDER BY seq DESC LIMIT $${values.length + 1}`;
         return (await rows(text, [...values, filter.limit])).map((row) =>
           requestEntryOf(row as never),

@@ -34,7 +34,7 @@ export function createRequestLogRepository(db: Db, tally: LogTally): RequestLogR
       tally.add('requests', requestRowBytes(row));
     },
     list(filter) {
-      const { where, values } = requestListWhere(filter, () => '?');
+      const { where, values } = requestListWhere(filter, () => '?', 'sqlite');
       const sql = `SELECT ${LISTED} FROM requests${where} ORDER BY seq DESC LIMIT ?`;
       let statement = listings.get(sql);
       if (!statement) {
