@@ -100,5 +100,11 @@ export function runFilter(query: Query): RunListFilter {
   const status = query.status as RunListFilter['status'];
   if (status !== undefined && !RUN_FILTERS.includes(status))
     throw hookdError('INVALID_FIELD', { field: 'status', expected: RUN_FILTERS.join(', ') });
-  return { limit: limitOf(query), ...cursorOf(query), ...(status ? { status } : {}) };
+  const mapping = textOf('mapping', query.mapping);
+  return {
+    limit: limitOf(query),
+    ...cursorOf(query),
+    ...(status ? { status } : {}),
+    ...(mapping === undefined ? {} : { mapping }),
+  };
 }

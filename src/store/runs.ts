@@ -148,6 +148,8 @@ export function runStatusOf(row: { id: string; status: RunStatus; delivery: stri
 export interface RunListFilter {
   /** `failed`: ended with error or timeout, or its delivery failed. */
   readonly status?: RunStatus | 'failed';
+  /** Only the runs of this mapping (its id). */
+  readonly mapping?: string;
   readonly beforeSeq?: number;
   readonly limit: number;
 }

@@ -166,4 +166,24 @@ describe.each(suiteStores)('the request log API on %s', (kind) => {
     expect(twice.status).toBe(400);
     expect(twice.body).toMatchObject({ code: 'INVALID_FIELD' });
   });
+
+  it("lists a mapping's runs, with a status", async () => {
+    const batch = await hook('fan', { kind: 'batch', items: ['second ok', 'second fail'] });
+    expect(batch.status).toBe(202);
+    const runIds = (batch.body.runIds as string[]).sort();
+    const runs = async (query: string) => (await admin(`/api/runs?limit=500&${query}`)).body.runs as RunListItem[];
+    await until(
+      async () => ((await runs('mapping=fan&status=error')).some((r) => runIds.includes(r.runId)) ? true : undefined),
+      'the failed run of the batch',
+      15_000,
+    );
+    const ofFan = await runs('mapping=fan');
+    expect(ofFan.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(ofFan.map((r) => r.mappingId))).toEqual(new Set(['fan']));
+    expect(ofFan.map((r) => r.runId)).toEqual(expect.arrayContaining(runIds));
+    const failed = await runs('mapping=fan&status=error');
+    expect(failed.every((r) => r.mappingId === 'fan' && r.status === 'error')).toBe(true);
+    expect(await runs('mapping=no-such-mapping')).toEqual([]);
+    expect((await runs('mapping=gh')).every((r) => r.mappingId === 'gh')).toBe(true);
+  });
 });

@@ -173,6 +173,24 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       expect(await store.runs.attempts([])).toEqual([]);
     });
 
+    it("lists a mapping's runs, with a status and by cursor", async () => {
+      const store = make();
+      await store.commit((w) => {
+        w.runs.insert(run('m1', { mappingId: 'gh' }));
+        w.runs.insert(run('m2', { mappingId: 'stripe' }));
+        w.runs.insert(run('m3', { mappingId: 'gh' }));
+        w.runs.insert(run('m4', { mappingId: 'gh' }));
+        w.runs.finish('m3', { status: 'error', error: 'boom' }, 10);
+      });
+      const ids = async (filter: object) => (await store.runs.list({ limit: 10, ...filter })).map((r) => r.id);
+      expect(await ids({ mapping: 'gh' })).toEqual(['m4', 'm3', 'm1']);
+      expect(await ids({ mapping: 'gh', status: 'failed' })).toEqual(['m3']);
+      expect(await ids({ mapping: 'gh', status: 'queued' })).toEqual(['m4', 'm1']);
+      expect(await ids({ mapping: 'GH' })).toEqual([]);
+      const [, second] = await store.runs.list({ limit: 2, mapping: 'gh' });
+      expect(await ids({ mapping: 'gh', beforeSeq: second?.seq })).toEqual(['m1']);
+    });
+
     it("reads the status and delivery status of many runs in one query (a request list's outcomes)", async () => {
       const store = make();
       await store.commit((w) => {

@@ -151,8 +151,9 @@ export function createPgContract(pool: pg.Pool): StoreContract {
         const found = await rows<Row & { seq: number }>(
           `SELECT * FROM runs WHERE seq < $1 AND ($2::text IS NULL OR status = $2 OR ($2 = 'failed'
              AND (status IN ('error', 'timeout') OR (delivery::jsonb ->> 'status') = 'failed')))
+             AND ($4::text IS NULL OR mapping_id = $4)
            ORDER BY seq DESC LIMIT $3`,
-          [filter.beforeSeq ?? Number.MAX_SAFE_INTEGER, filter.status ?? null, filter.limit],
+          [filter.beforeSeq ?? Number.MAX_SAFE_INTEGER, filter.status ?? null, filter.limit, filter.mapping ?? null],
         );
         return found.map((row) => ({ ...runOf(row as never), seq: row.seq })) as (RunRecord & { seq: number })[];
       },

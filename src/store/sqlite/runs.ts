@@ -28,6 +28,7 @@ export function createRunRepository(db: Db): RunRepository {
   const list = db.prepare(
     `SELECT * FROM runs WHERE seq < @before AND (@status IS NULL OR status = @status OR (@status = 'failed'
        AND (status IN ('error', 'timeout') OR json_extract(delivery, '$.status') = 'failed')))
+       AND (@mapping IS NULL OR mapping_id = @mapping)
      ORDER BY seq DESC LIMIT @limit`,
   );
 
@@ -65,6 +66,7 @@ export function createRunRepository(db: Db): RunRepository {
     list(filter) {
       const rows = list.all({
         status: filter.status ?? null,
+        mapping: filter.mapping ?? null,
         before: filter.beforeSeq ?? Number.MAX_SAFE_INTEGER,
         limit: filter.limit,
       }) as (RunRow & { seq: number })[];

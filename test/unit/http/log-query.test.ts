@@ -51,3 +51,15 @@ describe('GET /api/requests filters', () => {
     );
   });
 });
+
+describe('GET /api/runs filters', () => {
+  it('reads mapping beside status', () => {
+    expect(runFilter({ mapping: 'preset:github', status: 'failed', limit: '10' })).toEqual({
+      limit: 10,
+      mapping: 'preset:github',
+      status: 'failed',
+    });
+    expect(runFilter({ mapping: '' })).toEqual({ limit: 50 });
+    expect(() => runFilter({ mapping: 'x'.repeat(201) })).toThrow(/mapping: expected at most 200 characters/);
+  });
+});
