@@ -192,6 +192,25 @@ export interface MappingView {
   readonly verify?: string;
   readonly forEach?: string;
   readonly schema: boolean;
+  /** How it reads its requests' event type: `header x-github-event`, `path type`, `transform`. */
+  readonly eventType?: string;
+  /** A preset's mapping: its preset's name (`github`, a plugin's `acme`). */
+  readonly preset?: string;
+  /** A preset's mapping: its preset's recorded fixtures, for the playground (`GET /api/presets/:name/fixtures/:fixture`). */
+  readonly fixtures?: readonly FixtureItem[];
+}
+
+/** A preset's recorded fixture, by name (its file's name without `.json`). */
+export interface FixtureItem {
+  readonly name: string;
+  readonly description?: string;
+}
+
+/** `GET /api/presets/:name/fixtures/:fixture`: a recorded delivery, as its sender sent it. */
+export interface FixtureView {
+  readonly headers: Readonly<Record<string, string>>;
+  /** The payload: JSON as an object, any other body as its text. */
+  readonly body: unknown;
 }
 
 /** What an alert watches (docs/operations.md#alerts). */

@@ -1,7 +1,9 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RequestView, RunListItem } from '../../src/views.js';
+import type { MappingView, RequestView, RunListItem } from '../../src/views.js';
 import { type FakeModel, isHeartbeat, lastUser, startFakeModel } from '../helpers/fake-model.js';
-import { type HookdProcess, makeTempDir, startHookd } from '../helpers/hookd-process.js';
+import { type HookdProcess, makeTempDir, ROOT, startHookd } from '../helpers/hookd-process.js';
 import { type Answer, call, until } from '../helpers/http.js';
 import { type SuiteStore, suiteStore, suiteStores } from '../helpers/postgres.js';
 
@@ -16,6 +18,27 @@ const GATEWAY_TOKEN = 'log-api-gateway-token-0123456789';
 const HOOK = { authorization: `Bearer ${HOOK_TOKEN}` };
 const ADMIN = { authorization: `Bearer ${GATEWAY_TOKEN}` };
 
+/** A plugin preset, `acme`, with one recorded fixture. */
+function writePlugin(dir: string): void {
+  mkdirSync(join(dir, 'acme/fixtures'), { recursive: true });
+  const manifest = {
+    name: 'acme',
+    description: 'Acme deploys',
+    version: '1.0.0',
+    eventType: { path: 'action' },
+    mappings: [{ id: 'deploy', messageTemplate: 'deploy {{service}}', deliver: false }],
+  };
+  writeFileSync(join(dir, 'acme/preset.json5'), JSON.stringify(manifest));
+  writeFileSync(join(dir, 'acme/README.md'), '# acme\n');
+  const fixture = {
+    description: 'a deploy finished',
+    headers: { 'Content-Type': 'application/json', 'X-Acme': '1' },
+    body: { action: 'deployed', service: 'api' },
+    expect: [{ message: 'deploy api' }],
+  };
+  writeFileSync(join(dir, 'acme/fixtures/deploy.json'), JSON.stringify(fixture));
+}
+
 describe.each(suiteStores)('the request log API on %s', (kind) => {
   let store: SuiteStore;
   let hookd: HookdProcess;
@@ -27,6 +50,7 @@ describe.each(suiteStores)('the request log API on %s', (kind) => {
     cleanups.push(() => store.stop());
     const temp = makeTempDir();
     cleanups.push(temp.cleanup);
+    writePlugin(temp.dir);
     // A run whose message names `fail` is refused by the model at once (a 400 is not retried).
     model = await startFakeModel((r) =>
       isHeartbeat(r) ? 'HEARTBEAT_OK' : lastUser(r).includes('fail') ? { status: 400 } : 'done',
@@ -64,6 +88,8 @@ describe.each(suiteStores)('the request log API on %s', (kind) => {
               eventType: { path: 'kind' },
             },
           ],
+          plugins: ['./acme'],
+          presets: ['acme', { name: 'github', secret: 'gh-secret-for-log-api' }],
         },
         agents: { defaults: { model: 'fake/m', heartbeat: { every: '0' } } },
         models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } },
@@ -100,22 +126,22 @@ describe.each(suiteStores)('the request log API on %s', (kind) => {
     expect([push.status, batch.status, wake.status]).toEqual([202, 202, 200]);
     const ended = (r: RequestView) => r.outcome !== undefined && !['queued', 'running'].includes(r.outcome.status);
     expect(await listed(idOf(push), ended)).toMatchObject({ eventType: 'push', outcome: { status: 'ok' } });
-    const mixed = await until(
+    const batchRuns = batch.body.runIds as string[];
+    const statuses = await until(
       async () => {
-        const item = await listed(idOf(batch));
-        return item.outcome?.status === 'mixed' && item.runIds.length === 2 ? item : undefined;
+        const runs = (await admin('/api/runs?limit=500')).body.runs as RunListItem[];
+        const of = runs.filter((r) => batchRuns.includes(r.runId)).map((r) => r.status);
+        return of.length === 2 && of.every((s) => s !== 'queued' && s !== 'running') ? of.sort() : undefined;
       },
       'both runs of the batch ended',
       15_000,
     );
-    expect(mixed.eventType).toBe('batch');
-    const runs = (await admin('/api/runs?limit=500')).body.runs as RunListItem[];
-    expect(
-      runs
-        .filter((r) => mixed.runIds.includes(r.runId))
-        .map((r) => r.status)
-        .sort(),
-    ).toEqual(['error', 'ok']);
+    expect(statuses).toEqual(['error', 'ok']);
+    expect(await listed(idOf(batch))).toMatchObject({
+      eventType: 'batch',
+      runIds: batchRuns,
+      outcome: { status: 'mixed' },
+    });
     const memo = await listed(idOf(wake));
     expect(memo.eventType).toBe('memo');
     expect(memo).not.toHaveProperty('outcome');
@@ -185,5 +211,56 @@ describe.each(suiteStores)('the request log API on %s', (kind) => {
     expect(failed.every((r) => r.mappingId === 'fan' && r.status === 'error')).toBe(true);
     expect(await runs('mapping=no-such-mapping')).toEqual([]);
     expect((await runs('mapping=gh')).every((r) => r.mappingId === 'gh')).toBe(true);
+  });
+
+  it("lists how each mapping reads its event type, and a preset's fixtures, which the playground can load", async () => {
+    const { mappings } = (await admin('/api/mappings')).body as { mappings: MappingView[] };
+    const byId = new Map(mappings.map((m) => [m.id, m]));
+    expect(byId.get('gh')?.eventType).toBe('header x-github-event');
+    expect(byId.get('fan')?.eventType).toBe('path kind');
+    expect(byId.get('gh')).not.toHaveProperty('fixtures');
+    expect(byId.get('plugin:acme:deploy')).toMatchObject({
+      eventType: 'path action',
+      preset: 'acme',
+      fixtures: [{ name: 'deploy', description: 'a deploy finished' }],
+    });
+    const github = byId.get('preset:github');
+    expect(github).toMatchObject({ eventType: 'header x-github-event', preset: 'github' });
+    expect(github?.fixtures).toContainEqual({ name: 'push', description: expect.any(String) });
+    expect(github?.fixtures?.length).toBe(12);
+
+    const recorded = JSON.parse(readFileSync(join(ROOT, 'presets/github/fixtures/push.json'), 'utf8'));
+    const push = await admin('/api/presets/github/fixtures/push');
+    expect(push.status).toBe(200);
+    expect(push.body).toEqual({ headers: recorded.headers, body: recorded.body });
+    const deploy = await admin('/api/presets/acme/fixtures/deploy');
+    expect(deploy.body).toEqual({
+      headers: { 'Content-Type': 'application/json', 'X-Acme': '1' },
+      body: { action: 'deployed', service: 'api' },
+    });
+    // What the playground does with it: the same engine labels it as the log would.
+    const tried = await call(`${hookd.url}/api/try`, {
+      headers: ADMIN,
+      json: { path: 'acme', body: JSON.stringify(deploy.body.body), headers: deploy.body.headers },
+    });
+    expect(tried.body).toMatchObject({ ok: true, mapping: 'plugin:acme:deploy', eventType: 'deployed' });
+
+    for (const path of [
+      '/api/presets/github/fixtures/..%2F..%2Fpreset',
+      '/api/presets/github/fixtures/..push',
+      '/api/presets/github/fixtures/push%2F',
+      '/api/presets/..%2Fgithub/fixtures/push',
+    ]) {
+      const answer = await admin(path);
+      expect([path, answer.status, answer.body.code]).toEqual([path, 400, 'INVALID_FIELD']);
+    }
+    for (const path of [
+      '/api/presets/stripe/fixtures/payment-intent-succeeded',
+      '/api/presets/github/fixtures/no-such-fixture',
+      '/api/presets/github/fixtures/push.json',
+    ]) {
+      const answer = await admin(path);
+      expect([path, answer.status, answer.body.code]).toEqual([path, 404, 'NOT_FOUND']);
+    }
   });
 });
