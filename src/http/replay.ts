@@ -5,7 +5,7 @@ import { toHookdError } from './errors.js';
 import type { HookActions, HookActionsTrail as MappingTrail } from './hook-actions.js';
 import { hashBody, type InFlightKeys, idempotencyKeyOf, keyIsDeliveryId } from './idempotency.js';
 import { type Replayable, type ReplayRules, replayableOf } from './replay-rules.js';
-import { labelsOf, type RequestFacts, type RequestRecorder } from './request-log.js';
+import { labelsOf, type RequestFacts, type RequestRecorder, reasonOf } from './request-log.js';
 import { type Answer, answerFor } from './responses.js';
 
 export interface ReplayerOptions extends ReplayRules {
@@ -73,7 +73,7 @@ export function createReplayer(options: ReplayerOptions) {
       return answer;
     } catch (err) {
       const e = toHookdError(err);
-      const ending = { status: e.statusCode, code: e.code, ...labelsOf(trail) };
+      const ending = { status: e.statusCode, code: e.code, reason: reasonOf(e), ...labelsOf(trail) };
       sink.recordRequest(recorder.record(facts, ending));
       throw e;
     }

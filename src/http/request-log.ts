@@ -1,5 +1,6 @@
 import type { Accepted, RequestLogRecord, RequestReceipt } from '../actions/index.js';
 import type { HooksConfig } from '../config/index.js';
+import type { HookdError } from '../errors.js';
 import type { CredentialMark } from '../headers.js';
 import type { ParsedBody } from './body.js';
 import { answerFor } from './responses.js';
@@ -54,6 +55,17 @@ export interface RequestEnding {
 }
 
 export const REDACTED = '[redacted]';
+
+/** Error text kept in a request log record (as in an answer: 1 KiB). */
+const MAX_REASON_CHARS = 1024;
+
+/**
+ * What a record says a request failed of: the error's message from the catalogue (which never
+ * holds a secret), a 5xx's included: the answer says `internal error` to the sender, the
+ * operator reads what happened (`the run queue is full`). An unexpected error stays
+ * `internal error` (its cause goes to the log only).
+ */
+export const reasonOf = (err: HookdError): string => err.message.slice(0, MAX_REASON_CHARS);
 
 /**
  * Whether a request answered `status` keeps its body in the log: a request refused at the door

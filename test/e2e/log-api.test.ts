@@ -18,6 +18,15 @@ const GATEWAY_TOKEN = 'log-api-gateway-token-0123456789';
 const HOOK = { authorization: `Bearer ${HOOK_TOKEN}` };
 const ADMIN = { authorization: `Bearer ${GATEWAY_TOKEN}` };
 
+/** A transform that fails on line 3 when asked to, labelling its request first. */
+const FLAKY = `export default function ({ payload }: { payload: { boom?: boolean; n: number } }) {
+  if (payload.boom) {
+    throw new Error('flaky broke on ' + payload.n);
+  }
+  return { kind: 'wake', text: 'fine ' + payload.n, eventType: 'flaky.fine' };
+}
+`;
+
 /** A plugin preset, `acme`, with one recorded fixture. */
 function writePlugin(dir: string): void {
   mkdirSync(join(dir, 'acme/fixtures'), { recursive: true });
@@ -51,6 +60,8 @@ describe.each(suiteStores)('the request log API on %s', (kind) => {
     const temp = makeTempDir();
     cleanups.push(temp.cleanup);
     writePlugin(temp.dir);
+    mkdirSync(join(temp.dir, 'transforms'));
+    writeFileSync(join(temp.dir, 'transforms/flaky.ts'), FLAKY);
     // A run whose message names `fail` is refused by the model at once (a 400 is not retried).
     model = await startFakeModel((r) =>
       isHeartbeat(r) ? 'HEARTBEAT_OK' : lastUser(r).includes('fail') ? { status: 400 } : 'done',
@@ -80,6 +91,7 @@ describe.each(suiteStores)('the request log API on %s', (kind) => {
               messageTemplate: 'item {{items.0}}',
               deliver: false,
             },
+            { id: 'flaky', match: { path: 'flaky' }, transform: { module: 'flaky.ts' } },
             {
               id: 'note',
               match: { path: 'note' },
@@ -88,6 +100,7 @@ describe.each(suiteStores)('the request log API on %s', (kind) => {
               eventType: { path: 'kind' },
             },
           ],
+          transformsDir: 'transforms',
           plugins: ['./acme'],
           presets: ['acme', { name: 'github', secret: 'gh-secret-for-log-api' }],
         },
@@ -142,6 +155,10 @@ describe.each(suiteStores)('the request log API on %s', (kind) => {
       runIds: batchRuns,
       outcome: { status: 'mixed' },
     });
+    // A transform's own eventType labels its request.
+    const fine = await hook('flaky', { n: 1 });
+    expect(fine.status).toBe(200);
+    expect((await listed(idOf(fine))).eventType).toBe('flaky.fine');
     const memo = await listed(idOf(wake));
     expect(memo.eventType).toBe('memo');
     expect(memo).not.toHaveProperty('outcome');
@@ -262,5 +279,43 @@ describe.each(suiteStores)('the request log API on %s', (kind) => {
       const answer = await admin(path);
       expect([path, answer.status, answer.body.code]).toEqual([path, 404, 'NOT_FOUND']);
     }
+  });
+
+  it('lists what failed on our side (5xx, replays left out) and, apart, what was refused at the door, each with its message', async () => {
+    const failed = await hook('flaky', { boom: true, n: 7 });
+    expect(failed.status).toBe(500);
+    const refused = await call(`${hookd.url}/hooks/flaky`, {
+      headers: { 'x-hook-token': 'not-the-token-0123456789' },
+      json: {},
+    });
+    expect(refused.status).toBe(401);
+    await listed(idOf(refused));
+    // Its replay fails the same way: a record of its own, which the Failed page leaves out.
+    const replay = await call(`${hookd.url}/api/requests/${idOf(failed)}/replay`, { headers: ADMIN });
+    expect(replay.status).toBe(500);
+    const replayId = idOf(replay);
+    expect(await listed(replayId)).toMatchObject({
+      replayOf: idOf(failed),
+      reason: expect.stringMatching(/flaky broke on 7/),
+    });
+
+    const failures = (await requests('status=5xx&replays=false&limit=500')).requests;
+    expect(failures.map((r) => r.id)).toContain(idOf(failed));
+    expect(failures.map((r) => r.id)).not.toContain(replayId);
+    expect(failures.every((r) => r.status >= 500 && r.replayOf === undefined)).toBe(true);
+    expect(failures.find((r) => r.id === idOf(failed))).toMatchObject({
+      code: 'TRANSFORM_FAILED',
+      mappingId: 'flaky',
+      reason: expect.stringMatching(/^transform failed: flaky\.ts:3:\d+: .*flaky broke on 7/),
+    });
+
+    const atTheDoor = (await requests('refused=true&limit=500')).requests;
+    expect(atTheDoor.find((r) => r.id === idOf(refused))).toMatchObject({
+      status: 401,
+      code: 'UNAUTHORIZED',
+      reason: 'missing or invalid hook token',
+      authenticated: false,
+    });
+    expect(atTheDoor.every((r) => !r.authenticated)).toBe(true);
   });
 });
