@@ -289,6 +289,8 @@ describe.each(suiteStores)('the request log API on %s', (kind) => {
       json: {},
     });
     expect(refused.status).toBe(401);
+    // Written once answered, in commits that may land in any order (PostgreSQL runs several at once).
+    await listed(idOf(failed));
     await listed(idOf(refused));
     // Its replay fails the same way: a record of its own, which the Failed page leaves out.
     const replay = await call(`${hookd.url}/api/requests/${idOf(failed)}/replay`, { headers: ADMIN });
