@@ -32,6 +32,8 @@ export interface RequestLogFilter {
   readonly refused?: boolean;
   /** Only records older than this position (the cursor of the page before). */
   readonly beforeSeq?: number;
+  /** Only records newer than this position (a window of a search, src/store/sqlite/search.ts). */
+  readonly afterSeq?: number;
   /** Only records never replayed successfully (false), or only those replayed (true). */
   readonly replayed?: boolean;
   /** False: leave out the records of replays. */
@@ -49,6 +51,8 @@ export interface RequestLogRepository {
   countSince(since: number): { total: number; failed: number };
   /** Marks the newest record with this id replayed. */
   markReplayed(id: string, at: number): void;
+  /** The positions of the oldest and the newest record; undefined when the log is empty. */
+  seqRange(): { readonly oldest: number; readonly newest: number } | undefined;
 }
 
 /** A row as the database answers it. */
@@ -226,6 +230,7 @@ export function requestListWhere(
   if (filter.refused !== undefined) clauses.push(filter.refused ? 'NOT authenticated' : 'authenticated');
   if (filter.search !== undefined) clauses.push(searchClause(filter.search, at, dialect));
   if (filter.beforeSeq !== undefined) clauses.push(`seq < ${at(filter.beforeSeq)}`);
+  if (filter.afterSeq !== undefined) clauses.push(`seq > ${at(filter.afterSeq)}`);
   if (filter.replays === false) clauses.push('replay_of IS NULL');
   if (filter.replayed !== undefined) clauses.push(filter.replayed ? 'replayed_at IS NOT NULL' : 'replayed_at IS NULL');
   return { where: clauses.length ? ` WHERE ${clauses.join(' AND ')}` : '', values };
