@@ -94,6 +94,16 @@ export interface RunTranscript {
   readonly messages: readonly SessionMessage[];
 }
 
+/**
+ * What became of the runs a request made (docs/runtime.md#request-log-and-replay): their status
+ * and their replies' delivery, each `mixed` when its runs differ.
+ */
+export interface RunOutcome {
+  readonly status: RunStatus | 'mixed';
+  /** Absent while none of its runs has a delivery outcome. */
+  readonly delivery?: DeliveryStatus | 'mixed';
+}
+
 /** A request log record in a list (docs/runtime.md#request-log-and-replay): no headers, no body. */
 export interface RequestView {
   readonly id: string;
@@ -105,6 +115,8 @@ export interface RequestView {
   /** The client's address (as `server.trustProxy` makes it). */
   readonly client?: string;
   readonly mappingId?: string;
+  /** What the sender says happened (`push`, `payment_intent.succeeded`): authenticated requests only. */
+  readonly eventType?: string;
   readonly status: number;
   readonly code?: string;
   /** Why it was refused: its answer's message. */
@@ -127,6 +139,8 @@ export interface RequestView {
   readonly forced?: boolean;
   /** When a replay of this one was accepted. */
   readonly replayedAt?: string;
+  /** What became of its runs; absent when it made none. */
+  readonly outcome?: RunOutcome;
 }
 
 /** `GET /api/requests/:id`: the record with its headers, body, actions, runs and deliveries. */
@@ -178,6 +192,25 @@ export interface MappingView {
   readonly verify?: string;
   readonly forEach?: string;
   readonly schema: boolean;
+  /** How it reads its requests' event type: `header x-github-event`, `path type`, `transform`. */
+  readonly eventType?: string;
+  /** A preset's mapping: its preset's name (`github`, a plugin's `acme`). */
+  readonly preset?: string;
+  /** A preset's mapping: its preset's recorded fixtures, for the playground (`GET /api/presets/:name/fixtures/:fixture`). */
+  readonly fixtures?: readonly FixtureItem[];
+}
+
+/** A preset's recorded fixture, by name (its file's name without `.json`). */
+export interface FixtureItem {
+  readonly name: string;
+  readonly description?: string;
+}
+
+/** `GET /api/presets/:name/fixtures/:fixture`: a recorded delivery, as its sender sent it. */
+export interface FixtureView {
+  readonly headers: Readonly<Record<string, string>>;
+  /** The payload: JSON as an object, any other body as its text. */
+  readonly body: unknown;
 }
 
 /** What an alert watches (docs/operations.md#alerts). */

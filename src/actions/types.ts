@@ -107,6 +107,8 @@ export interface RequestLogRecord {
   /** The client's address, as `server.trustProxy` makes it. */
   readonly client?: string;
   readonly mappingId?: string;
+  /** What the sender says happened (`push`), as its mapping reads it (docs/mappings.md#event-types). */
+  readonly eventType?: string;
   readonly status: number;
   readonly code?: string;
   /** Why it was refused (the answer's message), for the requests refused at the door. */

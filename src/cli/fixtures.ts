@@ -11,7 +11,7 @@ import type { MappingEngine } from '../mapping/index.js';
 
 /** What a delivery became: its actions (null: nothing, answered 204), or the error answer it got. */
 export type Replayed =
-  | { readonly ok: true; readonly actions: readonly unknown[] | null }
+  | { readonly ok: true; readonly actions: readonly unknown[] | null; readonly eventType?: string }
   | { readonly ok: false; readonly problem: string };
 
 /** The actions a fixture expects: one, several, or null for none (204). */
@@ -53,7 +53,9 @@ export async function replayDelivery(
       rawBody: raw,
       payloadIsJsonOfRawBody: parsed.body.payloadIsJsonOfRawBody,
     });
-    return { ok: true, actions: outcome.kind === 'none' || outcome.actions.length === 0 ? null : [...outcome.actions] };
+    if (outcome.kind === 'none') return { ok: true, actions: null };
+    const actions = outcome.actions.length === 0 ? null : [...outcome.actions];
+    return { ok: true, actions, ...(outcome.eventType === undefined ? {} : { eventType: outcome.eventType }) };
   } catch (err) {
     const e = toHookdError(err);
     return { ok: false, problem: `answered ${e.statusCode} ${e.code}: ${e.message}` };

@@ -26,6 +26,8 @@ interface Fixture {
 export interface FixtureResult {
   readonly fixture: string;
   readonly diff: readonly string[];
+  /** The event type its delivery was labelled with (docs/mappings.md#event-types). */
+  readonly eventType?: string;
 }
 
 /**
@@ -38,12 +40,12 @@ export async function testPreset(preset: Preset): Promise<FixtureResult[]> {
   for (const file of preset.fixtures) {
     const fixture = JSON.parse(readFileSync(file, 'utf8')) as Fixture;
     const name = file.slice(preset.dir.length + 1);
-    results.push({ fixture: name, diff: await replay(preset, fixture) });
+    results.push({ fixture: name, ...(await replay(preset, fixture)) });
   }
   return results;
 }
 
-async function replay(preset: Preset, fixture: Fixture): Promise<string[]> {
+async function replay(preset: Preset, fixture: Fixture): Promise<Omit<FixtureResult, 'fixture'>> {
   const entry = { name: preset.name, ...(preset.verify ? { secret: FIXTURE_SECRET } : {}), ...fixture.options };
   // A plugin is enabled from its folder; a built-in's name runs the built-in.
   const plugins = builtInPresets().has(preset.name) ? [] : [preset.dir];
@@ -59,7 +61,9 @@ async function replay(preset: Preset, fixture: Fixture): Promise<string[]> {
       ...(fixture.headers ? { headers: fixture.headers } : {}),
       raw,
     });
-    return replayed.ok ? diffActions(fixture.expect, replayed.actions) : [replayed.problem];
+    if (!replayed.ok) return { diff: [replayed.problem] };
+    const { eventType } = replayed;
+    return { diff: diffActions(fixture.expect, replayed.actions), ...(eventType === undefined ? {} : { eventType }) };
   } finally {
     transforms.close();
   }

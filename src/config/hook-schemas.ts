@@ -26,6 +26,22 @@ const templates = Object.fromEntries(TEMPLATED_FIELDS.map(({ template }) => [tem
   readonly [K in TemplatedField['template']]: { readonly type: 'string' };
 };
 
+/**
+ * How a mapping reads its request's event type (docs/mappings.md#event-types): one header, or one
+ * dotted JSON path of the payload. A preset's manifest declares it with the same shape.
+ */
+export const eventTypeSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  maxProperties: 1,
+  description: 'one of header (a header name) or path (a dotted JSON path of the payload)',
+  properties: {
+    header: { type: 'string', pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", description: 'a header name' },
+    path: { type: 'string', pattern: '^[^.\\s]+(\\.[^.\\s]+)*$', description: 'a dotted JSON path such as event.type' },
+  },
+} as const;
+
 export const mappingSchema = {
   type: 'object',
   additionalProperties: false,
@@ -82,6 +98,7 @@ export const mappingSchema = {
     maxBodyBytes: { type: 'integer', minimum: 1 },
     maxConcurrent: { type: 'integer', minimum: 1 },
     contentSource: { type: 'string', enum: CONTENT_SOURCES },
+    eventType: eventTypeSchema,
   },
 } as const;
 

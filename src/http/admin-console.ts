@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { ActionOptions } from '../actions/index.js';
 import { hookdError } from '../errors.js';
-import type { MappingEngine } from '../mapping/index.js';
+import { describeEventType, type MappingEngine } from '../mapping/index.js';
 import type { AdminQueries } from '../runtime/index.js';
-import type { MappingView, OverviewView } from '../views.js';
+import type { FixtureView, MappingView, OverviewView } from '../views.js';
 import { dryRun } from './dry-run.js';
+import { createPresetFixtures } from './preset-fixtures.js';
 
 /** What the console's own API needs (docs/runtime.md#request-log-and-replay): the live engine, and the gauges. */
 export interface ConsoleApiOptions {
@@ -29,23 +30,35 @@ const PLAYGROUND_MAX_BYTES = 1024 * 1024;
 /** The console's read models and the playground, behind the admin guard. */
 export function consoleApiRoutes(app: FastifyInstance, options: ConsoleApiOptions): void {
   const { queries, mappings } = options;
+  const fixtures = createPresetFixtures(mappings?.mappings ?? []);
   app.get(
     '/api/mappings',
     async (): Promise<{ mappings: MappingView[] }> => ({
-      mappings: (mappings?.mappings ?? []).map((m) => ({
-        id: m.id,
-        configPath: m.configPath,
-        ...(m.matchPath === undefined ? {} : { path: m.matchPath }),
-        ...(m.matchSource === undefined ? {} : { source: m.matchSource }),
-        ...(m.matchHeaders
-          ? { headers: m.matchHeaders.map(([name, values]) => `${name}: ${[...values].join(' | ')}`) }
-          : {}),
-        ...(m.transform ? { transform: m.transform.module } : {}),
-        ...(m.verify ? { verify: m.verify.scheme } : {}),
-        ...(m.forEach ? { forEach: m.forEach } : {}),
-        schema: m.checkPayload !== undefined,
-      })),
+      mappings: (mappings?.mappings ?? []).map((m) => {
+        const eventType = describeEventType(m.eventType, m.transform !== undefined);
+        const offered = m.preset && fixtures.list(m.preset.name);
+        return {
+          id: m.id,
+          configPath: m.configPath,
+          ...(m.matchPath === undefined ? {} : { path: m.matchPath }),
+          ...(m.matchSource === undefined ? {} : { source: m.matchSource }),
+          ...(m.matchHeaders
+            ? { headers: m.matchHeaders.map(([name, values]) => `${name}: ${[...values].join(' | ')}`) }
+            : {}),
+          ...(m.transform ? { transform: m.transform.module } : {}),
+          ...(m.verify ? { verify: m.verify.scheme } : {}),
+          ...(m.forEach ? { forEach: m.forEach } : {}),
+          schema: m.checkPayload !== undefined,
+          ...(eventType ? { eventType } : {}),
+          ...(m.preset ? { preset: m.preset.name } : {}),
+          ...(offered ? { fixtures: offered } : {}),
+        };
+      }),
     }),
+  );
+  app.get<{ Params: { name: string; fixture: string } }>(
+    '/api/presets/:name/fixtures/:fixture',
+    async (request): Promise<FixtureView> => fixtures.get(request.params.name, request.params.fixture),
   );
   // The playground: the same path as `hookd try` (parse, schema, templates, the sandboxed
   // transform); nothing is stored or dispatched.

@@ -2,9 +2,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hookdError } from '../errors.js';
 import type { AdminQueries } from '../runtime/index.js';
 import { type ConsoleApiOptions, consoleApiRoutes } from './admin-console.js';
-import { booleanOf, cursorOf, limitOf, type RequestLogRoutesOptions, requestLogRoutes } from './admin-log.js';
+import { type RequestLogRoutesOptions, requestLogRoutes } from './admin-log.js';
 import { createTokenMatcher, findToken } from './auth.js';
 import { type ConsoleAuth, type ConsoleSession, checkCsrf, checkSameOrigin } from './console-auth.js';
+import { booleanOf, cursorOf, limitOf } from './log-query.js';
 import { type AuthThrottle, createAuthThrottle } from './throttle.js';
 
 declare module 'fastify' {

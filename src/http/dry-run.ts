@@ -16,6 +16,8 @@ export interface DryRunRequest {
 export interface DryRunOutcome {
   readonly ok: true;
   readonly mapping: string | null;
+  /** The request's event type, as the request log would keep it (docs/mappings.md#event-types). */
+  readonly eventType?: string;
   readonly actions: readonly Action[];
   /** `path.field: {{name}}` for each name a template of the mapping reads and this payload lacks. */
   readonly unresolved?: readonly string[];
@@ -64,6 +66,7 @@ export async function dryRun(request: DryRunRequest, context: DryRunContext): Pr
   return {
     ok: true,
     mapping: outcome.mappingId,
+    ...(outcome.eventType === undefined ? {} : { eventType: outcome.eventType }),
     actions: outcome.actions,
     ...(unresolved.length ? { unresolved } : {}),
   };

@@ -9,7 +9,7 @@ import {
 } from '../actions/index.js';
 import { failureDetail, type HookdError, hookdError, isHookdError } from '../errors.js';
 import { isCredentialHeader } from '../headers.js';
-import type { MappingEngine } from '../mapping/index.js';
+import { declaredEventType, type MappingEngine } from '../mapping/index.js';
 import type { ParsedBody } from './body.js';
 import { type CredentialProof, storedHeaders, withoutCredentials } from './credentials.js';
 import { createRequestRecorder } from './request-log.js';
@@ -29,6 +29,8 @@ export type HookRequestFacts = Pick<FastifyRequest, 'id' | 'headers' | 'query' |
  */
 export interface HookActionsTrail extends CredentialProof {
   mappingId?: string;
+  /** The request's event type (docs/mappings.md#event-types), once its mapping is known. */
+  eventType?: string;
   readonly receipt?: RequestReceipt;
 }
 
@@ -105,15 +107,20 @@ export function createHookActions(options: HookActionsOptions): HookActions {
       ...(verified ? { verifiedMappings: verified } : {}),
     };
     const outcome = await mappings.route(hookRequest).catch((err: unknown) => {
-      if (trail) {
-        const mapping = mappings.resolve(subPath, body.payload, request.headers);
-        if (mapping) trail.mappingId = mapping.id;
+      const mapping = trail && mappings.resolve(subPath, body.payload, request.headers);
+      if (trail && mapping) {
+        trail.mappingId = mapping.id;
+        const eventType = declaredEventType(mapping, body.payload, hookRequest.headers);
+        if (eventType !== undefined) trail.eventType = eventType;
       }
       if (isHookdError(err, 'TRANSFORM_FAILED')) keepFailure(request, subPath, body, err, trail ?? {});
       throw err;
     });
     if (outcome.kind === 'none') throw hookdError('NO_MAPPING', { hook: subPath });
-    if (trail) trail.mappingId = outcome.mappingId;
+    if (trail) {
+      trail.mappingId = outcome.mappingId;
+      if (outcome.eventType !== undefined) trail.eventType = outcome.eventType;
+    }
     return outcome;
   }
 

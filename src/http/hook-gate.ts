@@ -44,6 +44,8 @@ export interface HookTrail extends CredentialProof {
   /** The bytes of a body that could not be parsed (400 `INVALID_JSON`). */
   unparsed?: Buffer;
   mappingId?: string;
+  /** Its event type (docs/mappings.md#event-types): read once its mapping is known. */
+  eventType?: string;
   /** The error code it was answered with, and its message. */
   code?: string;
   reason?: string;

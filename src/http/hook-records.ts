@@ -8,7 +8,13 @@ import { storedHeaders, urlWithoutToken } from './credentials.js';
 import type { HookRefusal, HookState } from './hook-gate.js';
 import { subPathOf } from './hook-gate.js';
 import { createRefusedLog, type RefusedLog } from './refused-log.js';
-import { createRequestRecorder, type RequestEnding, type RequestFacts, requestLogSettings } from './request-log.js';
+import {
+  createRequestRecorder,
+  labelsOf,
+  type RequestEnding,
+  type RequestFacts,
+  requestLogSettings,
+} from './request-log.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -111,14 +117,10 @@ export type HookRecords = ReturnType<typeof createHookRecords>;
 
 function endingOf(
   reply: FastifyReply,
-  { code, reason, mappingId }: { code?: string; reason?: string; mappingId?: string },
+  trail: { code?: string; reason?: string; mappingId?: string; eventType?: string },
 ): RequestEnding {
-  return {
-    status: reply.statusCode,
-    ...(code ? { code } : {}),
-    ...(reason ? { reason } : {}),
-    ...(mappingId ? { mappingId } : {}),
-  };
+  const { code, reason } = trail;
+  return { status: reply.statusCode, ...(code ? { code } : {}), ...(reason ? { reason } : {}), ...labelsOf(trail) };
 }
 
 function declaredBytes(request: FastifyRequest): number {

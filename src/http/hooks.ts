@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Accepted, ActionOptions, ActionSink, IdempotencyIntent } from '../actions/index.js';
 import { type Clock, systemClock } from '../clock.js';
 import type { HooksConfig } from '../config/index.js';
-import { errorBody, type HookdError, isHookdError } from '../errors.js';
+import { type HookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { MappingEngine } from '../mapping/index.js';
 import type { HookOutcomes } from '../runtime/index.js';
@@ -15,6 +15,7 @@ import { createHookGate, type HookState, type HookTrail } from './hook-gate.js';
 import { createHookRecords } from './hook-records.js';
 import { createInFlightKeys, hashBody, type InFlightKeys, idempotencyKeyOf, keyIsDeliveryId } from './idempotency.js';
 import { type CredentialFingerprints, createCredentialFingerprints, openedBySignature } from './receipt.js';
+import { reasonOf } from './request-log.js';
 import { type Answer, answerFor } from './responses.js';
 import { slackChallenge, type VerifiedWebhook, verifyWebhook } from './signatures.js';
 import { type AuthThrottle, createAuthThrottle } from './throttle.js';
@@ -72,7 +73,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   // A request the gate refused has an unread body: bounded like any refused body, then closed.
   app.addHook('onError', async (request, reply, err) => {
     const e = toHookdError(err);
-    const answered = { code: e.code, reason: errorBody(e).error.slice(0, MAX_REASON_CHARS) };
+    const answered = { code: e.code, reason: reasonOf(e) };
     if (request.hook === null) {
       if (request.hookRefusal) Object.assign(request.hookRefusal, answered);
       if (isHookdError(err, 'BUSY')) closeUnread(reply.raw);
@@ -156,7 +157,11 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     if (state.trail.receipt) state.trail.receipt = { ...state.trail.receipt, bodyRead: true };
     if (verified) {
       const challenge = slackChallenge(state.verifiers, verified, body.payload);
-      if (challenge !== undefined) return reply.code(200).send({ challenge });
+      if (challenge !== undefined) {
+        // Answered here, before any mapping: its label is Slack's own name for it (docs/presets.md).
+        state.trail.eventType = 'url_verification';
+        return reply.code(200).send({ challenge });
+      }
     }
     const key = idempotencyKeyOf(request.headers, verified?.webhookId);
     if (key === undefined) return send(reply, await accept(request, body, verified));
@@ -241,8 +246,6 @@ function send(reply: FastifyReply, answer: Answer) {
 }
 
 const EMPTY = Buffer.alloc(0);
-/** Error text kept in a request log record (as in the answer: 1 KiB). */
-const MAX_REASON_CHARS = 1024;
 
 /** The parsed body; else its 4xx, an unparsable body's bytes kept for the log (400 `INVALID_JSON`). */
 function bodyOf(outcome: BodyOutcome | undefined, trail: HookTrail): ParsedBody {

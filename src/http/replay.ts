@@ -5,7 +5,7 @@ import { toHookdError } from './errors.js';
 import type { HookActions, HookActionsTrail as MappingTrail } from './hook-actions.js';
 import { hashBody, type InFlightKeys, idempotencyKeyOf, keyIsDeliveryId } from './idempotency.js';
 import { type Replayable, type ReplayRules, replayableOf } from './replay-rules.js';
-import type { RequestFacts, RequestRecorder } from './request-log.js';
+import { labelsOf, type RequestFacts, type RequestRecorder, reasonOf } from './request-log.js';
 import { type Answer, answerFor } from './responses.js';
 
 export interface ReplayerOptions extends ReplayRules {
@@ -73,7 +73,7 @@ export function createReplayer(options: ReplayerOptions) {
       return answer;
     } catch (err) {
       const e = toHookdError(err);
-      const ending = { status: e.statusCode, code: e.code, ...(trail.mappingId ? { mappingId: trail.mappingId } : {}) };
+      const ending = { status: e.statusCode, code: e.code, reason: reasonOf(e), ...labelsOf(trail) };
       sink.recordRequest(recorder.record(facts, ending));
       throw e;
     }
@@ -142,8 +142,7 @@ export function createReplayer(options: ReplayerOptions) {
 
   /** The answer of the run the key already made, logged as this replay's (no actions of its own). */
   function remembered({ facts, trail }: Run, answer: ReplayAnswer): ReplayAnswer {
-    const mapping = trail.mappingId ? { mappingId: trail.mappingId } : {};
-    sink.recordRequest(recorder.record(facts, { status: answer.status, ...mapping }));
+    sink.recordRequest(recorder.record(facts, { status: answer.status, ...labelsOf(trail) }));
     return { status: answer.status, body: answer.body, remembered: true };
   }
 }

@@ -1,5 +1,6 @@
 import type { Accepted, RequestLogRecord, RequestReceipt } from '../actions/index.js';
 import type { HooksConfig } from '../config/index.js';
+import type { HookdError } from '../errors.js';
 import type { CredentialMark } from '../headers.js';
 import type { ParsedBody } from './body.js';
 import { answerFor } from './responses.js';
@@ -47,11 +48,24 @@ export interface RequestEnding {
   /** Why it was refused (its answer's message). */
   readonly reason?: string;
   readonly mappingId?: string;
+  /** Its event type: kept for an authenticated request only (a refused one's sender is unknown). */
+  readonly eventType?: string;
   readonly eventIds?: readonly string[];
   readonly runIds?: readonly string[];
 }
 
 export const REDACTED = '[redacted]';
+
+/** Error text kept in a request log record (as in an answer: 1 KiB). */
+const MAX_REASON_CHARS = 1024;
+
+/**
+ * What a record says a request failed of: the error's message from the catalogue (which never
+ * holds a secret), a 5xx's included: the answer says `internal error` to the sender, the
+ * operator reads what happened (`the run queue is full`). An unexpected error stays
+ * `internal error` (its cause goes to the log only).
+ */
+export const reasonOf = (err: HookdError): string => err.message.slice(0, MAX_REASON_CHARS);
 
 /**
  * Whether a request answered `status` keeps its body in the log: a request refused at the door
@@ -78,6 +92,7 @@ export function createRequestRecorder(settings: RequestLogSettings) {
       url: facts.url,
       client: facts.client || undefined,
       mappingId: ending.mappingId || undefined,
+      eventType: (facts.authenticated && ending.eventType) || undefined,
       status: ending.status,
       code: ending.code || undefined,
       reason: ending.reason || undefined,
@@ -103,7 +118,7 @@ export function createRequestRecorder(settings: RequestLogSettings) {
       facts: RequestFacts,
       accepted: readonly Accepted[],
       fanOut: boolean,
-      trail: { readonly mappingId?: string },
+      trail: { readonly mappingId?: string; readonly eventType?: string },
     ): RequestLogRecord {
       const eventIds: string[] = [];
       const runIds: string[] = [];
@@ -112,12 +127,23 @@ export function createRequestRecorder(settings: RequestLogSettings) {
         else runIds.push(a.runId);
       }
       const { status } = answerFor(accepted, fanOut);
-      return record(facts, { status, eventIds, runIds, ...(trail.mappingId ? { mappingId: trail.mappingId } : {}) });
+      return record(facts, { status, eventIds, runIds, ...labelsOf(trail) });
     },
   };
 }
 
 export type RequestRecorder = ReturnType<typeof createRequestRecorder>;
+
+/** A request's mapping and event type, as its record keeps them. */
+export function labelsOf(trail: {
+  readonly mappingId?: string;
+  readonly eventType?: string;
+}): Pick<RequestEnding, 'mappingId' | 'eventType'> {
+  return {
+    ...(trail.mappingId ? { mappingId: trail.mappingId } : {}),
+    ...(trail.eventType ? { eventType: trail.eventType } : {}),
+  };
+}
 
 /** The settings of `hooks.log`. */
 export function requestLogSettings(hooks: HooksConfig): RequestLogSettings {

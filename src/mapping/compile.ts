@@ -6,7 +6,8 @@ import { TEMPLATED_FIELDS, type TemplatedField } from '../action-shape.js';
 import type { ModelCatalog } from '../actions/index.js';
 import { type Config, configInvalid, type MappingConfig } from '../config/index.js';
 import { hookdError, isHookdError } from '../errors.js';
-import { presetMappings } from './preset-entries.js';
+import type { EventTypeRule } from './event-type.js';
+import { type PresetSource, presetMappings } from './preset-entries.js';
 import { compileTemplate, type Template, type TemplateView } from './templates.js';
 import type { Draft, MappingPolicy } from './types.js';
 import { compileSchema, createSchemaAjv } from './user-schema.js';
@@ -26,6 +27,8 @@ export interface CompiledMapping {
   readonly matchHeaders?: readonly (readonly [name: string, values: ReadonlySet<string>])[];
   /** A preset's mapping: the options of its `hooks.presets` entry, for its transform. */
   readonly presetOptions?: Readonly<Record<string, unknown>>;
+  /** A preset's mapping: its preset's name and recorded fixtures. */
+  readonly preset?: PresetSource;
   /** `path: message` lines for what compiles but will not do what it says (a name the schema lacks). */
   readonly warnings: readonly string[];
   /** The payload's problem against the mapping's `schema` (a JSON pointer and what is wrong), if any. */
@@ -42,6 +45,8 @@ export interface CompiledMapping {
   readonly transform?: { readonly module: string; readonly export?: string; readonly root?: string };
   /** Signature verification (docs/security.md#provider-signatures): a valid signature replaces the token for this mapping. */
   readonly verify?: NonNullable<MappingConfig['verify']>;
+  /** How its requests' event type is read (docs/mappings.md#event-types); its transform may return one too. */
+  readonly eventType?: EventTypeRule;
   readonly policy: MappingPolicy;
   /** The names each template field reads at its top level (`try` names those a payload lacks). */
   readonly templateNames: readonly { readonly field: string; readonly names: readonly string[] }[];
@@ -59,6 +64,7 @@ export function compileMapping(
   baseDir = process.cwd(),
   preset?: {
     readonly root: string;
+    readonly preset?: PresetSource;
     readonly options: Readonly<Record<string, unknown>>;
     readonly maxTimeoutSeconds?: number;
     readonly routeFixed?: boolean;
@@ -115,6 +121,7 @@ export function compileMapping(
         }),
     ...(checkPayload ? { checkPayload } : {}),
     ...(preset ? { presetOptions: preset.options } : {}),
+    ...(preset?.preset ? { preset: preset.preset } : {}),
     ...(preset?.maxTimeoutSeconds === undefined ? {} : { maxTimeoutSeconds: preset.maxTimeoutSeconds }),
     ...(preset?.routeFixed ? { routeFixed: true } : {}),
     ...(mapping.forEach === undefined ? {} : { forEach: mapping.forEach }),
@@ -124,6 +131,7 @@ export function compileMapping(
       ? { transform: { ...mapping.transform, ...(transformRoot ? { root: transformRoot } : {}) } }
       : {}),
     ...(mapping.verify ? { verify: mapping.verify } : {}),
+    ...(mapping.eventType ? { eventType: mapping.eventType } : {}),
     usesView: templates.size > 0,
     warnings: schema
       ? [...templates].flatMap(([entry, template]) =>

@@ -3,6 +3,7 @@ import { type Config, configInvalid } from '../config/index.js';
 import { hookdError, isHookdError } from '../errors.js';
 import { type CredentialTest, credentialTest, flattenHeaders, type RawHeaders } from '../headers.js';
 import { type CompiledMapping, compileMappings } from './compile.js';
+import { readEventType } from './event-type.js';
 import { itemPayloads } from './for-each.js';
 import { MAX_ACTIONS, mergeTransformResult } from './merge.js';
 import { buildView, EMPTY_VIEW, isPlainObject } from './templates.js';
@@ -68,9 +69,10 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
   async function draftsFor(
     mapping: CompiledMapping,
     request: HookRequest & { readonly headers: Readonly<Record<string, string>> },
-  ): Promise<{ drafts: Draft[]; fanOut: boolean }> {
+  ): Promise<{ drafts: Draft[]; fanOut: boolean; eventType?: string }> {
     const drafts: Draft[] = [];
     let fanOut = mapping.forEach !== undefined;
+    let eventType: string | undefined;
     // One request's transform calls share one time budget (a fan-out calls once per item: one
     // request must not hold an isolate for items × timeoutMs).
     const budgetMs = options.transforms?.timeoutMs;
@@ -94,10 +96,12 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       const merged = mergeTransformResult(draft, result);
       if (mapping.routeFixed) for (const made of merged.drafts) keepRoute(draft, made);
       fanOut ||= merged.fanOut;
+      eventType ??= merged.eventType;
       drafts.push(...merged.drafts);
     }
     if (drafts.length > MAX_ACTIONS) throw hookdError('TOO_MANY_ACTIONS', { count: drafts.length, max: MAX_ACTIONS });
-    return { drafts: drafts.map((draft) => boundDraft(draft, mapping)), fanOut };
+    const bounded = drafts.map((draft) => boundDraft(draft, mapping));
+    return { drafts: bounded, fanOut, ...(eventType === undefined ? {} : { eventType }) };
   }
 
   return {
@@ -132,9 +136,24 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
         throw ofMapping(err, mapping.id);
       }
       const { drafts, fanOut } = rendered;
-      return { kind: 'actions', mappingId: mapping.id, actions: drafts.map((d) => toAction(d, mapping)), fanOut };
+      const eventType = rendered.eventType ?? declaredEventType(mapping, request.payload, request.headers);
+      return {
+        kind: 'actions',
+        mappingId: mapping.id,
+        actions: drafts.map((d) => toAction(d, mapping)),
+        fanOut,
+        ...(eventType === undefined ? {} : { eventType }),
+      };
     },
   };
+}
+
+/**
+ * The event type a mapping declares, read from a request (docs/mappings.md#event-types): what
+ * labels its record even when its transform fails or returns none.
+ */
+export function declaredEventType(mapping: CompiledMapping, payload: unknown, headers: RawHeaders): string | undefined {
+  return mapping.eventType ? readEventType(mapping.eventType, payload, headers) : undefined;
 }
 
 /** A TRANSFORM_FAILED names the mapping whose transform failed (its log line does). */

@@ -1,5 +1,6 @@
 export { type CompiledMapping, collectMappings, compileMappings } from './compile.js';
-export { createMappingEngine, type MappingEngine } from './engine.js';
+export { createMappingEngine, declaredEventType, type MappingEngine } from './engine.js';
+export { describeEventType } from './event-type.js';
 export { mergeTransformResult } from './merge.js';
 export { availablePresets, builtInPresets, loadPreset, type Preset } from './presets.js';
 export { buildView, compileTemplate, unresolvedNames } from './templates.js';

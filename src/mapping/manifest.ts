@@ -21,6 +21,8 @@ export interface Manifest {
   readonly options?: { readonly properties?: Readonly<Record<string, unknown>> };
   /** The signature scheme its senders use, and which option of the entry holds the secret. */
   readonly verify?: { readonly scheme: NonNullable<MappingConfig['verify']>['scheme']; readonly secretOption: string };
+  /** How its requests' event type is read, for every mapping that declares none of its own. */
+  readonly eventType?: MappingConfig['eventType'];
   readonly mappings: readonly MappingConfig[];
 }
 
@@ -47,6 +49,7 @@ const manifestSchema = {
         secretOption: { type: 'string', minLength: 1 },
       },
     },
+    eventType: mappingSchema.properties.eventType,
     mappings: { type: 'array', minItems: 1, items: mappingSchema },
   },
 } as const;
@@ -130,7 +133,13 @@ export function readManifest(folder: PresetFolder, plugin: boolean): ManifestRea
       problems.push(`${at(`${key}.id`)}: expected a unique id; ${JSON.stringify(id)} is used before`);
     if (id !== undefined) ids.add(id);
     const schema = payloadSchema(folder, declaredSchema, (text) => problems.push(`${at(`${key}.schema`)}: ${text}`));
-    return { ...mapping, ...(id === undefined ? {} : { id }), ...(schema === undefined ? {} : { schema }) };
+    const eventType = mapping.eventType ?? manifest.eventType;
+    return {
+      ...mapping,
+      ...(id === undefined ? {} : { id }),
+      ...(schema === undefined ? {} : { schema }),
+      ...(eventType === undefined ? {} : { eventType }),
+    };
   });
   return { manifest: { ...manifest, mappings }, problems, file, positions };
 }

@@ -32,11 +32,19 @@ function presetEntry(entry: Entry): { name: string; options: Readonly<Record<str
   return typeof entry === 'string' ? { name: entry, options: {} } : { name: entry.name, options: entry };
 }
 
+/** The preset a mapping comes from: its name, and its recorded fixtures (for the console's playground). */
+export interface PresetSource {
+  readonly name: string;
+  readonly fixtures: readonly string[];
+}
+
 /** An enabled preset's mapping, ready to compile. */
 export interface PresetMapping {
   readonly mapping: MappingConfig;
   readonly configPath: string;
   readonly root: string;
+  /** Its preset's name and recorded fixtures (absolute paths, inside its folder). */
+  readonly preset: PresetSource;
   readonly options: Readonly<Record<string, unknown>>;
   /** A plugin's: the longest run its transform may ask for. */
   readonly maxTimeoutSeconds?: number;
@@ -77,6 +85,7 @@ export function presetMappings(config: Pick<Config, 'hooks' | 'baseDir' | 'agent
       mapping: entry.mapping,
       configPath: entry.configPath,
       root: entry.preset.dir,
+      preset: { name: entry.preset.name, fixtures: entry.preset.fixtures },
       options: entry.checked,
       ...(most === undefined ? {} : { maxTimeoutSeconds: most }),
       ...(entry.plugin ? { routeFixed: true } : {}),

@@ -48,6 +48,8 @@ export type MappingOutcome =
       readonly mappingId: string;
       readonly actions: readonly Action[];
       readonly fanOut: boolean;
+      /** The request's event type: its transform's, else the one its mapping declares (docs/mappings.md#event-types). */
+      readonly eventType?: string;
     };
 
 /**

@@ -18,5 +18,5 @@ export {
   type RetentionOutcome,
   type RetentionPolicy,
 } from './retention.js';
-export type { DeliveryOutcome, RunListFilter, RunRecord } from './runs.js';
+export type { DeliveryOutcome, RunListFilter, RunRecord, RunStatusRow } from './runs.js';
 export { gatewayTokenFile, generateToken, readOrCreateSecret } from './secrets.js';

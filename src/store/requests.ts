@@ -19,8 +19,21 @@ export interface RequestLogFilter {
   readonly failed?: boolean;
   /** Received at or after (epoch ms). */
   readonly since?: number;
+  /** Received before (epoch ms). */
+  readonly until?: number;
+  /** An exact event type. */
+  readonly eventType?: string;
+  /**
+   * A request id (exact), or text found (case-insensitively for ASCII letters) in the event type
+   * or the body as stored (at most `hooks.log.maxBodyBytes`).
+   */
+  readonly search?: string;
+  /** Only records refused at the door (true), or only authenticated ones (false). */
+  readonly refused?: boolean;
   /** Only records older than this position (the cursor of the page before). */
   readonly beforeSeq?: number;
+  /** Only records newer than this position (a window of a search, src/store/sqlite/search.ts). */
+  readonly afterSeq?: number;
   /** Only records never replayed successfully (false), or only those replayed (true). */
   readonly replayed?: boolean;
   /** False: leave out the records of replays. */
@@ -38,6 +51,8 @@ export interface RequestLogRepository {
   countSince(since: number): { total: number; failed: number };
   /** Marks the newest record with this id replayed. */
   markReplayed(id: string, at: number): void;
+  /** The positions of the oldest and the newest record; undefined when the log is empty. */
+  seqRange(): { readonly oldest: number; readonly newest: number } | undefined;
 }
 
 /** A row as the database answers it. */
@@ -69,6 +84,7 @@ export interface RequestRow {
   reason: string | null;
   credentials: string | null;
   more_refused: number | null;
+  event_type: string | null;
 }
 
 const ids = (json: string | null): string[] => (json === null ? [] : (JSON.parse(json) as string[]));
@@ -84,6 +100,7 @@ export function requestEntryOf(row: RequestRow): RequestLogEntry {
     url: row.url,
     ...(row.client_address === null ? {} : { client: row.client_address }),
     ...(row.mapping_id === null ? {} : { mappingId: row.mapping_id }),
+    ...(row.event_type === null ? {} : { eventType: row.event_type }),
     status: row.status,
     ...(row.code === null ? {} : { code: row.code }),
     ...(row.reason === null ? {} : { reason: row.reason }),
@@ -115,12 +132,12 @@ export function requestRecordOf(row: RequestRow): RequestLogRecord & { readonly 
 /** The columns a list shows (no body); both stores. */
 export const LISTED = `seq, id, received_at, path, url, mapping_id, status, code, event_ids, run_ids, duration_ms, headers,
   body_bytes, truncated, redacted, replay_of, replayed_at, forced, client_address, authenticated, body_whole, reason,
-  credentials, more_refused`;
+  credentials, more_refused, event_type`;
 
 /** The columns a record is inserted with, in `requestRow`'s order; both stores. */
 export const REQUEST_COLUMNS = `id, received_at, path, url, mapping_id, status, code, event_ids, run_ids, duration_ms,
   headers, body, body_bytes, truncated, redacted, replay_of, receipt, forced, client_address, authenticated, body_whole,
-  reason, credentials, more_refused`;
+  reason, credentials, more_refused, event_type`;
 
 /** A record's values for an insert; flags as 0/1, which SQLite and PostgreSQL both take. */
 export function requestRow(r: RequestLogRecord): unknown[] {
@@ -149,6 +166,7 @@ export function requestRow(r: RequestLogRecord): unknown[] {
     r.reason ?? null,
     credentialsJson(r.credentials),
     r.moreRefused ?? null,
+    r.eventType ?? null,
   ];
 }
 
@@ -187,11 +205,12 @@ export function credentialsJson(credentials: Readonly<Record<string, CredentialM
 
 /**
  * The WHERE clause of a list and its values; `param(n)` writes the n-th placeholder (`?` for
- * SQLite, `$n` for PostgreSQL).
+ * SQLite, `$n` for PostgreSQL), `dialect` says how a body is searched.
  */
 export function requestListWhere(
   filter: RequestLogFilter,
   param: (n: number) => string,
+  dialect: 'sqlite' | 'postgres',
 ): { where: string; values: unknown[] } {
   const clauses: string[] = [];
   const values: unknown[] = [];
@@ -206,8 +225,45 @@ export function requestListWhere(
     clauses.push(`status >= ${at(status.class * 100)} AND status < ${at(status.class * 100 + 100)}`);
   if (filter.failed) clauses.push('status >= 400');
   if (filter.since !== undefined) clauses.push(`received_at >= ${at(filter.since)}`);
+  if (filter.until !== undefined) clauses.push(`received_at < ${at(filter.until)}`);
+  if (filter.eventType !== undefined) clauses.push(`event_type = ${at(filter.eventType)}`);
+  if (filter.refused !== undefined) clauses.push(filter.refused ? 'NOT authenticated' : 'authenticated');
+  if (filter.search !== undefined) clauses.push(searchClause(filter.search, at, dialect));
   if (filter.beforeSeq !== undefined) clauses.push(`seq < ${at(filter.beforeSeq)}`);
+  if (filter.afterSeq !== undefined) clauses.push(`seq > ${at(filter.afterSeq)}`);
   if (filter.replays === false) clauses.push('replay_of IS NULL');
   if (filter.replayed !== undefined) clauses.push(filter.replayed ? 'replayed_at IS NOT NULL' : 'replayed_at IS NULL');
   return { where: clauses.length ? ` WHERE ${clauses.join(' AND ')}` : '', values };
+}
+
+/**
+ * A search: the request id, exactly, or the text in the event type or the stored body. Both
+ * stores match alike: ASCII letters in any case, any other character exactly. SQLite's LIKE
+ * never matches a blob, so the body is cast to text (its bytes as they are). PostgreSQL's body
+ * is bytes, searched in its `escape` encoding (ASCII as it is, every other byte `\ooo`, a
+ * backslash doubled), which a body cut inside a character cannot fail, with the text encoded
+ * the same way.
+ */
+function searchClause(text: string, at: (value: unknown) => string, dialect: 'sqlite' | 'postgres'): string {
+  const anywhere = (pattern: string) => `%${pattern.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  // Placeholders in the order they appear: SQLite's `?` take their values by position.
+  const id = at(text);
+  const label = at(anywhere(text));
+  if (dialect === 'sqlite') {
+    const body = at(anywhere(text));
+    return `(id = ${id} OR event_type LIKE ${label} ESCAPE '\\' OR CAST(body AS TEXT) LIKE ${body} ESCAPE '\\')`;
+  }
+  const body = at(anywhere(escapeEncoded(text)));
+  return `(id = ${id} OR event_type ILIKE ${label} ESCAPE '\\' OR encode(body, 'escape') ILIKE ${body} ESCAPE '\\')`;
+}
+
+/** Text as PostgreSQL's `encode(bytes, 'escape')` writes its UTF-8 bytes. */
+function escapeEncoded(text: string): string {
+  let out = '';
+  for (const byte of Buffer.from(text, 'utf8')) {
+    if (byte === 0x5c) out += '\\\\';
+    else if (byte === 0 || byte >= 0x80) out += `\\${byte.toString(8).padStart(3, '0')}`;
+    else out += String.fromCharCode(byte);
+  }
+  return out;
 }

@@ -1,5 +1,5 @@
 import type { AgentAction } from '../actions/index.js';
-import type { DeliveryOutcome, RunStatus } from '../views.js';
+import type { DeliveryOutcome, DeliveryStatus, RunStatus } from '../views.js';
 import type { RunAttempt } from './attempts.js';
 
 export type { DeliveryOutcome, RunStatus } from '../views.js';
@@ -125,11 +125,31 @@ export interface RunRepository {
   countByStatus(): Record<string, number>;
   /** Newest first: by status, older than a position (the cursor of the page before). */
   list(filter: RunListFilter): (RunRecord & { readonly seq: number })[];
+  /** The status and delivery status of these runs, in one query (any order; unknown ids left out). */
+  outcomes(runIds: readonly string[]): RunStatusRow[];
+}
+
+/** A run's status and its delivery's, as a request's outcome sums them up. */
+export interface RunStatusRow {
+  readonly id: string;
+  readonly status: RunStatus;
+  readonly delivery?: DeliveryStatus;
+}
+
+/** A row of an outcomes query (both stores): the delivery's status read out of its JSON. */
+export function runStatusOf(row: { id: string; status: RunStatus; delivery: string | null }): RunStatusRow {
+  return {
+    id: row.id,
+    status: row.status,
+    ...(row.delivery === null ? {} : { delivery: row.delivery as DeliveryStatus }),
+  };
 }
 
 export interface RunListFilter {
   /** `failed`: ended with error or timeout, or its delivery failed. */
   readonly status?: RunStatus | 'failed';
+  /** Only the runs of this mapping (its id). */
+  readonly mapping?: string;
   readonly beforeSeq?: number;
   readonly limit: number;
 }

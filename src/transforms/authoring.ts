@@ -29,7 +29,10 @@ export interface TransformInput<Payload = unknown> {
 /** Any field of a wake or agent action (src/action-shape.ts); `kind` switches between them. */
 export type PartialAction = Partial<ActionFieldValues>;
 
-export type TransformResult = PartialAction | PartialAction[] | null | undefined;
+/** A partial action, and the request's event type (docs/mappings.md#event-types): a label, not an action field. */
+export type TransformResultItem = PartialAction & { readonly eventType?: string };
+
+export type TransformResult = TransformResultItem | TransformResultItem[] | null | undefined;
 
 export type Transform<Payload = unknown> = (
   input: TransformInput<Payload>,

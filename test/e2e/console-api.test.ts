@@ -123,7 +123,14 @@ describe('the console over HTTP', () => {
   it('lists the mappings in force', async () => {
     const { body } = await admin('/api/mappings');
     expect(body.mappings).toEqual([
-      { id: 'upper', configPath: 'hooks.mappings[0]', path: 'upper', transform: 'upper.ts', schema: false },
+      {
+        id: 'upper',
+        configPath: 'hooks.mappings[0]',
+        path: 'upper',
+        transform: 'upper.ts',
+        schema: false,
+        eventType: 'transform',
+      },
       {
         id: 'gh',
         configPath: 'hooks.mappings[1]',

@@ -173,6 +173,41 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       expect(await store.runs.attempts([])).toEqual([]);
     });
 
+    it("lists a mapping's runs, with a status and by cursor", async () => {
+      const store = make();
+      await store.commit((w) => {
+        w.runs.insert(run('m1', { mappingId: 'gh' }));
+        w.runs.insert(run('m2', { mappingId: 'stripe' }));
+        w.runs.insert(run('m3', { mappingId: 'gh' }));
+        w.runs.insert(run('m4', { mappingId: 'gh' }));
+        w.runs.finish('m3', { status: 'error', error: 'boom' }, 10);
+      });
+      const ids = async (filter: object) => (await store.runs.list({ limit: 10, ...filter })).map((r) => r.id);
+      expect(await ids({ mapping: 'gh' })).toEqual(['m4', 'm3', 'm1']);
+      expect(await ids({ mapping: 'gh', status: 'failed' })).toEqual(['m3']);
+      expect(await ids({ mapping: 'gh', status: 'queued' })).toEqual(['m4', 'm1']);
+      expect(await ids({ mapping: 'GH' })).toEqual([]);
+      const [, second] = await store.runs.list({ limit: 2, mapping: 'gh' });
+      expect(await ids({ mapping: 'gh', beforeSeq: second?.seq })).toEqual(['m1']);
+    });
+
+    it("reads the status and delivery status of many runs in one query (a request list's outcomes)", async () => {
+      const store = make();
+      await store.commit((w) => {
+        for (const id of ['o1', 'o2', 'o3']) w.runs.insert(run(id));
+        w.runs.finish('o1', { status: 'ok', output: 'x' }, 10);
+        w.runs.recordDelivery('o1', { status: 'sent', channel: 'chatnet' });
+        w.runs.finish('o2', { status: 'timeout', error: 'slow' }, 10);
+      });
+      const found = await store.runs.outcomes(['o3', 'o1', 'o2', 'nope']);
+      expect(found.sort((a, b) => a.id.localeCompare(b.id))).toEqual([
+        { id: 'o1', status: 'ok', delivery: 'sent' },
+        { id: 'o2', status: 'timeout' },
+        { id: 'o3', status: 'queued' },
+      ]);
+      expect(await store.runs.outcomes([])).toEqual([]);
+    });
+
     it('keeps transcripts: the recent ones in order, whether a session has any, the sessions by activity', async () => {
       const store = make();
       await store.commit((w) => {
@@ -203,7 +238,16 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       await store.group.write((w) => {
         w.requests.insert(record('a'));
         w.requests.insert(record('b', { status: 500, code: 'TRANSFORM_FAILED', eventIds: [], receivedAt: 6000 }));
-        w.requests.insert(record('c', { path: 'wake', status: 202, runIds: ['r9'], replayOf: 'b', receivedAt: 7000 }));
+        w.requests.insert(
+          record('c', {
+            path: 'wake',
+            status: 202,
+            runIds: ['r9'],
+            replayOf: 'b',
+            receivedAt: 7000,
+            eventType: 'push',
+          }),
+        );
         w.requests.insert(record('a', { status: 400, code: 'TEXT_REQUIRED', receivedAt: 8000 }));
       });
       const ids = async (filter: object) =>
@@ -226,6 +270,13 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       });
       expect(newest?.body.toString()).toBe('{"n":1}');
       expect((await store.requests.get('c'))?.runIds).toEqual(['r9']);
+      expect((await store.requests.get('c'))?.eventType).toBe('push');
+      expect((await store.requests.list({ limit: 10 })).map((r) => r.eventType)).toEqual([
+        undefined,
+        'push',
+        undefined,
+        undefined,
+      ]);
       expect(await store.requests.countSince(6000)).toEqual({ total: 3, failed: 2 });
       await store.group.write((w) => w.requests.markReplayed('b', 9000));
       expect(await ids({ replayed: true })).toEqual(['b:500']);
@@ -240,6 +291,48 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       // Four rows of one size: each counts a quarter of the bytes.
       expect(aged.bytes).toBe(bytes / 2);
       expect(left.bytes).toBe(bytes / 4);
+    });
+
+    it('finds requests by event type, by id or text (event type, body), by time range and by refusal', async () => {
+      const store = make();
+      const body = (text: string) => ({ body: Buffer.from(text), bodyBytes: Buffer.byteLength(text) });
+      await store.commit((w) => {
+        w.requests.insert(record('p1', { eventType: 'push', receivedAt: 1000, ...body('{"ref":"refs/heads/Main"}') }));
+        w.requests.insert(
+          record('i1', { eventType: 'issues', receivedAt: 2000, ...body('{"title":"Café 100% _done_"}') }),
+        );
+        w.requests.insert(
+          record('s1', { eventType: 'payment_intent.succeeded', receivedAt: 3000, ...body('{"path":"C:\\tmp"}') }),
+        );
+        w.requests.insert(
+          record('x1', {
+            status: 401,
+            code: 'UNAUTHORIZED',
+            authenticated: false,
+            receivedAt: 4000,
+            body: Buffer.alloc(0),
+            bodyWhole: false,
+          }),
+        );
+      });
+      const ids = async (filter: object) => (await store.requests.list({ limit: 10, ...filter })).map((r) => r.id);
+      expect(await ids({ eventType: 'push' })).toEqual(['p1']);
+      expect(await ids({ eventType: 'PUSH' })).toEqual([]);
+      // An id exactly; text in the event type or the body, ASCII letters in any case.
+      expect(await ids({ search: 'i1' })).toEqual(['i1']);
+      expect(await ids({ search: 'INTENT' })).toEqual(['s1']);
+      expect(await ids({ search: 'heads/main' })).toEqual(['p1']);
+      expect(await ids({ search: 'café' })).toEqual(['i1']);
+      // LIKE's wildcards and its escape are plain characters in a search.
+      expect(await ids({ search: '100%' })).toEqual(['i1']);
+      expect(await ids({ search: '_done_' })).toEqual(['i1']);
+      expect(await ids({ search: 'e_d' })).toEqual([]);
+      expect(await ids({ search: '%' })).toEqual(['i1']);
+      expect(await ids({ search: 'C:\\tmp' })).toEqual(['s1']);
+      expect(await ids({ search: 'nothing like it' })).toEqual([]);
+      expect(await ids({ since: 2000, until: 4000 })).toEqual(['s1', 'i1']);
+      expect(await ids({ refused: true })).toEqual(['x1']);
+      expect(await ids({ refused: false, search: 'e' })).toEqual(['s1', 'i1', 'p1']);
     });
 
     it('keeps a refused request: its client, reason, credentials by name, no body; counts rows and bytes alike', async () => {

@@ -23,6 +23,54 @@ describe.each([...builtInPresets().values()].map((p) => [p.name, p] as const))('
     const results = await testPreset(preset);
     expect(results.filter((r) => r.diff.length > 0)).toEqual([]);
   });
+
+  // docs/presets.md#event-types: the label the request log keeps, read as the manifest declares.
+  it('labels every fixture with the event type its manifest declares', async () => {
+    const rule = preset.eventType;
+    if (preset.name === 'mail') expect(rule).toBeUndefined();
+    else expect(rule).toBeDefined();
+    const labels = new Map((await testPreset(preset)).map((r) => [r.fixture, r.eventType]));
+    for (const file of preset.fixtures) {
+      const fixture = JSON.parse(readFileSync(file, 'utf8')) as { headers?: Record<string, string>; body: unknown };
+      const name = file.slice(preset.dir.length + 1);
+      const declared = rule && declaredIn(rule, fixture);
+      expect({ name, label: labels.get(name) }).toEqual({ name, label: declared });
+      // Only the mail preset and Slack's URL check (the gateway labels it) are without one.
+      if (preset.name !== 'mail' && name !== 'fixtures/url-verification.json') expect(declared).toBeTypeOf('string');
+    }
+  });
+});
+
+/** What a rule reads from a fixture as recorded, read here by hand: a header (any case) or a dotted path. */
+function declaredIn(
+  rule: { header?: string; path?: string },
+  fixture: { headers?: Record<string, string>; body: unknown },
+): string | undefined {
+  if (rule.header)
+    return Object.entries(fixture.headers ?? {}).find(([name]) => name.toLowerCase() === rule.header)?.[1];
+  const found = (rule.path ?? '')
+    .split('.')
+    .reduce<unknown>((node, key) => (node as Record<string, unknown>)?.[key], fixture.body);
+  return typeof found === 'string' ? found : undefined;
+}
+
+describe('the built-in presets name the event types their senders send', () => {
+  it.each([
+    ['github', 'push.json', 'push'],
+    ['github', 'push-form-encoded.json', 'push'],
+    ['github', 'ping.json', 'ping'],
+    ['gitlab', 'merge-request-opened.json', 'Merge Request Hook'],
+    ['stripe', 'payment-intent-succeeded.json', 'payment_intent.succeeded'],
+    ['slack', 'app-mention.json', 'app_mention'],
+    ['alertmanager', 'resolved-notified.json', 'resolved'],
+    ['grafana', 'firing.json', 'firing'],
+    ['standard-webhooks', 'invoice-paid.json', 'invoice.paid'],
+  ])('%s/fixtures/%s is %s', async (name, fixture, label) => {
+    const preset = builtInPresets().get(name);
+    if (!preset) throw new Error(`no ${name} preset`);
+    const results = await testPreset(preset);
+    expect(results.find((r) => r.fixture === `fixtures/${fixture}`)?.eventType).toBe(label);
+  });
 });
 
 describe('hookd presets', () => {

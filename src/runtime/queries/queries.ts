@@ -8,6 +8,7 @@ import type {
   RunAttempt,
   RunListFilter,
   RunRecord,
+  RunStatusRow,
   StoreContract,
   StoredAlert,
 } from '../../store/index.js';
@@ -21,6 +22,7 @@ import type {
   RequestView,
   RunAttemptView,
   RunListItem,
+  RunOutcome,
   RunTranscript,
   RunView,
   SessionsView,
@@ -88,8 +90,14 @@ export function createAdminQueries(store: StoreContract, now: () => number = Dat
       const rows = await store.requests.list({ ...filter, limit: filter.limit + 1 });
       const page = rows.slice(0, filter.limit);
       const last = page.at(-1);
+      // One query for the runs of the whole page, never one per request.
+      const runIds = page.flatMap((entry) => entry.runIds);
+      const runs = new Map((runIds.length === 0 ? [] : await store.runs.outcomes(runIds)).map((r) => [r.id, r]));
       return {
-        requests: page.map(({ headers: _headers, credentials: _credentials, ...entry }) => toRequestView(entry)),
+        requests: page.map(({ headers: _headers, credentials: _credentials, ...entry }) => {
+          const outcome = outcomeOf(entry.runIds, runs);
+          return { ...toRequestView(entry), ...(outcome ? { outcome } : {}) };
+        }),
         nextCursor: rows.length > filter.limit && last ? String(last.seq) : null,
       };
     },
@@ -239,8 +247,27 @@ function toRequestView({
   };
 }
 
-/** A just-written record as the list shows it. */
+/** A just-written record as the list shows it: the runs it made are queued. */
 export function requestViewOf(record: RequestLogRecord): RequestView {
   const { body: _body, headers: _headers, credentials: _credentials, receipt: _receipt, receivedAt, ...rest } = record;
-  return { ...rest, receivedAt: iso(receivedAt) };
+  return {
+    ...rest,
+    receivedAt: iso(receivedAt),
+    ...(record.runIds.length > 0 ? { outcome: { status: 'queued' } } : {}),
+  };
+}
+
+/**
+ * What became of a request's runs: their common status, else `mixed`; their common delivery
+ * status, else `mixed` (absent while none has one). Undefined for a request that made no run
+ * (or whose runs are pruned).
+ */
+export function outcomeOf(runIds: readonly string[], runs: ReadonlyMap<string, RunStatusRow>): RunOutcome | undefined {
+  const found = runIds.flatMap((id) => runs.get(id) ?? []);
+  const [first] = found;
+  if (!first) return undefined;
+  const status = found.every((r) => r.status === first.status) ? first.status : 'mixed';
+  const delivered = found.some((r) => r.delivery !== undefined);
+  const delivery = found.every((r) => r.delivery === first.delivery) ? first.delivery : 'mixed';
+  return { status, ...(delivered && delivery !== undefined ? { delivery } : {}) };
 }

@@ -9,8 +9,7 @@ import { createCommitQueue } from '../group-commit.js';
 import type { SessionMessage } from '../messages.js';
 import type { RequestLogEntry, RequestLogFilter } from '../requests.js';
 import { LISTED, requestEntryOf, requestListWhere, requestRecordOf } from '../requests.js';
-import type { RunListFilter, RunRecord } from '../runs.js';
-import { runOf } from '../runs.js';
+import { type RunListFilter, type RunRecord, runOf, runStatusOf } from '../runs.js';
 import { isStoreUnavailable } from '../unavailable.js';
 import { createPgAlerts } from './alerts.js';
 import { DB_NOW_MS } from './clock.js';
@@ -152,8 +151,9 @@ export function createPgContract(pool: pg.Pool): StoreContract {
         const found = await rows<Row & { seq: number }>(
           `SELECT * FROM runs WHERE seq < $1 AND ($2::text IS NULL OR status = $2 OR ($2 = 'failed'
              AND (status IN ('error', 'timeout') OR (delivery::jsonb ->> 'status') = 'failed')))
+             AND ($4::text IS NULL OR mapping_id = $4)
            ORDER BY seq DESC LIMIT $3`,
-          [filter.beforeSeq ?? Number.MAX_SAFE_INTEGER, filter.status ?? null, filter.limit],
+          [filter.beforeSeq ?? Number.MAX_SAFE_INTEGER, filter.status ?? null, filter.limit, filter.mapping ?? null],
         );
         return found.map((row) => ({ ...runOf(row as never), seq: row.seq })) as (RunRecord & { seq: number })[];
       },
@@ -165,6 +165,15 @@ export function createPgContract(pool: pg.Pool): StoreContract {
                 [...runIds],
               ])
             ).map(attemptOf),
+      outcomes: async (runIds) =>
+        runIds.length === 0
+          ? []
+          : (
+              await rows<Parameters<typeof runStatusOf>[0]>(
+                `SELECT id, status, delivery::jsonb ->> 'status' AS delivery FROM runs WHERE id = ANY($1::text[])`,
+                [[...runIds]],
+              )
+            ).map(runStatusOf),
       countByStatus: async () =>
         Object.fromEntries(
           (await rows<{ status: string; n: number }>('SELECT status, COUNT(*) AS n FROM runs GROUP BY status')).map(
@@ -202,7 +211,7 @@ export function createPgContract(pool: pg.Pool): StoreContract {
         return row && requestRecordOf(row as never);
       },
       list: async (filter: RequestLogFilter) => {
-        const { where, values } = requestListWhere(filter, (n) => `$${n}`);
+        const { where, values } = requestListWhere(filter, (n) => `$${n}`, 'postgres');
         const text = `SELECT ${LISTED} FROM requests${where} ORDER BY seq DESC LIMIT $${values.length + 1}`;
         return (await rows(text, [...values, filter.limit])).map((row) =>
           requestEntryOf(row as never),

@@ -25,7 +25,7 @@ export const REQUESTS_INSERT = `INSERT INTO requests (${REQUEST_COLUMNS})
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[],
     $8::text[], $9::text[], $10::integer[], $11::text[], $12::bytea[], $13::integer[], $14::boolean[],
     $15::boolean[], $16::text[], $17::text[], $18::boolean[], $19::text[], $20::boolean[], $21::boolean[], $22::text[],
-    $23::text[], $24::integer[])`;
+    $23::text[], $24::integer[], $25::text[])`;
 
 /**
  * Inserts the keys not held; an expired key is taken over. Returns the keys taken. A key's time

@@ -210,4 +210,8 @@ export const pgMigrations: readonly string[] = [
       ELSE value END) FROM jsonb_each(failed_requests.headers::jsonb))::text
     WHERE failed_requests.headers::jsonb ?| CREDENTIALS;
   `.replaceAll('CREDENTIALS', CREDENTIAL_NAMES),
+  // A request's event type, as its mapping reads it (docs/mappings.md#event-types).
+  `
+  ALTER TABLE requests ADD COLUMN event_type TEXT;
+  `,
 ];

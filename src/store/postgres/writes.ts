@@ -93,7 +93,7 @@ export function createPgWrites(): { readonly writes: Writes; readonly statements
     },
     requests: {
       insert(r) {
-        add(`INSERT INTO requests (${REQUEST_COLUMNS}) VALUES (${placeholders(24)})`, ...requestRow(r));
+        add(`INSERT INTO requests (${REQUEST_COLUMNS}) VALUES (${placeholders(25)})`, ...requestRow(r));
       },
       markReplayed(id, at) {
         add('UPDATE requests SET replayed_at = $1 WHERE seq = (SELECT MAX(seq) FROM requests WHERE id = $2)', at, id);

@@ -197,4 +197,8 @@ export const migrations: readonly string[] = [
       FROM json_each(failed_requests.headers))
     WHERE EXISTS (SELECT 1 FROM json_each(failed_requests.headers) WHERE key IN (CREDENTIALS));
   `.replaceAll('CREDENTIALS', CREDENTIAL_NAMES),
+  // A request's event type, as its mapping reads it (docs/mappings.md#event-types).
+  `
+  ALTER TABLE requests ADD COLUMN event_type TEXT;
+  `,
 ];

@@ -26,6 +26,7 @@ export function createRequestLogRepository(db: Db, tally: LogTally): RequestLogR
     'SELECT COUNT(*) AS total, COALESCE(SUM(status >= 400), 0) AS failed FROM requests WHERE received_at >= ?',
   );
   const listings = new Map<string, Statement<unknown[]>>();
+  const seqRange = db.prepare('SELECT MIN(seq) AS oldest, MAX(seq) AS newest FROM requests');
 
   return {
     insert(r) {
@@ -34,7 +35,7 @@ export function createRequestLogRepository(db: Db, tally: LogTally): RequestLogR
       tally.add('requests', requestRowBytes(row));
     },
     list(filter) {
-      const { where, values } = requestListWhere(filter, () => '?');
+      const { where, values } = requestListWhere(filter, () => '?', 'sqlite');
       const sql = `SELECT ${LISTED} FROM requests${where} ORDER BY seq DESC LIMIT ?`;
       let statement = listings.get(sql);
       if (!statement) {
@@ -52,6 +53,12 @@ export function createRequestLogRepository(db: Db, tally: LogTally): RequestLogR
     },
     markReplayed(id, at) {
       markReplayed.run(at, id);
+    },
+    seqRange() {
+      const range = seqRange.get() as { oldest: number | null; newest: number | null };
+      return range.oldest === null || range.newest === null
+        ? undefined
+        : { oldest: range.oldest, newest: range.newest };
     },
   };
 }

@@ -1,5 +1,5 @@
 import { ATTEMPT_COLUMNS, type AttemptRow, attemptOf, attemptRow } from '../attempts.js';
-import { RUN_COLUMNS, type RunRepository, type RunRow, runOf, runRow } from '../runs.js';
+import { RUN_COLUMNS, type RunRepository, type RunRow, runOf, runRow, runStatusOf } from '../runs.js';
 import type { Db } from './db.js';
 
 /** The SQLite run repository. */
@@ -21,9 +21,14 @@ export function createRunRepository(db: Db): RunRepository {
     'SELECT * FROM run_attempts WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY seq',
   );
   const countByStatus = db.prepare('SELECT status, COUNT(*) AS n FROM runs GROUP BY status');
+  const outcomes = db.prepare(
+    `SELECT id, status, json_extract(delivery, '$.status') AS delivery FROM runs
+     WHERE id IN (SELECT value FROM json_each(?))`,
+  );
   const list = db.prepare(
     `SELECT * FROM runs WHERE seq < @before AND (@status IS NULL OR status = @status OR (@status = 'failed'
        AND (status IN ('error', 'timeout') OR json_extract(delivery, '$.status') = 'failed')))
+       AND (@mapping IS NULL OR mapping_id = @mapping)
      ORDER BY seq DESC LIMIT @limit`,
   );
 
@@ -61,10 +66,15 @@ export function createRunRepository(db: Db): RunRepository {
     list(filter) {
       const rows = list.all({
         status: filter.status ?? null,
+        mapping: filter.mapping ?? null,
         before: filter.beforeSeq ?? Number.MAX_SAFE_INTEGER,
         limit: filter.limit,
       }) as (RunRow & { seq: number })[];
       return rows.map((row) => ({ ...runOf(row), seq: row.seq }));
+    },
+    outcomes(runIds) {
+      if (runIds.length === 0) return [];
+      return (outcomes.all(JSON.stringify(runIds)) as Parameters<typeof runStatusOf>[0][]).map(runStatusOf);
     },
     countByStatus() {
       return Object.fromEntries((countByStatus.all() as { status: string; n: number }[]).map((r) => [r.status, r.n]));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sinceOf } from '../../../src/http/admin-log.js';
+import { sinceOf } from '../../../src/http/log-query.js';
 import { createRequestRecorder, redactPaths } from '../../../src/http/request-log.js';
 
 const facts = (raw: string, payload: unknown, json = true) => ({

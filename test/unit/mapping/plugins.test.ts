@@ -72,6 +72,32 @@ describe('a plugin is held to the schema of your mappings', () => {
   });
 });
 
+describe("a plugin's event type (docs/presets.md#event-types)", () => {
+  it("applies the manifest's eventType to its mappings, a mapping's own first", () => {
+    const { root } = setup(
+      [
+        { ...template, id: 'a', match: { headers: { 'x-a': '1' } } },
+        { ...template, id: 'b', eventType: { header: 'x-kind' } },
+      ],
+      { manifest: { eventType: { path: 'event.type' } } },
+    );
+    const { compiled, problems } = compile(root);
+    expect(problems).toEqual([]);
+    expect(compiled.map((m) => m.eventType)).toEqual([{ path: 'event.type' }, { header: 'x-kind' }]);
+  });
+
+  it('refuses an eventType that is not one header or one path, at its file, line and column', () => {
+    const { root } = setup([template], { manifest: { eventType: { header: 'x-a', path: 'type' } } });
+    expect(compile(root).problems).toContainEqual(
+      expect.stringMatching(/p\/preset\.json5:\d+:\d+: plugin "\.\/p": eventType: /),
+    );
+    const { root: other } = setup([{ ...template, eventType: { path: '' } }]);
+    expect(compile(other).problems).toContainEqual(
+      expect.stringMatching(/plugin "\.\/p": mappings\[0\]\.eventType\.path: /),
+    );
+  });
+});
+
 describe("a plugin's ids are its own", () => {
   it('namespaces them plugin:<name>:<id>, or its index', () => {
     const { root } = setup([

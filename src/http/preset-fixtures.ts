@@ -1,0 +1,82 @@
+import { readFileSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
+import { hookdError } from '../errors.js';
+import type { CompiledMapping } from '../mapping/index.js';
+import type { FixtureItem, FixtureView } from '../views.js';
+
+/**
+ * The recorded fixtures of the presets in force, for the console's playground
+ * (docs/runtime.md#admin-api): read from the files the preset's loader listed in its folder,
+ * found by name, never by a path from a request.
+ */
+export interface PresetFixtures {
+  /** A preset's fixtures, by name and description; undefined for an unknown preset. */
+  list(preset: string): readonly FixtureItem[] | undefined;
+  /** One fixture's headers and body; 400 for a name that is not one, 404 for an unknown one. */
+  get(preset: string, name: string): FixtureView;
+}
+
+/** A fixture the playground could not post (`POST /api/try` takes 1 MiB) is not offered. */
+const MAX_FIXTURE_BYTES = 1024 * 1024;
+
+interface Fixture extends FixtureView {
+  readonly name: string;
+  readonly description?: string;
+}
+
+/** The fixtures of the presets whose mappings are in force, read once when first asked for. */
+export function createPresetFixtures(mappings: readonly CompiledMapping[]): PresetFixtures {
+  const files = new Map<string, readonly string[]>();
+  for (const m of mappings) if (m.preset) files.set(m.preset.name, m.preset.fixtures);
+  const read = new Map<string, readonly Fixture[]>();
+  const fixturesOf = (preset: string): readonly Fixture[] | undefined => {
+    const found = read.get(preset);
+    if (found) return found;
+    const listed = files.get(preset);
+    if (!listed) return undefined;
+    const fixtures = listed.flatMap((file) => fixtureIn(file) ?? []);
+    read.set(preset, fixtures);
+    return fixtures;
+  };
+  return {
+    list: (preset) =>
+      fixturesOf(preset)?.map(({ name, description }) => ({ name, ...(description ? { description } : {}) })),
+    get(preset, name) {
+      if (!isName(preset))
+        throw hookdError('INVALID_FIELD', { field: 'name', expected: "a preset's name, such as github" });
+      if (!isName(name))
+        throw hookdError('INVALID_FIELD', { field: 'fixture', expected: "a fixture's name, such as push" });
+      const fixtures = fixturesOf(preset);
+      if (!fixtures) throw hookdError('NOT_FOUND', { resource: 'preset', id: preset, hint: 'in force here' });
+      const fixture = fixtures.find((f) => f.name === name);
+      if (!fixture) {
+        const known = fixtures.map((f) => f.name).join(', ');
+        throw hookdError('NOT_FOUND', { resource: 'fixture', id: name, hint: `${preset} has: ${known || 'none'}` });
+      }
+      return { headers: fixture.headers, body: fixture.body };
+    },
+  };
+}
+
+/** A fixture file as the playground takes it; undefined when it is too large or not a fixture. */
+function fixtureIn(file: string): Fixture | undefined {
+  try {
+    if (statSync(file).size > MAX_FIXTURE_BYTES) return undefined;
+    const data = JSON.parse(readFileSync(file, 'utf8')) as { description?: unknown; headers?: unknown; body?: unknown };
+    if (data === null || typeof data !== 'object' || !('body' in data)) return undefined;
+    const headers = Object.fromEntries(
+      Object.entries(isObject(data.headers) ? data.headers : {}).filter(([, v]) => typeof v === 'string'),
+    ) as Record<string, string>;
+    const description = typeof data.description === 'string' ? { description: data.description } : {};
+    return { name: basename(file, '.json'), ...description, headers, body: data.body };
+  } catch {
+    // A fixture that is not JSON: `hookd presets test` says so; the playground leaves it out.
+    return undefined;
+  }
+}
+
+/** A name, never a path: no `/`, `\\` or `..` (they are looked up by name among listed files anyway). */
+const isName = (text: string) => !/[/\\]|\.\./.test(text);
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import type { RequestLogRecord } from '../../../../src/store/index.js';
+import { createStore } from '../../../../src/store/sqlite/index.js';
+import { searchInWindows } from '../../../../src/store/sqlite/search.js';
+
+/** A search of the request log on SQLite, read in windows (docs/runtime.md#request-log-and-replay). */
+
+const record = (n: number): RequestLogRecord => ({
+  id: `r${n}`,
+  receivedAt: n * 1000,
+  path: 'x',
+  url: '/hooks/x',
+  status: 200,
+  eventIds: [],
+  runIds: [],
+  durationMs: 1,
+  headers: {},
+  credentials: {},
+  authenticated: true,
+  body: Buffer.from(JSON.stringify({ n, word: n % 3 === 0 ? 'Needle' : 'hay' })),
+  bodyBytes: 20,
+  truncated: false,
+  redacted: false,
+  bodyWhole: true,
+});
+
+function logOf(count: number) {
+  const store = createStore({ path: ':memory:', synchronous: 'normal' });
+  store.transaction(() => {
+    for (let n = 1; n <= count; n++) store.requests.insert(record(n));
+  });
+  return store;
+}
+
+describe('a search read in windows', () => {
+  it('finds what one statement over the whole log finds, page by page', async () => {
+    const store = logOf(20);
+    const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
+    for (const limit of [1, 2, 3, 10]) {
+      let beforeSeq: number | undefined;
+      for (let page = 0; page < 10; page++) {
+        const filter = { search: 'needle', limit, ...(beforeSeq === undefined ? {} : { beforeSeq }) };
+        const windowed = await searchInWindows(store.requests, filter, 2);
+        expect(ids(windowed)).toEqual(ids(store.requests.list(filter)));
+        if (windowed.length < limit) break;
+        beforeSeq = windowed.at(-1)?.seq;
+      }
+    }
+    expect(ids(await searchInWindows(store.requests, { search: 'needle', limit: 3 }, 2))).toEqual([
+      'r18',
+      'r15',
+      'r12',
+    ]);
+    expect(await searchInWindows(store.requests, { search: 'absent', limit: 3 }, 2)).toEqual([]);
+    store.close();
+  });
+
+  it('lets the event loop run between windows', async () => {
+    const store = logOf(20);
+    let ran = false;
+    setImmediate(() => {
+      ran = true;
+    });
+    await searchInWindows(store.requests, { search: 'absent', limit: 5 }, 4);
+    expect(ran).toBe(true);
+    store.close();
+  });
+
+  it('reads nothing of an empty log, and starts at the oldest record left after pruning', async () => {
+    const empty = logOf(0);
+    expect(await searchInWindows(empty.requests, { search: 'needle', limit: 5 }, 2)).toEqual([]);
+    empty.close();
+    const store = logOf(12);
+    store.db.prepare('DELETE FROM requests WHERE seq <= 6').run();
+    expect(store.requests.seqRange()).toEqual({ oldest: 7, newest: 12 });
+    const found = await searchInWindows(store.requests, { search: 'needle', limit: 10 }, 5);
+    expect(found.map((r) => r.id)).toEqual(['r12', 'r9']);
+    store.close();
+  });
+});
