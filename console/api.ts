@@ -50,41 +50,18 @@ export function post<T>(path: string, body?: unknown): Promise<Answer<T>> {
   return call<T>('POST', path, body);
 }
 
-import type { DeliveryStatus, MappingView, RequestDetail, RequestView, RunStatus } from '../src/views.js';
-
-/** What a request's runs came to (one status for all, `mixed` when they differ). */
-export interface RunOutcome {
-  readonly status: RunStatus | 'mixed';
-  readonly delivery?: DeliveryStatus | 'mixed';
-}
-
-/** A request log row as the admin API lists it, with its event type and its runs' outcome. */
-export type RequestRow = RequestView & { readonly eventType?: string; readonly outcome?: RunOutcome };
-/** `GET /api/presets/:name/fixtures/:fixture`: a preset's recorded request. */
-export interface FixtureView {
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: unknown;
-}
-/** A request's page. */
-export type RequestPageView = RequestDetail & RequestRow;
-/** A mapping as listed, with how it reads its event type and the fixtures of its preset. */
-export type MappingRow = MappingView & {
-  readonly eventType?: string;
-  /** The preset it comes from, by name. */
-  readonly preset?: string;
-  readonly fixtures?: readonly { readonly name: string; readonly description?: string }[];
-};
-
 export type {
   AlertsView,
   AlertView,
   DeliveryOutcome,
+  FixtureView,
   MappingView,
   OverviewView,
   RequestDetail,
   RequestView,
   RunAttemptView,
   RunListItem,
+  RunOutcome,
   RunTranscript,
   RunView,
 } from '../src/views.js';

@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
-import type { RequestPageView } from './api';
+import type { RequestDetail } from './api';
 import { curlOf } from './curl';
 
 /** What the body of the command is, said beside it. */
-function bodyNote(r: RequestPageView): string {
+function bodyNote(r: RequestDetail): string {
   if (!r.bodyWhole && !r.truncated && !r.redacted) return 'Its body was not kept: the command sends none.';
   if (r.truncated) return 'Its body was cut for the log: the command sends the part kept.';
   if (r.redacted) return 'Its body was redacted for the log: the command sends it as kept.';
@@ -14,7 +14,7 @@ function bodyNote(r: RequestPageView): string {
  * **Copy as curl**: the request as a command, to the clipboard, and shown below the button (the
  * clipboard needs HTTPS or loopback; the text can always be selected).
  */
-export function CopyAsCurl({ r }: { r: RequestPageView }) {
+export function CopyAsCurl({ r }: { r: RequestDetail }) {
   const [shown, setShown] = useState<{ text: string; copied: boolean }>();
   const copy = async () => {
     const text = curlOf(r, location.origin);

@@ -1,5 +1,5 @@
 import { useRef, useState } from 'preact/hooks';
-import { post, type RequestRow } from './api';
+import { post, type RequestView } from './api';
 import { replayBlocker } from './format';
 import { Pager, usePagedList } from './paging';
 import { RequestsTable } from './requests-table';
@@ -18,7 +18,7 @@ const REFUSED = '/api/requests?refused=true&limit=100';
 
 /** The 5xx tab: select what can be replayed, and replay it, oldest first. */
 function FailedOnOurSide() {
-  const list = usePagedList<'requests', RequestRow>(
+  const list = usePagedList<'requests', RequestView>(
     FAILED,
     'requests',
     (r) => r.id,
@@ -103,7 +103,7 @@ function FailedOnOurSide() {
 
 /** The refused tab: nothing to replay (nothing was let in); the reason says what to fix at the sender. */
 function RefusedAtTheDoor() {
-  const list = usePagedList<'requests', RequestRow>(
+  const list = usePagedList<'requests', RequestView>(
     REFUSED,
     'requests',
     (r) => r.id,

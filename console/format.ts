@@ -1,4 +1,4 @@
-import type { RequestRow, RunOutcome } from './api';
+import type { RequestView, RunOutcome } from './api';
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
@@ -26,7 +26,7 @@ export function statusClass(status: number): string {
 }
 
 /** What a request's runs came to, as a row shows it: `ok · sent`, `running`, `error`, `mixed`. */
-export function outcomeText(r: Pick<RequestRow, 'outcome' | 'runIds'>): string {
+export function outcomeText(r: Pick<RequestView, 'outcome' | 'runIds'>): string {
   // A request the live stream just brought: its runs were accepted a moment ago.
   const outcome: RunOutcome | undefined = r.outcome ?? (r.runIds.length > 0 ? { status: 'queued' } : undefined);
   if (!outcome) return '—';
@@ -35,7 +35,7 @@ export function outcomeText(r: Pick<RequestRow, 'outcome' | 'runIds'>): string {
 }
 
 /** The colour class of an outcome: failed ones red, unfinished ones amber. */
-export function outcomeClass(r: Pick<RequestRow, 'outcome' | 'runIds'>): string {
+export function outcomeClass(r: Pick<RequestView, 'outcome' | 'runIds'>): string {
   const o = r.outcome;
   if (!o) return r.runIds.length > 0 ? 'warn' : '';
   if (o.status === 'error' || o.status === 'timeout' || o.delivery === 'failed') return 'bad';
@@ -48,7 +48,7 @@ export function outcomeClass(r: Pick<RequestRow, 'outcome' | 'runIds'>): string 
  * let in and whose body was kept whole (docs/runtime.md#request-log-and-replay). `failureKept`:
  * a failed request's whole copy was kept beside its record (the request's page knows).
  */
-export function replayBlocker(r: RequestRow, failureKept = false): string | undefined {
+export function replayBlocker(r: RequestView, failureKept = false): string | undefined {
   if (!r.authenticated) return 'refused at the door: nothing was let in to replay';
   if (r.bodyWhole || failureKept) return undefined;
   if (r.truncated) return 'its body was cut for the log (hooks.log.maxBodyBytes)';

@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { get, type RequestDetail, type RequestRow, type RunListItem, type RunOutcome } from './api';
+import { get, type RequestDetail, type RequestView, type RunListItem, type RunOutcome } from './api';
 import { type LiveState, useLive, useLiveState } from './live';
 import { Pager, usePagedList } from './paging';
 import { RequestsTable } from './requests-table';
@@ -47,7 +47,7 @@ function queryOf(f: Filters): string {
 }
 
 /** Whether a request the stream brought belongs in the view (a search is matched by the server only). */
-function fits(r: RequestRow, f: Filters): boolean {
+function fits(r: RequestView, f: Filters): boolean {
   if (f.path && r.path !== f.path) return false;
   if (f.eventType && r.eventType !== f.eventType) return false;
   if (f.status && !String(r.status).startsWith(f.status[0] as string)) return false;
@@ -101,7 +101,7 @@ function Field({
 /** The live request log: newest first, searched and filtered, paged, new requests added as they arrive. */
 export function RequestsPage() {
   const [filters, setFilters] = useState<Filters>(NONE);
-  const list = usePagedList<'requests', RequestRow>(
+  const list = usePagedList<'requests', RequestView>(
     queryOf(filters),
     'requests',
     (r) => r.id,
@@ -115,7 +115,7 @@ export function RequestsPage() {
   const onLive = useCallback(
     (kind: string, data: unknown) => {
       if (kind === 'run') return updateRun(data as RunListItem);
-      const r = data as RequestRow;
+      const r = data as RequestView;
       if (!fits(r, filters)) return;
       if (paused) return setNewer((n) => n + 1);
       const known = r.runIds.length === 1 ? knownRuns.current.get(r.runIds[0] as string) : undefined;

@@ -1,10 +1,10 @@
-import type { MappingRow } from './api';
+import type { MappingView } from './api';
 import { Breakable } from './breakable';
 import { useLoad } from './live';
 import { Playground } from './playground';
 
 /** What a mapping matches besides its hook: source, headers, schema, fan-out. */
-function matchOf(m: MappingRow): string {
+function matchOf(m: MappingView): string {
   const parts = [
     m.source && `source ${m.source}`,
     ...(m.headers ?? []),
@@ -15,7 +15,7 @@ function matchOf(m: MappingRow): string {
 }
 
 /** The mappings in force, presets' included. */
-function MappingsTable({ mappings }: { mappings: readonly MappingRow[] }) {
+function MappingsTable({ mappings }: { mappings: readonly MappingView[] }) {
   return (
     <div class="table-wrap">
       <table class="mappings">
@@ -56,7 +56,7 @@ function MappingsTable({ mappings }: { mappings: readonly MappingRow[] }) {
 
 /** The mappings in force, and a playground running the same engine as `hookd try` (nothing dispatched). */
 export function MappingsPage() {
-  const listed = useLoad<{ mappings: MappingRow[] }>('/api/mappings');
+  const listed = useLoad<{ mappings: MappingView[] }>('/api/mappings');
   return (
     <>
       <h1 tabIndex={-1}>Mappings and presets</h1>

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ApiError, type FixtureView, get, type MappingRow, post } from './api';
+import { ApiError, type FixtureView, get, type MappingView, post } from './api';
 
 const SAMPLE = '{\n  "text": "Build #812 failed on main"\n}';
 
@@ -15,11 +15,17 @@ function parseHeaders(text: string): Record<string, string> | string {
   return headers;
 }
 
-/** The preset a mapping comes from: named by the API, else read from a built-in preset's id (`preset:github`). */
-const presetOf = (m: MappingRow) => m.preset ?? (m.id.startsWith('preset:') ? m.id.slice('preset:'.length) : undefined);
+/** The preset a mapping comes from, by name (`github`, a plugin's `acme`). */
+const presetOf = (m: MappingView) => m.preset;
 
 /** A preset's recorded requests, offered by mapping: `github/push`. */
-function FixtureChoice({ mappings, onChoose }: { mappings: readonly MappingRow[]; onChoose: (value: string) => void }) {
+function FixtureChoice({
+  mappings,
+  onChoose,
+}: {
+  mappings: readonly MappingView[];
+  onChoose: (value: string) => void;
+}) {
   const offered = mappings.filter((m) => m.fixtures?.length && presetOf(m));
   if (offered.length === 0) return null;
   return (
@@ -43,7 +49,7 @@ function FixtureChoice({ mappings, onChoose }: { mappings: readonly MappingRow[]
 }
 
 /** Paste a payload and headers, or take a preset's fixture: the actions it would become, nothing dispatched. */
-export function Playground({ mappings }: { mappings: readonly MappingRow[] }) {
+export function Playground({ mappings }: { mappings: readonly MappingView[] }) {
   const [path, setPath] = useState('wake');
   const [headers, setHeaders] = useState('');
   const [body, setBody] = useState(SAMPLE);

@@ -1,12 +1,12 @@
 import { useState } from 'preact/hooks';
-import { type MappingRow, post, type RequestPageView, type RunListItem } from './api';
+import { type MappingView, post, type RequestDetail, type RunListItem } from './api';
 import { CopyAsCurl } from './copy-curl';
 import { duration, replayBlocker, statusClass } from './format';
 import { pretty, useLoad, when } from './live';
 import { RunsTable } from './runs-table';
 
 /** A body neither cut nor redacted that is still not whole was not kept at all. */
-const bodyNotKept = (r: RequestPageView) => !r.bodyWhole && !r.truncated && !r.redacted;
+const bodyNotKept = (r: RequestDetail) => !r.bodyWhole && !r.truncated && !r.redacted;
 
 /** The headers that carry the hook token; every other credential is its mapping's own secret or signature. */
 const TOKEN_HEADERS = new Set(['authorization', 'x-service-token', 'cookie', 'proxy-authorization']);
@@ -20,7 +20,7 @@ function CredentialMark({ verified }: { verified: boolean }) {
  * For a request whose mapping checks signatures: whether the signature (or the sender's secret
  * token, for a token scheme) was verified, and in which header.
  */
-function SignatureMark({ r, mapping }: { r: RequestPageView; mapping: MappingRow | undefined }) {
+function SignatureMark({ r, mapping }: { r: RequestDetail; mapping: MappingView | undefined }) {
   if (!mapping?.verify) return null;
   const sent = Object.entries(r.credentials).filter(([name]) => !TOKEN_HEADERS.has(name));
   const held = sent.find(([, mark]) => mark.verified);
@@ -44,15 +44,7 @@ function SignatureMark({ r, mapping }: { r: RequestPageView; mapping: MappingRow
 }
 
 /** Replay and Replay anew, or why this request cannot be replayed. */
-function ReplayButtons({
-  r,
-  onReplay,
-  busy,
-}: {
-  r: RequestPageView;
-  onReplay: (force: boolean) => void;
-  busy: boolean;
-}) {
+function ReplayButtons({ r, onReplay, busy }: { r: RequestDetail; onReplay: (force: boolean) => void; busy: boolean }) {
   const blocker = replayBlocker(r, r.failure !== undefined);
   if (blocker) return <p class="hint" data-testid="not-replayable">{`Not replayable: ${blocker}.`}</p>;
   return (
@@ -71,7 +63,7 @@ function ReplayButtons({
   );
 }
 
-function Facts({ r, mapping }: { r: RequestPageView; mapping: MappingRow | undefined }) {
+function Facts({ r, mapping }: { r: RequestDetail; mapping: MappingView | undefined }) {
   return (
     <dl class="facts">
       <dt>Received</dt>
@@ -124,8 +116,8 @@ function Facts({ r, mapping }: { r: RequestPageView; mapping: MappingRow | undef
 
 /** One request: what came in, what it became, Replay and Copy as curl. */
 export function RequestPage({ id }: { id: string }) {
-  const detail = useLoad<RequestPageView>(`/api/requests/${encodeURIComponent(id)}`, [id]);
-  const mappings = useLoad<{ mappings: MappingRow[] }>('/api/mappings');
+  const detail = useLoad<RequestDetail>(`/api/requests/${encodeURIComponent(id)}`, [id]);
+  const mappings = useLoad<{ mappings: MappingView[] }>('/api/mappings');
   const [outcome, setOutcome] = useState<{ text: string; replayId?: string; ok: boolean } | undefined>();
   const [busy, setBusy] = useState(false);
   const r = detail.data;

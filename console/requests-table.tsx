@@ -1,10 +1,10 @@
-import type { RequestRow } from './api';
+import type { RequestView } from './api';
 import { Breakable } from './breakable';
 import { dateTime, duration, outcomeClass, outcomeText, replayBlocker, statusClass } from './format';
 import { when } from './live';
 
 /** What a request made: its events and runs, and whether it is or was replayed. */
-function actions(r: RequestRow): string {
+function actions(r: RequestView): string {
   const parts: string[] = [];
   if (r.eventIds.length) parts.push(`${r.eventIds.length} event${r.eventIds.length === 1 ? '' : 's'}`);
   if (r.runIds.length) parts.push(`${r.runIds.length} run${r.runIds.length === 1 ? '' : 's'}`);
@@ -14,14 +14,14 @@ function actions(r: RequestRow): string {
 }
 
 /** The first line of why a request was refused or failed; the whole text is its title. */
-function Message({ r }: { r: RequestRow }) {
+function Message({ r }: { r: RequestView }) {
   if (!r.reason) return <>—</>;
   const first = r.reason.split('\n')[0] ?? '';
   return <span title={r.reason}>{first.length > 200 ? `${first.slice(0, 199)}…` : first}</span>;
 }
 
 /** What it made, and what its runs came to: `1 run: ok · delivery sent`. */
-function Outcome({ r }: { r: RequestRow }) {
+function Outcome({ r }: { r: RequestView }) {
   const made = actions(r);
   const ran = r.outcome !== undefined || r.runIds.length > 0;
   if (!made && !ran) return <>—</>;
@@ -40,7 +40,7 @@ export interface ReplaySelection {
   readonly onSelect: (id: string, on: boolean) => void;
 }
 
-function ReplayCell({ r, selection }: { r: RequestRow; selection: ReplaySelection }) {
+function ReplayCell({ r, selection }: { r: RequestView; selection: ReplaySelection }) {
   const blocker = replayBlocker(r);
   if (blocker) return <span class="hint">{`not replayable: ${blocker}`}</span>;
   return (
@@ -62,7 +62,7 @@ export function RequestsTable({
   selection,
   withMessage = false,
 }: {
-  rows: readonly RequestRow[];
+  rows: readonly RequestView[];
   selection?: ReplaySelection;
   withMessage?: boolean;
 }) {

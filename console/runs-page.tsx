@@ -1,5 +1,5 @@
 import { useCallback, useRef, useState } from 'preact/hooks';
-import type { MappingRow, RunListItem } from './api';
+import type { MappingView, RunListItem } from './api';
 import { useLive, useLoad } from './live';
 import { Pager, usePagedList } from './paging';
 import { RunsTable } from './runs-table';
@@ -26,7 +26,7 @@ function hasStatus(run: RunListItem, status: string): boolean {
 export function RunsPage() {
   const [status, setStatus] = useState('');
   const [mapping, setMapping] = useState('');
-  const mappings = useLoad<{ mappings: MappingRow[] }>('/api/mappings');
+  const mappings = useLoad<{ mappings: MappingView[] }>('/api/mappings');
   const query = new URLSearchParams({ limit: '100', ...(status ? { status } : {}), ...(mapping ? { mapping } : {}) });
   const list = usePagedList<'runs', RunListItem>(
     `/api/runs?${query}`,

@@ -164,6 +164,8 @@ describe.skipIf(!browserTestsRun)('the live log and the request page in Chromium
       );
     const { context, page } = await signedIn(browser, hookd.url, GATEWAY_TOKEN);
     await search(page, { Hook: 'bulk' });
+    const sources = () => page.locator('table.requests tbody tr td:nth-child(2)').allTextContents();
+    await expect.poll(async () => (await sources()).every((s) => s === 'bulk · bulk')).toBe(true);
     await page.getByText('100 requests shown.').waitFor();
     await page.getByRole('button', { name: 'Older' }).click();
     await page.getByText('130 requests shown: that is all the log holds for this view.').waitFor();
@@ -190,14 +192,15 @@ describe.skipIf(!browserTestsRun)('the live log and the request page in Chromium
         Date.parse(`${t.replace(' ', 'T')}Z`),
       );
     await search(page, { From: local(at), To: local(at) });
-    await expect.poll(() => shownIds(page)).toContain(billing);
-    expect((await times()).every((t) => t === at)).toBe(true);
+    await expect.poll(async () => (await times()).every((t) => t === at)).toBe(true);
+    expect(await shownIds(page)).toContain(billing);
     // Before it: older requests (the earlier tests'), and not this one.
     await search(page, { From: '', To: local(at - 1000) });
     await expect.poll(async () => (await times()).every((t) => t < at)).toBe(true);
     expect(await shownIds(page)).not.toContain(billing);
     await search(page, { From: local(at + 1000), To: '' });
-    await expect.poll(() => shownIds(page)).not.toContain(billing);
+    await expect.poll(async () => (await times()).every((t) => t >= at + 1000)).toBe(true);
+    expect(await shownIds(page)).not.toContain(billing);
     await context.close();
   });
 
