@@ -23,12 +23,15 @@ interface Filters {
 
 const NONE: Filters = { q: '', path: '', eventType: '', status: '', since: '', until: '' };
 
-/** A `datetime-local` value as an ISO time; `end`: the last millisecond of the minute or second it names. */
+/**
+ * A `datetime-local` value as an ISO time; `end`: the end of the minute or second it names (the
+ * API's `until` is exclusive, so a range's last second is in it whole).
+ */
 function isoOf(local: string, end: boolean): string | undefined {
   const at = new Date(local).getTime();
   if (!local || Number.isNaN(at)) return undefined;
   const span = local.length <= 16 ? 60_000 : 1000;
-  return new Date(end ? at + span - 1 : at).toISOString();
+  return new Date(end ? at + span : at).toISOString();
 }
 
 function queryOf(f: Filters): string {
@@ -53,7 +56,7 @@ function fits(r: RequestView, f: Filters): boolean {
   if (f.status && !String(r.status).startsWith(f.status[0] as string)) return false;
   const since = isoOf(f.since, false);
   const until = isoOf(f.until, true);
-  return (!since || r.receivedAt >= since) && (!until || r.receivedAt <= until);
+  return (!since || r.receivedAt >= since) && (!until || r.receivedAt < until);
 }
 
 /** The outcome of a request's runs: one status when they agree, `mixed` when not. */
