@@ -16,6 +16,7 @@ import { call } from '../helpers/http.js';
  * The console as the operator's dashboard (docs/console.md): the live log's columns, search,
  * pages and date range; the signature mark and Copy as curl on a request's page; a preset's
  * fixtures in the playground; words kept whole in the mappings table; no frame around a heading.
+ * Over 300 lines on purpose, as console.test.ts: its tests share one gateway and one browser.
  */
 
 const HOOK_TOKEN = 'console-log-hook-token-0123456789';
@@ -291,7 +292,7 @@ describe.skipIf(!browserTestsRun)('the live log and the request page in Chromium
     await context.close();
   });
 
-  it('wraps the mappings table between words and after separators, never inside a word, at 390 px', async () => {
+  it('wraps the mappings table between words and after separators, never inside a word; no page is wider than 390 px', async () => {
     const { context, page } = await signedIn(browser, hookd.url, GATEWAY_TOKEN, {
       viewport: { width: 390, height: 844 },
     });
@@ -313,9 +314,22 @@ describe.skipIf(!browserTestsRun)('the live log and the request page in Chromium
       return found;
     });
     expect(broken).toEqual([]);
-    // The page itself still never scrolls sideways: the table does, inside its box.
+    // The page itself still never scrolls sideways: the table does, inside its box; nor do the others.
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.screenshot({ path: artefact('console', 'mappings-390'), fullPage: true });
+    const push = await sendPush();
+    for (const [hash, heading] of [
+      ['#/failed/refused', 'Failed requests'],
+      ['#/runs', 'Runs'],
+      [`#/requests/${push}`, `Request ${push}`],
+    ] as const) {
+      await page.goto(`${hookd.url}/ui/${hash}`);
+      await page.getByRole('heading', { name: heading }).waitFor();
+      await expect(
+        page.evaluate(() => document.documentElement.scrollWidth),
+        hash,
+      ).resolves.toBeLessThanOrEqual(390);
+    }
     await context.close();
   });
 
