@@ -147,7 +147,7 @@ export function createAlerts(options: AlertsOptions): Alerts {
       else if (answer.status < 300) succeed('mappingFailures', mappingId, `it answered ${answer.status}`);
     },
     signatureRefused: (mappingId, reason) =>
-      fail('signatureFailures', mappingId, `SIGNATURE_INVALID: ${reason}`, '#/mappings'),
+      fail('signatureFailures', mappingId, `SIGNATURE_INVALID: ${reason}`, '#/failed/refused'),
     signatureHeld: (mappingId) => succeed('signatureFailures', mappingId, 'a signature held'),
   };
 

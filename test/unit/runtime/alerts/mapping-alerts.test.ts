@@ -137,7 +137,7 @@ describe('signatureFailures', () => {
       [
         'hookd alert: signatures for mapping gh failed 5 times in 10 min',
         'last error: SIGNATURE_INVALID: no signature matched (is the secret the same on both sides?)',
-        `console: ${w.gateway.url}/ui/#/mappings`,
+        `console: ${w.gateway.url}/ui/#/failed/refused`,
       ].join('\n'),
     );
     expect(alert).not.toContain(GITHUB_SECRET);
