@@ -10,7 +10,8 @@ import { call } from '../helpers/http.js';
 const sh = promisify(execFile);
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
-  for (const fn of cleanups.splice(0)) await fn();
+  // Last made, first undone: a gateway stops before its folder goes.
+  for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
 describe('hookd serve with no config (the embedded default)', () => {

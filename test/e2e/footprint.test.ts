@@ -13,7 +13,8 @@ const LAZY = ['esbuild', 'isolated-vm', 'imapflow', 'mailparser', 'undici'] as c
 const TOKEN = 'footprint-hook-token-0123456789';
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
-  for (const fn of cleanups.splice(0)) await fn();
+  // Last made, first undone: a gateway stops before its folder goes.
+  for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
 async function gateway(config: Record<string, unknown>) {

@@ -23,7 +23,8 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  for (const fn of cleanups.splice(0)) await fn();
+  // Last made, first undone: a gateway stops before its folder goes.
+  for (const fn of cleanups.splice(0).reverse()) await fn();
   await cluster?.stop();
 });
 

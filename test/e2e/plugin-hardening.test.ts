@@ -15,7 +15,8 @@ const TOKEN = 'operator-hook-token-0123456789';
 const PUBLIC_SECRET = 'the-public-secret';
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
-  for (const fn of cleanups.splice(0)) await fn();
+  // Last made, first undone: a gateway stops before its folder goes.
+  for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
 function tempDir(): string {

@@ -13,7 +13,8 @@ const PLUGINS = join(ROOT, 'test/fixtures/plugins');
 const TOKEN = 'plugin-hook-token-0123456789';
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
-  for (const fn of cleanups.splice(0)) await fn();
+  // Last made, first undone: a gateway stops before its folder goes.
+  for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
 describe('third-party preset plugins (issue 14)', () => {

@@ -8,7 +8,8 @@ const TOKEN = 'send-hook-token-0123456789abcdef';
 const GATEWAY = 'send-gateway-token-0123456789abcdef';
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
-  for (const fn of cleanups.splice(0)) await fn();
+  // Last made, first undone: a gateway stops before its folder goes.
+  for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
 describe('hookd send (issue 17)', () => {
