@@ -1,8 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
-import type pg from 'pg';
 import { buildApp } from './app.js';
+import { type BackendParts, openBackend } from './backend.js';
 import { createChannels } from './channels/index.js';
 import { type Clock, systemClock } from './clock.js';
 import { type Config, configInvalid, configWarnings } from './config/index.js';
@@ -13,16 +11,7 @@ import { createModelRouter } from './providers/index.js';
 import { compileRoutes } from './routes.js';
 import { createJobOwner, createRuntime, type ModelRouter, type Runtime } from './runtime/index.js';
 import { gatewayTokenFile, readOrCreateSecret, type StoreBackend } from './store/index.js';
-import type { ClockSkewWatch } from './store/postgres/index.js';
-import {
-  type AutoVacuumEvent,
-  type Checkpointer,
-  createStore,
-  type Store,
-  sqliteBackend,
-  startCheckpointer,
-  WRITER_AUTOCHECKPOINT_PAGES,
-} from './store/sqlite/index.js';
+import type { Store } from './store/sqlite/index.js';
 import { type TransformHost, type TransformThreads, watchTransformThreads } from './transforms/index.js';
 
 export interface Gateway {
@@ -39,16 +28,12 @@ export interface Gateway {
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
 /** What a gateway has started, stopped in the order that loses nothing (ingress first, the store last). */
-interface Parts {
+interface Parts extends BackendParts {
   transforms: TransformHost;
-  store?: Store;
   runtime?: Runtime;
   app?: FastifyInstance;
-  checkpointer?: Checkpointer;
   watcher?: RunningMailWatch;
   transformThreads?: TransformThreads;
-  pool?: pg.Pool;
-  clockSkew?: ClockSkewWatch;
 }
 
 async function stopParts(parts: Parts): Promise<void> {
@@ -141,89 +126,6 @@ async function startMailWatch(
   });
   await owner.start();
   return { status: () => owner.running?.status(), stop: owner.stop };
-}
-
-/** How often a node on PostgreSQL compares its clock with the database's. */
-const CLOCK_SKEW_EVERY_MS = 60_000;
-
-/**
- * Watches this node's clock against the database's, which decides every expiry and lease on a
- * shared store: a skew past the bound is logged at start and whenever it appears again.
- */
-async function watchSkew(
-  postgres: typeof import('./store/postgres/index.js'),
-  pool: pg.Pool,
-  log: Logger,
-  clock: Clock,
-): Promise<ClockSkewWatch> {
-  let warned = false;
-  return postgres.watchClockSkew(pool, {
-    clock,
-    everyMs: CLOCK_SKEW_EVERY_MS,
-    onSkew(skewMs) {
-      const off = Math.abs(skewMs) > postgres.CLOCK_SKEW_WARN_MS;
-      if (off && !warned)
-        log.warn(
-          { skewMs, boundMs: postgres.CLOCK_SKEW_WARN_MS },
-          "this node's clock differs from the database's; expiry and leases follow the database's",
-        );
-      warned = off;
-    },
-  });
-}
-
-/**
- * The store the gateway runs on: the embedded SQLite file (the default), or PostgreSQL, whose
- * schema is brought up to date first (under a lock: nodes may start together, docs/scale.md).
- */
-async function openBackend(config: Config, parts: Parts, log: Logger, clock: Clock): Promise<StoreBackend> {
-  if (config.storage.kind === 'postgres') {
-    // pg costs about 50 ms to load: only a gateway on PostgreSQL pays.
-    const postgres = await import('./store/postgres/index.js');
-    const pool = postgres.createPgPool(config.storage.url as string);
-    parts.pool = pool;
-    // An idle connection the server closed (a restart, a failover): the pool makes a new one.
-    pool.on('error', (err) => log.warn({ err }, 'an idle PostgreSQL connection failed'));
-    await postgres.migratePostgres(pool);
-    parts.clockSkew = await watchSkew(postgres, pool, log, clock);
-    const node = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-    return postgres.pgBackend(pool, {
-      node,
-      leaseMs: config.storage.leaseSeconds * 1000,
-      onListenError: (err) => log.warn({ err }, 'the PostgreSQL notification connection failed; listening again'),
-    });
-  }
-  const onDisk = config.storage.path !== ':memory:';
-  const onError = (message: string) => log.error({ error: message }, 'background WAL checkpoint failed');
-  const store = createStore({
-    path: config.storage.path,
-    synchronous: config.storage.synchronous,
-    ...(onDisk
-      ? {
-          autocheckpointPages: WRITER_AUTOCHECKPOINT_PAGES,
-          onAutoVacuum: (event: AutoVacuumEvent) => logAutoVacuum(log, event),
-          // The checkpoint thread (a worker of its own, about 5 MB) starts with the first write:
-          // a gateway that takes no request never pays for it.
-          onFirstWrite: () => {
-            parts.checkpointer ??= startCheckpointer({ path: config.storage.path, onError, writer: store.db });
-          },
-        }
-      : {}),
-  });
-  parts.store = store;
-  return sqliteBackend(store, clock.now);
-}
-
-/** The one-time rewrite of a database file made before it gave free pages back (docs/operations.md#retention). */
-function logAutoVacuum(log: Logger, event: AutoVacuumEvent): void {
-  if (event.phase === 'start')
-    log.info({ bytes: event.bytes }, 'rewriting the database file once so that it gives pruned pages back');
-  else if (event.phase === 'done') log.info({ ms: event.ms, bytes: event.bytes }, 'database file rewritten');
-  else
-    log.warn(
-      { err: event.err },
-      'rewriting the database file failed (it stays as it was: pruned pages are reused, not given back)',
-    );
 }
 
 /** Composition root: store → runtime (adapters plugged into its ports) → app → listen. The caller owns signals. */

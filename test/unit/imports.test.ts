@@ -20,7 +20,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['runtime'],
   ['providers', 'channels', 'mail', 'store/sqlite', 'store/postgres'],
   ['http', 'metrics.ts', 'routes.ts'],
-  ['app.ts'],
+  ['app.ts', 'backend.ts'],
   ['main.ts'],
   ['cli'],
 ];
