@@ -1,13 +1,12 @@
-import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import type { ActionOptions, ActionSink } from './actions/index.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config/index.js';
-import { errorBody, type HookdError, hookdError } from './errors.js';
+import { errorBody, hookdError } from './errors.js';
 import {
   adminRoutes,
+  answerMalformed,
+  answerOutsideFastify,
   type ConsoleSessions,
   type CredentialFingerprints,
   consoleRoutes,
@@ -77,74 +76,6 @@ function trustedProxies(
   if (Array.isArray(setting)) return [...setting];
   const hops = setting === true ? 1 : (setting as number);
   return (_address, hop) => hop < hops;
-}
-
-/** A complete JSON answer written on a raw socket or response, for what never reaches fastify. */
-function rawAnswer(err: HookdError): { status: number; headers: Record<string, string | number>; body: string } {
-  const body = JSON.stringify(errorBody(err));
-  const headers = {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-    'x-request-id': randomUUID(),
-    connection: 'close',
-    ...err.headers,
-  };
-  return { status: err.statusCode, headers, body };
-}
-
-/**
- * What node:http answers itself, answered like the rest: an `Expect:` other than
- * `100-continue` (417), and CONNECT (405, which node would otherwise leave unanswered).
- */
-function answerOutsideFastify(server: Server): void {
-  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    const answer = rawAnswer(hookdError('EXPECTATION_FAILED', { expect: String(req.headers.expect).slice(0, 100) }));
-    res.writeHead(answer.status, answer.headers).end(answer.body);
-  });
-  server.on('connect', (_req: IncomingMessage, socket: Socket) => {
-    const answer = rawAnswer(hookdError('METHOD_NOT_ALLOWED', undefined, { headers: { allow: 'POST' } }));
-    const head = Object.entries(answer.headers).map(([k, v]) => `${k}: ${v}`);
-    socket.end(`HTTP/1.1 405 Method Not Allowed\r\n${head.join('\r\n')}\r\n\r\n${answer.body}`);
-  });
-}
-
-/**
- * The 400 for bytes that are not HTTP. A request before them on the same connection may still
- * be in flight (committed, its answer not yet written): it is answered first, then the 400.
- */
-function answerMalformed(err: NodeJS.ErrnoException, socket: Socket): void {
-  const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-  // A client that closed its side in the middle of a request's body can never finish it: the
-  // request is ended now, not when its time runs out (its body's room is given back with it).
-  const endedMidBody = err.code === 'HPE_INVALID_EOF_STATE' && pending && !pending.req.complete;
-  if (err.code === 'ECONNRESET' || !socket.writable || endedMidBody) {
-    socket.destroy();
-    return;
-  }
-  const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
-  const answer = rawAnswer(
-    timedOut ? hookdError('REQUEST_TIMEOUT') : hookdError('INVALID_BODY', { problem: 'malformed-request' }),
-  );
-  const head = Object.entries(answer.headers).map(([k, v]) => `${k}: ${v}`);
-  const statusLine = timedOut ? 'HTTP/1.1 408 Request Timeout' : 'HTTP/1.1 400 Bad Request';
-  let sent = false;
-  const refuse = () => {
-    if (sent) return;
-    sent = true;
-    if (socket.writable) socket.end(`${statusLine}\r\n${head.join('\r\n')}\r\n\r\n${answer.body}`);
-    else socket.destroy();
-  };
-  // A request still arriving when its time ran out (a trickled body) has no answer coming:
-  // it gets the 408 now. A request received whole is answered first.
-  const stillArriving = timedOut && pending !== null && pending !== undefined && !pending.req.complete;
-  if (!pending || pending.writableFinished || (stillArriving && !pending.headersSent)) {
-    refuse();
-    return;
-  }
-  pending.once('finish', refuse);
-  pending.once('close', refuse);
-  // Bounded like any request: an answer that never comes does not hold the socket.
-  setTimeout(() => socket.destroy(), 30_000).unref();
 }
 
 /**

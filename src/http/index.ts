@@ -8,6 +8,7 @@ export { healthRoutes } from './health.js';
 export { createHookActions } from './hook-actions.js';
 export { hookRoutes } from './hooks.js';
 export { createInFlightKeys, type InFlightKeys } from './idempotency.js';
+export { answerMalformed, answerOutsideFastify } from './raw-answers.js';
 export { type CredentialFingerprints, createCredentialFingerprints } from './receipt.js';
 export { createReplayer } from './replay.js';
 export { createRequestRecorder, requestLogSettings } from './request-log.js';
