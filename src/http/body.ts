@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import sjson from 'secure-json-parse';
 import { type HookdError, hookdError } from '../errors.js';
+import { drain } from './drain.js';
 import { busyError, type PendingBody } from './pending-bodies.js';
 
 /** A parsed hook body: the payload, and the raw bytes (for signatures and transforms). */
@@ -23,19 +24,6 @@ export type BodyOutcome =
     };
 
 type BodyKind = 'json' | 'form';
-
-/**
- * After a 413/415 the rest of the body is read and dropped (so that the client reads the
- * answer, not a reset), up to 64 KiB or 2 s (docs/operations.md#limits); then the connection is closed.
- */
-const DRAIN_LIMIT_BYTES = 64 * 1024;
-const DRAIN_LIMIT_MS = 2_000;
-/**
- * Connections lingering on a refused body at once. Past it (a flood of refusals), a refused
- * body is not read at all and its connection closes as soon as the answer is out: draining
- * 64 KiB of each of thousands is what filled the memory, and fragmented it for good.
- */
-const MAX_LINGERING = 64;
 
 /** `application/json`, `*\/*+json`, `text/plain` and none are JSON; form-urlencoded is form; else unsupported. */
 export function classifyContentType(header: string | undefined): BodyKind | undefined {
@@ -201,105 +189,4 @@ function parseForm(text: string): Record<string, string> {
 
 function failure(error: HookdError, rawBody?: Buffer): BodyOutcome {
   return rawBody ? { ok: false, error, rawBody } : { ok: false, error };
-}
-
-/**
- * The body of a request refused before it was read (401, 404, 405, 429): read and dropped
- * within the same bounds as a refused body, then the connection closes.
- */
-export function drainRefused(req: IncomingMessage, res: ServerResponse, lingering?: Set<Socket>): void {
-  // Only a real connection has a socket to close (app.inject's requests have none).
-  if (req.readableEnded || req.destroyed || !(req.socket instanceof Socket)) return;
-  if (lingering && lingering.size >= MAX_LINGERING) closeUnread(res);
-  else dropBounded(req, res, req.socket, lingering);
-}
-
-/**
- * Lingering close for a refused body: the rest is read and dropped, and the connection
- * is kept open until the client has sent it all, so that the answer reaches the client
- * instead of a TCP reset.
- */
-function drain(
-  req: IncomingMessage,
-  res: ServerResponse,
-  payload: NodeJS.ReadableStream,
-  lingering: Set<Socket> | undefined,
-): void {
-  if (lingering && lingering.size >= MAX_LINGERING) {
-    payload.pause();
-    closeUnread(res);
-    return;
-  }
-  const clientAskedToClose = !res.shouldKeepAlive;
-  res.shouldKeepAlive = true;
-  dropBounded(payload, res, req.socket, lingering, () => {
-    if (clientAskedToClose) closeAfter(res, req.socket, false);
-  });
-}
-
-/**
- * Reads and drops `payload` for at most 64 KiB or 2 s. Past a bound, reading stops and the
- * answer goes out with a FIN, so that the client can still read it; the socket goes a moment
- * later whatever the client does.
- */
-function dropBounded(
-  payload: NodeJS.ReadableStream,
-  res: ServerResponse,
-  socket: Socket,
-  lingering: Set<Socket> | undefined,
-  onEnd: () => void = () => undefined,
-): void {
-  let dropped = 0;
-  let cutOff = false;
-  const release = () => lingering?.delete(socket);
-  const done = () => {
-    clearTimeout(timer);
-    if (!cutOff) release();
-  };
-  const cut = () => {
-    clearTimeout(timer);
-    // Until it is gone, the socket holds what it had read: it still counts as lingering.
-    cutOff = true;
-    socket.once('close', release);
-    payload.pause();
-    res.shouldKeepAlive = false;
-    closeAfter(res, socket, true);
-  };
-  const timer = setTimeout(cut, DRAIN_LIMIT_MS);
-  timer.unref();
-  lingering?.add(socket);
-  payload.on('data', (chunk: Buffer) => {
-    dropped += chunk.length;
-    if (dropped > DRAIN_LIMIT_BYTES) cut();
-  });
-  payload.on('end', () => {
-    done();
-    onEnd();
-  });
-  payload.on('error', done);
-  payload.on('close', done);
-  payload.resume();
-}
-
-/** Ends the connection once the answer is out; `force` also destroys it a moment later. */
-function closeAfter(res: ServerResponse, socket: Socket, force: boolean): void {
-  const close = () => {
-    socket.end();
-    if (force) setTimeout(() => socket.destroy(), DRAIN_LIMIT_MS).unref();
-  };
-  if (res.writableFinished) close();
-  else res.once('finish', close);
-}
-
-/**
- * A refused body left unread (503 `BUSY`, or any refusal while MAX_LINGERING connections
- * linger): the connection closes as soon as the answer is out (docs/security.md#hostile-input).
- */
-export function closeUnread(res: ServerResponse): void {
-  res.shouldKeepAlive = false;
-  // Without this, node would read on (and drop) what arrives until its own close, a moment later.
-  const socket = res.socket;
-  res.once('finish', () => {
-    if (socket?.writableLength === 0) socket.destroy();
-  });
 }
