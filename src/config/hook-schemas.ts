@@ -137,3 +137,49 @@ export const mailSchema = {
     },
   },
 } as const;
+
+/** An entry of `hooks.presets`: a preset's name, or its name with the operator's keys and its options. */
+export const presetEntrySchema = {
+  anyOf: [
+    { type: 'string', pattern: '^[a-z0-9][a-z0-9-]*$' },
+    {
+      type: 'object',
+      required: ['name'],
+      additionalProperties: true,
+      properties: {
+        name: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]*$' },
+        secret: { type: 'string', minLength: 1 },
+        path: { type: 'string', minLength: 1 },
+        sessionKey: { type: 'string', minLength: 1 },
+        model: { type: 'string', minLength: 1 },
+        thinking,
+        deliver: { type: 'boolean' },
+        channel: mappingSchema.properties.channel,
+        to: { type: 'string', minLength: 1 },
+        allowUnsafeExternalContent: { type: 'boolean' },
+        maxBodyBytes: mappingSchema.properties.maxBodyBytes,
+        maxConcurrent: mappingSchema.properties.maxConcurrent,
+        timeoutSeconds: mappingSchema.properties.timeoutSeconds,
+      },
+    },
+  ],
+  description: 'a preset name, or { name, secret?, path?, sessionKey?, …its options }',
+} as const;
+
+/** An entry of `hooks.plugins`: an npm package or a folder, or that with what the operator grants it. */
+export const pluginEntrySchema = {
+  description: 'an npm package name or a folder, or { name, allowUnsafeExternalContent? }',
+  anyOf: [
+    { type: 'string', minLength: 1 },
+    {
+      type: 'object',
+      required: ['name'],
+      additionalProperties: false,
+      properties: {
+        name: { type: 'string', minLength: 1 },
+        // The operator's say: without it, a plugin's mapping may not turn the safety wrapper off.
+        allowUnsafeExternalContent: { type: 'boolean' },
+      },
+    },
+  ],
+} as const;

@@ -7,7 +7,7 @@
 
 import { DEFAULT_SESSION_KEY_PREFIXES } from '../action-shape.js';
 import { alertsSchema } from './alerts-schema.js';
-import { mailSchema, mappingSchema, modelRef, thinking } from './hook-schemas.js';
+import { mailSchema, mappingSchema, modelRef, pluginEntrySchema, presetEntrySchema, thinking } from './hook-schemas.js';
 
 const DURATION = 'a duration such as 45s, 10m, 1h, or 0 to turn it off';
 const duration = {
@@ -75,52 +75,13 @@ export const configSchema = {
         presets: {
           type: 'array',
           default: [],
-          items: {
-            anyOf: [
-              { type: 'string', pattern: '^[a-z0-9][a-z0-9-]*$' },
-              {
-                type: 'object',
-                required: ['name'],
-                additionalProperties: true,
-                properties: {
-                  name: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]*$' },
-                  secret: { type: 'string', minLength: 1 },
-                  path: { type: 'string', minLength: 1 },
-                  sessionKey: { type: 'string', minLength: 1 },
-                  model: { type: 'string', minLength: 1 },
-                  thinking,
-                  deliver: { type: 'boolean' },
-                  to: { type: 'string', minLength: 1 },
-                  allowUnsafeExternalContent: { type: 'boolean' },
-                  maxBodyBytes: mappingSchema.properties.maxBodyBytes,
-                  maxConcurrent: mappingSchema.properties.maxConcurrent,
-                  timeoutSeconds: mappingSchema.properties.timeoutSeconds,
-                },
-              },
-            ],
-            description: 'a preset name, or { name, secret?, path?, sessionKey?, …its options }',
-          },
+          items: presetEntrySchema,
         },
         mappings: { type: 'array', items: mappingSchema, default: [] },
         plugins: {
           type: 'array',
           default: [],
-          items: {
-            description: 'an npm package name or a folder, or { name, allowUnsafeExternalContent? }',
-            anyOf: [
-              { type: 'string', minLength: 1 },
-              {
-                type: 'object',
-                required: ['name'],
-                additionalProperties: false,
-                properties: {
-                  name: { type: 'string', minLength: 1 },
-                  // The operator's say: without it, a plugin's mapping may not turn the safety wrapper off.
-                  allowUnsafeExternalContent: { type: 'boolean' },
-                },
-              },
-            ],
-          },
+          items: pluginEntrySchema,
           description: 'preset plugins: npm package names (resolved from the config folder) or folders',
         },
         transformsDir: { type: 'string', minLength: 1, default: 'transforms' },
