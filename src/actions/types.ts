@@ -2,6 +2,7 @@
 
 import type { ActionFieldValues, ContentSource, WakeMode } from '../action-shape.js';
 import type { CredentialMark } from '../headers.js';
+import type { RequestView } from '../views.js';
 
 /** What every stored action carries besides its own fields. */
 interface ActionPolicy {
@@ -96,52 +97,15 @@ export interface StoredRequest {
  * One hook request as the request log keeps it (docs/runtime.md#request-log-and-replay): an
  * authenticated one, or one refused at the door (without its body).
  */
-export interface RequestLogRecord {
-  /** The request's `x-request-id` (a sender may reuse one: the newest record wins a lookup). */
-  readonly id: string;
+export interface RequestLogRecord extends Omit<RequestView, 'receivedAt' | 'replayedAt' | 'outcome'> {
+  /** When it arrived (epoch milliseconds). A sender may reuse an id: the newest record wins a lookup. */
   readonly receivedAt: number;
-  /** The sub-path after `hooks.path` (`wake`, `agent`, `github`). */
-  readonly path: string;
-  /** The path and query string, without `token`. */
-  readonly url: string;
-  /** The client's address, as `server.trustProxy` makes it. */
-  readonly client?: string;
-  readonly mappingId?: string;
-  /** What the sender says happened (`push`), as its mapping reads it (docs/mappings.md#event-types). */
-  readonly eventType?: string;
-  readonly status: number;
-  readonly code?: string;
-  /** Why it was refused (the answer's message), for the requests refused at the door. */
-  readonly reason?: string;
-  readonly eventIds: readonly string[];
-  readonly runIds: readonly string[];
-  readonly durationMs: number;
   /** Every header; a credential's value is `[masked]`. */
   readonly headers: Readonly<Record<string, string>>;
   /** The credential headers it carried, by name, and whether each one's check passed. */
   readonly credentials: Readonly<Record<string, CredentialMark>>;
-  /**
-   * It presented the hook token or a valid signature. False for a request refused at the
-   * door (401, `SIGNATURE_INVALID`, and the 404, 405, 413, 415 and 429 of an unknown sender).
-   */
-  readonly authenticated: boolean;
   /** The raw body, cut at `hooks.log.maxBodyBytes`, redacted paths masked; empty when not kept. */
   readonly body: Buffer;
-  /** The size of the body as received (as declared, when it was refused unread). */
-  readonly bodyBytes: number;
-  readonly truncated: boolean;
-  readonly redacted: boolean;
-  /**
-   * `body` is the body exactly as received: kept (a refused or 503 request keeps none), not
-   * cut, not redacted. Only such a body can be replayed as it came.
-   */
-  readonly bodyWhole: boolean;
-  /** An aggregated record of refused requests: how many more it stands for. */
-  readonly moreRefused?: number;
-  /** The id of the request this one replayed. */
-  readonly replayOf?: string;
-  /** A replay run anew on purpose (`--force`), past the answer its idempotency key remembers. */
-  readonly forced?: boolean;
   /** How it was let in; absent when it never was (a request refused at the door). */
   readonly receipt?: RequestReceipt;
 }
