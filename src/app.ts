@@ -1,30 +1,32 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import type { ActionOptions, ActionSink } from './actions/index.js';
+import {
+  adminRoutes,
+  type ConsoleSessions,
+  consoleRoutes,
+  createConsoleAuth,
+  createReplayer,
+  healthRoutes,
+} from './admin/index.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config/index.js';
 import { errorBody, hookdError } from './errors.js';
+import { newId } from './ids.js';
 import {
-  adminRoutes,
   answerMalformed,
   answerOutsideFastify,
-  type ConsoleSessions,
   type CredentialFingerprints,
-  consoleRoutes,
   createAuthThrottle,
-  createConsoleAuth,
   createCredentialFingerprints,
   createHookActions,
   createInFlightKeys,
-  createReplayer,
   createRequestRecorder,
-  healthRoutes,
   hookRoutes,
   type InFlightKeys,
   installErrorHandlers,
   requestLogSettings,
   toHookdError,
-} from './http/index.js';
-import { newId } from './ids.js';
+} from './ingress/index.js';
 import type { Logger } from './log.js';
 import type { MappingEngine } from './mapping/index.js';
 import type { Metrics } from './metrics.js';

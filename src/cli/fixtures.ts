@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { hookdError } from '../errors.js';
-import { classifyContentType, parseBody, signDelivery, toHookdError, verifySignature } from '../http/index.js';
+import { classifyContentType, parseBody, signDelivery, toHookdError, verifySignature } from '../ingress/index.js';
 import type { MappingEngine } from '../mapping/index.js';
 
 /**

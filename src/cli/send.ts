@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createModelCatalog } from '../actions/index.js';
 import { hookdError } from '../errors.js';
-import { signDelivery } from '../http/index.js';
+import { signDelivery } from '../ingress/index.js';
 import { compileMappings } from '../mapping/index.js';
 import { undiciRequest as request } from '../undici.js';
 import type { RunView } from '../views.js';

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ActionOptions } from '../actions/index.js';
+import { dryRun } from '../admin/index.js';
 import type { Config } from '../config/index.js';
 import { type HookdError, hookdError, isHookdError } from '../errors.js';
-import { dryRun, toHookdError } from '../http/index.js';
+import { toHookdError } from '../ingress/index.js';
 import { createLogger } from '../log.js';
 import type { MappingEngine } from '../mapping/index.js';
 import { compileRoutes } from '../routes.js';

@@ -19,7 +19,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['runtime/runs'],
   ['runtime'],
   ['providers', 'channels', 'mail', 'store/sqlite', 'store/postgres'],
-  ['http', 'metrics.ts', 'routes.ts'],
+  ['ingress', 'metrics.ts', 'routes.ts'],
+  ['admin'],
   ['app.ts', 'backend.ts'],
   ['main.ts'],
   ['cli'],
@@ -168,7 +169,7 @@ describe('the import graph of src/', () => {
     expect(importsOf(at('main.ts'))).toContain(at('runtime', 'index.ts'));
     const upward = { from: at('runtime', 'runs.ts'), to: at('providers', 'index.ts') };
     const sideways = { from: at('store', 'runs.ts'), to: at('transforms', 'index.ts') };
-    const bypass = { from: at('http', 'hooks.ts'), to: at('mapping', 'engine.ts') };
+    const bypass = { from: at('ingress', 'hooks.ts'), to: at('mapping', 'engine.ts') };
     const intoPart = { from: at('runtime', 'runs', 'run-executor.ts'), to: at('runtime', 'delivery', 'delivery.ts') };
     const partUp = { from: at('runtime', 'delivery', 'delivery.ts'), to: at('runtime', 'runs', 'index.ts') };
     const toParent = { from: at('runtime', 'runs', 'run-executor.ts'), to: at('runtime', 'ports.ts') };

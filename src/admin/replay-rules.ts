@@ -1,9 +1,9 @@
 import type { RequestReceipt, StoredRequest } from '../actions/index.js';
 import { hookdError, type ReplayRefusal } from '../errors.js';
 import type { CredentialMark } from '../headers.js';
+import type { CredentialFingerprints } from '../ingress/index.js';
+import { classifyContentType, type ParsedBody, parseBody } from '../ingress/index.js';
 import type { MappingEngine } from '../mapping/index.js';
-import { classifyContentType, type ParsedBody, parseBody } from './body.js';
-import type { CredentialFingerprints } from './receipt.js';
 
 /** What decides whether a logged request may be replayed: today's configuration. */
 export interface ReplayRules {

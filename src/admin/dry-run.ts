@@ -1,7 +1,7 @@
 import { type Action, type ActionOptions, parseAgentBody, parseWakeBody } from '../actions/index.js';
 import { hookdError } from '../errors.js';
+import { classifyContentType, parseBody } from '../ingress/index.js';
 import { buildView, type MappingEngine, unresolvedNames } from '../mapping/index.js';
-import { classifyContentType, parseBody } from './body.js';
 
 /** A request to dry-run: what `hookd try` and the console's playground pass. */
 export interface DryRunRequest {

@@ -2,12 +2,12 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isHookdError } from '../errors.js';
+import type { AuthThrottle } from '../ingress/index.js';
+import { createTokenMatcher } from '../ingress/index.js';
 import type { Logger } from '../log.js';
-import { createTokenMatcher } from './auth.js';
 import { type ConsoleAuth, checkCsrf, checkSameOrigin, sessionCookie } from './console-auth.js';
-import type { AuthThrottle } from './throttle.js';
 
-/** The console's own source folder (console/ at the package root; dist/cli sits as deep as src/http). */
+/** The console's own source folder (console/ at the package root; dist/cli sits as deep as src/admin). */
 const SOURCE = fileURLToPath(new URL('../../console/', import.meta.url));
 const FORM_LIMIT_BYTES = 4096;
 

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createPresetFixtures } from '../../../src/http/preset-fixtures.js';
+import { createPresetFixtures } from '../../../src/admin/preset-fixtures.js';
 import type { CompiledMapping } from '../../../src/mapping/index.js';
 import { makeTempDir } from '../../helpers/hookd-process.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAuthThrottle } from '../../../src/http/throttle.js';
+import { createAuthThrottle } from '../../../src/ingress/throttle.js';
 
 function clock(start = 1_000_000) {
   let t = start;

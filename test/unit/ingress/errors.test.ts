@@ -2,8 +2,8 @@ import Fastify from 'fastify';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { hookdError } from '../../../src/errors.js';
-import { installErrorHandlers } from '../../../src/http/errors.js';
-import { createLogWindow } from '../../../src/http/log-window.js';
+import { installErrorHandlers } from '../../../src/ingress/errors.js';
+import { createLogWindow } from '../../../src/ingress/log-window.js';
 
 describe('createLogWindow', () => {
   afterEach(() => vi.useRealTimers());

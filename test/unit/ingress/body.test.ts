@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyContentType, parseBody as parse } from '../../../src/http/body.js';
+import { classifyContentType, parseBody as parse } from '../../../src/ingress/body.js';
 
 describe('classifyContentType', () => {
   it.each([

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RequestLogRecord } from '../../../src/actions/index.js';
-import { createRefusedLog } from '../../../src/http/refused-log.js';
+import { createRefusedLog } from '../../../src/ingress/refused-log.js';
 import { createStore, createStoreSink } from '../../../src/store/sqlite/index.js';
 import { createManualClock, until } from '../../helpers/clock.js';
 

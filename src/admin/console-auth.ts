@@ -6,7 +6,7 @@ import type { ConsoleSessionStore } from '../store/index.js';
 /** Console sessions as the store keeps them, their expiry by the store's clock. */
 export type ConsoleSessions = ConsoleSessionStore;
 
-import { safeEqual } from './auth.js';
+import { safeEqual } from '../ingress/index.js';
 
 /** The cookie's name over plain HTTP (loopback, a private network). */
 export const SESSION_COOKIE = 'hookd_session';

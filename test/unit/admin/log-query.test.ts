@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { requestFilter, runFilter } from '../../../src/http/log-query.js';
+import { requestFilter, runFilter } from '../../../src/admin/log-query.js';
 
 /** The list filters of the admin API (docs/runtime.md#request-log-and-replay). */
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCredentialFingerprints } from '../../../src/http/receipt.js';
+import { createCredentialFingerprints } from '../../../src/ingress/receipt.js';
 import type { CompiledMapping } from '../../../src/mapping/index.js';
 
 const GATEWAY = 'gateway-token-0123456789';

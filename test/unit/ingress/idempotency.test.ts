@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ActionSink, IdempotentAnswer } from '../../../src/actions/index.js';
-import { createInFlightKeys } from '../../../src/http/idempotency.js';
+import { createInFlightKeys } from '../../../src/ingress/idempotency.js';
 import { AUTH, createTestApp, type TestApp } from '../../helpers/app.js';
 
 let t: TestApp | undefined;

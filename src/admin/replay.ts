@@ -1,12 +1,21 @@
 import type { ActionSink, IdempotencyIntent } from '../actions/index.js';
 import { hookdError, isHookdError } from '../errors.js';
+import type { HookActions, HookActionsTrail as MappingTrail } from '../ingress/index.js';
+import {
+  type Answer,
+  answerFor,
+  hashBody,
+  type InFlightKeys,
+  idempotencyKeyOf,
+  keyIsDeliveryId,
+  labelsOf,
+  type RequestFacts,
+  type RequestRecorder,
+  reasonOf,
+  toHookdError,
+} from '../ingress/index.js';
 import type { HookOutcomes } from '../runtime/index.js';
-import { toHookdError } from './errors.js';
-import type { HookActions, HookActionsTrail as MappingTrail } from './hook-actions.js';
-import { hashBody, type InFlightKeys, idempotencyKeyOf, keyIsDeliveryId } from './idempotency.js';
 import { type Replayable, type ReplayRules, replayableOf } from './replay-rules.js';
-import { labelsOf, type RequestFacts, type RequestRecorder, reasonOf } from './request-log.js';
-import { type Answer, answerFor } from './responses.js';
 
 export interface ReplayerOptions extends ReplayRules {
   readonly sink: ActionSink;

@@ -1,12 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hookdError } from '../errors.js';
+import { type AuthThrottle, createAuthThrottle, createTokenMatcher, findToken } from '../ingress/index.js';
 import type { AdminQueries } from '../runtime/index.js';
 import { type ConsoleApiOptions, consoleApiRoutes } from './admin-console.js';
 import { type RequestLogRoutesOptions, requestLogRoutes } from './admin-log.js';
-import { createTokenMatcher, findToken } from './auth.js';
 import { type ConsoleAuth, type ConsoleSession, checkCsrf, checkSameOrigin } from './console-auth.js';
 import { booleanOf, cursorOf, limitOf } from './log-query.js';
-import { type AuthThrottle, createAuthThrottle } from './throttle.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { verifySignature } from '../../../src/http/signatures.js';
+import { verifySignature } from '../../../src/ingress/signatures.js';
 
 const body = (s: string) => Buffer.from(s);
 

@@ -1,6 +1,5 @@
 import type { FastifyRequest } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isHookdError } from '../../../src/errors.js';
 import {
   checkCsrf,
   cookieValue,
@@ -8,7 +7,8 @@ import {
   SECURE_SESSION_COOKIE,
   SESSION_COOKIE,
   sessionCookie,
-} from '../../../src/http/console-auth.js';
+} from '../../../src/admin/console-auth.js';
+import { isHookdError } from '../../../src/errors.js';
 import { createStore, type Store, sqliteBackend } from '../../../src/store/sqlite/index.js';
 
 const stores: Store[] = [];

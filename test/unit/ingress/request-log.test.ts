@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { sinceOf } from '../../../src/http/log-query.js';
-import { createRequestRecorder, redactPaths } from '../../../src/http/request-log.js';
+import { sinceOf } from '../../../src/admin/log-query.js';
+import { createRequestRecorder, redactPaths } from '../../../src/ingress/request-log.js';
 
 const facts = (raw: string, payload: unknown, json = true) => ({
   id: 'r',

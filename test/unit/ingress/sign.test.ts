@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { signDelivery } from '../../../src/http/sign.js';
-import { type VerifyConfig, verifySignature } from '../../../src/http/signatures.js';
+import { signDelivery } from '../../../src/ingress/sign.js';
+import { type VerifyConfig, verifySignature } from '../../../src/ingress/signatures.js';
 
 const body = Buffer.from('{"id":"evt_123","type":"ping"}');
 const NOW = 1_790_000_000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createPendingBodies, type PendingBody } from '../../../src/http/pending-bodies.js';
+import { createPendingBodies, type PendingBody } from '../../../src/ingress/pending-bodies.js';
 
 const admitted = (outcome: PendingBody | string): PendingBody => {
   if (typeof outcome === 'string') throw new Error(`refused: ${outcome}`);
