@@ -1,23 +1,19 @@
+import { SCHEME_MASKS } from './schemes/index.js';
+
 /** Request headers as Node gives them: lower-cased names, repeated ones as arrays. */
 export type RawHeaders = Readonly<Record<string, string | readonly string[] | undefined>>;
 
 /**
  * The headers that carry a secret or a proof of one (docs/security.md#what-is-masked): the
- * tokens, the cookie, and the signature headers of every signature scheme. Templates,
- * transforms and logs never see their values; stored records keep their names, `[masked]`.
+ * tokens, the cookie, and the headers every signature scheme masks. Templates, transforms and
+ * logs never see their values; stored records keep their names, `[masked]`.
  */
 export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
   'authorization',
   'x-service-token',
   'cookie',
   'proxy-authorization',
-  'x-gitlab-token',
-  'x-hub-signature',
-  'x-hub-signature-256',
-  'stripe-signature',
-  'x-slack-signature',
-  'webhook-signature',
-  'svix-signature',
+  ...SCHEME_MASKS.headers,
 ]);
 
 /** What a stored record shows in place of a credential's value. */
@@ -27,13 +23,14 @@ export const MASKED = '[masked]';
 export type CredentialTest = (name: string) => boolean;
 
 /**
- * The credential test of a configuration: the fixed names, every `x-hub-signature*`, and the
- * headers its mappings' own HMAC signatures come in (`extra`, any case).
+ * The credential test of a configuration: the fixed names, the schemes' masked prefixes, and
+ * the headers its mappings' own signatures come in (`extra`, any case).
  */
 export function credentialTest(extra: Iterable<string> = []): CredentialTest {
   const names = new Set(CREDENTIAL_HEADERS);
   for (const name of extra) names.add(name.toLowerCase());
-  return (name) => names.has(name) || name.startsWith('x-hub-signature');
+  const { prefixes } = SCHEME_MASKS;
+  return (name) => names.has(name) || prefixes.some((prefix) => name.startsWith(prefix));
 }
 
 /** The fixed credential headers alone (no mapping's own HMAC header). */

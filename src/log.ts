@@ -1,13 +1,21 @@
 import { createRequire } from 'node:module';
 import { type DestinationStream, type LevelWithSilent, type Logger, pino } from 'pino';
 import type { PrettyOptions, PrettyStream } from 'pino-pretty';
+import { SCHEME_MASKS } from './schemes/index.js';
 
 /** pino-pretty (and what it pulls in) is loaded only for a terminal, not by a service. */
 const loadPretty = () => createRequire(import.meta.url)('pino-pretty') as (options: PrettyOptions) => PrettyStream;
 
 export type { Logger } from 'pino';
 
-/** Paths pino censors wherever they appear in a log line (security rule 3, docs/security.md#logs). */
+/** Where a log line's headers sit: `headers.<name>`, or `headers["<name>"]` for one with a dash. */
+const headerPaths = (at: string, names: readonly string[]) =>
+  names.map((name) => (/^[a-z]+$/.test(name) ? `${at}.${name}` : `${at}["${name}"]`));
+
+/**
+ * Paths pino censors wherever they appear in a log line (security rule 3, docs/security.md#logs):
+ * the tokens and the signature schemes' headers; under `req.headers`, those that carry a secret itself.
+ */
 export const REDACT_PATHS = [
   'token',
   '*.token',
@@ -16,21 +24,14 @@ export const REDACT_PATHS = [
   '*.botToken',
   '*.password',
   'authorization',
-  'headers.authorization',
-  'headers["x-service-token"]',
-  'headers["x-hub-signature"]',
-  'headers["x-hub-signature-256"]',
-  'headers["stripe-signature"]',
-  'headers["x-slack-signature"]',
-  'headers["webhook-signature"]',
-  'headers["svix-signature"]',
-  'headers["x-gitlab-token"]',
-  'headers.cookie',
-  'headers["proxy-authorization"]',
-  'req.headers.authorization',
-  'req.headers["x-service-token"]',
-  'req.headers["x-gitlab-token"]',
-  'req.headers.cookie',
+  ...headerPaths('headers', [
+    'authorization',
+    'x-service-token',
+    ...SCHEME_MASKS.headers,
+    'cookie',
+    'proxy-authorization',
+  ]),
+  ...headerPaths('req.headers', ['authorization', 'x-service-token', ...SCHEME_MASKS.secrets, 'cookie']),
   'query.token',
   'req.query.token',
 ];

@@ -1,7 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { hookdError } from '../errors.js';
-import { classifyContentType, parseBody, signDelivery, toHookdError, verifySignature } from '../ingress/index.js';
+import { classifyContentType, parseBody, toHookdError } from '../ingress/index.js';
 import type { MappingEngine } from '../mapping/index.js';
+import { signDelivery, verifySignature } from '../schemes/index.js';
 
 /**
  * A recorded delivery replayed through the mapping engine as the gateway would take it, for
@@ -28,13 +29,9 @@ export async function replayDelivery(
   for (const [key, value] of Object.entries(delivery.headers ?? {})) headers[key.toLowerCase()] = value;
   const verifier = mappings.verifiersFor(subPath)[0]?.verify;
   if (verifier) {
-    // The delivery id the fixture recorded, so that what the id shows is the same every run.
-    const id = headers['webhook-id'] ?? headers['svix-id'] ?? headers['x-github-delivery'];
-    const signed = signDelivery(verifier, raw, undefined, id);
-    // A Svix-hosted sender's fixture is signed the Svix way: the same values in svix-* headers.
-    const svix = verifier.scheme === 'standard-webhooks' && headers['svix-id'] !== undefined;
-    for (const [name, value] of Object.entries(signed))
-      headers[svix ? name.replace(/^webhook-/, 'svix-') : name] = value;
+    // Under the delivery id the fixture recorded (so that what the id shows is the same every
+    // run), in its sender's header style.
+    Object.assign(headers, signDelivery(verifier, raw, { recorded: { ...headers } }));
     const verified = verifySignature(verifier, headers, raw);
     if (!verified.ok)
       return { ok: false, problem: `the signature the fixture was signed with does not verify: ${verified.reason}` };

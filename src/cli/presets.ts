@@ -5,6 +5,7 @@ import { hookdError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { availablePresets, builtInPresets, loadPreset, type Preset } from '../mapping/index.js';
 import { compileRoutes } from '../routes.js';
+import { signatureSchemes } from '../schemes/index.js';
 import { resolveConfig } from './config-source.js';
 import { diffActions, replayDelivery } from './fixtures.js';
 import type { CliIo } from './io.js';
@@ -137,7 +138,8 @@ export async function presetsNewCommand(name: string, io: CliIo): Promise<number
   name: '${name}',
   description: '${title} webhooks: one agent run per event',
   version: '0.1.0',
-  // verify: { scheme: 'hmac', secretOption: 'secret' },   // when the sender signs its deliveries
+  // When the sender signs its deliveries, its scheme (${signatureSchemes.map((s) => s.name).join(', ')}):
+  // verify: { scheme: '…', secretOption: 'secret' },
   mappings: [{ id: '${name}', action: 'agent', name: '${title}', transform: { module: 'transform.ts' } }],
 }
 `,

@@ -11,6 +11,7 @@ import {
   THINKING_LEVELS,
   WAKE_MODES,
 } from '../action-shape.js';
+import { verifySchema } from '../schemes/index.js';
 
 export const modelRef = {
   type: 'string',
@@ -81,20 +82,7 @@ export const mappingSchema = {
       properties: { module: { type: 'string', minLength: 1 }, export: { type: 'string', minLength: 1 } },
     },
     forEach: { type: 'string', minLength: 1 },
-    verify: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['scheme', 'secret'],
-      properties: {
-        scheme: { type: 'string', enum: ['github', 'gitlab', 'stripe', 'slack', 'standard-webhooks', 'hmac'] },
-        secret: { type: 'string', minLength: 1 },
-        toleranceSeconds: { type: 'integer', minimum: 0 },
-        header: { type: 'string', minLength: 1 },
-        algorithm: { type: 'string', enum: ['sha1', 'sha256', 'sha512'] },
-        encoding: { type: 'string', enum: ['hex', 'base64'] },
-        prefix: { type: 'string' },
-      },
-    },
+    verify: verifySchema,
     maxBodyBytes: { type: 'integer', minimum: 1 },
     maxConcurrent: { type: 'integer', minimum: 1 },
     contentSource: { type: 'string', enum: CONTENT_SOURCES },

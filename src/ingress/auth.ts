@@ -1,6 +1,8 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 
+export { safeEqual } from '../schemes/index.js';
+
 /** Where a presented token came from (docs/security.md#tokens, in order of precedence). */
 export type TokenSource = 'bearer' | 'header' | 'query';
 
@@ -27,11 +29,6 @@ export function findToken(headers: IncomingHttpHeaders, query: unknown): Present
 }
 
 const digest = (value: string) => hash('sha256', value, 'buffer');
-
-/** Constant-time equality of two strings of any length (hashing first, so lengths do not leak either). */
-export function safeEqual(a: string, b: string): boolean {
-  return timingSafeEqual(digest(a), digest(b));
-}
 
 /** A matcher for one secret, its digest computed once: the token check on every hook request. */
 export function createTokenMatcher(expected: string): (presented: string) => boolean {

@@ -18,7 +18,7 @@ import { createInFlightKeys, hashBody, type InFlightKeys, idempotencyKeyOf, keyI
 import { type CredentialFingerprints, createCredentialFingerprints, openedBySignature } from './receipt.js';
 import { reasonOf } from './request-log.js';
 import { type Answer, answerFor } from './responses.js';
-import { slackChallenge, type VerifiedWebhook, verifyWebhook } from './signatures.js';
+import { handshakeFor, type VerifiedWebhook, verifyWebhook } from './signatures.js';
 import { type AuthThrottle, createAuthThrottle } from './throttle.js';
 
 /** What the hook routes need; the HTTP layer sees the runtime only through `sink`. */
@@ -157,11 +157,11 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     state.trail.body = body;
     if (state.trail.receipt) state.trail.receipt = { ...state.trail.receipt, bodyRead: true };
     if (verified) {
-      const challenge = slackChallenge(state.verifiers, verified, body.payload);
-      if (challenge !== undefined) {
-        // Answered here, before any mapping: its label is Slack's own name for it (docs/presets.md).
-        state.trail.eventType = 'url_verification';
-        return reply.code(200).send({ challenge });
+      const handshake = handshakeFor(state.verifiers, verified, body.payload);
+      if (handshake) {
+        // Answered here, before any mapping: its label is the sender's own name for it (docs/presets.md).
+        state.trail.eventType = handshake.eventType;
+        return reply.code(200).send(handshake.body);
       }
     }
     const key = idempotencyKeyOf(request.headers, verified?.webhookId);

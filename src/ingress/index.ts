@@ -19,6 +19,4 @@ export {
   requestLogSettings,
 } from './request-log.js';
 export { type Answer, answerFor } from './responses.js';
-export { signDelivery } from './sign.js';
-export { verifySignature } from './signatures.js';
 export { type AuthThrottle, createAuthThrottle } from './throttle.js';

@@ -2,6 +2,7 @@ import type { ActionOptions } from '../actions/index.js';
 import { type Config, configInvalid } from '../config/index.js';
 import { hookdError, isHookdError } from '../errors.js';
 import { type CredentialTest, credentialTest, flattenHeaders, type RawHeaders } from '../headers.js';
+import { signatureHeadersOf } from '../schemes/index.js';
 import { type CompiledMapping, compileMappings } from './compile.js';
 import { readEventType } from './event-type.js';
 import { itemPayloads } from './for-each.js';
@@ -28,7 +29,7 @@ export interface MappingEngine {
   /** The mappings with `verify` that may take a request on this sub-path. */
   verifiersFor(subPath: string): readonly CompiledMapping[];
   /**
-   * Whether a header carries a credential: the fixed names and every mapping's own HMAC header
+   * Whether a header carries a credential: the fixed names and every mapping's signature headers
    * (docs/security.md#what-is-masked). Templates and transforms never see these.
    */
   readonly isCredentialHeader: CredentialTest;
@@ -43,9 +44,7 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
   const { config, actionOptions } = options;
   const now = options.now ?? (() => new Date());
   const mappings = options.mappings ?? compileMappings(config, actionOptions.models);
-  const isCredentialHeader = credentialTest(
-    mappings.flatMap((m) => (m.verify?.scheme === 'hmac' ? [m.verify.header ?? 'x-signature'] : [])),
-  );
+  const isCredentialHeader = credentialTest(mappings.flatMap((m) => (m.verify ? signatureHeadersOf(m.verify) : [])));
   if (!options.transforms) {
     const problems = mappings
       .filter((m) => m.transform)

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { signDelivery } from '../../../src/ingress/index.js';
+import { signDelivery } from '../../../src/schemes/index.js';
 import { AUTH, createTestApp, type TestApp } from '../../helpers/app.js';
 import { until } from '../../helpers/clock.js';
 
