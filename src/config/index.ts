@@ -14,10 +14,8 @@ export { formatSchemaErrors } from './schema-errors.js';
 export { didYouMean, nearest } from './suggest.js';
 export type {
   AgentDefaults,
-  ChatnetConfig,
   Config,
   HooksConfig,
   MailConfig,
   MappingConfig,
-  ProviderConfig,
 } from './types.js';
