@@ -37,7 +37,8 @@ function cleaned(err: unknown, env: KindEnv): HookdError {
     return hookdError('CHANNEL_UNREACHABLE', { channel: env.id, reason });
   }
   const params: Record<string, unknown> = { ...(err.params as object) };
-  for (const [key, value] of Object.entries(params)) if (typeof value === 'string') params[key] = env.mask(value);
+  for (const [key, value] of Object.entries(params))
+    if (typeof value === 'string' && key !== 'channel') params[key] = env.mask(value);
   // The cause is dropped: a library's error can quote what was sent, credentials included.
   return hookdError(err.code as ErrorCode, params as never);
 }
