@@ -6,7 +6,7 @@ import { type HookdError, isHookdError } from '../../../src/errors.js';
 import { failureOf } from '../../../src/runtime/attempts/index.js';
 import { createDelivery } from '../../../src/runtime/delivery/index.js';
 import type { ChatChannel } from '../../../src/runtime/index.js';
-import { type ChannelSubject, INPUT, SUBJECTS } from './contract-subjects.js';
+import { type ChannelSubject, INPUT, SUBJECTS } from '../../helpers/channel-subjects.js';
 
 /**
  * The contract every channel kind keeps with the runtime (docs/channels.md), one suite over each

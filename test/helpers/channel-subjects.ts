@@ -1,4 +1,4 @@
-import { type FakeService, startFakeService, startFakeSmtp } from '../../helpers/fake-service.js';
+import { type FakeService, startFakeService, startFakeSmtp } from './fake-service.js';
 
 /**
  * Each channel kind against a fake of its real service on port 0 (docs/channels.md), as the
