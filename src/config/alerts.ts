@@ -3,8 +3,8 @@ import type { RawConfig } from './types.js';
 /**
  * Settles `hooks.alerts` (docs/operations.md#alerts). Its channel: `hooks.alerts.channel`, else
  * the one channel with a recipient (`hooks.alerts.to` or its `defaultTo`), else the only channel.
- * Unset, `enabled` is on when that channel has a recipient, off otherwise (the embedded default
- * has no channel). What cannot be settled is a problem, pushed to `problems`. Whether the
+ * Unset, `enabled` is on when that channel is named or has a recipient, off otherwise (the
+ * embedded default has no channel). What cannot be settled is a problem, pushed to `problems`. Whether the
  * channel's kind needs a recipient is its module's to say (docs/channels.md).
  */
 export function settleAlerts(config: RawConfig, problems: string[]): void {
@@ -16,13 +16,14 @@ export function settleAlerts(config: RawConfig, problems: string[]): void {
     alerts.enabled ??= false;
     return;
   }
+  const named = alerts.channel !== undefined;
   const withRecipient = ids.filter((id) => recipientOf(id) !== undefined);
   const ambiguous = alerts.channel === undefined && withRecipient.length > 1;
   const chosen =
     alerts.channel ?? (withRecipient.length === 1 ? withRecipient[0] : ids.length === 1 ? ids[0] : undefined);
   if (chosen !== undefined && !ambiguous) alerts.channel = chosen;
   if (alerts.enabled === undefined && !ambiguous) {
-    alerts.enabled = chosen !== undefined && recipientOf(chosen) !== undefined;
+    alerts.enabled = chosen !== undefined && (named || recipientOf(chosen) !== undefined);
     return;
   }
   if (alerts.enabled === false) return;

@@ -49,6 +49,8 @@ describe.each(Object.entries(SUBJECTS))('a %s channel end to end', (_name, make)
       20_000,
     );
     expect(run.delivery).toEqual({ status: 'sent', channel: 'out', ...to });
+    if (subject.payloads)
+      expect(subject.payloads()[0]).toMatchObject({ runId: accepted.body.runId, sessionKey: accepted.body.sessionKey });
     for (const secret of subject.secrets) expect(`${hookd.stdout()}${hookd.stderr()}`).not.toContain(secret);
   });
 });
@@ -67,5 +69,47 @@ describe('a channel id that is not configured', () => {
     });
     expect(refused.status).toBe(400);
     expect(refused.body).toMatchObject({ code: 'INVALID_FIELD', error: 'channel: expected one of last, ops' });
+  });
+});
+
+describe('alerts through hooks.alerts.channel', () => {
+  it('go to the channel it names, a signed webhook carrying the alert', async () => {
+    const webhook = await (SUBJECTS.webhook as () => Promise<ChannelSubject>)();
+    cleanups.push(() => webhook.close());
+    const chat = await (SUBJECTS.chatnet as () => Promise<ChannelSubject>)();
+    cleanups.push(() => chat.close());
+    const hookd = await startHookd({
+      config: {
+        hooks: {
+          enabled: true,
+          token: HOOK_TOKEN,
+          alerts: { channel: 'audit', mappingFailures: { count: 2 } },
+          mappings: [
+            {
+              id: 'strict',
+              match: { path: 'strict' },
+              messageTemplate: 'x',
+              schema: { type: 'object', required: ['a'] },
+            },
+          ],
+        },
+        channels: { chat: { ...chat.entry, defaultTo: '42' }, audit: webhook.entry },
+      },
+    });
+    cleanups.push(() => hookd.stop());
+    for (let i = 0; i < 2; i++) {
+      const refused = await call(`${hookd.url}/hooks/strict`, {
+        headers: { authorization: `Bearer ${HOOK_TOKEN}` },
+        json: {},
+      });
+      expect(refused.status).toBe(400);
+    }
+    const alert = await until(async () => webhook.payloads?.()[0], 'the alert at the webhook', 20_000);
+    expect(alert).toMatchObject({
+      type: 'message',
+      channel: 'audit',
+      alert: { kind: 'firing', condition: 'mappingFailures', source: 'strict' },
+    });
+    expect(chat.received()).toEqual([]);
   });
 });

@@ -11,6 +11,8 @@ export interface ChannelSubject {
   readonly to: string;
   /** The texts the service took, as it took them. */
   received(): string[];
+  /** The whole JSON bodies, for a kind that sends more than the text. */
+  payloads?(): Record<string, unknown>[];
   /** `Deploy **done**: see \`log\``, in the service's own format. */
   readonly formatted: string;
   /** Scripts the next try's refusal, in the service's own words (which quote a credential). */
@@ -163,6 +165,7 @@ async function webhook(): Promise<ChannelSubject> {
     entry,
     to: 'ops',
     received: () => fake.requests.map((r) => json(r).text as string),
+    payloads: () => fake.requests.map(json),
     formatted: INPUT_FORMATTED,
     refuse: () => fake.answerNext({ status: 400, body: 'unknown event (Bearer receiver-secret-0123)' }),
     refusalWords: 'unknown event',

@@ -100,6 +100,8 @@ describe('hooks.alerts.channel', () => {
     const config = load({ channels: { d: discord }, hooks: { alerts: { enabled: true } } });
     expect(config.hooks.alerts).toMatchObject({ enabled: true, channel: 'd' });
     expect(channelProblems(config)).toEqual([]);
+    // Naming the channel turns alerts on, as a recipient does.
+    expect(load({ channels: { d: discord }, hooks: { alerts: { channel: 'd' } } }).hooks.alerts.enabled).toBe(true);
   });
 });
 
