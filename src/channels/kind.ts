@@ -1,3 +1,4 @@
+import type { KeysSchema } from '../config/index.js';
 import type { DeliveryContext } from '../runtime/index.js';
 
 /**
@@ -35,18 +36,13 @@ export interface KindSender {
   send(message: OutgoingMessage, signal: AbortSignal): Promise<void>;
 }
 
-/** A JSON Schema fragment: the kind's own keys, beside `kind`, `defaultTo` and `maxConcurrent`. */
-export interface KindKeys {
-  readonly properties: Readonly<Record<string, object>>;
-  readonly required?: readonly string[];
-}
-
 /**
  * A channel kind. `Entry` is its `channels.<id>` entry as its keys' schema checked it (defaults
  * filled in); the registry erases it.
  */
 export interface ChannelKind<Entry = never> {
-  readonly keys: KindKeys;
+  /** Its own keys (a flat JSON Schema fragment), beside `kind`, `defaultTo` and `maxConcurrent`. */
+  readonly keys: KeysSchema;
   /** Rules between keys the schema cannot say, as `key: message` lines (keys of the entry). */
   problems?(entry: Entry): string[];
   /** False when a delivery needs no recipient (the service's URL names one place); default true. */

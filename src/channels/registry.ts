@@ -1,5 +1,4 @@
-import { Ajv } from 'ajv';
-import { type Config, configInvalid, didYouMean, formatSchemaErrors } from '../config/index.js';
+import { type Config, checkKeys, configInvalid, didYouMean, type KeysSchema } from '../config/index.js';
 import type { ChatChannel } from '../runtime/index.js';
 import { channelOf } from './channel.js';
 import { chatnet } from './chatnet.js';
@@ -44,11 +43,9 @@ function kindOf(id: string, entry: { readonly kind?: string }): { name?: string;
   return { problem: `channels.${id}.kind: expected ${known}, got ${JSON.stringify(name)}${hint}` };
 }
 
-/** The JSON Schema of an entry of `kind`: the keys every channel has, and the kind's own. */
-function entrySchema(kind: ChannelKind<unknown>) {
+/** The keys of an entry of `kind`: the ones every channel has, and the kind's own. */
+function keysOf(kind: ChannelKind<unknown>): KeysSchema {
   return {
-    type: 'object',
-    additionalProperties: false,
     required: kind.keys.required ?? [],
     properties: {
       kind: { type: 'string' },
@@ -68,7 +65,6 @@ export function checkChannels(config: ChannelsConfig): {
   readonly channels: ReadonlyMap<string, CheckedChannel>;
   readonly problems: readonly string[];
 } {
-  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, verbose: true });
   const channels = new Map<string, CheckedChannel>();
   const problems: string[] = [];
   for (const [id, raw] of Object.entries(config.channels)) {
@@ -79,19 +75,13 @@ export function checkChannels(config: ChannelsConfig): {
       continue;
     }
     const kind = CHANNEL_KINDS[name] as ChannelKind<unknown>;
-    const data = { channels: { [id]: structuredClone(raw) as Record<string, unknown> } };
-    const validate = ajv.compile({
-      type: 'object',
-      properties: { channels: { type: 'object', additionalProperties: entrySchema(kind) } },
-    });
-    if (!validate(data)) {
-      problems.push(...formatSchemaErrors(validate.errors ?? []));
-      continue;
-    }
-    const entry = data.channels[id] as Record<string, unknown>;
-    const own = kind.problems?.(entry) ?? [];
-    problems.push(...own.map((p) => `channels.${id}.${p}`));
-    if (own.length === 0) channels.set(id, { kind, entry });
+    const checked = checkKeys(raw, keysOf(kind), `channels.${id}`);
+    const own =
+      checked.problems.length > 0
+        ? checked.problems
+        : (kind.problems?.(checked.entry) ?? []).map((p) => `channels.${id}.${p}`);
+    problems.push(...own);
+    if (own.length === 0) channels.set(id, { kind, entry: checked.entry });
   }
   problems.push(...alertRecipientProblems(config, channels));
   return { channels, problems };

@@ -1,3 +1,4 @@
+import type { KeysSchema } from '../config/index.js';
 import type { ModelProvider } from '../runtime/index.js';
 
 /**
@@ -17,7 +18,8 @@ export interface ProviderEntry {
 
 /** A provider API: its own keys (a JSON Schema fragment) and the provider it makes of an entry. */
 export interface ProviderApi {
-  readonly keys?: { readonly properties: Readonly<Record<string, object>>; readonly required?: readonly string[] };
+  /** Its own keys (a flat JSON Schema fragment), beside the ones every provider has. */
+  readonly keys?: KeysSchema;
   create(entry: ProviderEntry): ModelProvider;
 }
 

@@ -1,5 +1,4 @@
-import { Ajv } from 'ajv';
-import { type Config, didYouMean, formatSchemaErrors } from '../config/index.js';
+import { type Config, checkKeys, didYouMean, type KeysSchema } from '../config/index.js';
 import { anthropicMessages } from './anthropic-messages.js';
 import type { ProviderApi, ProviderEntry } from './api.js';
 import { openAiChat } from './openai-chat.js';
@@ -21,11 +20,9 @@ interface ProvidersConfig {
   };
 }
 
-/** The JSON Schema of an entry of `api`: the keys every provider has, and the API's own. */
-function entrySchema(api: ProviderApi) {
+/** The keys of an entry of `api`: the ones every provider has (the config checked them), and the API's own. */
+function keysOf(api: ProviderApi): KeysSchema {
   return {
-    type: 'object',
-    additionalProperties: false,
     required: api.keys?.required ?? [],
     properties: {
       api: { type: 'string' },
@@ -60,7 +57,6 @@ export function checkProviders(config: ProvidersConfig): {
 } {
   const providers = new Map<string, { api: ProviderApi; entry: ProviderEntry }>();
   const problems: string[] = [];
-  let ajv: Ajv | undefined;
   for (const [name, entry] of Object.entries(config.models.providers)) {
     if (!entry) continue;
     const { api, problem } = apiOf(name, entry);
@@ -68,12 +64,9 @@ export function checkProviders(config: ProvidersConfig): {
       problems.push(problem as string);
       continue;
     }
-    ajv ??= new Ajv({ allErrors: true, strict: false, verbose: true });
-    const data = { models: { providers: { [name]: entry } } };
-    const shape = { type: 'object', additionalProperties: entrySchema(api) };
-    const validate = ajv.compile({ properties: { models: { properties: { providers: shape } } } });
-    if (!validate(data)) {
-      problems.push(...formatSchemaErrors(validate.errors ?? []));
+    const checked = checkKeys(entry, keysOf(api), `models.providers.${name}`);
+    if (checked.problems.length > 0) {
+      problems.push(...checked.problems);
       continue;
     }
     providers.set(name, { api, entry });
