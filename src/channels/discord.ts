@@ -8,7 +8,7 @@ export const DISCORD_MAX_CHARS = 2000;
 
 const schema = {
   type: 'object',
-  properties: { webhookUrl: { type: 'string', pattern: '^https?://', description: 'an http(s) URL' } },
+  properties: { webhookUrl: { type: 'string', pattern: '^https?://', description: 'an http(s) URL', writeOnly: true } },
   required: ['webhookUrl'],
 } as const;
 type Entry = FromSchema<typeof schema>;

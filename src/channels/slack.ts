@@ -13,7 +13,7 @@ const schema = {
   properties: {
     botToken: { type: 'string', minLength: 1 },
     apiBase: { type: 'string', pattern: '^https?://', description: 'an http(s) URL', default: 'https://slack.com/api' },
-    webhookUrl: { type: 'string', pattern: '^https?://', description: 'an http(s) URL' },
+    webhookUrl: { type: 'string', pattern: '^https?://', description: 'an http(s) URL', writeOnly: true },
   },
 } as const;
 type Entry = FromSchema<typeof schema> & { readonly apiBase: string };

@@ -10,6 +10,7 @@ const schema = {
     secret: {
       type: 'string',
       pattern: '^whsec_[A-Za-z0-9+/]{16,}={0,2}$',
+      writeOnly: true,
       description: 'a Standard Webhooks secret: whsec_ and at least 12 bytes in base64',
     },
     headers: { type: 'object', additionalProperties: { type: 'string' } },

@@ -15,6 +15,8 @@ export interface KeySchema {
   readonly minimum?: number;
   readonly maximum?: number;
   readonly additionalProperties?: { readonly type: 'string' };
+  /** A credential: a problem with it never quotes its value. */
+  readonly writeOnly?: boolean;
 }
 
 export interface KeysSchema {
@@ -33,7 +35,7 @@ function problemOf(value: unknown, key: KeySchema): string | undefined {
     if (key.minLength !== undefined && value.length < key.minLength)
       return `expected ${key.description ?? 'a non-empty string'}`;
     if (key.pattern !== undefined && !new RegExp(key.pattern, 'u').test(value))
-      return `expected ${key.description ?? `a value that matches ${key.pattern}`}, got ${JSON.stringify(value)}`;
+      return `expected ${key.description ?? `a value that matches ${key.pattern}`}${key.writeOnly ? '' : `, got ${JSON.stringify(value)}`}`;
   }
   if (typeof value === 'number') {
     if (key.minimum !== undefined && value < key.minimum) return `expected a value that must be >= ${key.minimum}`;
