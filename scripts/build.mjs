@@ -51,6 +51,7 @@ await build({
     'undici',
     'imapflow',
     'mailparser',
+    'nodemailer',
     'thread-stream',
   ],
   // Bundled CommonJS dependencies call require() for Node's built-in modules.

@@ -20,8 +20,8 @@ export type WakeMode = (typeof WAKE_MODES)[number];
 export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
 export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
 
-export const CHANNELS = ['last', 'chatnet'] as const;
-export type Channel = (typeof CHANNELS)[number];
+/** The `channel` that names the main session's last route; any other value is a configured channel's id (docs/channels.md). */
+export const LAST_CHANNEL = 'last';
 
 /** The `Source:` line of the external-content safety wrapper (docs/security.md#untrusted-content). */
 export const CONTENT_SOURCES = ['webhook', 'email'] as const;
@@ -47,7 +47,7 @@ export const ACTION_FIELDS = {
   sessionKey: { type: 'string', template: 'sessionKey' },
   wakeMode: { type: 'enum', values: WAKE_MODES },
   deliver: { type: 'boolean' },
-  channel: { type: 'enum', values: CHANNELS, template: 'channel' },
+  channel: { type: 'string', template: 'channel' },
   to: { type: 'string', template: 'to' },
   model: { type: 'string', template: 'model' },
   thinking: { type: 'enum', values: THINKING_LEVELS, template: 'thinking' },

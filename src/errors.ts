@@ -31,6 +31,7 @@ const INVALID_BODY_WORDS = {
 
 const MODEL_ANSWER_WORDS = {
   'no-content': 'the model answered without choices[0].message.content',
+  'no-text': 'the model answered without a text block in its content',
   'invalid-json': 'the model server answered with invalid JSON',
 } as const;
 
@@ -132,7 +133,6 @@ export const errorCatalogue = {
   MESSAGE_REQUIRED: http(400, () => 'message required'),
   MODEL_NOT_ALLOWED: http(400, (p: { ref: string }) => `model not allowed: ${p.ref}`),
   UNKNOWN_PROVIDER: http(400, (p: { provider: string }) => `unknown model provider: ${p.provider}`),
-  CHANNEL_NOT_CONFIGURED: http(400, (p: { channel: string }) => `channel not configured: ${p.channel}`),
   TOO_MANY_ACTIONS: http(
     400,
     (p: { count: number; max: number }) => `a mapping may yield at most ${p.max} actions; got ${p.count}`,
@@ -241,7 +241,7 @@ export const errorCatalogue = {
       `timed out after ${p.seconds}s${p.unavailable ? ` (${p.unavailable})` : ''}`,
   ),
   CHANNEL_REFUSED: local(
-    (p: { channel: string; status: number; description?: string; retryAfterMs?: number }) =>
+    (p: { channel: string; status: number; description?: string; retryAfterMs?: number; transient?: boolean }) =>
       `${p.channel} answered ${p.status}${p.description ? `: ${p.description}` : ''}`,
   ),
   CHANNEL_UNCONFIRMED: local(

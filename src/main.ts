@@ -158,7 +158,7 @@ export async function startGateway(
       log,
       onDelivery: (outcome) => metrics.deliveries.inc({ status: outcome.status }),
       models: options.models ?? createModelRouter(config),
-      channels: createChannels(config),
+      channels: createChannels(config, { now: clock.now }),
       mappingLimits: new Map(
         mappings.mappings.flatMap((m) => (m.maxConcurrent === undefined ? [] : [[m.id, m.maxConcurrent] as const])),
       ),

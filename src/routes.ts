@@ -1,8 +1,10 @@
 import { type ActionOptions, createModelCatalog } from './actions/index.js';
+import { channelProblems } from './channels/index.js';
 import { type Config, configInvalid } from './config/index.js';
 import { isHookdError } from './errors.js';
 import type { Logger } from './log.js';
 import { collectMappings, createMappingEngine, type MappingEngine } from './mapping/index.js';
+import { providerProblems } from './providers/index.js';
 import { createTransformHost, type TransformHost } from './transforms/index.js';
 
 export interface Routes {
@@ -11,7 +13,10 @@ export interface Routes {
   readonly transforms: TransformHost;
 }
 
-/** Compiles every mapping, template and transform (throws CONFIG_INVALID with paths and file:line:col). */
+/**
+ * Checks every channel and provider against its kind's module, and compiles every mapping,
+ * template and transform (throws CONFIG_INVALID with paths and file:line:col).
+ */
 export async function compileRoutes(
   config: Config,
   log: Logger,
@@ -19,12 +24,15 @@ export async function compileRoutes(
 ): Promise<Routes> {
   const actionOptions = {
     models: createModelCatalog(config),
-    chatnetConfigured: config.channels.chatnet !== undefined,
+    // A request's `channel` is a lookup in this set (docs/channels.md).
+    channels: new Set(Object.keys(config.channels)),
     sessionKeyPrefixes: config.hooks.allowedSessionKeyPrefixes,
   };
   // Broken mappings and broken transforms are reported together: the transforms of the
   // mappings that compiled are loaded either way.
-  const { compiled, problems } = collectMappings(config, actionOptions.models);
+  const collected = collectMappings(config, actionOptions.models);
+  const { compiled } = collected;
+  const problems = [...channelProblems(config), ...providerProblems(config), ...collected.problems];
   let transforms: TransformHost;
   try {
     transforms = await createTransformHost({

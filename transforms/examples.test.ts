@@ -150,7 +150,7 @@ describe('transforms/uptime.ts, typed from the schema its mapping validates with
     });
     const engine = createMappingEngine({
       config,
-      actionOptions: { models: createModelCatalog(config), chatnetConfigured: false },
+      actionOptions: { models: createModelCatalog(config) },
       transforms: host,
     });
     const body = { monitor: 'nas', status: 'sideways' };

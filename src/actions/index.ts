@@ -13,4 +13,4 @@ export type {
   RequestReceipt,
   StoredRequest,
 } from './types.js';
-export { type ActionOptions, parseAgentBody, parseWakeBody } from './validate.js';
+export { type ActionOptions, expectedChannel, parseAgentBody, parseWakeBody } from './validate.js';

@@ -1,8 +1,7 @@
 import {
-  CHANNELS,
-  type Channel,
   type ContentSource,
   DEFAULT_SESSION_KEY_PREFIXES,
+  LAST_CHANNEL,
   MAIN_SESSION,
   THINKING_LEVELS,
   type ThinkingLevel,
@@ -17,7 +16,8 @@ import type { AgentAction, WakeAction } from './types.js';
 /** What validation needs besides the body. */
 export interface ActionOptions {
   readonly models: ModelCatalog;
-  readonly chatnetConfigured: boolean;
+  /** The configured channels' ids (`channels.<id>`); none when absent. */
+  readonly channels?: ReadonlySet<string>;
   /** `hooks.allowedSessionKeyPrefixes` (default `hook:`), compared case-insensitively. */
   readonly sessionKeyPrefixes?: readonly string[];
   /** Set by a mapping; the built-in endpoints always wrap. */
@@ -58,9 +58,9 @@ export function parseAgentBody(body: unknown, options: ActionOptions): AgentActi
   if (sessionKey !== undefined) checkSessionKey(sessionKey, options.sessionKeyPrefixes ?? DEFAULT_SESSION_KEY_PREFIXES);
   const wakeMode: WakeMode = optionalEnum(b, 'wakeMode', WAKE_MODES) ?? 'now';
   const deliver = optionalBoolean(b, 'deliver') ?? true;
-  const channel: Channel = optionalEnum(b, 'channel', CHANNELS) ?? 'last';
-  if (channel === 'chatnet' && !options.chatnetConfigured)
-    throw hookdError('CHANNEL_NOT_CONFIGURED', { channel: 'chatnet' });
+  const channel = b.channel ?? LAST_CHANNEL;
+  if (typeof channel !== 'string' || (channel !== LAST_CHANNEL && !options.channels?.has(channel)))
+    throw invalid('channel', expectedChannel(options.channels));
   const to = optionalString(b, 'to');
   if (to !== undefined && to.trim() === '') throw invalid('to', 'a non-empty recipient');
   const modelInput = optionalString(b, 'model');
@@ -82,6 +82,14 @@ export function parseAgentBody(body: unknown, options: ActionOptions): AgentActi
     allowUnsafeExternalContent: options.allowUnsafeExternalContent ?? false,
     contentSource: options.contentSource ?? 'webhook',
   };
+}
+
+/** What `channel` takes (docs/channels.md): `last`, or one of the configured channels' ids, listed. */
+export function expectedChannel(ids: ReadonlySet<string> | undefined): string {
+  const list = [...(ids ?? [])];
+  return list.length === 0
+    ? `${LAST_CHANNEL} (no channel is configured)`
+    : `one of ${[LAST_CHANNEL, ...list].join(', ')}`;
 }
 
 /**

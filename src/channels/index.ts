@@ -1,3 +1,3 @@
 export { CHATNET_MAX_CHARS, createChatnetChannel } from './chatnet.js';
-export { createChannels } from './registry.js';
-export { splitMessage } from './split.js';
+export { CHANNEL_KINDS, channelLimits, channelProblems, createChannels } from './registry.js';
+export { splitMarkdown, splitMessage } from './split.js';

@@ -22,8 +22,10 @@ export const alertsSchema = {
   additionalProperties: false,
   default: {},
   properties: {
-    // No default: load.ts turns alerts on when channels.chatnet has a recipient.
+    // No default: load.ts turns alerts on when the alerts' channel has a recipient.
     enabled: { type: 'boolean' },
+    // No default: load.ts fills in the one channel alerts can go through.
+    channel: { type: 'string', minLength: 1 },
     to: { type: 'string', minLength: 1 },
     consoleUrl: { type: 'string', pattern: '^https?://', description: 'an http(s) URL' },
     every: {

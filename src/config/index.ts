@@ -2,6 +2,7 @@ export { parseDurationMs } from './duration.js';
 export { appendToArray, setValue } from './edit.js';
 export { pathsMeet } from './env.js';
 export { mappingSchema } from './hook-schemas.js';
+export { checkKeys, type KeysSchema } from './keys.js';
 export {
   configInvalid,
   configWarnings,
@@ -14,10 +15,8 @@ export { formatSchemaErrors } from './schema-errors.js';
 export { didYouMean, nearest } from './suggest.js';
 export type {
   AgentDefaults,
-  ChatnetConfig,
   Config,
   HooksConfig,
   MailConfig,
   MappingConfig,
-  ProviderConfig,
 } from './types.js';

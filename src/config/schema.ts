@@ -191,15 +191,21 @@ export const configSchema = {
         providers: {
           type: 'object',
           default: {},
-          propertyNames: { pattern: '^[A-Za-z0-9_.-]+$' },
+          propertyNames: {
+            pattern: '^[A-Za-z0-9_.-]+$',
+            description: 'a provider name of letters, digits, _, . and -',
+          },
+          // The keys every provider has; its API's module checks `api` and its own keys (docs/runtime.md#providers).
           additionalProperties: {
             type: 'object',
-            additionalProperties: false,
+            additionalProperties: true,
             required: ['baseUrl', 'api'],
             properties: {
+              api: { type: 'string', minLength: 1 },
               baseUrl: { type: 'string', pattern: '^https?://', description: 'an http(s) URL' },
               apiKey: { type: 'string' },
-              api: { type: 'string', enum: ['openai-chat'] },
+              maxTokens: { type: 'integer', minimum: 1, default: 4096 },
+              maxConcurrent: { type: 'integer', minimum: 1 },
             },
           },
         },
@@ -207,18 +213,19 @@ export const configSchema = {
     },
     channels: {
       type: 'object',
-      additionalProperties: false,
       default: {},
-      properties: {
-        chatnet: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['apiBase', 'botToken'],
-          properties: {
-            apiBase: { type: 'string', pattern: '^https?://', description: 'an http(s) URL' },
-            botToken: { type: 'string', minLength: 1 },
-            defaultTo: { type: 'string', minLength: 1 },
-          },
+      propertyNames: {
+        pattern: '^(?!last$)[A-Za-z0-9_-]+$',
+        description: 'a channel id of letters, digits, _ and - (not last)',
+      },
+      // The keys every channel has; its kind's module checks `kind` and its own keys (docs/channels.md).
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: true,
+        properties: {
+          kind: { type: 'string', minLength: 1 },
+          defaultTo: { type: 'string', minLength: 1 },
+          maxConcurrent: { type: 'integer', minimum: 1, default: 4 },
         },
       },
     },

@@ -22,8 +22,6 @@ export type Config = DeepReadonly<
 
 export type HooksConfig = Config['hooks'];
 export type AgentDefaults = Config['agents']['defaults'];
-export type ProviderConfig = Defined<Config['models']['providers'][string]>;
-export type ChatnetConfig = Defined<Config['channels']['chatnet']>;
 export type MailConfig = Defined<Config['hooks']['mail']>;
 
 /** Recursively readonly, for frozen values. */

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Ajv } from 'ajv';
 import JSON5 from 'json5';
-import { TEMPLATED_FIELDS, type TemplatedField } from '../action-shape.js';
-import type { ModelCatalog } from '../actions/index.js';
+import { LAST_CHANNEL, TEMPLATED_FIELDS, type TemplatedField } from '../action-shape.js';
+import { expectedChannel, type ModelCatalog } from '../actions/index.js';
 import { type Config, configInvalid, type MappingConfig } from '../config/index.js';
 import { hookdError, isHookdError } from '../errors.js';
 import type { EventTypeRule } from './event-type.js';
@@ -178,7 +178,7 @@ export function compileMappings(
 
 /** Like `compileMappings`, but returns the broken mappings' problems beside the ones that compiled. */
 export function collectMappings(
-  config: Pick<Config, 'hooks' | 'file' | 'baseDir' | 'agents'>,
+  config: Pick<Config, 'hooks' | 'file' | 'baseDir' | 'agents'> & Partial<Pick<Config, 'channels'>>,
   models: ModelCatalog,
 ): { readonly compiled: readonly CompiledMapping[]; readonly problems: readonly string[] } {
   const presets = presetMappings(config);
@@ -188,7 +188,12 @@ export function collectMappings(
   ];
   const problems: string[] = [...presets.problems];
   const compiled: CompiledMapping[] = [];
+  const channels = new Set(Object.keys(config.channels ?? {}));
   for (const { mapping, path, preset } of sources) {
+    const channel = mapping.channel;
+    // A templated channel is checked per request, like the agent body's (docs/channels.md).
+    if (channel !== undefined && !channel.includes('{{') && channel !== LAST_CHANNEL && !channels.has(channel))
+      problems.push(`${path}.channel: expected ${expectedChannel(channels)}, got ${JSON.stringify(channel)}`);
     try {
       compiled.push(compileMapping(mapping, path, models, config.baseDir, preset));
     } catch (err) {

@@ -1,22 +1,10 @@
-import type { ProviderConfig } from '../config/index.js';
 import { hookdError, isHookdError } from '../errors.js';
 import type { CompletionRequest, ModelProvider } from '../runtime/index.js';
 import { undiciRequest as request } from '../undici.js';
-
-/** The longest excerpt of an answer or error kept (docs/runtime.md#attempts). */
-const EXCERPT_CHARS = 300;
+import { excerptOf, type ProviderApi, type ProviderEntry, retryAfterMsOf } from './api.js';
 
 interface ChatCompletion {
   choices?: { message?: { content?: unknown } }[];
-}
-
-/**
- * The start of an error body, safe to store in a run, log and summarise: a server that
- * echoes the request's API key gets it masked (before cutting, so no piece of it survives).
- */
-export function excerptOf(body: string, apiKey: string | undefined): string {
-  const masked = apiKey ? body.split(apiKey).join('[REDACTED]') : body;
-  return masked.slice(0, EXCERPT_CHARS);
 }
 
 /**
@@ -41,19 +29,12 @@ function contentOf(body: ChatCompletion): string {
   throw hookdError('MODEL_INVALID_ANSWER', { problem: 'no-content' });
 }
 
-/** `Retry-After` in milliseconds, when it is a number of seconds. */
-function retryAfterMsOf(header: string | string[] | undefined): number | undefined {
-  if (typeof header !== 'string' || header.trim() === '') return undefined;
-  const seconds = Number(header);
-  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
-}
-
 /**
  * `api: "openai-chat"`: one `POST {baseUrl}/chat/completions` per call. Its failures are
  * classified for the runtime, which retries 429, 5xx and network errors
  * (docs/runtime.md#attempts).
  */
-export function createOpenAiChatProvider(config: ProviderConfig): ModelProvider {
+export function createOpenAiChatProvider(config: ProviderEntry): ModelProvider {
   const url = `${config.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (config.apiKey) headers.authorization = `Bearer ${config.apiKey}`;
@@ -82,3 +63,6 @@ export function createOpenAiChatProvider(config: ProviderConfig): ModelProvider 
     },
   };
 }
+
+/** `openai-chat` (docs/runtime.md#providers): it has no keys of its own. */
+export const openAiChat: ProviderApi = { create: createOpenAiChatProvider };

@@ -35,18 +35,43 @@ export interface ModelRouter {
   complete(ref: string, request: Omit<CompletionRequest, 'model'>): Promise<string>;
 }
 
+/** What a delivery is about, for the kinds that send more than its text (docs/channels.md#webhook). */
+export interface DeliveryContext {
+  /** The run whose reply it is. */
+  readonly runId?: string;
+  readonly sessionKey?: string;
+  /** An alert it is (docs/operations.md#alerts). */
+  readonly alert?: {
+    readonly id: string;
+    readonly kind: string;
+    readonly condition: string;
+    readonly source: string;
+  };
+}
+
 /**
- * A chat surface replies are delivered to (docs/runtime.md#channels). Like a provider, it makes
- * one try per call; the runtime retries.
+ * A configured channel replies are delivered to (docs/channels.md), one per `channels.<id>`. Like
+ * a provider, it makes one try per call; the runtime retries.
  */
 export interface ChatChannel {
+  /** Its id, `channels.<id>`: what `channel` names and errors say. */
   readonly id: string;
-  /** A reply as the messages the service takes, in order (chatnet: at most 4096 characters each). */
+  /** The recipient when a delivery names none (`channels.<id>.defaultTo`). */
+  readonly defaultTo?: string;
+  /** False when its kind sends to one place its config names (an incoming-webhook URL): `to` is optional. */
+  readonly needsRecipient?: boolean;
+  /** A reply as the messages the service takes, in order (each within its kind's limit). */
   split(text: string): string[];
   /**
    * Sends one message, one try: rejects with CHANNEL_REFUSED with the status (429 and 5xx are
-   * retried, after `retryAfterMs` when the service said), CHANNEL_UNREACHABLE (retried) or
-   * CHANNEL_UNCONFIRMED, never holding the bot token; or anything once `signal` aborted.
+   * retried, after `retryAfterMs` when the service said; `transient` overrides the status's
+   * say), CHANNEL_UNREACHABLE (retried) or CHANNEL_UNCONFIRMED, never holding a credential; or
+   * anything once `signal` aborted.
    */
   sendMessage(to: string, text: string, signal: AbortSignal): Promise<void>;
+  /**
+   * This channel for one delivery: its messages carry `context`, and each keeps one id across
+   * the retries of that delivery (the webhook kind's `webhook-id`).
+   */
+  about?(context: DeliveryContext): ChatChannel;
 }

@@ -26,7 +26,7 @@ export interface RuntimeOptions {
   readonly log: Logger;
   /** The model port: every provider a run or heartbeat may call. */
   readonly models: ModelRouter;
-  /** The chat channel ports by id (`chatnet`). */
+  /** The configured channels by id, in the config's order (docs/channels.md). */
   readonly channels: ReadonlyMap<string, ChatChannel>;
   /** Runs of a mapping executing at once, at most, by mapping id (its `maxConcurrent`). */
   readonly mappingLimits?: ReadonlyMap<string, number>;
@@ -88,7 +88,6 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     log,
     clock,
     onOutcome: onDelivery,
-    ...(config.channels.chatnet?.defaultTo ? { chatnetDefaultTo: config.channels.chatnet.defaultTo } : {}),
   });
   const { share } = backend;
   // What each model is sent at most: a context-length refusal to a run or a heartbeat shrinks both.
@@ -222,7 +221,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 /** The gateway's alerts when `hooks.alerts` is on (docs/operations.md#alerts). */
 function alertsOf(options: RuntimeOptions, clock: Clock): Alerts | undefined {
   const settings = alertSettingsOf(options.config);
-  const channel = options.channels.get('chatnet');
+  const channel = settings && options.channels.get(settings.channel);
   if (!settings || !channel) return undefined;
   return createAlerts({
     settings,

@@ -74,7 +74,9 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
   async function send(alert: AlertRecord): Promise<void> {
     const fields = fieldsOf(alert);
     try {
-      await sendWithRetries(options.channel, options.to, alert.text, { clock, signal: stopping.signal });
+      const about = { alert: { id: alert.id, kind: alert.kind, condition: alert.condition, source: alert.source } };
+      const channel = options.channel.about?.(about) ?? options.channel;
+      await sendWithRetries(channel, options.to, alert.text, { clock, signal: stopping.signal });
       log.info(fields, 'alert sent');
     } catch (err) {
       if (!stopping.signal.aborted) log.error({ ...fields, err }, 'alert not sent');

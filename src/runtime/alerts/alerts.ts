@@ -18,7 +18,7 @@ const MAX_WATCHES = 1000;
 export interface AlertsOptions {
   readonly settings: AlertSettings;
   readonly store: StoreContract;
-  /** The chat channel alerts go through (chatnet), with its own retries. */
+  /** The channel alerts go through (`hooks.alerts.channel`), with its own retries. */
   readonly channel: ChatChannel;
   /** The console's address (`http://host:port/ui/`), read when a message is made. */
   readonly consoleUrl: () => string;

@@ -5,13 +5,14 @@ import type { AlertSettings } from './types.js';
 /** `hooks.alerts` parsed (docs/operations.md#alerts); undefined while alerts are off. */
 export function alertSettingsOf(config: Pick<Config, 'hooks' | 'channels'>): AlertSettings | undefined {
   const alerts = config.hooks.alerts;
-  const to = alerts.to ?? config.channels.chatnet?.defaultTo;
-  if (alerts.enabled !== true || to === undefined) return undefined;
+  const channel = alerts.channel;
+  if (alerts.enabled !== true || channel === undefined) return undefined;
+  const to = alerts.to ?? config.channels[channel]?.defaultTo ?? '';
   const conditions = new Map<AlertCondition, { count: number; windowMs: number }>();
   for (const condition of ALERT_CONDITIONS) {
     const set = alerts[condition];
     if (set.enabled)
       conditions.set(condition, { count: 'count' in set ? set.count : 1, windowMs: parseDurationMs(set.window) });
   }
-  return { to, everyMs: parseDurationMs(alerts.every), conditions };
+  return { channel, to, everyMs: parseDurationMs(alerts.every), conditions };
 }

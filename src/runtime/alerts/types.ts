@@ -26,7 +26,9 @@ export interface HookOutcomes {
 
 /** The settings of `hooks.alerts`, parsed. */
 export interface AlertSettings {
-  /** The chat recipient: `hooks.alerts.to`, else `channels.chatnet.defaultTo`. */
+  /** The channel alerts go through: `hooks.alerts.channel`, as the config settled it. */
+  readonly channel: string;
+  /** The recipient: `hooks.alerts.to`, else the channel's `defaultTo` (`''` for a kind that needs none). */
   readonly to: string;
   /** The least time between two firings of one condition and source. */
   readonly everyMs: number;

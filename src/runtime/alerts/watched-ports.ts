@@ -36,18 +36,30 @@ export function watchedChannels(
   failed: (channel: string, error: string) => void,
 ): ReadonlyMap<string, ChatChannel> {
   const watched = new Map<string, ChatChannel>();
-  for (const [id, channel] of channels)
-    watched.set(id, {
-      id: channel.id,
-      split: (text) => channel.split(text),
-      async sendMessage(to, text, signal) {
-        try {
-          await channel.sendMessage(to, text, signal);
-        } catch (err) {
-          if (!signal.aborted) failed(id, tryError(failureOf(err)));
-          throw err;
-        }
-      },
-    });
+  for (const [id, channel] of channels) watched.set(id, watchedChannel(id, channel, failed));
   return watched;
+}
+
+/** One channel, watched: the views it makes for one delivery (`about`) are watched too. */
+function watchedChannel(
+  id: string,
+  channel: ChatChannel,
+  failed: (channel: string, error: string) => void,
+): ChatChannel {
+  const { about } = channel;
+  return {
+    id: channel.id,
+    ...(channel.defaultTo === undefined ? {} : { defaultTo: channel.defaultTo }),
+    ...(channel.needsRecipient === undefined ? {} : { needsRecipient: channel.needsRecipient }),
+    split: (text) => channel.split(text),
+    async sendMessage(to, text, signal) {
+      try {
+        await channel.sendMessage(to, text, signal);
+      } catch (err) {
+        if (!signal.aborted) failed(id, tryError(failureOf(err)));
+        throw err;
+      }
+    },
+    ...(about ? { about: (context) => watchedChannel(id, about.call(channel, context), failed) } : {}),
+  };
 }

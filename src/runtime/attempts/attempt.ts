@@ -37,7 +37,9 @@ export function failureOf(err: unknown): Failure {
   if (isHookdError(err, 'CHANNEL_REFUSED')) {
     const { status, description, retryAfterMs } = err.params;
     const error = description === undefined ? {} : { error: cut(description) };
-    return { outcome: err.code, status, ...error, transient: transientStatus(status), ...after(retryAfterMs) };
+    // A kind whose statuses are not HTTP's (SMTP's 4xx are the transient ones) says so itself.
+    const transient = err.params.transient ?? transientStatus(status);
+    return { outcome: err.code, status, ...error, transient, ...after(retryAfterMs) };
   }
   if (isHookdError(err, 'MODEL_UNREACHABLE', 'CHANNEL_UNREACHABLE'))
     return { outcome: err.code, error: cut(err.params.reason), transient: true };

@@ -1,9 +1,9 @@
-import type { Channel } from '../../action-shape.js';
+import { LAST_CHANNEL } from '../../action-shape.js';
 import { type Clock, systemClock } from '../../clock.js';
 import type { Logger } from '../../log.js';
 import type { DeliveryOutcome, MetaStore } from '../../store/index.js';
 import { type Attempt, sendWithRetries } from '../attempts/index.js';
-import type { ChatChannel } from '../ports.js';
+import type { ChatChannel, DeliveryContext } from '../ports.js';
 
 export const HEARTBEAT_OK = 'HEARTBEAT_OK';
 export const NO_REPLY = 'NO_REPLY';
@@ -18,7 +18,7 @@ export function isAckOnly(reply: string, ackMaxChars: number): boolean {
   return rest.trim().length <= ackMaxChars;
 }
 
-/** Where a main-session reply last went (docs/runtime.md#delivery). */
+/** Where a main-session reply last went (docs/runtime.md#delivery); `to` is `''` for a channel that needs none. */
 export interface Route {
   readonly channel: string;
   readonly to: string;
@@ -27,8 +27,8 @@ export interface Route {
 const LAST_ROUTE_KEY = 'lastRoute:main';
 
 export interface DeliveryOptions {
+  /** The configured channels by id, in the config's order. */
   readonly channels: ReadonlyMap<string, ChatChannel>;
-  readonly chatnetDefaultTo?: string;
   readonly ackMaxChars: number;
   readonly meta: MetaStore;
   readonly log: Logger;
@@ -39,8 +39,12 @@ export interface DeliveryOptions {
 }
 
 export interface DeliveryTarget {
-  readonly channel: Channel;
+  /** A configured channel's id, or `last`. */
+  readonly channel: string;
   readonly to?: string;
+  /** The run whose reply it is, for the kinds that send it along (docs/channels.md#webhook). */
+  readonly runId?: string;
+  readonly sessionKey?: string;
   /**
    * True for a main-session turn (a heartbeat): once sent, its route becomes the main
    * session's last route. A hook's run never moves it, whatever its `to` (docs/runtime.md#delivery).
@@ -67,31 +71,36 @@ export interface Delivery {
 }
 
 /** Why a reply is not delivered when no chat channel is configured. */
-const NO_CHANNEL = 'no channel: none is configured (channels.chatnet)';
+const NO_CHANNEL = 'no channel: none is configured (channels)';
 
 /** Delivers replies: resolves `last`, skips acknowledgements, records the outcome, never throws. */
 export function createDelivery(options: DeliveryOptions): Delivery {
   const log = options.log.child({ component: 'delivery' });
   const clock = options.clock ?? systemClock;
 
+  /**
+   * The main session's last route; before any, the first channel (in the config's order) that
+   * has a `defaultTo` or needs no recipient.
+   */
   async function lastRoute(): Promise<Route | undefined> {
     const stored = await options.meta.get<Route>(LAST_ROUTE_KEY);
     if (stored) return stored;
-    if (options.channels.has('chatnet') && options.chatnetDefaultTo)
-      return { channel: 'chatnet', to: options.chatnetDefaultTo };
+    for (const channel of options.channels.values()) {
+      if (channel.defaultTo !== undefined) return { channel: channel.id, to: channel.defaultTo };
+      if (channel.needsRecipient === false) return { channel: channel.id, to: '' };
+    }
     return undefined;
   }
 
   async function resolve(target: DeliveryTarget): Promise<Route | { reason: string }> {
     const last = await lastRoute();
-    const channel = target.channel === 'last' ? last?.channel : target.channel;
+    const channel = target.channel === LAST_CHANNEL ? last?.channel : target.channel;
     if (!channel) return { reason: 'no route: nothing has been delivered yet and no channel has a defaultTo' };
     const to =
-      target.to ??
-      (last?.channel === channel ? last.to : undefined) ??
-      (channel === 'chatnet' ? options.chatnetDefaultTo : undefined);
-    if (!to) return { reason: `no recipient for ${channel}: pass "to" or set channels.${channel}.defaultTo` };
-    return { channel, to };
+      target.to ?? (last?.channel === channel ? last.to : undefined) ?? options.channels.get(channel)?.defaultTo;
+    if (to) return { channel, to };
+    if (options.channels.get(channel)?.needsRecipient === false) return { channel, to: '' };
+    return { reason: `no recipient for ${channel}: pass "to" or set channels.${channel}.defaultTo` };
   }
 
   return {
@@ -121,24 +130,23 @@ export function createDelivery(options: DeliveryOptions): Delivery {
     const route = await resolve(target);
     if ('reason' in route) return { status: 'failed', reason: route.reason };
     const channel = options.channels.get(route.channel);
-    if (!channel)
-      return {
-        status: 'failed',
-        channel: route.channel,
-        to: route.to,
-        reason: `channel ${route.channel} is not configured`,
-      };
+    const where = { channel: route.channel, ...(route.to === '' ? {} : { to: route.to }) };
+    if (!channel) return { status: 'failed', ...where, reason: `channel ${route.channel} is not configured` };
+    const context: DeliveryContext = {
+      ...(target.runId === undefined ? {} : { runId: target.runId }),
+      ...(target.sessionKey === undefined ? {} : { sessionKey: target.sessionKey }),
+    };
     try {
-      await sendWithRetries(channel, route.to, reply, {
+      await sendWithRetries(channel.about?.(context) ?? channel, route.to, reply, {
         clock,
         ...(signal ? { signal } : {}),
         ...(onFailure ? { onFailure } : {}),
       });
       if (target.mainSession) await options.meta.set(LAST_ROUTE_KEY, route);
-      return { status: 'sent', channel: route.channel, to: route.to };
+      return { status: 'sent', ...where };
     } catch (err) {
       log.warn({ channel: route.channel, err: (err as Error).message }, 'delivery failed');
-      return { status: 'failed', channel: route.channel, to: route.to, reason: (err as Error).message };
+      return { status: 'failed', ...where, reason: (err as Error).message };
     }
   }
 }

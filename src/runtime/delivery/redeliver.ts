@@ -32,7 +32,12 @@ export function createRedeliveries(options: RedeliveriesOptions) {
       if (inFlight.has(runId)) throw hookdError('REDELIVERY_IN_FLIGHT', { runId });
       inFlight.add(runId);
       try {
-        const target = { channel: run.channel, ...(run.to === undefined ? {} : { to: run.to }) };
+        const target = {
+          channel: run.channel,
+          runId: run.id,
+          sessionKey: run.sessionKey,
+          ...(run.to === undefined ? {} : { to: run.to }),
+        };
         const outcome = await delivery.deliver(target, run.output ?? '', stopping.signal, recordAttempt(run));
         await store.group.write((w) => w.runs.recordDelivery(runId, outcome));
         options.onRunUpdate?.(runId);

@@ -183,7 +183,12 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
   function deliveryOf(run: RunRecord, shutdown: AbortSignal): Promise<DeliveryOutcome> {
     if (!run.deliver) return Promise.resolve(delivery.skipped('deliver is false'));
     if (run.status !== 'ok') return Promise.resolve(delivery.skipped(`the run ended with ${run.status}`));
-    const target = { channel: run.channel, ...(run.to === undefined ? {} : { to: run.to }) };
+    const target = {
+      channel: run.channel,
+      runId: run.id,
+      sessionKey: run.sessionKey,
+      ...(run.to === undefined ? {} : { to: run.to }),
+    };
     return delivery.deliver(target, run.output ?? '', shutdown, recordAttempt(run));
   }
 

@@ -102,6 +102,16 @@ describe('hookd check', () => {
       /models\.providers\.local\.api: expected one of "openai-chat"/,
     ],
     [
+      'a channel of an unknown kind',
+      `{ channels: { ops: { kind: 'slak', botToken: 'x' } } }`,
+      /hookd\.json5:1:\d+: error: channels\.ops\.kind: expected one of chatnet, .*got "slak" \(did you mean "slack"\?\)/,
+    ],
+    [
+      'a mapping naming a channel that is not configured',
+      `{ channels: { ops: { kind: 'discord', webhookUrl: 'https://d.example/api/webhooks/1/x' } }, ${hooks('mappings: [{ match: { path: "a" }, messageTemplate: "x", channel: "opz" }]').slice(2)}`,
+      /hooks\.mappings\[0\]\.channel: expected one of last, ops, got "opz"/,
+    ],
+    [
       'a bad storage mode',
       `{ storage: { synchronous: 'off' } }`,
       /storage\.synchronous: expected one of "normal", "full"/,

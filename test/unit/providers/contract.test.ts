@@ -1,7 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isHookdError } from '../../../src/errors.js';
-import { createBuiltinProvider, createOpenAiChatProvider } from '../../../src/providers/index.js';
+import {
+  createAnthropicMessagesProvider,
+  createBuiltinProvider,
+  createOpenAiChatProvider,
+  PROVIDER_APIS,
+} from '../../../src/providers/index.js';
 import type { ModelProvider } from '../../../src/runtime/index.js';
+import { startFakeAnthropic } from '../../helpers/fake-anthropic.js';
 import { type FakeModel, startFakeModel } from '../../helpers/fake-model.js';
 
 /**
@@ -44,7 +50,28 @@ const subjects: Record<string, () => Promise<Subject>> = {
       close: () => server.close(),
     };
   },
+  'anthropic-messages (against a fake of the Messages API)': async () => {
+    const server = await startFakeAnthropic((request) =>
+      request.model === 'broken'
+        ? { status: 529, message: `Overloaded; your key ${API_KEY} is fine` }
+        : `reply to: ${request.messages.at(-1)?.content}`,
+    );
+    return {
+      provider: createAnthropicMessagesProvider({ baseUrl: server.url, apiKey: API_KEY }),
+      model: 'claude-test',
+      failing: { model: 'broken', secret: API_KEY },
+      sent: () => server.requests.map((r) => r.messages),
+      close: () => server.close(),
+    };
+  },
 };
+
+describe('the provider contract suite', () => {
+  it('covers every registered API', () => {
+    const covered = new Set(Object.keys(subjects).map((name) => name.split(' ')[0]));
+    expect(Object.keys(PROVIDER_APIS).filter((api) => !covered.has(api))).toEqual([]);
+  });
+});
 
 let open: Subject | undefined;
 afterEach(async () => {

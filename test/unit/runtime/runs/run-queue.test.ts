@@ -96,7 +96,7 @@ describe('run queue writes', () => {
     // No channel is configured: the delivery is skipped (issue 17: it was counted failed), and the run's reply is kept.
     expect(store.runs.get('r2')?.delivery).toEqual({
       status: 'skipped',
-      reason: 'no channel: none is configured (channels.chatnet)',
+      reason: 'no channel: none is configured (channels)',
     });
     expect(store.runs.get('r2')?.output).toBeTypeOf('string');
     expect(writes()).toBe(3);

@@ -1,0 +1,109 @@
+import type { FromSchema } from 'json-schema-to-ts';
+import type { Transporter } from 'nodemailer';
+import { hookdError } from '../errors.js';
+import { cut } from './http-try.js';
+import { defineChannelKind, type KindEnv } from './kind.js';
+
+const schema = {
+  type: 'object',
+  properties: {
+    host: { type: 'string', minLength: 1 },
+    port: { type: 'integer', minimum: 1, maximum: 65535, default: 587 },
+    secure: { type: 'boolean', description: 'true for TLS from the start (port 465); false upgrades with STARTTLS' },
+    user: { type: 'string', minLength: 1 },
+    password: { type: 'string' },
+    from: { type: 'string', minLength: 3 },
+  },
+  required: ['host', 'from'],
+} as const;
+type Entry = FromSchema<typeof schema> & { readonly port: number };
+
+/** What a subject keeps of the reply's first line, at most. */
+const SUBJECT_CHARS = 70;
+/** How long one try may wait on the server (the runtime bounds a try at 15 s too). */
+const SMTP_TIMEOUT_MS = 15_000;
+
+/** `hookd: <the reply's first line>`, its Markdown marks left out. */
+export function subjectOf(text: string): string {
+  const first = text.split('\n').find((line) => line.trim() !== '') ?? '';
+  const plain = first
+    .replace(/^\s*(#{1,6}|>|[-*+]|\d+\.)\s+/, '')
+    .replace(/[*_~`]/g, '')
+    .trim();
+  return `hookd: ${plain.length > SUBJECT_CHARS ? `${plain.slice(0, SUBJECT_CHARS - 1)}…` : plain}`;
+}
+
+interface SmtpFailure {
+  readonly message: string;
+  readonly responseCode?: number;
+  readonly response?: string;
+}
+
+/**
+ * A failed send as the runtime's retries read it: a reply of the server is refused with its code
+ * (4xx, SMTP's "try again later", is retried; 5xx is not); no reply (a connection refused, a
+ * timeout, a TLS failure) is CHANNEL_UNREACHABLE, retried.
+ */
+function classified(env: KindEnv, err: SmtpFailure) {
+  const code = err.responseCode;
+  if (typeof code !== 'number')
+    return hookdError('CHANNEL_UNREACHABLE', { channel: env.id, reason: cut(env, err.message) });
+  const description = cut(env, err.response ?? err.message);
+  return hookdError('CHANNEL_REFUSED', { channel: env.id, status: code, description, transient: code < 500 });
+}
+
+/** Rejects with `signal`'s reason once it aborts (SMTP has no abort: the connection ends on its own). */
+function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/**
+ * `email` (docs/channels.md#email): the reply as a plain-text mail to `to` through an SMTP server
+ * (nodemailer), subject `hookd: <first line>`, whole (a mail has no length limit to split at). The
+ * login is optional; the password is masked.
+ */
+export const email = defineChannelKind<Entry>({
+  keys: schema,
+  problems: (entry) =>
+    entry.password !== undefined && entry.user === undefined ? ['user: required with password'] : [],
+  secrets: (entry) => [entry.password],
+  create: (entry, env) => {
+    let transporter: Promise<Transporter> | undefined;
+    // nodemailer loads on the first mail, so that a gateway without this kind never pays for it.
+    const open = async () => {
+      const { createTransport } = await import('nodemailer');
+      return createTransport({
+        host: entry.host,
+        port: entry.port,
+        secure: entry.secure ?? entry.port === 465,
+        ...(entry.user === undefined ? {} : { auth: { user: entry.user, pass: entry.password ?? '' } }),
+        connectionTimeout: SMTP_TIMEOUT_MS,
+        greetingTimeout: SMTP_TIMEOUT_MS,
+        socketTimeout: SMTP_TIMEOUT_MS,
+      });
+    };
+    return {
+      split: (text) => [text],
+      async send(message, signal) {
+        transporter ??= open();
+        const mail = {
+          from: entry.from,
+          to: message.to,
+          subject: subjectOf(message.text),
+          text: message.text,
+          messageId: `<${message.id}@hookd>`,
+        };
+        try {
+          await abortable((await transporter).sendMail(mail), signal);
+        } catch (err) {
+          throw signal.aborted ? err : classified(env, err as SmtpFailure);
+        }
+      },
+    };
+  },
+});

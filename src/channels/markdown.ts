@@ -1,0 +1,188 @@
+/**
+ * Replies are Markdown as models write them (docs/channels.md#formatting). This reads the part of
+ * it chat services render — fenced code, headings, quotes, list items; code spans, bold, italic,
+ * strikethrough and links — and hands it to a kind's renderer. What it does not know stays text.
+ */
+
+export type Inline =
+  | { readonly t: 'text'; readonly s: string }
+  | { readonly t: 'code'; readonly s: string }
+  | { readonly t: 'bold' | 'italic' | 'strike'; readonly inner: readonly Inline[] }
+  | { readonly t: 'link'; readonly inner: readonly Inline[]; readonly url: string };
+
+/** A span that opens at a position: its node, where it ends, and its markers (to close and reopen it). */
+export interface Span {
+  readonly node: Inline;
+  readonly end: number;
+  readonly open: string;
+  readonly close: string;
+  /** Where its inner text starts and ends (`inner` of bold, italic, strike and a link's label). */
+  readonly innerStart: number;
+  readonly innerEnd: number;
+}
+
+const PAIRS = [
+  ['**', 'bold'],
+  ['__', 'bold'],
+  ['~~', 'strike'],
+  ['*', 'italic'],
+  ['_', 'italic'],
+] as const;
+
+const isSpace = (c: string | undefined) => c === undefined || /\s/.test(c);
+const isWord = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}]/u.test(c);
+
+/** The code span, link or formatting pair that opens at `i` of `s`, if one does. */
+export function spanAt(s: string, i: number): Span | undefined {
+  const c = s[i];
+  if (c === '`') return codeSpanAt(s, i);
+  if (c === '[') return linkAt(s, i);
+  for (const [marker, t] of PAIRS) {
+    if (!s.startsWith(marker, i) || isSpace(s[i + marker.length])) continue;
+    const underscore = marker[0] === '_';
+    if (underscore && isWord(s[i - 1])) continue;
+    const end = closerOf(s, i + marker.length + 1, marker, underscore);
+    if (end === undefined) continue;
+    const node = { t, inner: parseInline(s.slice(i + marker.length, end)) };
+    return {
+      node,
+      end: end + marker.length,
+      open: marker,
+      close: marker,
+      innerStart: i + marker.length,
+      innerEnd: end,
+    };
+  }
+  return undefined;
+}
+
+/** Where `marker` closes a pair opened before `from`, if it does. */
+function closerOf(s: string, from: number, marker: string, underscore: boolean): number | undefined {
+  const single = marker.length === 1;
+  for (let j = s.indexOf(marker, from); j !== -1; j = s.indexOf(marker, j + 1)) {
+    if (isSpace(s[j - 1])) continue;
+    if (single && (s[j + 1] === marker || s[j - 1] === marker)) continue;
+    if (underscore && isWord(s[j + marker.length])) continue;
+    return j;
+  }
+  return undefined;
+}
+
+function codeSpanAt(s: string, i: number): Span | undefined {
+  let n = 0;
+  while (s[i + n] === '`') n++;
+  const fence = '`'.repeat(n);
+  for (let j = s.indexOf(fence, i + n); j !== -1; j = s.indexOf(fence, j + 1)) {
+    if (s[j + n] === '`' || s[j - 1] === '`') continue;
+    const body = s.slice(i + n, j);
+    const trimmed = body.length > 1 && body.startsWith(' ') && body.endsWith(' ') ? body.slice(1, -1) : body;
+    return { node: { t: 'code', s: trimmed }, end: j + n, open: fence, close: fence, innerStart: i + n, innerEnd: j };
+  }
+  return undefined;
+}
+
+function linkAt(s: string, i: number): Span | undefined {
+  const close = s.indexOf('](', i + 1);
+  if (close === -1 || s.slice(i + 1, close).includes('\n')) return undefined;
+  const end = s.indexOf(')', close + 2);
+  const url = end === -1 ? '' : s.slice(close + 2, end);
+  if (url === '' || /\s/.test(url)) return undefined;
+  const node = { t: 'link' as const, inner: parseInline(s.slice(i + 1, close)), url };
+  return { node, end: end + 1, open: '[', close: `](${url})`, innerStart: i + 1, innerEnd: close };
+}
+
+/** Parses one line's inline Markdown; a backslash escapes the next punctuation character. */
+export function parseInline(s: string): Inline[] {
+  const out: Inline[] = [];
+  let plain = '';
+  const flush = () => {
+    if (plain !== '') out.push({ t: 'text', s: plain });
+    plain = '';
+  };
+  for (let i = 0; i < s.length; ) {
+    if (s[i] === '\\' && /[\\`*_~[\]()#>+-]/.test(s[i + 1] ?? '')) {
+      plain += s[i + 1];
+      i += 2;
+      continue;
+    }
+    const span = spanAt(s, i);
+    if (span) {
+      flush();
+      out.push(span.node);
+      i = span.end;
+      continue;
+    }
+    plain += s[i];
+    i++;
+  }
+  flush();
+  return out;
+}
+
+/** How a kind writes each piece (docs/channels.md#formatting). */
+export interface Renderer {
+  text(s: string): string;
+  code(s: string): string;
+  bold(inner: string): string;
+  italic(inner: string): string;
+  strike(inner: string): string;
+  link(label: string, url: string): string;
+  codeBlock(code: string, language: string): string;
+  heading(inner: string): string;
+  /** Consecutive quoted lines, rendered, joined by newlines. */
+  quote(lines: string): string;
+  bullet(inner: string): string;
+}
+
+/** Renders inline nodes. */
+export function renderInline(nodes: readonly Inline[], r: Renderer): string {
+  return nodes
+    .map((n) => {
+      switch (n.t) {
+        case 'text':
+          return r.text(n.s);
+        case 'code':
+          return r.code(n.s);
+        case 'link':
+          return r.link(renderInline(n.inner, r), n.url);
+        default:
+          return r[n.t](renderInline(n.inner, r));
+      }
+    })
+    .join('');
+}
+
+export const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)[^`]*$/;
+
+/** Renders a whole reply, block by block. */
+export function renderMarkdown(text: string, r: Renderer): string {
+  const lines = text.split('\n');
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    const fence = FENCE.exec(line);
+    if (fence) {
+      const marker = fence[1] as string;
+      const body: string[] = [];
+      let j = i + 1;
+      while (j < lines.length && !(lines[j] as string).trim().startsWith(marker)) body.push(lines[j++] as string);
+      out.push(r.codeBlock(body.join('\n'), fence[2] ?? ''));
+      i = j;
+      continue;
+    }
+    if (/^ {0,3}>/.test(line)) {
+      const quoted: string[] = [];
+      for (; i < lines.length && /^ {0,3}>/.test(lines[i] as string); i++)
+        quoted.push(renderInline(parseInline((lines[i] as string).replace(/^ {0,3}> ?/, '')), r));
+      i--;
+      out.push(r.quote(quoted.join('\n')));
+      continue;
+    }
+    const heading = /^ {0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    const bullet = /^(\s*)[-*+]\s+(.*)$/.exec(line);
+    if (heading) out.push(r.heading(renderInline(parseInline(heading[1] as string), r)));
+    else if (bullet) out.push(`${bullet[1]}${r.bullet(renderInline(parseInline(bullet[2] as string), r))}`);
+    else out.push(renderInline(parseInline(line), r));
+  }
+  return out.join('\n');
+}

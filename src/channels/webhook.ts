@@ -1,0 +1,85 @@
+import { createHmac } from 'node:crypto';
+import type { FromSchema } from 'json-schema-to-ts';
+import { isSuccess, postTry, refusal } from './http-try.js';
+import { defineChannelKind, type KindEnv, type OutgoingMessage } from './kind.js';
+
+const schema = {
+  type: 'object',
+  properties: {
+    url: { type: 'string', pattern: '^https?://', description: 'an http(s) URL' },
+    secret: {
+      type: 'string',
+      pattern: '^whsec_[A-Za-z0-9+/]{16,}={0,2}$',
+      writeOnly: true,
+      description: 'a Standard Webhooks secret: whsec_ and at least 12 bytes in base64',
+    },
+    headers: { type: 'object', additionalProperties: { type: 'string' } },
+  },
+  required: ['url', 'secret'],
+} as const;
+type Entry = FromSchema<typeof schema>;
+
+/** Headers hookd sets itself: a configured one of these names would change what is signed or sent. */
+const OWN_HEADERS = new Set([
+  'content-type',
+  'content-length',
+  'host',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+]);
+
+/** The JSON a receiver gets (docs/channels.md#webhook). */
+export function payloadOf(channel: string, message: OutgoingMessage): string {
+  const { runId, sessionKey, alert } = message.context;
+  return JSON.stringify({
+    type: 'message',
+    channel,
+    to: message.to === '' ? null : message.to,
+    text: message.text,
+    ...(runId === undefined ? {} : { runId }),
+    ...(sessionKey === undefined ? {} : { sessionKey }),
+    ...(alert === undefined ? {} : { alert }),
+  });
+}
+
+/** The Standard Webhooks headers of `body` (standardwebhooks.com): id, timestamp and its HMAC-SHA256 signature. */
+export function signedHeaders(secret: string, id: string, body: string, env: Pick<KindEnv, 'now'>) {
+  const timestamp = String(Math.floor(env.now() / 1000));
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  const signature = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
+  return { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${signature}` };
+}
+
+/**
+ * `webhook` (docs/channels.md#webhook): the reply, whole, as JSON `POST`ed to `url`, signed with
+ * the Standard Webhooks headers from a `whsec_` secret; `webhook-id` stays the same across the
+ * retries of one delivery, so a receiver can drop what it has already taken.
+ */
+export const webhook = defineChannelKind<Entry>({
+  keys: schema,
+  problems: (entry) =>
+    Object.keys(entry.headers ?? {})
+      .filter((name) => OWN_HEADERS.has(name.toLowerCase()))
+      .map((name) => `headers.${name}: hookd sets this header itself`),
+  needsRecipient: () => false,
+  secrets: (entry) => [
+    entry.secret,
+    ...Object.values(entry.headers ?? {}),
+    URL.canParse(entry.url) ? new URL(entry.url).password : undefined,
+  ],
+  create: (entry, env) => ({
+    split: (text) => [text],
+    async send(message, signal) {
+      const body = payloadOf(env.id, message);
+      const id = `msg_${message.id}`;
+      const headers = {
+        ...entry.headers,
+        'content-type': 'application/json',
+        ...signedHeaders(entry.secret, id, body, env),
+      };
+      const answer = await postTry(env, entry.url, { headers, body }, signal);
+      if (!isSuccess(answer)) throw refusal(env, answer, answer.raw.trim());
+    },
+  }),
+});

@@ -1,0 +1,43 @@
+import type { KeysSchema } from '../config/index.js';
+import type { ModelProvider } from '../runtime/index.js';
+
+/**
+ * What a provider API is (docs/runtime.md#adding-a-provider-api): one module, registered by name in
+ * registry.ts, that owns its config keys, its one try per call, the classification of its failures
+ * for the runtime's retries, and the credentials it masks. Nothing else names an API.
+ */
+
+/** `models.providers.<name>` as every API reads it (its own keys besides). */
+export interface ProviderEntry {
+  readonly baseUrl: string;
+  readonly apiKey?: string;
+  /** The longest reply asked for, in tokens, where the API takes a limit (default 4096). */
+  readonly maxTokens?: number;
+  readonly [key: string]: unknown;
+}
+
+/** A provider API: its own keys (a JSON Schema fragment) and the provider it makes of an entry. */
+export interface ProviderApi {
+  /** Its own keys (a flat JSON Schema fragment), beside the ones every provider has. */
+  readonly keys?: KeysSchema;
+  create(entry: ProviderEntry): ModelProvider;
+}
+
+/** The longest excerpt of an answer or error kept (docs/runtime.md#attempts). */
+const EXCERPT_CHARS = 300;
+
+/**
+ * The start of an error body, safe to store in a run, log and summarise: a server that
+ * echoes the request's API key gets it masked (before cutting, so no piece of it survives).
+ */
+export function excerptOf(body: string, apiKey: string | undefined): string {
+  const masked = apiKey ? body.split(apiKey).join('[REDACTED]') : body;
+  return masked.slice(0, EXCERPT_CHARS);
+}
+
+/** `Retry-After` in milliseconds, when it is a number of seconds. */
+export function retryAfterMsOf(header: string | string[] | undefined): number | undefined {
+  if (typeof header !== 'string' || header.trim() === '') return undefined;
+  const seconds = Number(header);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
+}

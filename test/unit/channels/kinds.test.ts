@@ -1,0 +1,143 @@
+import { Webhook } from 'standardwebhooks';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createChannels } from '../../../src/channels/index.js';
+import { loadConfig } from '../../../src/config/index.js';
+import type { ChatChannel } from '../../../src/runtime/index.js';
+import { type FakeService, startFakeService, startFakeSmtp } from '../../helpers/fake-service.js';
+
+/** What each kind sends beyond the contract (docs/channels.md): its format, its fallbacks, its headers. */
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of cleanups.splice(0).reverse()) await close();
+});
+const channelOf = (entry: Record<string, unknown>): ChatChannel =>
+  createChannels(loadConfig({ data: { channels: { out: entry } }, env: {} })).get('out') as ChatChannel;
+const service = async (success: Parameters<typeof startFakeService>[0]): Promise<FakeService> => {
+  const fake = await startFakeService(success);
+  cleanups.push(() => fake.close());
+  return fake;
+};
+const signal = () => AbortSignal.timeout(10_000);
+const body = (fake: FakeService, i = 0) => JSON.parse(fake.requests[i]?.body ?? '{}') as Record<string, unknown>;
+
+describe('telegram', () => {
+  it('sends HTML with its characters escaped, and plain text again when Telegram cannot parse it', async () => {
+    const fake = await service(() => ({ status: 200, body: { ok: true } }));
+    const channel = channelOf({ kind: 'telegram', apiBase: fake.url, botToken: 'tg-token-123' });
+    await channel.sendMessage('42', '# Report\n- a < b & **c**\n```sh\necho <x>\n```', signal());
+    expect(body(fake)).toEqual({
+      chat_id: '42',
+      parse_mode: 'HTML',
+      text: '<b>Report</b>\n• a &lt; b &amp; <b>c</b>\n<pre><code class="language-sh">echo &lt;x&gt;</code></pre>',
+    });
+    fake.answerNext({ status: 400, body: { ok: false, description: "Bad Request: can't parse entities: bad tag" } });
+    await channel.sendMessage('42', 'odd **markup**', signal());
+    expect(body(fake, 2)).toEqual({ chat_id: '42', text: 'odd **markup**' });
+  });
+
+  it('defaults apiBase to the public Bot API', () => {
+    expect(loadConfig({ data: { channels: { tg: { kind: 'telegram', botToken: 't' } } }, env: {} })).toBeDefined();
+    // The default is filled in by the kind's own keys (not the config layer): the channel is made without one.
+    expect(channelOf({ kind: 'telegram', botToken: 't' }).id).toBe('out');
+  });
+});
+
+describe('slack', () => {
+  it('posts mrkdwn to chat.postMessage with the bot token', async () => {
+    const fake = await service(() => ({ status: 200, body: { ok: true } }));
+    await channelOf({ kind: 'slack', botToken: 'xoxb-1', apiBase: fake.url }).sendMessage(
+      'C1',
+      '**Deploy** of [api](https://x.example/a) ~~failed~~ <now>',
+      signal(),
+    );
+    expect(fake.requests[0]).toMatchObject({ url: '/chat.postMessage', headers: { authorization: 'Bearer xoxb-1' } });
+    expect(body(fake)).toEqual({ channel: 'C1', text: '*Deploy* of <https://x.example/a|api> ~failed~ &lt;now&gt;' });
+  });
+
+  it('sends to an incoming webhook without a recipient', async () => {
+    const fake = await service(() => ({ status: 200, body: 'ok' }));
+    const channel = channelOf({ kind: 'slack', webhookUrl: `${fake.url}/services/T/B/x` });
+    expect(channel.needsRecipient).toBe(false);
+    await channel.sendMessage('', 'hi', signal());
+    expect(fake.requests[0]?.url).toBe('/services/T/B/x');
+    expect(body(fake)).toEqual({ text: 'hi' });
+  });
+});
+
+describe('discord', () => {
+  it('waits for the message, posts into the thread `to` names, and pings no one', async () => {
+    const fake = await service(() => ({ status: 200, body: { id: '1' } }));
+    const channel = channelOf({ kind: 'discord', webhookUrl: `${fake.url}/api/webhooks/1/tok` });
+    await channel.sendMessage('', '@everyone **up**', signal());
+    await channel.sendMessage('998877', 'in a thread', signal());
+    expect(fake.requests.map((r) => r.url)).toEqual([
+      '/api/webhooks/1/tok?wait=true',
+      '/api/webhooks/1/tok?wait=true&thread_id=998877',
+    ]);
+    expect(body(fake)).toEqual({ content: '@everyone **up**', allowed_mentions: { parse: [] } });
+  });
+});
+
+describe('email', () => {
+  it('sends a plain-text mail, subject hookd: and its first line, logging in when a user is set', async () => {
+    const smtp = await startFakeSmtp({ user: 'hookd', password: 'pw' });
+    cleanups.push(() => smtp.close());
+    const entry = { kind: 'email', host: '127.0.0.1', port: smtp.port, from: 'hookd@example.test' };
+    await channelOf({ ...entry, user: 'hookd', password: 'pw' }).sendMessage(
+      'me@example.test',
+      '## Disk **full**\nsda1 at 99 %',
+      signal(),
+    );
+    await channelOf(entry).sendMessage('me@example.test', 'no login', signal());
+    expect(smtp.mails).toEqual([
+      {
+        from: 'hookd@example.test',
+        to: ['me@example.test'],
+        subject: 'hookd: Disk full',
+        text: '## Disk **full**\nsda1 at 99 %',
+        user: 'hookd',
+      },
+      { from: 'hookd@example.test', to: ['me@example.test'], subject: 'hookd: no login', text: 'no login' },
+    ]);
+  });
+});
+
+describe('webhook', () => {
+  const secret = `whsec_${Buffer.from('a-secret-of-enough-bytes').toString('base64')}`;
+
+  it('posts the message signed with Standard Webhooks headers that standardwebhooks verifies', async () => {
+    const fake = await service(() => ({ status: 200 }));
+    const channel = channelOf({ kind: 'webhook', url: `${fake.url}/in`, secret, headers: { 'x-team': 'ops' } });
+    await channel.about?.({ runId: 'r1', sessionKey: 'hook:s1' }).sendMessage('', 'Build **failed**', signal());
+    const request = fake.requests[0];
+    const headers = request?.headers as Record<string, string>;
+    expect(headers['x-team']).toBe('ops');
+    const verified = new Webhook(secret).verify(request?.body ?? '', headers);
+    expect(verified).toEqual({
+      type: 'message',
+      channel: 'out',
+      to: null,
+      text: 'Build **failed**',
+      runId: 'r1',
+      sessionKey: 'hook:s1',
+    });
+    expect(headers['webhook-id']).toMatch(/^msg_/);
+  });
+
+  it('keeps webhook-id across the retries of one delivery, and gives the next delivery its own', async () => {
+    const fake = await service(() => ({ status: 204 }));
+    fake.answerNext({ status: 503, body: 'down' });
+    const channel = channelOf({ kind: 'webhook', url: `${fake.url}/in`, secret });
+    const delivery = channel.about?.({
+      alert: { id: 'a1', kind: 'firing', condition: 'deliveryFailures', source: 'x' },
+    });
+    await expect(delivery?.sendMessage('ops', 'alert', signal())).rejects.toMatchObject({ code: 'CHANNEL_REFUSED' });
+    await delivery?.sendMessage('ops', 'alert', signal());
+    await channel.about?.({}).sendMessage('ops', 'alert', signal());
+    const ids = fake.requests.map((r) => r.headers['webhook-id']);
+    expect(ids[0]).toBe(ids[1]);
+    expect(ids[2]).not.toBe(ids[0]);
+    expect(body(fake, 1)).toMatchObject({ to: 'ops', alert: { id: 'a1', kind: 'firing' } });
+  });
+});
