@@ -13,7 +13,7 @@ export interface OutgoingMessage {
   readonly to: string;
   /** One part of a reply, as the kind's `split` made it. */
   readonly text: string;
-  /** The same across the tries of one delivery of this part (`webhook-id`). */
+  /** The same across the tries of one delivery of this part (a signed webhook's message id). */
   readonly id: string;
   readonly context: DeliveryContext;
 }

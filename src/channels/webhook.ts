@@ -1,5 +1,5 @@
-import { createHmac } from 'node:crypto';
 import type { FromSchema } from 'json-schema-to-ts';
+import { standardWebhooks } from '../schemes/index.js';
 import { isSuccess, postTry, refusal } from './http-try.js';
 import { defineChannelKind, type KindEnv, type OutgoingMessage } from './kind.js';
 
@@ -20,14 +20,7 @@ const schema = {
 type Entry = FromSchema<typeof schema>;
 
 /** Headers hookd sets itself: a configured one of these names would change what is signed or sent. */
-const OWN_HEADERS = new Set([
-  'content-type',
-  'content-length',
-  'host',
-  'webhook-id',
-  'webhook-timestamp',
-  'webhook-signature',
-]);
+const OWN_HEADERS = new Set(['content-type', 'content-length', 'host', ...standardWebhooks.headers]);
 
 /** The JSON a receiver gets (docs/channels.md#webhook). */
 export function payloadOf(channel: string, message: OutgoingMessage): string {
@@ -43,17 +36,15 @@ export function payloadOf(channel: string, message: OutgoingMessage): string {
   });
 }
 
-/** The Standard Webhooks headers of `body` (standardwebhooks.com): id, timestamp and its HMAC-SHA256 signature. */
+/** The Standard Webhooks headers of `body` (standardwebhooks.com), signed by that scheme's own module. */
 export function signedHeaders(secret: string, id: string, body: string, env: Pick<KindEnv, 'now'>) {
-  const timestamp = String(Math.floor(env.now() / 1000));
-  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
-  const signature = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
-  return { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${signature}` };
+  const nowSeconds = Math.floor(env.now() / 1000);
+  return standardWebhooks.sign({ scheme: standardWebhooks.name, secret }, Buffer.from(body), { nowSeconds, id });
 }
 
 /**
  * `webhook` (docs/channels.md#webhook): the reply, whole, as JSON `POST`ed to `url`, signed with
- * the Standard Webhooks headers from a `whsec_` secret; `webhook-id` stays the same across the
+ * the Standard Webhooks headers from a `whsec_` secret; the message id stays the same across the
  * retries of one delivery, so a receiver can drop what it has already taken.
  */
 export const webhook = defineChannelKind<Entry>({

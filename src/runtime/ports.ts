@@ -71,7 +71,7 @@ export interface ChatChannel {
   sendMessage(to: string, text: string, signal: AbortSignal): Promise<void>;
   /**
    * This channel for one delivery: its messages carry `context`, and each keeps one id across
-   * the retries of that delivery (the webhook kind's `webhook-id`).
+   * the retries of that delivery (the webhook kind's message id).
    */
   about?(context: DeliveryContext): ChatChannel;
 }

@@ -14,3 +14,4 @@ export {
   verifySignature,
 } from './registry.js';
 export type { Handshake, SignatureScheme } from './scheme.js';
+export { standardWebhooks } from './standard-webhooks.js';

@@ -32,10 +32,10 @@ const OTHER_MEANINGS: Readonly<Record<string, readonly string[]>> = {
     'src/runtime/heartbeat/heartbeat-turn.ts',
     'src/store/postgres/schema.ts',
     'src/store/sqlite/migrations.ts',
-    'src/ingress/signatures.ts',
+    'src/schemes/standard-webhooks.ts',
   ],
   email: ['src/action-shape.ts'],
-  slack: ['src/config/hook-schemas.ts', 'src/ingress/sign.ts', 'src/ingress/signatures.ts'],
+  slack: ['src/schemes/slack.ts'],
 };
 
 const escaped = (name: string) => name.replace(/[-/\\^$*+?.()|[\]{}]/g, '\\$&');
