@@ -50,6 +50,8 @@ export interface PresetMapping {
   readonly maxTimeoutSeconds?: number;
   /** A plugin's: its transform cannot change where replies go. */
   readonly routeFixed?: boolean;
+  /** A plugin's: `file:line:col` of a key of its mapping in its manifest (`schema`), for problems found compiling it. */
+  readonly place?: (key: string) => string;
 }
 
 /**
@@ -88,7 +90,7 @@ export function presetMappings(config: Pick<Config, 'hooks' | 'baseDir' | 'agent
       preset: { name: entry.preset.name, fixtures: entry.preset.fixtures },
       options: entry.checked,
       ...(most === undefined ? {} : { maxTimeoutSeconds: most }),
-      ...(entry.plugin ? { routeFixed: true } : {}),
+      ...(entry.plugin ? { routeFixed: true, place: entry.plugin.place } : {}),
     };
   });
   return { mappings, problems };

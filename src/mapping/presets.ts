@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Config } from '../config/index.js';
+import { type Config, locate } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import { type Manifest, readManifest } from './manifest.js';
 import { presetFolder } from './preset-folder.js';
@@ -43,9 +43,10 @@ function readPreset(dir: string, plugin: boolean): { preset?: Preset; name?: str
   const readme = folder.file('README.md');
   if ('problem' in readme) problems.push(`README.md: ${readme.problem}`);
   if (!read.manifest) return { problems, ...(read.name === undefined ? {} : { name: read.name }) };
+  // A key the file lacks (a mapping's default schema.ts) is placed at its nearest parent there.
   const place = (path: string) => {
-    const at = read.positions.get(path);
-    return `${read.file}${at ? `:${at.line}:${at.column}` : ''}`;
+    const at = locate(read.positions, path) ?? { line: 1, column: 1 };
+    return `${read.file}:${at.line}:${at.column}`;
   };
   const preset = {
     ...read.manifest,

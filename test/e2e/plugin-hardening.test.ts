@@ -3,11 +3,11 @@ import { cpSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeTempDir, ROOT, runHookd, startHookd, writeConfig } from '../helpers/hookd-process.js';
-import { call } from '../helpers/http.js';
+import { type Answer, call } from '../helpers/http.js';
 
 /**
- * Plugins made only of data, as an attacker would write them (issue 27 item 1): the real CLI,
- * a real socket. docs/presets.md#what-a-plugin-can-and-cannot-do is the contract.
+ * Plugins made only of data, as an attacker would write them: the real CLI, a real socket.
+ * docs/presets.md#what-a-plugin-can-and-cannot-do is the contract.
  */
 
 const PLUGINS = join(ROOT, 'test/fixtures/plugins');
@@ -141,5 +141,70 @@ describe('a plugin beside your mappings, served', () => {
     // Long inputs too: time linear in the input.
     const long = await call(`${hookd.url}/hooks/impostor`, signed({ text: `${'a'.repeat(100_000)}!` }));
     expect(long.body).toMatchObject({ code: 'PAYLOAD_INVALID' });
+  });
+});
+
+/** A folder with the fixture plugins `names` copied into plugins/, and a config enabling them with `hooks`. */
+function withPlugins(names: readonly string[], hooks: Record<string, unknown> = {}) {
+  const dir = tempDir();
+  for (const name of names) cpSync(join(PLUGINS, name), join(dir, `plugins/${name}`), { recursive: true });
+  const config = {
+    hooks: {
+      enabled: true,
+      token: TOKEN,
+      plugins: names.map((name) => `./plugins/${name}`),
+      presets: [...names],
+      ...hooks,
+    },
+    agents: { defaults: { heartbeat: { every: '0' } } },
+  };
+  return { dir, config, file: writeConfig(dir, config) };
+}
+
+const bearer = { authorization: `Bearer ${TOKEN}` };
+
+describe("a plugin's payload schema, bounded in cost", () => {
+  it('refuses patterns that could hold the thread for seconds, in check and serve, at the pattern', async () => {
+    const { dir, file } = withPlugins(['costly'], { maxBodyBytes: 65_536 });
+    const checked = await runHookd(['check', '--config', file], { cwd: dir });
+    const out = checked.stdout + checked.stderr;
+    expect(checked.code, out).toBe(1);
+    expect(out).toMatch(
+      /plugins\/costly\/preset\.json5:\d+:\d+: error: hooks\.presets\[0\] \(plugin:costly:heavy\)\.schema: its patterns could take 78\d,\d{3},\d{3} steps on one payload, above the 8,388,608 a check may take \(\/properties\/text\/allOf\/0\/pattern "\(\?:\\\\w\\\\w\?\)\{1000\}\$": 3,003 instructions × 65,536 characters/,
+    );
+    expect(out).not.toContain('configuration OK');
+    const serve = await runHookd(['serve', '--config', file], { cwd: dir });
+    expect(serve.code).toBe(1);
+    expect(serve.stderr).toContain('(plugin:costly:heavy).schema');
+  });
+
+  it("answers /healthz at once while the bounded schemas' worst requests are checked", async () => {
+    const { dir, config } = withPlugins(['bounded'], { maxBodyBytes: 1024 * 1024 });
+    const hookd = await startHookd({ dir, config });
+    cleanups.push(() => hookd.stop());
+    const timed = async (answer: Promise<Answer>) => {
+      const started = performance.now();
+      return { ...(await answer), ms: performance.now() - started };
+    };
+    // The most a check of `text` may cost: 2,700 characters against 3,003 instructions.
+    const text = timed(call(`${hookd.url}/hooks/bounded-text`, { headers: bearer, json: { text: 'a'.repeat(2700) } }));
+    // 80,000 distinct objects (about 1 MB) under uniqueItems: comparing every pair takes minutes.
+    const items = Array.from({ length: 80_000 }, (_, i) => ({ i }));
+    const unique = timed(call(`${hookd.url}/hooks/bounded-unique`, { headers: bearer, json: { items } }));
+    const health = await timed(call(`${hookd.url}/healthz`, { method: 'GET' }));
+    expect(health.status).toBe(200);
+    // Generous bounds for a loaded machine: each takes well under a second alone.
+    expect(health.ms).toBeLessThan(3000);
+    for (const answered of [await text, await unique]) {
+      expect(answered.status, answered.text).toBe(200);
+      expect(answered.ms).toBeLessThan(5000);
+    }
+    // A duplicate is still one.
+    const twice = await call(`${hookd.url}/hooks/bounded-unique`, {
+      headers: bearer,
+      json: { items: [...items, { i: 7 }] },
+    });
+    expect(twice.status).toBe(400);
+    expect(twice.body.error).toMatch(/must NOT have duplicate items \(items ## 7 and 80000 are identical\)/);
   });
 });
