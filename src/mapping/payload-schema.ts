@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Ajv } from 'ajv';
 import JSON5 from 'json5';
 import { hookdError } from '../errors.js';
+import { readRegularFile } from '../read-file.js';
 import type { CompiledMapping } from './compile.js';
 import { PATTERN_STEP_BUDGET, patternCostProblem } from './schema-cost.js';
 import { compileSchema, createSchemaAjv, PatternBudgetSpent, type PatternMeter } from './user-schema.js';
@@ -14,6 +14,8 @@ import { compileSchema, createSchemaAjv, PatternBudgetSpent, type PatternMeter }
 
 /** What the payload checks' patterns have left; set before each check (they run one at a time, synchronously). */
 const meter: PatternMeter = { stepsLeft: PATTERN_STEP_BUDGET };
+/** The most a schema file of yours may hold (a plugin's: MAX_PRESET_FILE_BYTES). */
+const MAX_SCHEMA_FILE_BYTES = 16 * 1024 * 1024;
 /** Made for the first mapping with a schema, not at start (a config without one never makes it). */
 let ajv: Ajv | undefined;
 
@@ -24,7 +26,9 @@ let ajv: Ajv | undefined;
  */
 export function readSchema(schema: string | object, baseDir: string): object {
   if (typeof schema !== 'string') return structuredClone(schema);
-  return schemaOfText(readFileSync(resolve(baseDir, schema), 'utf8'), schema);
+  const read = readRegularFile(resolve(baseDir, schema), MAX_SCHEMA_FILE_BYTES);
+  if ('problem' in read) throw hookdError('CONFIG_PROBLEM', { problem: `${schema} ${read.problem}` });
+  return schemaOfText(read.text, schema);
 }
 
 /** The JSON Schema a schema file's text holds (`name` says which kind: `.ts` or JSON); throws CONFIG_PROBLEM. */

@@ -6,7 +6,7 @@
 import type { Ajv, ValidateFunction } from 'ajv';
 import { type Config, didYouMean, type MappingConfig } from '../config/index.js';
 import { type EntryMapping, entryProblems, maxTimeoutSeconds } from './plugin-rules.js';
-import { availablePresets, type Preset } from './presets.js';
+import { availablePresets, type Preset, type PresetFixture } from './presets.js';
 import { compileSchema, createSchemaAjv } from './user-schema.js';
 
 /** The keys of a `hooks.presets` entry that override a preset's values: the operator's own. */
@@ -35,7 +35,7 @@ function presetEntry(entry: Entry): { name: string; options: Readonly<Record<str
 /** The preset a mapping comes from: its name, and its recorded fixtures (for the console's playground). */
 export interface PresetSource {
   readonly name: string;
-  readonly fixtures: readonly string[];
+  readonly fixtures: readonly PresetFixture[];
 }
 
 /** An enabled preset's mapping, ready to compile. */
@@ -43,7 +43,7 @@ export interface PresetMapping {
   readonly mapping: MappingConfig;
   readonly configPath: string;
   readonly root: string;
-  /** Its preset's name and recorded fixtures (absolute paths, inside its folder). */
+  /** Its preset's name and recorded fixtures (read when it loaded). */
   readonly preset: PresetSource;
   readonly options: Readonly<Record<string, unknown>>;
   /** A plugin's: the longest run its transform may ask for. */

@@ -1,5 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { cpSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeTempDir, ROOT, runHookd, startHookd, writeConfig } from '../helpers/hookd-process.js';
@@ -13,6 +14,7 @@ import { type Answer, call } from '../helpers/http.js';
 const PLUGINS = join(ROOT, 'test/fixtures/plugins');
 const TOKEN = 'operator-hook-token-0123456789';
 const PUBLIC_SECRET = 'the-public-secret';
+const GATEWAY_TOKEN = 'plugin-hardening-gateway-token-0123456789';
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   // Last made, first undone: a gateway stops before its folder goes.
@@ -144,7 +146,7 @@ describe('a plugin beside your mappings, served', () => {
   });
 });
 
-/** A folder with the fixture plugins `names` copied into plugins/, and a config enabling them with `hooks`. */
+/** A folder with the fixture plugins `names` copied into plugins/, and a config enabling them (by their folders' names, or `hooks.presets`). */
 function withPlugins(names: readonly string[], hooks: Record<string, unknown> = {}) {
   const dir = tempDir();
   for (const name of names) cpSync(join(PLUGINS, name), join(dir, `plugins/${name}`), { recursive: true });
@@ -206,5 +208,41 @@ describe("a plugin's payload schema, bounded in cost", () => {
     });
     expect(twice.status).toBe(400);
     expect(twice.body.error).toMatch(/must NOT have duplicate items \(items ## 7 and 80000 are identical\)/);
+  });
+});
+
+describe("a plugin's files, read once as regular files", () => {
+  it('refuses a FIFO among its files in check, where GET /api/mappings and then the event loop hung', async () => {
+    const { dir, file } = withPlugins(['acme-folder', 'sample-src'], {
+      presets: ['acme', { name: 'sample', secret: PUBLIC_SECRET }],
+    });
+    execFileSync('mkfifo', [join(dir, 'plugins/acme-folder/fixtures/deploy-4.json')]);
+    rmSync(join(dir, 'plugins/sample-src/transform.ts'));
+    execFileSync('mkfifo', [join(dir, 'plugins/sample-src/transform.ts')]);
+    const checked = await runHookd(['check', '--config', file], { cwd: dir, timeoutMs: 15_000 });
+    const out = checked.stdout + checked.stderr;
+    expect(checked.code, out).toBe(1);
+    expect(out).toContain(
+      'plugin "./plugins/acme-folder": fixtures: "fixtures/deploy-4.json" is a FIFO, not a regular file',
+    );
+    expect(out).toMatch(/plugins\/sample-src\/transform\.ts is a FIFO, not a regular file/);
+  });
+
+  it('serves a fixture as it was read at start, never through a symlink swapped in later', async () => {
+    const { dir, config } = withPlugins(['acme-folder'], { presets: ['acme'] });
+    const hookd = await startHookd({ dir, config: { ...config, gateway: { auth: { token: GATEWAY_TOKEN } } } });
+    cleanups.push(() => hookd.stop());
+    const fixture = join(dir, 'plugins/acme-folder/fixtures/deploy-1.json');
+    const recorded = JSON.parse(readFileSync(fixture, 'utf8'));
+    writeFileSync(join(dir, 'outside.json'), JSON.stringify({ headers: {}, body: { secret: 'the operator file' } }));
+    rmSync(fixture);
+    symlinkSync(join(dir, 'outside.json'), fixture);
+    const served = await call(`${hookd.url}/api/presets/acme/fixtures/deploy-1`, {
+      method: 'GET',
+      headers: { authorization: `Bearer ${GATEWAY_TOKEN}` },
+    });
+    expect(served.status).toBe(200);
+    expect(served.body).toEqual({ headers: recorded.headers, body: recorded.body });
+    expect(served.text).not.toContain('the operator file');
   });
 });

@@ -1,4 +1,5 @@
-import { mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -240,9 +241,13 @@ describe('a plugin reads only its own folder', () => {
     });
     const { compiled, problems } = compile(root);
     expect(problems).toEqual([
-      expect.stringMatching(/^hooks\.presets\[0\] \(plugin:p:0\)\.schema: \/.*\/p\/schema\.ts is not a JSON5 object/),
+      expect.stringMatching(
+        /^hooks\.plugins\[0\]: \/.*\/p\/preset\.json5:\d+:\d+: plugin "\.\/p": mappings\[0\]\.schema: schema\.ts is not a JSON5 object/,
+      ),
     ]);
-    expect(compiled[0]?.checkPayload?.({})).toMatchObject({ problem: "must have required property 'text'" });
+    expect(compiled.find((m) => m.id === 'plugin:p:1')?.checkPayload?.({})).toMatchObject({
+      problem: "must have required property 'text'",
+    });
   });
 
   it('refuses a fixture, a README or a manifest that is a symlink out of its folder', () => {
@@ -263,6 +268,50 @@ describe('a plugin reads only its own folder', () => {
     expect(compile(other.root).problems).toContainEqual(
       expect.stringContaining('"preset.json5" is a symlink that leads out of the preset\'s folder'),
     );
+  });
+});
+
+describe("a plugin's files are read when it loads, only as regular files within their bound", () => {
+  it('refuses a FIFO as its manifest, schema, README or fixture, without waiting on it', () => {
+    const { root, dir } = setup([template]);
+    for (const name of ['schema.ts', 'README.md', 'fixtures/push.json']) execFileSync('mkfifo', [join(dir, name)]);
+    const { problems } = compile(root);
+    for (const said of [
+      'mappings[0].schema: "schema.ts" is a FIFO, not a regular file',
+      'README.md: "README.md" is a FIFO, not a regular file',
+      'fixtures: "fixtures/push.json" is a FIFO, not a regular file',
+    ])
+      expect(problems).toContainEqual(expect.stringContaining(said));
+
+    const other = setup([template]);
+    rmSync(join(other.dir, 'preset.json5'));
+    execFileSync('mkfifo', [join(other.dir, 'preset.json5')]);
+    expect(compile(other.root).problems).toContainEqual(
+      expect.stringContaining('"preset.json5" is a FIFO, not a regular file (a preset reads only regular files'),
+    );
+  });
+
+  it('refuses a manifest over 1 MiB before parsing it (20 MB took 7 s and 1.18 GB)', () => {
+    const { root } = setup([template], { manifest: { description: 'x'.repeat(20 * 1024 * 1024) } });
+    const { problems } = compile(root);
+    expect(problems).toContainEqual(
+      expect.stringMatching(
+        /^hooks\.plugins\[0\]: plugin "\.\/p": "preset\.json5" is larger than 1 MiB, the most read/,
+      ),
+    );
+  });
+
+  it('refuses a fixture over 1 MiB, and a fixtures folder over 16 MiB', () => {
+    const big = JSON.stringify({ body: 'x'.repeat(1024 * 1024), expect: null });
+    const { root } = setup([template], { files: { 'fixtures/big.json': big } });
+    expect(compile(root).problems).toEqual([
+      expect.stringContaining('fixtures: "fixtures/big.json" is larger than 1 MiB'),
+    ]);
+    const fixture = JSON.stringify({ body: 'x'.repeat(900 * 1024), expect: null });
+    const files = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`fixtures/f${i}.json`, fixture]));
+    expect(compile(setup([template], { files }).root).problems).toEqual([
+      expect.stringContaining('fixtures: "fixtures" holds more than 16 MiB of files'),
+    ]);
   });
 });
 
