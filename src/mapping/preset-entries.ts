@@ -168,8 +168,10 @@ function checkOptions(
   options: Readonly<Record<string, unknown>>,
   at: string,
 ): { values: Record<string, unknown>; problems: string[] } {
-  const own = Object.keys(preset.options?.properties ?? {});
-  const values = structuredClone(Object.fromEntries(Object.entries(options).filter(([key]) => own.includes(key))));
+  // Without a prototype: an option named `constructor` or `toString` is never the one every object inherits.
+  const values: Record<string, unknown> = Object.create(null);
+  for (const key of Object.keys(preset.options?.properties ?? {}))
+    if (Object.hasOwn(options, key)) values[key] = structuredClone(options[key]);
   if (!preset.options) return { values, problems: [] };
   let validate = optionValidators.get(preset);
   if (!validate) {

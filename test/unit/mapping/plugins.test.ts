@@ -315,6 +315,33 @@ describe("a plugin's files are read when it loads, only as regular files within 
   });
 });
 
+describe("a plugin's options are its own", () => {
+  const options = {
+    type: 'object',
+    properties: {
+      constructor: { type: 'string', default: 'built' },
+      toString: { type: 'string' },
+      ['__proto__']: { type: 'integer' },
+    },
+  };
+
+  it('checks an option named constructor, toString or __proto__ as itself, never as what every object inherits', () => {
+    const { root } = setup([template], { manifest: { options } });
+    const unset = compile(root);
+    expect(unset.problems).toEqual([]);
+    expect({ ...unset.compiled[0]?.presetOptions }).toEqual({ constructor: 'built' });
+    const wrong = compile(root, { presets: [{ name: 'p', toString: 5 }] });
+    expect(wrong.problems).toEqual(['hooks.presets[0].toString: must be string (an option of the p preset)']);
+    // A `__proto__` key of an entry is dropped when the config loads, like every one.
+    const set = compile(root, { presets: [JSON.parse('{ "name": "p", "toString": "mine", "__proto__": "x" }')] });
+    expect(set.problems).toEqual([]);
+    expect(Object.entries(set.compiled[0]?.presetOptions ?? {})).toEqual([
+      ['toString', 'mine'],
+      ['constructor', 'built'],
+    ]);
+  });
+});
+
 describe('a plugin cannot turn the safety wrapper off without your say', () => {
   const unwrapped = [{ ...template, allowUnsafeExternalContent: true }];
 
