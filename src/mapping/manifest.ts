@@ -9,6 +9,7 @@ import {
   type Position,
 } from '../config/index.js';
 import { isHookdError } from '../errors.js';
+import { secretOptionProblem } from './entry-keys.js';
 import { schemaOfText } from './payload-schema.js';
 import type { PresetFolder } from './preset-folder.js';
 import { compileSchema, createSchemaAjv } from './user-schema.js';
@@ -26,7 +27,7 @@ export interface Manifest {
   readonly version: string;
   /** A JSON Schema of the preset's own options (the keys of its `hooks.presets` entry). */
   readonly options?: { readonly properties?: Readonly<Record<string, unknown>> };
-  /** The signature scheme its senders use, and which option of the entry holds the secret. */
+  /** The signature scheme its senders use, and which key of the entry holds the secret (`secret`, or an option marked `secret: true`). */
   readonly verify?: { readonly scheme: NonNullable<MappingConfig['verify']>['scheme']; readonly secretOption: string };
   /** How its requests' event type is read, for every mapping that declares none of its own. */
   readonly eventType?: MappingConfig['eventType'];
@@ -127,6 +128,10 @@ export function readManifest(folder: PresetFolder, plugin: boolean): ManifestRea
     } catch (err) {
       problems.push(`${at('options')}: ${(err as Error).message}`);
     }
+  }
+  if (manifest.verify) {
+    const wrong = secretOptionProblem(manifest.verify.secretOption, manifest.options?.properties);
+    if (wrong) problems.push(`${at('verify.secretOption')}: ${wrong}`);
   }
   const ids = new Set<string>();
   const mappings = manifest.mappings.map(({ verify, schema: declaredSchema, ...mapping }, i) => {

@@ -5,25 +5,10 @@
 
 import type { Ajv, ValidateFunction } from 'ajv';
 import { type Config, didYouMean, type MappingConfig } from '../config/index.js';
+import { COMMON_KEYS, isSecretOption, OVERRIDES, SECRET_KEY } from './entry-keys.js';
 import { type EntryMapping, entryProblems, maxTimeoutSeconds } from './plugin-rules.js';
 import { availablePresets, type Preset, type PresetFixture } from './presets.js';
 import { compileSchema, createSchemaAjv } from './user-schema.js';
-
-/** The keys of a `hooks.presets` entry that override a preset's values: the operator's own. */
-const OVERRIDES = [
-  'sessionKey',
-  'model',
-  'thinking',
-  'deliver',
-  'channel',
-  'to',
-  'allowUnsafeExternalContent',
-  'maxBodyBytes',
-  'maxConcurrent',
-  'timeoutSeconds',
-] as const;
-/** The keys every `hooks.presets` entry may carry. */
-const COMMON_KEYS = ['name', 'secret', 'path', ...OVERRIDES] as const;
 
 type Entry = Config['hooks']['presets'][number];
 
@@ -114,10 +99,15 @@ function enable(
   }
   const checked = checkOptions(preset, options, at);
   problems.push(...checked.problems);
-  if (preset.verify && options.secret === undefined && options[preset.verify.secretOption] === undefined) {
-    problems.push(
-      `${at}.secret: required by the ${name} preset (its senders sign with a ${preset.verify.scheme} secret)`,
-    );
+  if (preset.verify) {
+    const { scheme, secretOption } = preset.verify;
+    const secret = entrySecret(preset, options);
+    if (secret === undefined)
+      problems.push(`${at}.secret: required by the ${name} preset (its senders sign with a ${scheme} secret)`);
+    else if (typeof secret !== 'string' || secret === '') {
+      const key = Object.hasOwn(options, SECRET_KEY) ? SECRET_KEY : secretOption;
+      problems.push(`${at}.${key}: expected the ${scheme} secret, a string that is not empty`);
+    }
   }
   return preset.mappings.map((declared, i) => ({
     declared,
@@ -141,7 +131,7 @@ function applyEntry(
 ): MappingConfig {
   const mail = preset.name === 'mail' ? config.hooks.mail : undefined;
   const overrides = Object.fromEntries(OVERRIDES.filter((k) => options[k] !== undefined).map((k) => [k, options[k]]));
-  const secret = preset.verify ? (options.secret ?? options[preset.verify.secretOption]) : undefined;
+  const secret = entrySecret(preset, options);
   return {
     ...mapping,
     match: { ...mapping.match, path: (options.path as string | undefined) ?? mapping.match?.path ?? preset.name },
@@ -155,13 +145,22 @@ function applyEntry(
   };
 }
 
+/** The secret of an entry for a preset that verifies: its own `secret`, else the option its manifest names (own keys only). */
+function entrySecret(preset: Preset, options: Readonly<Record<string, unknown>>): unknown {
+  if (!preset.verify) return undefined;
+  for (const key of [SECRET_KEY, preset.verify.secretOption])
+    if (Object.hasOwn(options, key) && options[key] !== undefined) return options[key];
+  return undefined;
+}
+
 const optionValidators = new WeakMap<Preset, ValidateFunction>();
 /** Made for the first preset with options, not at start. */
 let withDefaults: Ajv | undefined;
 
 /**
  * The preset's own options, checked against its `options` schema and with its defaults filled
- * in (what its transform is given), and `at.key: what is wrong` lines.
+ * in (what its transform is given: without those marked `secret: true`), and `at.key: what is
+ * wrong` lines.
  */
 function checkOptions(
   preset: Preset,
@@ -184,10 +183,14 @@ function checkOptions(
     }
     optionValidators.set(preset, validate);
   }
-  if (validate(values)) return { values, problems: [] };
-  const problems = (validate.errors ?? []).map(
-    (e) =>
-      `${at}${e.instancePath.replace(/\//g, '.')}: ${e.message ?? 'is invalid'} (an option of the ${preset.name} preset)`,
-  );
+  const problems = validate(values)
+    ? []
+    : (validate.errors ?? []).map(
+        (e) =>
+          `${at}${e.instancePath.replace(/\//g, '.')}: ${e.message ?? 'is invalid'} (an option of the ${preset.name} preset)`,
+      );
+  // A secret is the signature check's alone: its transform is never given it.
+  const properties = preset.options.properties ?? {};
+  for (const key of Object.keys(values)) if (isSecretOption(properties[key])) delete values[key];
   return { values, problems };
 }

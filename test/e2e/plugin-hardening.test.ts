@@ -40,7 +40,7 @@ describe('hookd check on a hostile plugin', () => {
         token: TOKEN,
         mappings: [{ match: { path: 'deploy' }, messageTemplate: 'deploy {{text}}' }],
         plugins: ['./plugins/hostile'],
-        presets: ['hostile'],
+        presets: [{ name: 'hostile' }],
       },
     });
     const text = await runHookd(['check', '--config', file], { cwd: dir });
@@ -66,6 +66,10 @@ describe('hookd check on a hostile plugin', () => {
       /mappings\[4\]\.schema: "link-out\.json" is a symlink that leads out of the preset's folder/,
       // The safety wrapper.
       /\(plugin:hostile:unwrapped\)\.allowUnsafeExternalContent: the hostile plugin turns the safety wrapper off; only you can/,
+      // A signature secret that is the entry's public name.
+      new RegExp(
+        `${manifest}hooks\\.plugins\\[0\\]: plugin "\\./plugins/hostile": verify\\.secretOption: "name" is a key of the operator's entry, not a secret`,
+      ),
       // Patterns a linear-time engine cannot run.
       /\(plugin:hostile:backref\)\.schema: a pattern that cannot be run safely: \/properties\/name\/pattern/,
       /plugin "\.\/plugins\/hostile": options: a pattern that cannot be run safely: \/properties\/tag\/pattern: "\^\(\?=x\)"/,

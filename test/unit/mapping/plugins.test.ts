@@ -73,6 +73,47 @@ describe('a plugin is held to the schema of your mappings', () => {
   });
 });
 
+describe("a plugin's signature secret is a secret", () => {
+  const verifying = (secretOption: string, properties: Record<string, unknown> = {}) =>
+    setup([template], {
+      manifest: { verify: { scheme: 'gitlab', secretOption }, options: { type: 'object', properties } },
+    });
+
+  it("refuses a secretOption naming the entry's own keys, whose values are public (name: evil opened it)", () => {
+    for (const key of ['name', 'path', 'sessionKey']) {
+      const { root } = verifying(key, { [key]: { type: 'string', secret: true } });
+      expect(compile(root, { presets: [{ name: 'p', path: 'p', sessionKey: 'hook:p:x' }] }).problems).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^hooks\\.plugins\\[0\\]: /.*/p/preset\\.json5:\\d+:\\d+: plugin "\\./p": verify\\.secretOption: "${key}" is a key of the operator's entry, not a secret`,
+          ),
+        ),
+      ]);
+    }
+  });
+
+  it('refuses an option the manifest does not mark secret: true, or does not declare', () => {
+    for (const properties of [{ token: { type: 'string' } }, {}]) {
+      const { root } = verifying('token', properties);
+      expect(compile(root, { presets: [{ name: 'p', token: 's3cret' }] }).problems).toContainEqual(
+        expect.stringMatching(
+          /plugin "\.\/p": verify\.secretOption: "token" is not an option the manifest declares as a secret; name "secret", or mark the option secret: true/,
+        ),
+      );
+    }
+  });
+
+  it('takes an option marked secret: true, verifies with it, and never gives it to the transform', () => {
+    const { root } = verifying('token', { token: { type: 'string', secret: true }, team: { type: 'string' } });
+    const { compiled, problems } = compile(root, { presets: [{ name: 'p', token: 's3cret', team: 'a' }] });
+    expect(problems).toEqual([]);
+    expect(compiled[0]?.verify).toEqual({ scheme: 'gitlab', secret: 's3cret' });
+    expect({ ...compiled[0]?.presetOptions }).toEqual({ team: 'a' });
+    const wrong = compile(root, { presets: [{ name: 'p', token: 5 }] }).problems;
+    expect(wrong).toContainEqual('hooks.presets[0].token: expected the gitlab secret, a string that is not empty');
+  });
+});
+
 describe("a plugin's event type (docs/presets.md#event-types)", () => {
   it("applies the manifest's eventType to its mappings, a mapping's own first", () => {
     const { root } = setup(
