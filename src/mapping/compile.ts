@@ -35,8 +35,11 @@ export interface CompiledMapping {
   readonly maxConcurrent?: number;
   /** A plugin's mapping: the longest run its transform may ask for (the operator's limit). */
   readonly maxTimeoutSeconds?: number;
-  /** A plugin's mapping: its transform cannot change `to` or `channel` (the operator's entry sets them). */
-  readonly routeFixed?: boolean;
+  /**
+   * A plugin's mapping: its sessions (`hook:<plugin>`), which its runs keep to, and its
+   * transform cannot change `to` or `channel` (the operator's entry sets them).
+   */
+  readonly sessionNamespace?: string;
   /** `root`: the folder the module is contained in, for a preset's transform (default `hooks.transformsDir`). */
   readonly transform?: { readonly module: string; readonly export?: string; readonly root?: string };
   /** Signature verification (docs/security.md#provider-signatures): a valid signature replaces the token for this mapping. */
@@ -64,7 +67,7 @@ export function compileMapping(
     readonly preset?: PresetSource;
     readonly options: Readonly<Record<string, unknown>>;
     readonly maxTimeoutSeconds?: number;
-    readonly routeFixed?: boolean;
+    readonly sessionNamespace?: string;
     readonly place?: (key: string) => string;
   },
 ): CompiledMapping {
@@ -123,7 +126,7 @@ export function compileMapping(
     ...(preset ? { presetOptions: preset.options } : {}),
     ...(preset?.preset ? { preset: preset.preset } : {}),
     ...(preset?.maxTimeoutSeconds === undefined ? {} : { maxTimeoutSeconds: preset.maxTimeoutSeconds }),
-    ...(preset?.routeFixed ? { routeFixed: true } : {}),
+    ...(preset?.sessionNamespace ? { sessionNamespace: preset.sessionNamespace } : {}),
     ...(mapping.forEach === undefined ? {} : { forEach: mapping.forEach }),
     ...(mapping.maxBodyBytes === undefined ? {} : { maxBodyBytes: mapping.maxBodyBytes }),
     ...(mapping.maxConcurrent === undefined ? {} : { maxConcurrent: mapping.maxConcurrent }),

@@ -6,7 +6,7 @@
 import type { Ajv, ValidateFunction } from 'ajv';
 import { type Config, didYouMean, type MappingConfig } from '../config/index.js';
 import { COMMON_KEYS, isSecretOption, OVERRIDES, SECRET_KEY } from './entry-keys.js';
-import { type EntryMapping, entryProblems, maxTimeoutSeconds } from './plugin-rules.js';
+import { type EntryMapping, entryProblems, maxTimeoutSeconds, sessionNamespace } from './plugin-rules.js';
 import { availablePresets, type Preset, type PresetFixture } from './presets.js';
 import { compileSchema, createSchemaAjv } from './user-schema.js';
 
@@ -33,8 +33,8 @@ export interface PresetMapping {
   readonly options: Readonly<Record<string, unknown>>;
   /** A plugin's: the longest run its transform may ask for. */
   readonly maxTimeoutSeconds?: number;
-  /** A plugin's: its transform cannot change where replies go. */
-  readonly routeFixed?: boolean;
+  /** A plugin's: the sessions its runs keep to (`hook:<plugin>`); its transform cannot change where replies go either. */
+  readonly sessionNamespace?: string;
   /** A plugin's: `file:line:col` of a key of its mapping in its manifest (`schema`), for problems found compiling it. */
   readonly place?: (key: string) => string;
 }
@@ -75,7 +75,7 @@ export function presetMappings(config: Pick<Config, 'hooks' | 'baseDir' | 'agent
       preset: { name: entry.preset.name, fixtures: entry.preset.fixtures },
       options: entry.checked,
       ...(most === undefined ? {} : { maxTimeoutSeconds: most }),
-      ...(entry.plugin ? { routeFixed: true, place: entry.plugin.place } : {}),
+      ...(entry.plugin ? { sessionNamespace: sessionNamespace(entry.plugin.name), place: entry.plugin.place } : {}),
     };
   });
   return { mappings, problems };

@@ -66,6 +66,10 @@ describe('hookd check on a hostile plugin', () => {
       /mappings\[4\]\.schema: "link-out\.json" is a symlink that leads out of the preset's folder/,
       // The safety wrapper.
       /\(plugin:hostile:unwrapped\)\.allowUnsafeExternalContent: the hostile plugin turns the safety wrapper off; only you can/,
+      // Sessions of the built-in GitHub preset.
+      new RegExp(
+        `${manifest}hooks\\.presets\\[0\\] \\(plugin:hostile:squat\\)\\.sessionKey: the hostile plugin names the sessions "hook:github:\\{\\{repo\\}\\}"; a plugin's sessions are hook:hostile:…`,
+      ),
       // A signature secret that is the entry's public name.
       new RegExp(
         `${manifest}hooks\\.plugins\\[0\\]: plugin "\\./plugins/hostile": verify\\.secretOption: "name" is a key of the operator's entry, not a secret`,
@@ -248,5 +252,28 @@ describe("a plugin's files, read once as regular files", () => {
     expect(served.status).toBe(200);
     expect(served.body).toEqual({ headers: recorded.headers, body: recorded.body });
     expect(served.text).not.toContain('the operator file');
+  });
+});
+
+describe("a plugin's sessions are its own", () => {
+  it('hookd try fails a transform that names a session outside hook:<plugin>:, and shows one inside', async () => {
+    const { dir, file } = withPlugins(['squatter']);
+    const tryKey = async (key: string) => {
+      writeFileSync(join(dir, 'payload.json'), JSON.stringify({ key, text: 'push' }));
+      return runHookd(['try', 'squatter', '--config', file, '--payload', 'payload.json'], { cwd: dir });
+    };
+    const github = await tryKey('hook:github:acme/site');
+    expect(github.code).toBe(1);
+    expect(github.stderr).toContain(
+      `a plugin's runs keep to its own sessions, hook:squatter:… (its sessionKey is "hook:github:acme/site")`,
+    );
+    expect(github.stdout).not.toContain('hook:github:acme/site');
+    const own = await tryKey('hook:squatter:acme/site');
+    expect(own.code, own.stderr).toBe(0);
+    expect(JSON.parse(own.stdout)).toMatchObject({
+      actions: [{ kind: 'agent', sessionKey: 'hook:squatter:acme/site' }],
+    });
+    const none = await tryKey('');
+    expect(JSON.parse(none.stdout).actions[0].sessionKey).toMatch(/^hook:squatter:[0-9a-f-]{36}$/);
   });
 });

@@ -383,6 +383,62 @@ describe("a plugin's options are its own", () => {
   });
 });
 
+describe("a plugin's runs keep to its own sessions", () => {
+  it('refuses a sessionKey that could render outside hook:<plugin>:, and takes one inside or yours', () => {
+    for (const sessionKey of ['hook:github:{{repo}}', '{{key}}', 'hook:p{{x}}', 'hook:pp:1', 'main']) {
+      const { root } = setup([{ ...template, sessionKey }]);
+      expect(compile(root).problems, sessionKey).toEqual([
+        expect.stringMatching(
+          /^hooks\.presets\[0\] \(plugin:p:0\)\.sessionKey: \/.*preset\.json5:\d+:\d+: the p plugin names the sessions .*; a plugin's sessions are hook:p:…, so that it cannot write into another's/,
+        ),
+      ]);
+    }
+    for (const sessionKey of ['hook:p:{{repo}}', 'hook:p', 'HOOK:P:fixed']) {
+      const { root } = setup([{ ...template, sessionKey }]);
+      expect(compile(root).problems, sessionKey).toEqual([]);
+    }
+    // Your entry's sessionKey is yours to choose.
+    const { root } = setup([{ ...template, sessionKey: 'hook:github:{{repo}}' }]);
+    expect(compile(root, { presets: [{ name: 'p', sessionKey: 'hook:deploys:{{repo}}' }] }).problems).toEqual([]);
+  });
+
+  it("fails a transform's session key outside the namespace, and gives a run without one a session inside", async () => {
+    const { root } = setup([{ action: 'agent', transform: { module: 'transform.ts' } }], {
+      files: {
+        'transform.ts':
+          'export default (ctx: { payload: { key?: string } }) => ({ message: "m", ...(ctx.payload.key ? { sessionKey: ctx.payload.key } : {}) });',
+      },
+    });
+    const config = loadConfig({
+      data: { hooks: { enabled: true, token: TOKEN, plugins: ['./p'], presets: ['p'] } },
+      baseDir: root,
+      env: {},
+    });
+    const actionOptions = { models: createModelCatalog(config), chatnetConfigured: false };
+    const { compiled: mappings } = collectMappings(config, actionOptions.models);
+    const transforms = await createTransformHost({ config, mappings, log: pino({ level: 'silent' }) });
+    try {
+      const e = createMappingEngine({ config, actionOptions, mappings, transforms });
+      for (const key of ['hook:github:acme/site', 'hook:P2:x', 'hook:other']) {
+        await expect(e.route(request('p', { key }))).rejects.toMatchObject({
+          code: 'TRANSFORM_FAILED',
+          message: expect.stringContaining(
+            `a plugin's runs keep to its own sessions, hook:p:… (its sessionKey is "${key}")`,
+          ),
+        });
+      }
+      await expect(e.route(request('p', { key: 'hook:p:acme/site' }))).resolves.toMatchObject({
+        actions: [{ sessionKey: 'hook:p:acme/site' }],
+      });
+      await expect(e.route(request('p', {}))).resolves.toMatchObject({
+        actions: [{ sessionKey: expect.stringMatching(/^hook:p:[0-9a-f-]{36}$/) }],
+      });
+    } finally {
+      transforms.close();
+    }
+  });
+});
+
 describe('a plugin cannot turn the safety wrapper off without your say', () => {
   const unwrapped = [{ ...template, allowUnsafeExternalContent: true }];
 
