@@ -277,3 +277,32 @@ describe("a plugin's sessions are its own", () => {
     expect(JSON.parse(none.stdout).actions[0].sessionKey).toMatch(/^hook:squatter:[0-9a-f-]{36}$/);
   });
 });
+
+describe("a plugin's text on the operator's terminal", () => {
+  /** Every character a terminal takes as a command: C0 but tab and new line, DEL, C1. */
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
+  const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+  it('shows control characters as escapes in presets list, presets show, check and try', async () => {
+    const { dir, file } = withPlugins(['noisy']);
+    writeFileSync(join(dir, 'payload.json'), '{}');
+    const runs = {
+      list: await runHookd(['presets', 'list', '--config', file], { cwd: dir }),
+      show: await runHookd(['presets', 'show', './plugins/noisy'], { cwd: dir }),
+      check: await runHookd(['check', '--config', file, '--json'], { cwd: dir }),
+      try: await runHookd(['try', 'noisy', '--config', file, '--payload', 'payload.json'], { cwd: dir }),
+    };
+    for (const [command, run] of Object.entries(runs)) {
+      expect(CONTROL.test(run.stdout + run.stderr), `${command}: ${JSON.stringify(run.stdout + run.stderr)}`).toBe(
+        false,
+      );
+    }
+    expect(runs.list.stdout).toContain('Noisy\\u001b]52;c;cHduZWQ=\\u0007\\u001b[2K plugin\\u007f');
+    expect(runs.list.stdout).toContain('1.0.0\\u009b31m');
+    expect(runs.show.stdout).toContain('holds \\u001b]52;c;cHduZWQ=\\u0007 an OSC 52');
+    // JSON stays the same data.
+    expect(JSON.parse(runs.check.stdout)).toMatchObject({ ok: true });
+    expect(runs.try.code).toBe(1);
+    expect(runs.try.stderr).toContain('boom\\u001b[2K\\u001b]52;c;cHduZWQ=\\u0007');
+  });
+});
