@@ -9,7 +9,7 @@ import { compileLinear, DATA_KEYWORDS } from './user-schema.js';
  * at run time (a schema that uses one pattern many times through `$ref`) ends there.
  */
 
-/** The most steps one payload's patterns may take: 2^23, about 0.15 s of the one thread. */
+/** The most steps one payload's patterns may take: 2^23, about 0.15 s of the one thread on an idle machine. */
 export const PATTERN_STEP_BUDGET = 8 * 1024 * 1024;
 
 /** One pattern of a schema and the most it can cost on one payload. */
