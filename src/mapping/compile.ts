@@ -73,18 +73,11 @@ export function compileMapping(
 ): CompiledMapping {
   const transformRoot = preset?.root;
   const problems: string[] = [];
-  let checkPayload: CompiledMapping['checkPayload'];
-  let schema: object | undefined;
-  if (mapping.schema !== undefined) {
-    try {
-      schema = readSchema(mapping.schema, context.baseDir);
-      checkPayload = payloadChecker(schema, mapping.maxBodyBytes ?? context.maxBodyBytes);
-    } catch (err) {
-      // A plugin's schema is placed in its manifest, where its author fixes it.
-      const at = preset?.place ? `${preset.place('schema')}: ` : '';
-      problems.push(`${configPath}.schema: ${at}${(err as Error).message}`);
-    }
-  }
+  const { schema, checkPayload } = payloadSchemaOf(mapping, context, (problem) => {
+    // A plugin's schema is placed in its manifest, where its author fixes it.
+    const at = preset?.place ? `${preset.place('schema')}: ` : '';
+    problems.push(`${configPath}.schema: ${at}${problem}`);
+  });
   const templates = new Map<TemplatedField, Template>();
   for (const entry of TEMPLATED_FIELDS) {
     const source = mapping[entry.template];
@@ -164,6 +157,22 @@ export function compileMapping(
       return draft;
     },
   };
+}
+
+/** A mapping's payload schema and its check, or its problem said to `problem`. */
+function payloadSchemaOf(
+  mapping: MappingConfig,
+  context: { readonly baseDir: string; readonly maxBodyBytes: number },
+  problem: (text: string) => void,
+): { schema?: object; checkPayload?: CompiledMapping['checkPayload'] } {
+  if (mapping.schema === undefined) return {};
+  try {
+    const schema = readSchema(mapping.schema, context.baseDir);
+    return { schema, checkPayload: payloadChecker(schema, mapping.maxBodyBytes ?? context.maxBodyBytes) };
+  } catch (err) {
+    problem((err as Error).message);
+    return {};
+  }
 }
 
 /**
