@@ -37,9 +37,35 @@ const TOKEN_HEADERS: Readonly<Record<string, string>> = {
   'x-service-token': '$HOOKD_HOOK_TOKEN',
 };
 
-/** A word for the shell, as is: single-quoted, each `'` closed, escaped and reopened. */
+/**
+ * What a pasted command must never carry raw: C0 controls (a tab completes, a DEL erases what
+ * was typed before it, an ESC can end a bracketed paste early), DEL, C1 controls, and the
+ * invisible format and bidirectional characters that make a command read otherwise than it runs.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/;
+
+const encoder = new TextEncoder();
+
+/** One character inside `$'…'`: its UTF-8 bytes as `\xHH` when unsafe, `\\`, `\'` and `!` escaped. */
+function ansiC(char: string): string {
+  if (char === '\\') return '\\\\';
+  if (char === "'") return "\\'";
+  // Never a history expansion, whatever the shell's settings.
+  if (char === '!' || UNSAFE.test(char))
+    return [...encoder.encode(char)].map((byte) => `\\x${byte.toString(16).padStart(2, '0')}`).join('');
+  return char;
+}
+
+/**
+ * A word for the shell, as is: single-quoted, each `'` closed, escaped and reopened; or, when
+ * it holds a control or invisible character, ANSI-C quoted (`$'…'`) with each such character
+ * written as the `\xHH` escapes of its bytes, so that the copied text holds none of them raw
+ * and bash passes on exactly the original bytes (docs/console.md#copy-as-curl).
+ */
 export function shellQuote(text: string): string {
-  return `'${text.replaceAll("'", `'\\''`)}'`;
+  if (!UNSAFE.test(text)) return `'${text.replaceAll("'", `'\\''`)}'`;
+  return `$'${Array.from(text, ansiC).join('')}'`;
 }
 
 /** A credential's stand-in: the shell variable of the hook token, else a placeholder to replace by hand. */

@@ -203,6 +203,10 @@ export const errorCatalogue = {
     (p: { dir: string; files: readonly string[] }) =>
       `${p.dir} already has ${p.files.join(', ')}; nothing was written (--force overwrites them)`,
   ),
+  INIT_ENV_REFUSED: local(
+    (p: { file: string; reason: string }) =>
+      `${p.file} ${p.reason}; hookd writes the hook token only into a regular file of yours, so nothing was written (remove it, or add HOOKD_HOOK_TOKEN to the file it stands for yourself)`,
+  ),
   STORE_SCHEMA_TOO_NEW: local(
     (p: { found: number; known: number }) =>
       `the database was written by a newer hookd (schema ${p.found}, this one knows ${p.known})`,

@@ -1,13 +1,13 @@
-import { readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { hookdError } from '../errors.js';
-import type { CompiledMapping } from '../mapping/index.js';
+import type { CompiledMapping, PresetFixture } from '../mapping/index.js';
 import type { FixtureItem, FixtureView } from '../views.js';
 
 /**
  * The recorded fixtures of the presets in force, for the console's playground
- * (docs/runtime.md#admin-api): read from the files the preset's loader listed in its folder,
- * found by name, never by a path from a request.
+ * (docs/runtime.md#admin-api): the texts the preset's loader read from its folder when it
+ * loaded (never read again: a file swapped for a symlink later is not followed), found by
+ * name, never by a path from a request.
  */
 export interface PresetFixtures {
   /** A preset's fixtures, by name and description; undefined for an unknown preset. */
@@ -16,17 +16,14 @@ export interface PresetFixtures {
   get(preset: string, name: string): FixtureView;
 }
 
-/** A fixture the playground could not post (`POST /api/try` takes 1 MiB) is not offered. */
-const MAX_FIXTURE_BYTES = 1024 * 1024;
-
 interface Fixture extends FixtureView {
   readonly name: string;
   readonly description?: string;
 }
 
-/** The fixtures of the presets whose mappings are in force, read once when first asked for. */
+/** The fixtures of the presets whose mappings are in force, parsed once when first asked for. */
 export function createPresetFixtures(mappings: readonly CompiledMapping[]): PresetFixtures {
-  const files = new Map<string, readonly string[]>();
+  const files = new Map<string, readonly PresetFixture[]>();
   for (const m of mappings) if (m.preset) files.set(m.preset.name, m.preset.fixtures);
   const read = new Map<string, readonly Fixture[]>();
   const fixturesOf = (preset: string): readonly Fixture[] | undefined => {
@@ -58,17 +55,16 @@ export function createPresetFixtures(mappings: readonly CompiledMapping[]): Pres
   };
 }
 
-/** A fixture file as the playground takes it; undefined when it is too large or not a fixture. */
-function fixtureIn(file: string): Fixture | undefined {
+/** A fixture as the playground takes it; undefined when it is not a fixture. */
+function fixtureIn(file: PresetFixture): Fixture | undefined {
   try {
-    if (statSync(file).size > MAX_FIXTURE_BYTES) return undefined;
-    const data = JSON.parse(readFileSync(file, 'utf8')) as { description?: unknown; headers?: unknown; body?: unknown };
+    const data = JSON.parse(file.text) as { description?: unknown; headers?: unknown; body?: unknown };
     if (data === null || typeof data !== 'object' || !('body' in data)) return undefined;
     const headers = Object.fromEntries(
       Object.entries(isObject(data.headers) ? data.headers : {}).filter(([, v]) => typeof v === 'string'),
     ) as Record<string, string>;
     const description = typeof data.description === 'string' ? { description: data.description } : {};
-    return { name: basename(file, '.json'), ...description, headers, body: data.body };
+    return { name: basename(file.name, '.json'), ...description, headers, body: data.body };
   } catch {
     // A fixture that is not JSON: `hookd presets test` says so; the playground leaves it out.
     return undefined;

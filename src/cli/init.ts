@@ -1,5 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fchmodSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import { hookdError } from '../errors.js';
@@ -46,13 +58,82 @@ function write(file: string, text: string): void {
   writeFileSync(file, text);
 }
 
-/** `.env` with the hook token added, unless it has one; the token is never printed. */
+/** Opens a `.env` that is there for appending, never through a symlink, without waiting on a FIFO. */
+const EXISTING_ENV = constants.O_RDWR | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+/** Creates `.env` 0600 from the start (never 0666 then chmod), failing when anything is there, a dangling symlink included. */
+const NEW_ENV = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+/** Why hookd will not write the token into the `.env` at `file` (open on `fd`); undefined when it may. */
+function unsafeEnv(fd: number): string | undefined {
+  const stats = fstatSync(fd);
+  if (!stats.isFile()) return 'is not a regular file';
+  if (process.getuid && stats.uid !== process.getuid()) return 'belongs to another user';
+  if (stats.nlink > 1) return 'has other hard links';
+  return undefined;
+}
+
+/** Opens the `.env` that is there; throws INIT_ENV_REFUSED when it may not be written. */
+function openExistingEnv(file: string): number {
+  let fd: number;
+  try {
+    fd = openSync(file, EXISTING_ENV);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw hookdError('INIT_ENV_REFUSED', { file, reason: 'is a symbolic link' });
+    if (code === 'ENXIO') throw hookdError('INIT_ENV_REFUSED', { file, reason: 'is not a regular file' });
+    throw err;
+  }
+  const reason = unsafeEnv(fd);
+  if (reason) {
+    closeSync(fd);
+    throw hookdError('INIT_ENV_REFUSED', { file, reason });
+  }
+  return fd;
+}
+
+/** Throws INIT_ENV_REFUSED when a `.env` is there that `writeEnv` would refuse: checked before anything is written. */
+function checkEnv(file: string): void {
+  if (!existsSync(file) && !isSymlink(file)) return;
+  closeSync(openExistingEnv(file));
+}
+
+const isSymlink = (file: string) => {
+  try {
+    return lstatSync(file).isSymbolicLink();
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * `.env` with the hook token added, unless it has one; the token is never printed. A new `.env`
+ * is created 0600 with O_EXCL | O_NOFOLLOW; one that is there is appended to only when it is a
+ * regular file of the user's, not a symlink nor a hard link, and made 0600
+ * (docs/transforms.md#a-folder-of-your-own).
+ */
 function writeEnv(file: string): boolean {
-  const existing = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  if (parseEnv(existing)[TOKEN_VARIABLE] !== undefined) return false;
   const line = `${TOKEN_VARIABLE}=${randomBytes(32).toString('base64url')}\n`;
-  write(file, existing === '' || existing.endsWith('\n') ? `${existing}${line}` : `${existing}\n${line}`);
-  chmodSync(file, 0o600);
+  let fd: number;
+  try {
+    fd = openSync(file, NEW_ENV, 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    fd = openExistingEnv(file);
+    try {
+      const existing = readFileSync(fd, 'utf8');
+      if (parseEnv(existing)[TOKEN_VARIABLE] !== undefined) return false;
+      writeSync(fd, existing === '' || existing.endsWith('\n') ? line : `\n${line}`);
+      fchmodSync(fd, 0o600);
+      return true;
+    } finally {
+      closeSync(fd);
+    }
+  }
+  try {
+    writeSync(fd, line);
+  } finally {
+    closeSync(fd);
+  }
   return true;
 }
 
@@ -80,6 +161,8 @@ export async function initCommand(
   const files = scaffoldFiles();
   const taken = Object.keys(files).filter((file) => existsSync(join(dir, file)));
   if (taken.length > 0 && !options.force) throw hookdError('INIT_WOULD_OVERWRITE', { dir, files: taken });
+  const envFile = join(dir, '.env');
+  checkEnv(envFile);
   const own = ownPackage();
   const scaffold: ScaffoldOptions = {
     name: packageName(dir),
@@ -92,7 +175,6 @@ export async function initCommand(
   const wanted = packageJson(scaffold);
   const pkg = existsSync(pkgFile) ? mergePackageJson(JSON.parse(readFileSync(pkgFile, 'utf8')), wanted) : wanted;
   write(pkgFile, `${JSON.stringify(pkg, null, 2)}\n`);
-  const envFile = join(dir, '.env');
   const generated = writeEnv(envFile);
   writeGitignore(join(dir, '.gitignore'));
 

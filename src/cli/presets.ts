@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { loadConfig } from '../config/index.js';
 import { hookdError } from '../errors.js';
@@ -38,9 +38,14 @@ export interface FixtureResult {
  */
 export async function testPreset(preset: Preset): Promise<FixtureResult[]> {
   const results: FixtureResult[] = [];
-  for (const file of preset.fixtures) {
-    const fixture = JSON.parse(readFileSync(file, 'utf8')) as Fixture;
-    const name = file.slice(preset.dir.length + 1);
+  for (const { name, text } of preset.fixtures) {
+    let fixture: Fixture;
+    try {
+      fixture = JSON.parse(text) as Fixture;
+    } catch (err) {
+      results.push({ fixture: name, diff: [`not JSON: ${(err as Error).message}`] });
+      continue;
+    }
     results.push({ fixture: name, ...(await replay(preset, fixture)) });
   }
   return results;
@@ -86,7 +91,7 @@ function presetNamed(name: string, cwd = process.cwd()): Preset {
 /** `hookd presets show NAME`: its README, options and mappings. */
 export async function presetsShowCommand(name: string, io: CliIo): Promise<number> {
   const preset = presetNamed(name);
-  if (preset.readme) io.out(readFileSync(preset.readme, 'utf8').trimEnd());
+  if (preset.readme) io.out(preset.readme.trimEnd());
   io.out('');
   io.out(`options: ${JSON.stringify(preset.options ?? {}, null, 2)}`);
   if (preset.verify) io.out(`verify: ${preset.verify.scheme} (the secret in option "${preset.verify.secretOption}")`);

@@ -1,16 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import type { Ajv } from 'ajv';
-import JSON5 from 'json5';
 import { LAST_CHANNEL, TEMPLATED_FIELDS, type TemplatedField } from '../action-shape.js';
 import { expectedChannel, type ModelCatalog } from '../actions/index.js';
 import { type Config, configInvalid, type MappingConfig } from '../config/index.js';
-import { hookdError, isHookdError } from '../errors.js';
+import { isHookdError } from '../errors.js';
 import type { EventTypeRule } from './event-type.js';
+import { payloadChecker, readSchema } from './payload-schema.js';
 import { type PresetSource, presetMappings } from './preset-entries.js';
 import { compileTemplate, type Template, type TemplateView } from './templates.js';
 import type { Draft, MappingPolicy } from './types.js';
-import { compileSchema, createSchemaAjv } from './user-schema.js';
 
 /** A mapping ready to serve: templates compiled, match normalised. */
 export interface CompiledMapping {
@@ -39,8 +35,11 @@ export interface CompiledMapping {
   readonly maxConcurrent?: number;
   /** A plugin's mapping: the longest run its transform may ask for (the operator's limit). */
   readonly maxTimeoutSeconds?: number;
-  /** A plugin's mapping: its transform cannot change `to` or `channel` (the operator's entry sets them). */
-  readonly routeFixed?: boolean;
+  /**
+   * A plugin's mapping: its sessions (`hook:<plugin>`), which its runs keep to, and its
+   * transform cannot change `to` or `channel` (the operator's entry sets them).
+   */
+  readonly sessionNamespace?: string;
   /** `root`: the folder the module is contained in, for a preset's transform (default `hooks.transformsDir`). */
   readonly transform?: { readonly module: string; readonly export?: string; readonly root?: string };
   /** Signature verification (docs/security.md#provider-signatures): a valid signature replaces the token for this mapping. */
@@ -61,27 +60,24 @@ export function compileMapping(
   mapping: MappingConfig,
   configPath: string,
   models: ModelCatalog,
-  baseDir = process.cwd(),
+  /** The config's folder, and the operator's `hooks.maxBodyBytes` (what a payload can be without the mapping's own). */
+  context: { readonly baseDir: string; readonly maxBodyBytes: number },
   preset?: {
     readonly root: string;
     readonly preset?: PresetSource;
     readonly options: Readonly<Record<string, unknown>>;
     readonly maxTimeoutSeconds?: number;
-    readonly routeFixed?: boolean;
+    readonly sessionNamespace?: string;
+    readonly place?: (key: string) => string;
   },
 ): CompiledMapping {
   const transformRoot = preset?.root;
   const problems: string[] = [];
-  let checkPayload: CompiledMapping['checkPayload'];
-  let schema: object | undefined;
-  if (mapping.schema !== undefined) {
-    try {
-      schema = readSchema(mapping.schema, baseDir);
-      checkPayload = payloadChecker(schema);
-    } catch (err) {
-      problems.push(`${configPath}.schema: ${(err as Error).message}`);
-    }
-  }
+  const { schema, checkPayload } = payloadSchemaOf(mapping, context, (problem) => {
+    // A plugin's schema is placed in its manifest, where its author fixes it.
+    const at = preset?.place ? `${preset.place('schema')}: ` : '';
+    problems.push(`${configPath}.schema: ${at}${problem}`);
+  });
   const templates = new Map<TemplatedField, Template>();
   for (const entry of TEMPLATED_FIELDS) {
     const source = mapping[entry.template];
@@ -123,7 +119,7 @@ export function compileMapping(
     ...(preset ? { presetOptions: preset.options } : {}),
     ...(preset?.preset ? { preset: preset.preset } : {}),
     ...(preset?.maxTimeoutSeconds === undefined ? {} : { maxTimeoutSeconds: preset.maxTimeoutSeconds }),
-    ...(preset?.routeFixed ? { routeFixed: true } : {}),
+    ...(preset?.sessionNamespace ? { sessionNamespace: preset.sessionNamespace } : {}),
     ...(mapping.forEach === undefined ? {} : { forEach: mapping.forEach }),
     ...(mapping.maxBodyBytes === undefined ? {} : { maxBodyBytes: mapping.maxBodyBytes }),
     ...(mapping.maxConcurrent === undefined ? {} : { maxConcurrent: mapping.maxConcurrent }),
@@ -163,6 +159,22 @@ export function compileMapping(
   };
 }
 
+/** A mapping's payload schema and its check, or its problem said to `problem`. */
+function payloadSchemaOf(
+  mapping: MappingConfig,
+  context: { readonly baseDir: string; readonly maxBodyBytes: number },
+  problem: (text: string) => void,
+): { schema?: object; checkPayload?: CompiledMapping['checkPayload'] } {
+  if (mapping.schema === undefined) return {};
+  try {
+    const schema = readSchema(mapping.schema, context.baseDir);
+    return { schema, checkPayload: payloadChecker(schema, mapping.maxBodyBytes ?? context.maxBodyBytes) };
+  } catch (err) {
+    problem((err as Error).message);
+    return {};
+  }
+}
+
 /**
  * Compiles `hooks.mappings`, then the enabled presets, in the order they are matched; throws
  * CONFIG_INVALID naming every broken one.
@@ -195,65 +207,14 @@ export function collectMappings(
     if (channel !== undefined && !channel.includes('{{') && channel !== LAST_CHANNEL && !channels.has(channel))
       problems.push(`${path}.channel: expected ${expectedChannel(channels)}, got ${JSON.stringify(channel)}`);
     try {
-      compiled.push(compileMapping(mapping, path, models, config.baseDir, preset));
+      const context = { baseDir: config.baseDir, maxBodyBytes: config.hooks.maxBodyBytes };
+      compiled.push(compileMapping(mapping, path, models, context, preset));
     } catch (err) {
       if (!isHookdError(err, 'CONFIG_INVALID')) throw err;
       problems.push(...err.params.problems);
     }
   }
   return { compiled, problems };
-}
-
-/** Made for the first mapping with a schema, not at start (a config without one never makes it). */
-let ajv: Ajv | undefined;
-
-/**
- * A mapping's `schema`: an object, or a file relative to the config's folder — JSON, or a
- * TypeScript module that is only `export default { … } as const` (read as JSON5 data, never
- * run), so that a transform types its payload from the same schema with `FromSchema`.
- */
-function readSchema(schema: string | object, baseDir: string): object {
-  if (typeof schema !== 'string') return structuredClone(schema);
-  const text = readFileSync(resolve(baseDir, schema), 'utf8');
-  const isModule = /\.[cm]?ts$/.test(schema);
-  const data = isModule ? exportedData(text) : text;
-  if (data === undefined)
-    throw hookdError('CONFIG_PROBLEM', { problem: 'a .ts schema holds only `export default { … } as const`' });
-  let parsed: unknown;
-  try {
-    parsed = isModule ? JSON5.parse(data) : JSON.parse(data);
-  } catch {
-    // Never the parser's message: it quotes the file's text (a schema that is not one can be any file).
-    throw hookdError('CONFIG_PROBLEM', {
-      problem: `${schema} is not ${isModule ? 'a JSON5 object after export default' : 'JSON'}`,
-    });
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
-    throw hookdError('CONFIG_PROBLEM', { problem: `${schema} does not hold a JSON Schema object` });
-  return parsed;
-}
-
-/**
- * What `export default … as const;` exports, as text. Cut by hand, not by one regular
- * expression: the lazy group and the white space around it made one cubic in the spaces of a
- * file (4,000 held the thread 30 s), and a plugin's schema.ts is anybody's text.
- */
-function exportedData(text: string): string | undefined {
-  const code = stripComments(text).trim();
-  const head = /^export\s+default\s/.exec(code);
-  if (!head) return undefined;
-  let data = code.slice(head[0].length).trim();
-  if (data.endsWith(';')) data = data.slice(0, -1).trimEnd();
-  const asConst = /\sas\s+const$/.exec(data);
-  return asConst ? data.slice(0, asConst.index).trimEnd() : data;
-}
-
-/** A TypeScript module's text without its comments (strings kept as they are). */
-function stripComments(text: string): string {
-  return text.replace(
-    /("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|\/\/[^\n]*|\/\*[\s\S]*?\*\//g,
-    (_, quoted: string | undefined) => quoted ?? '',
-  );
 }
 
 /** The view's own names: what a template reads there is not the payload. */
@@ -277,16 +238,4 @@ function undeclared(schema: object, name: string): boolean {
     } else return false;
   }
   return false;
-}
-
-/** Compiles a payload schema into the check `route` runs first. */
-function payloadChecker(source: object): NonNullable<CompiledMapping['checkPayload']> {
-  ajv ??= createSchemaAjv({ allErrors: false });
-  const validate = compileSchema(ajv, source);
-  return (payload) => {
-    if (validate(payload)) return undefined;
-    const [first] = validate.errors ?? [];
-    const extra = first?.keyword === 'additionalProperties' ? ` (${String(first.params.additionalProperty)})` : '';
-    return { pointer: first?.instancePath ?? '', problem: `${first?.message ?? 'does not match'}${extra}` };
-  };
 }

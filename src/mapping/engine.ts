@@ -7,6 +7,7 @@ import { type CompiledMapping, compileMappings } from './compile.js';
 import { readEventType } from './event-type.js';
 import { itemPayloads } from './for-each.js';
 import { MAX_ACTIONS, mergeTransformResult } from './merge.js';
+import { confinePluginDraft } from './plugin-drafts.js';
 import { buildView, EMPTY_VIEW, isPlainObject } from './templates.js';
 import { createActionValidator } from './to-action.js';
 import type { Draft, HookRequest, MappingOutcome, TransformContext, TransformRunner } from './types.js';
@@ -81,8 +82,10 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
         ? buildView({ payload, headers: request.headers, query: request.query, path: request.subPath, clock: now })
         : EMPTY_VIEW;
       const draft = mapping.draft(view);
+      const confine = (made: Draft) =>
+        mapping.sessionNamespace ? confinePluginDraft(draft, made, mapping.sessionNamespace) : made;
       if (!mapping.transform || !options.transforms) {
-        drafts.push(draft);
+        drafts.push(confine(draft));
         continue;
       }
       const left = budgetMs === undefined ? undefined : budgetMs - (performance.now() - started);
@@ -93,10 +96,9 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       const context = transformContext(request, payload, mapping.presetOptions);
       const result = await options.transforms.run(mapping.id, context, left);
       const merged = mergeTransformResult(draft, result);
-      if (mapping.routeFixed) for (const made of merged.drafts) keepRoute(draft, made);
       fanOut ||= merged.fanOut;
       eventType ??= merged.eventType;
-      drafts.push(...merged.drafts);
+      drafts.push(...merged.drafts.map(confine));
     }
     if (drafts.length > MAX_ACTIONS) throw hookdError('TOO_MANY_ACTIONS', { count: drafts.length, max: MAX_ACTIONS });
     const bounded = drafts.map((draft) => boundDraft(draft, mapping));
@@ -160,17 +162,6 @@ function ofMapping(err: unknown, mapping: string): unknown {
   if (!isHookdError(err, 'TRANSFORM_FAILED') || err.params.mapping !== undefined) return err;
   return hookdError('TRANSFORM_FAILED', { ...err.params, mapping }, { cause: err.cause ?? err });
 }
-
-/** A plugin's transform sends replies where its mapping does: only the operator chooses a recipient. */
-function keepRoute(templated: Draft, made: Draft): void {
-  for (const key of ['to', 'channel'] as const) {
-    if ((made[key] ?? defaultOf(key)) === (templated[key] ?? defaultOf(key))) continue;
-    const reason = `a plugin's transform cannot choose where replies go (its ${key} is ${JSON.stringify(made[key])}); set ${key} in its hooks.presets entry`;
-    throw hookdError('TRANSFORM_FAILED', { reason });
-  }
-}
-
-const defaultOf = (key: 'to' | 'channel') => (key === 'channel' ? 'last' : undefined);
 
 /** The most text one action may carry (docs/operations.md#limits): a 30-byte request cannot become a 50 MB wake. */
 const MAX_TEXT_CHARS = 256 * 1024;

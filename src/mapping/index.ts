@@ -2,6 +2,6 @@ export { type CompiledMapping, collectMappings, compileMappings } from './compil
 export { createMappingEngine, declaredEventType, type MappingEngine } from './engine.js';
 export { describeEventType } from './event-type.js';
 export { mergeTransformResult } from './merge.js';
-export { availablePresets, builtInPresets, loadPreset, type Preset } from './presets.js';
+export { availablePresets, builtInPresets, loadPreset, type Preset, type PresetFixture } from './presets.js';
 export { buildView, compileTemplate, unresolvedNames } from './templates.js';
 export type { HookRequest, TransformContext, TransformRunner } from './types.js';

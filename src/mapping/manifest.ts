@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { Ajv, ValidateFunction } from 'ajv';
 import JSON5 from 'json5';
 import {
@@ -9,8 +8,17 @@ import {
   mappingSchema,
   type Position,
 } from '../config/index.js';
+import { isHookdError } from '../errors.js';
+import { secretOptionProblem } from './entry-keys.js';
+import { schemaOfText } from './payload-schema.js';
 import type { PresetFolder } from './preset-folder.js';
 import { compileSchema, createSchemaAjv } from './user-schema.js';
+
+/**
+ * The most a preset's manifest, schema file or README may hold, checked before it is parsed
+ * (a 20 MB manifest took 7 s and 1.18 GB to parse).
+ */
+export const MAX_PRESET_FILE_BYTES = 1024 * 1024;
 
 /** What a `preset.json5` declares (docs/presets.md#the-format). */
 export interface Manifest {
@@ -19,7 +27,7 @@ export interface Manifest {
   readonly version: string;
   /** A JSON Schema of the preset's own options (the keys of its `hooks.presets` entry). */
   readonly options?: { readonly properties?: Readonly<Record<string, unknown>> };
-  /** The signature scheme its senders use, and which option of the entry holds the secret. */
+  /** The signature scheme its senders use, and which key of the entry holds the secret (`secret`, or an option marked `secret: true`). */
   readonly verify?: { readonly scheme: NonNullable<MappingConfig['verify']>['scheme']; readonly secretOption: string };
   /** How its requests' event type is read, for every mapping that declares none of its own. */
   readonly eventType?: MappingConfig['eventType'];
@@ -85,12 +93,12 @@ export interface ManifestRead {
  * A plugin's ids are namespaced `plugin:<name>:<id>` (an index for a mapping without one).
  */
 export function readManifest(folder: PresetFolder, plugin: boolean): ManifestRead {
-  const found = folder.file('preset.json5');
+  const found = folder.read('preset.json5', MAX_PRESET_FILE_BYTES);
   const file = 'file' in found ? found.file : `${folder.dir}/preset.json5`;
   const none = { problems: [] as string[], file, positions: new Map<string, Position>() };
   if ('missing' in found) return { ...none, problems: [`${folder.dir} has no preset.json5`] };
   if ('problem' in found) return { ...none, problems: [found.problem] };
-  const text = readFileSync(found.file, 'utf8');
+  const { text } = found;
   let data: unknown;
   try {
     data = JSON5.parse(text);
@@ -121,6 +129,10 @@ export function readManifest(folder: PresetFolder, plugin: boolean): ManifestRea
       problems.push(`${at('options')}: ${(err as Error).message}`);
     }
   }
+  if (manifest.verify) {
+    const wrong = secretOptionProblem(manifest.verify.secretOption, manifest.options?.properties);
+    if (wrong) problems.push(`${at('verify.secretOption')}: ${wrong}`);
+  }
   const ids = new Set<string>();
   const mappings = manifest.mappings.map(({ verify, schema: declaredSchema, ...mapping }, i) => {
     const key = `mappings[${i}]`;
@@ -145,8 +157,9 @@ export function readManifest(folder: PresetFolder, plugin: boolean): ManifestRea
 }
 
 /**
- * A mapping's payload schema: an object as it is; a file named inside the folder, by its real
- * path; none, the folder's `schema.ts` or `schema.json` when there is one.
+ * A mapping's payload schema: an object as it is; a file named inside the folder, read now
+ * (a regular file of at most MAX_PRESET_FILE_BYTES); none, the folder's `schema.ts` or
+ * `schema.json` when there is one.
  */
 function payloadSchema(
   folder: PresetFolder,
@@ -155,13 +168,22 @@ function payloadSchema(
 ): MappingConfig['schema'] {
   if (schema !== undefined && typeof schema !== 'string') return schema;
   for (const name of schema === undefined ? ['schema.ts', 'schema.json'] : [schema]) {
-    const found = folder.file(name);
-    if ('file' in found) return found.file;
+    const found = folder.read(name, MAX_PRESET_FILE_BYTES);
     if ('problem' in found) {
       problem(found.problem);
       return undefined;
     }
-    if (schema !== undefined) problem(`no such file in the preset's folder: ${name}`);
+    if ('missing' in found) {
+      if (schema !== undefined) problem(`no such file in the preset's folder: ${name}`);
+      continue;
+    }
+    try {
+      return schemaOfText(found.text, name) as Record<string, unknown>;
+    } catch (err) {
+      if (!isHookdError(err, 'CONFIG_PROBLEM')) throw err;
+      problem(err.message);
+      return undefined;
+    }
   }
   return undefined;
 }

@@ -39,6 +39,27 @@ function limits(config: RuleConfig) {
 
 const trim = (path: string | undefined) => path?.replace(/^\/+|\/+$/g, '');
 
+/** The sessions a plugin's runs may use (docs/presets.md#what-a-plugin-can-and-cannot-do): `hook:<name>` and under it. */
+export const sessionNamespace = (plugin: string) => `hook:${plugin}`;
+
+/** True when a session key is `hook:<plugin>` or starts with `hook:<plugin>:` (in any case, as prefixes are compared). */
+export function inNamespace(key: string, namespace: string): boolean {
+  const lower = key.toLowerCase();
+  return lower === namespace || lower.startsWith(`${namespace}:`);
+}
+
+/**
+ * True when a plugin's `sessionKey` template can only render keys of its own: its text before
+ * the first tag (which renders as written) is `hook:<name>`, or starts with `hook:<name>:`
+ * (`hook:acme:{{id}}`); a template that starts with a tag could render anything.
+ */
+function staysInNamespace(template: string, plugin: string): boolean {
+  const namespace = sessionNamespace(plugin);
+  const tag = template.indexOf('{{');
+  const literal = tag === -1 ? template : template.slice(0, tag);
+  return tag === -1 ? inNamespace(literal, namespace) : literal.toLowerCase().startsWith(`${namespace}:`);
+}
+
 /** A plugin's own mapping: no limit above the operator's, no unwrapped content without the operator's say. */
 function ownProblems(entry: EntryMapping, config: RuleConfig): string[] {
   const { declared, options, plugin, configPath } = entry;
@@ -56,6 +77,13 @@ function ownProblems(entry: EntryMapping, config: RuleConfig): string[] {
     if (value === undefined || (key === 'channel' && value === 'last') || options[key] !== undefined) continue;
     problems.push(
       `${configPath}.${key}: ${plugin.place(key)}: the ${plugin.name} plugin sends replies to ${JSON.stringify(value)}; only you choose where replies go (set ${key} in this hooks.presets entry)`,
+    );
+  }
+  const sessionKey = declared.sessionKey;
+  if (sessionKey !== undefined && options.sessionKey === undefined && !staysInNamespace(sessionKey, plugin.name)) {
+    const namespace = sessionNamespace(plugin.name);
+    problems.push(
+      `${configPath}.sessionKey: ${plugin.place('sessionKey')}: the ${plugin.name} plugin names the sessions ${JSON.stringify(sessionKey)}; a plugin's sessions are ${namespace}:…, so that it cannot write into another's (start it with "${namespace}:", or set sessionKey in this hooks.presets entry)`,
     );
   }
   if (declared.allowUnsafeExternalContent && options.allowUnsafeExternalContent === undefined) {

@@ -5,25 +5,10 @@
 
 import type { Ajv, ValidateFunction } from 'ajv';
 import { type Config, didYouMean, type MappingConfig } from '../config/index.js';
-import { type EntryMapping, entryProblems, maxTimeoutSeconds } from './plugin-rules.js';
-import { availablePresets, type Preset } from './presets.js';
+import { COMMON_KEYS, isSecretOption, OVERRIDES, SECRET_KEY } from './entry-keys.js';
+import { type EntryMapping, entryProblems, maxTimeoutSeconds, sessionNamespace } from './plugin-rules.js';
+import { availablePresets, type Preset, type PresetFixture } from './presets.js';
 import { compileSchema, createSchemaAjv } from './user-schema.js';
-
-/** The keys of a `hooks.presets` entry that override a preset's values: the operator's own. */
-const OVERRIDES = [
-  'sessionKey',
-  'model',
-  'thinking',
-  'deliver',
-  'channel',
-  'to',
-  'allowUnsafeExternalContent',
-  'maxBodyBytes',
-  'maxConcurrent',
-  'timeoutSeconds',
-] as const;
-/** The keys every `hooks.presets` entry may carry. */
-const COMMON_KEYS = ['name', 'secret', 'path', ...OVERRIDES] as const;
 
 type Entry = Config['hooks']['presets'][number];
 
@@ -35,7 +20,7 @@ function presetEntry(entry: Entry): { name: string; options: Readonly<Record<str
 /** The preset a mapping comes from: its name, and its recorded fixtures (for the console's playground). */
 export interface PresetSource {
   readonly name: string;
-  readonly fixtures: readonly string[];
+  readonly fixtures: readonly PresetFixture[];
 }
 
 /** An enabled preset's mapping, ready to compile. */
@@ -43,13 +28,15 @@ export interface PresetMapping {
   readonly mapping: MappingConfig;
   readonly configPath: string;
   readonly root: string;
-  /** Its preset's name and recorded fixtures (absolute paths, inside its folder). */
+  /** Its preset's name and recorded fixtures (read when it loaded). */
   readonly preset: PresetSource;
   readonly options: Readonly<Record<string, unknown>>;
   /** A plugin's: the longest run its transform may ask for. */
   readonly maxTimeoutSeconds?: number;
-  /** A plugin's: its transform cannot change where replies go. */
-  readonly routeFixed?: boolean;
+  /** A plugin's: the sessions its runs keep to (`hook:<plugin>`); its transform cannot change where replies go either. */
+  readonly sessionNamespace?: string;
+  /** A plugin's: `file:line:col` of a key of its mapping in its manifest (`schema`), for problems found compiling it. */
+  readonly place?: (key: string) => string;
 }
 
 /**
@@ -88,7 +75,7 @@ export function presetMappings(config: Pick<Config, 'hooks' | 'baseDir' | 'agent
       preset: { name: entry.preset.name, fixtures: entry.preset.fixtures },
       options: entry.checked,
       ...(most === undefined ? {} : { maxTimeoutSeconds: most }),
-      ...(entry.plugin ? { routeFixed: true } : {}),
+      ...(entry.plugin ? { sessionNamespace: sessionNamespace(entry.plugin.name), place: entry.plugin.place } : {}),
     };
   });
   return { mappings, problems };
@@ -112,10 +99,15 @@ function enable(
   }
   const checked = checkOptions(preset, options, at);
   problems.push(...checked.problems);
-  if (preset.verify && options.secret === undefined && options[preset.verify.secretOption] === undefined) {
-    problems.push(
-      `${at}.secret: required by the ${name} preset (its senders sign with a ${preset.verify.scheme} secret)`,
-    );
+  if (preset.verify) {
+    const { scheme, secretOption } = preset.verify;
+    const secret = entrySecret(preset, options);
+    if (secret === undefined)
+      problems.push(`${at}.secret: required by the ${name} preset (its senders sign with a ${scheme} secret)`);
+    else if (typeof secret !== 'string' || secret === '') {
+      const key = Object.hasOwn(options, SECRET_KEY) ? SECRET_KEY : secretOption;
+      problems.push(`${at}.${key}: expected the ${scheme} secret, a string that is not empty`);
+    }
   }
   return preset.mappings.map((declared, i) => ({
     declared,
@@ -139,7 +131,7 @@ function applyEntry(
 ): MappingConfig {
   const mail = preset.name === 'mail' ? config.hooks.mail : undefined;
   const overrides = Object.fromEntries(OVERRIDES.filter((k) => options[k] !== undefined).map((k) => [k, options[k]]));
-  const secret = preset.verify ? (options.secret ?? options[preset.verify.secretOption]) : undefined;
+  const secret = entrySecret(preset, options);
   return {
     ...mapping,
     match: { ...mapping.match, path: (options.path as string | undefined) ?? mapping.match?.path ?? preset.name },
@@ -153,21 +145,32 @@ function applyEntry(
   };
 }
 
+/** The secret of an entry for a preset that verifies: its own `secret`, else the option its manifest names (own keys only). */
+function entrySecret(preset: Preset, options: Readonly<Record<string, unknown>>): unknown {
+  if (!preset.verify) return undefined;
+  for (const key of [SECRET_KEY, preset.verify.secretOption])
+    if (Object.hasOwn(options, key) && options[key] !== undefined) return options[key];
+  return undefined;
+}
+
 const optionValidators = new WeakMap<Preset, ValidateFunction>();
 /** Made for the first preset with options, not at start. */
 let withDefaults: Ajv | undefined;
 
 /**
  * The preset's own options, checked against its `options` schema and with its defaults filled
- * in (what its transform is given), and `at.key: what is wrong` lines.
+ * in (what its transform is given: without those marked `secret: true`), and `at.key: what is
+ * wrong` lines.
  */
 function checkOptions(
   preset: Preset,
   options: Readonly<Record<string, unknown>>,
   at: string,
 ): { values: Record<string, unknown>; problems: string[] } {
-  const own = Object.keys(preset.options?.properties ?? {});
-  const values = structuredClone(Object.fromEntries(Object.entries(options).filter(([key]) => own.includes(key))));
+  // Without a prototype: an option named `constructor` or `toString` is never the one every object inherits.
+  const values: Record<string, unknown> = Object.create(null);
+  for (const key of Object.keys(preset.options?.properties ?? {}))
+    if (Object.hasOwn(options, key)) values[key] = structuredClone(options[key]);
   if (!preset.options) return { values, problems: [] };
   let validate = optionValidators.get(preset);
   if (!validate) {
@@ -180,10 +183,14 @@ function checkOptions(
     }
     optionValidators.set(preset, validate);
   }
-  if (validate(values)) return { values, problems: [] };
-  const problems = (validate.errors ?? []).map(
-    (e) =>
-      `${at}${e.instancePath.replace(/\//g, '.')}: ${e.message ?? 'is invalid'} (an option of the ${preset.name} preset)`,
-  );
+  const problems = validate(values)
+    ? []
+    : (validate.errors ?? []).map(
+        (e) =>
+          `${at}${e.instancePath.replace(/\//g, '.')}: ${e.message ?? 'is invalid'} (an option of the ${preset.name} preset)`,
+      );
+  // A secret is the signature check's alone: its transform is never given it.
+  const properties = preset.options.properties ?? {};
+  for (const key of Object.keys(values)) if (isSecretOption(properties[key])) delete values[key];
   return { values, problems };
 }

@@ -2,9 +2,9 @@ import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Config } from '../config/index.js';
+import { type Config, locate } from '../config/index.js';
 import { hookdError } from '../errors.js';
-import { type Manifest, readManifest } from './manifest.js';
+import { MAX_PRESET_FILE_BYTES, type Manifest, readManifest } from './manifest.js';
 import { presetFolder } from './preset-folder.js';
 
 /** The built-in presets' folder (dist/cli/ sits as deep as src/mapping/, so this holds for both). */
@@ -19,15 +19,26 @@ const BUILT_IN_DIR = fileURLToPath(new URL('../../presets/', import.meta.url));
 export interface Preset extends Manifest {
   /** The folder it was loaded from. */
   readonly dir: string;
-  /** Recorded deliveries, absolute paths. */
-  readonly fixtures: readonly string[];
-  /** Its README, when it has one inside its folder. */
+  /** Recorded deliveries, read when it loaded. */
+  readonly fixtures: readonly PresetFixture[];
+  /** Its README's text, when it has one inside its folder. */
   readonly readme?: string;
   /** `file:line:col` of a key of its manifest (`mappings[0].maxBodyBytes`), for messages. */
   readonly place: (path: string) => string;
   /** Set for a plugin (not built in): what the operator's `hooks.plugins` entry grants it. */
   readonly plugin?: { readonly allowUnsafeExternalContent: boolean };
 }
+
+/** A recorded delivery of a preset, read when the preset loads (never again from its folder). */
+export interface PresetFixture {
+  /** Its path in the preset's folder: `fixtures/push.json`. */
+  readonly name: string;
+  readonly text: string;
+}
+
+/** The most one fixture may hold (`POST /api/try` takes 1 MiB), and all of a preset's together. */
+const MAX_FIXTURE_BYTES = 1024 * 1024;
+const MAX_FIXTURES_BYTES = 16 * 1024 * 1024;
 
 /** A preset folder read whole, and its problems (it is usable only without any). */
 function readPreset(dir: string, plugin: boolean): { preset?: Preset; name?: string; problems: string[] } {
@@ -38,20 +49,21 @@ function readPreset(dir: string, plugin: boolean): { preset?: Preset; name?: str
     return { problems: [(err as Error).message] };
   }
   const read = readManifest(folder, plugin);
-  const fixtures = folder.jsonFiles('fixtures');
+  const fixtures = folder.jsonFiles('fixtures', MAX_FIXTURE_BYTES, MAX_FIXTURES_BYTES);
   const problems = [...read.problems, ...fixtures.problems.map((p) => `fixtures: ${p}`)];
-  const readme = folder.file('README.md');
+  const readme = folder.read('README.md', MAX_PRESET_FILE_BYTES);
   if ('problem' in readme) problems.push(`README.md: ${readme.problem}`);
   if (!read.manifest) return { problems, ...(read.name === undefined ? {} : { name: read.name }) };
+  // A key the file lacks (a mapping's default schema.ts) is placed at its nearest parent there.
   const place = (path: string) => {
-    const at = read.positions.get(path);
-    return `${read.file}${at ? `:${at.line}:${at.column}` : ''}`;
+    const at = locate(read.positions, path) ?? { line: 1, column: 1 };
+    return `${read.file}:${at.line}:${at.column}`;
   };
   const preset = {
     ...read.manifest,
     dir,
     fixtures: fixtures.files,
-    ...('file' in readme ? { readme: readme.file } : {}),
+    ...('text' in readme ? { readme: readme.text } : {}),
     place,
     ...(plugin ? { plugin: { allowUnsafeExternalContent: false } } : {}),
   };

@@ -1,28 +1,57 @@
 import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import { RE2JS } from 're2js';
 import { hookdError } from '../errors.js';
+import { linearUniqueItems } from './unique-items.js';
 
 type RegExpEngine = NonNullable<NonNullable<Options['code']>['regExp']>;
+
+/**
+ * What a check's patterns may still spend, in steps (a pattern's program size × the characters
+ * it runs on: RE2's time is linear in both). A match that would take more throws
+ * PatternBudgetSpent before it starts, which ends the check (docs/security.md#regular-expressions).
+ */
+export interface PatternMeter {
+  stepsLeft: number;
+}
+
+/** Thrown by a pattern whose match would take more steps than its check has left. */
+export class PatternBudgetSpent extends Error {
+  constructor(readonly pattern: string) {
+    super(`the pattern ${JSON.stringify(pattern)} would take more steps than the check has left`);
+  }
+}
 
 /**
  * JSON Schemas that a config or a plugin supplies (a mapping's payload `schema`, a preset's
  * `options`), compiled with every `pattern` and `patternProperties` key on RE2, a linear-time
  * engine (docs/security.md#regular-expressions): `^(a+)+$` cannot hold the event loop, and a
  * pattern RE2 cannot run (a backreference, a lookaround) is refused when the schema compiles.
+ * With a meter, every match is paid for before it runs.
  */
-const linearRegExp: RegExpEngine = Object.assign(
-  (pattern: string) => {
-    const re = compileLinear(pattern);
-    if (typeof re === 'string')
-      throw hookdError('CONFIG_PROBLEM', { problem: `pattern ${JSON.stringify(pattern)}: ${re}` });
-    // ajv keys compiled patterns by their text: two patterns must not share one.
-    return { test: (s: string) => re.matcher(s).find(), toString: () => `re2:${pattern}` };
-  },
-  { code: 're2js' },
-);
+function linearRegExp(meter?: PatternMeter): RegExpEngine {
+  return Object.assign(
+    (pattern: string) => {
+      const re = compileLinear(pattern);
+      if (typeof re === 'string')
+        throw hookdError('CONFIG_PROBLEM', { problem: `pattern ${JSON.stringify(pattern)}: ${re}` });
+      const instructions = re.programSize();
+      const test = (s: string) => {
+        if (meter) {
+          const steps = instructions * (s.length + 1);
+          if (steps > meter.stepsLeft) throw new PatternBudgetSpent(pattern);
+          meter.stepsLeft -= steps;
+        }
+        return re.matcher(s).find();
+      };
+      // ajv keys compiled patterns by their text: two patterns must not share one.
+      return { test, toString: () => `re2:${pattern}` };
+    },
+    { code: 're2js' },
+  );
+}
 
 /** The pattern compiled for RE2, or why it cannot be. */
-function compileLinear(pattern: string): RE2JS | string {
+export function compileLinear(pattern: string): RE2JS | string {
   try {
     return RE2JS.compile(RE2JS.translateRegExp(pattern));
   } catch (err) {
@@ -32,7 +61,7 @@ function compileLinear(pattern: string): RE2JS | string {
 }
 
 /** Keywords whose values are data, not schemas: a `pattern` key inside them is not a pattern. */
-const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'description', 'title']);
+export const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'description', 'title']);
 
 /**
  * Every pattern of a schema RE2 cannot run, as `pointer: why` (the JSON pointer of the
@@ -58,9 +87,15 @@ export function unsafePatterns(schema: unknown, pointer = ''): string[] {
   return found;
 }
 
-/** An ajv instance for supplied schemas: these options, and RE2 for every pattern. */
-export function createSchemaAjv(options: Options = {}): Ajv {
-  return new Ajv({ strict: false, ...options, code: { ...options.code, regExp: linearRegExp } });
+/**
+ * An ajv instance for supplied schemas: these options, RE2 for every pattern (paid for from
+ * `meter` when given), and `uniqueItems` in linear time.
+ */
+export function createSchemaAjv(options: Options = {}, meter?: PatternMeter): Ajv {
+  const ajv = new Ajv({ strict: false, ...options, code: { ...options.code, regExp: linearRegExp(meter) } });
+  ajv.removeKeyword('uniqueItems');
+  ajv.addKeyword(linearUniqueItems);
+  return ajv;
 }
 
 /**

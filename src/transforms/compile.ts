@@ -1,7 +1,8 @@
 import { realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
-import type { Message, Plugin } from 'esbuild';
+import { extname, resolve } from 'node:path';
+import type { Loader, Message, Plugin } from 'esbuild';
 import { hookdError } from '../errors.js';
+import { formatBytes, readRegularFile } from '../read-file.js';
 import { type BundleMap, createBundleMap } from './locate.js';
 import { isInside } from './resolve.js';
 
@@ -33,6 +34,46 @@ const OUTFILE = '.hookd-transform-bundle.js';
  * is never bundled into a transform.
  */
 const AUTHORING_RUNTIME = 'export function defineTransform(fn) { return fn; }';
+
+/** The most one source file of a transform may hold (docs/operations.md#limits). */
+const MAX_SOURCE_BYTES = 16 * 1024 * 1024;
+
+/** How esbuild reads each kind of file a transform may import. */
+const LOADERS: Readonly<Record<string, Loader>> = {
+  '.ts': 'ts',
+  '.mts': 'ts',
+  '.js': 'js',
+  '.mjs': 'js',
+  '.json': 'json',
+};
+
+/**
+ * Every file of a bundle read by hookd, not esbuild: only a regular file (a FIFO among a
+ * plugin's files would hang the build, and `check` with it), never through a symlink swapped in
+ * after its path was resolved, and within MAX_SOURCE_BYTES.
+ */
+function regularSources(): Plugin {
+  return {
+    name: 'hookd-regular-sources',
+    setup(b) {
+      b.onLoad({ filter: /.*/, namespace: 'file' }, (args) => {
+        const loader = LOADERS[extname(args.path)];
+        if (!loader)
+          return { errors: [{ text: `cannot load ${args.path}: expected a ${Object.keys(LOADERS).join(', ')} file` }] };
+        const read = readRegularFile(args.path, MAX_SOURCE_BYTES);
+        if ('problem' in read)
+          return {
+            errors: [
+              {
+                text: `${args.path} ${read.problem} (a transform's files are regular files of at most ${formatBytes(MAX_SOURCE_BYTES)})`,
+              },
+            ],
+          };
+        return { contents: read.text, loader };
+      });
+    },
+  };
+}
 
 /**
  * Static imports may reach only relative files inside the transforms folder, and
@@ -118,7 +159,7 @@ export async function compileTransform(
       sourcemap: 'external',
       // A fixed tsconfig: esbuild never reads a tsconfig.json (or what it extends) from the folder.
       tsconfigRaw: {},
-      plugins: [containment(realDir, folder)],
+      plugins: [containment(realDir, folder), regularSources()],
     });
     const code = result.outputFiles.find((f) => f.path.endsWith('.js'))?.text ?? '';
     const mapText =

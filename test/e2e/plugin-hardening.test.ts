@@ -1,18 +1,20 @@
+import { execFileSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { cpSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeTempDir, ROOT, runHookd, startHookd, writeConfig } from '../helpers/hookd-process.js';
-import { call } from '../helpers/http.js';
+import { type Answer, call } from '../helpers/http.js';
 
 /**
- * Plugins made only of data, as an attacker would write them (issue 27 item 1): the real CLI,
- * a real socket. docs/presets.md#what-a-plugin-can-and-cannot-do is the contract.
+ * Plugins made only of data, as an attacker would write them: the real CLI, a real socket.
+ * docs/presets.md#what-a-plugin-can-and-cannot-do is the contract.
  */
 
 const PLUGINS = join(ROOT, 'test/fixtures/plugins');
 const TOKEN = 'operator-hook-token-0123456789';
 const PUBLIC_SECRET = 'the-public-secret';
+const GATEWAY_TOKEN = 'plugin-hardening-gateway-token-0123456789';
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   // Last made, first undone: a gateway stops before its folder goes.
@@ -38,7 +40,7 @@ describe('hookd check on a hostile plugin', () => {
         token: TOKEN,
         mappings: [{ match: { path: 'deploy' }, messageTemplate: 'deploy {{text}}' }],
         plugins: ['./plugins/hostile'],
-        presets: ['hostile'],
+        presets: [{ name: 'hostile' }],
       },
     });
     const text = await runHookd(['check', '--config', file], { cwd: dir });
@@ -64,6 +66,14 @@ describe('hookd check on a hostile plugin', () => {
       /mappings\[4\]\.schema: "link-out\.json" is a symlink that leads out of the preset's folder/,
       // The safety wrapper.
       /\(plugin:hostile:unwrapped\)\.allowUnsafeExternalContent: the hostile plugin turns the safety wrapper off; only you can/,
+      // Sessions of the built-in GitHub preset.
+      new RegExp(
+        `${manifest}hooks\\.presets\\[0\\] \\(plugin:hostile:squat\\)\\.sessionKey: the hostile plugin names the sessions "hook:github:\\{\\{repo\\}\\}"; a plugin's sessions are hook:hostile:…`,
+      ),
+      // A signature secret that is the entry's public name.
+      new RegExp(
+        `${manifest}hooks\\.plugins\\[0\\]: plugin "\\./plugins/hostile": verify\\.secretOption: "name" is a key of the operator's entry, not a secret`,
+      ),
       // Patterns a linear-time engine cannot run.
       /\(plugin:hostile:backref\)\.schema: a pattern that cannot be run safely: \/properties\/name\/pattern/,
       /plugin "\.\/plugins\/hostile": options: a pattern that cannot be run safely: \/properties\/tag\/pattern: "\^\(\?=x\)"/,
@@ -141,5 +151,158 @@ describe('a plugin beside your mappings, served', () => {
     // Long inputs too: time linear in the input.
     const long = await call(`${hookd.url}/hooks/impostor`, signed({ text: `${'a'.repeat(100_000)}!` }));
     expect(long.body).toMatchObject({ code: 'PAYLOAD_INVALID' });
+  });
+});
+
+/** A folder with the fixture plugins `names` copied into plugins/, and a config enabling them (by their folders' names, or `hooks.presets`). */
+function withPlugins(names: readonly string[], hooks: Record<string, unknown> = {}) {
+  const dir = tempDir();
+  for (const name of names) cpSync(join(PLUGINS, name), join(dir, `plugins/${name}`), { recursive: true });
+  const config = {
+    hooks: {
+      enabled: true,
+      token: TOKEN,
+      plugins: names.map((name) => `./plugins/${name}`),
+      presets: [...names],
+      ...hooks,
+    },
+    agents: { defaults: { heartbeat: { every: '0' } } },
+  };
+  return { dir, config, file: writeConfig(dir, config) };
+}
+
+const bearer = { authorization: `Bearer ${TOKEN}` };
+
+describe("a plugin's payload schema, bounded in cost", () => {
+  it('refuses patterns that could hold the thread for seconds, in check and serve, at the pattern', async () => {
+    const { dir, file } = withPlugins(['costly'], { maxBodyBytes: 65_536 });
+    const checked = await runHookd(['check', '--config', file], { cwd: dir });
+    const out = checked.stdout + checked.stderr;
+    expect(checked.code, out).toBe(1);
+    expect(out).toMatch(
+      /plugins\/costly\/preset\.json5:\d+:\d+: error: hooks\.presets\[0\] \(plugin:costly:heavy\)\.schema: its patterns could take 78\d,\d{3},\d{3} steps on one payload, above the 8,388,608 a check may take \(\/properties\/text\/allOf\/0\/pattern "\(\?:\\\\w\\\\w\?\)\{1000\}\$": 3,003 instructions × 65,536 characters/,
+    );
+    expect(out).not.toContain('configuration OK');
+    const serve = await runHookd(['serve', '--config', file], { cwd: dir });
+    expect(serve.code).toBe(1);
+    expect(serve.stderr).toContain('(plugin:costly:heavy).schema');
+  });
+
+  it("answers /healthz at once while the bounded schemas' worst requests are checked", async () => {
+    const { dir, config } = withPlugins(['bounded'], { maxBodyBytes: 1024 * 1024 });
+    const hookd = await startHookd({ dir, config });
+    cleanups.push(() => hookd.stop());
+    const timed = async (answer: Promise<Answer>) => {
+      const started = performance.now();
+      return { ...(await answer), ms: performance.now() - started };
+    };
+    // The most a check of `text` may cost: 2,700 characters against 3,003 instructions.
+    const text = timed(call(`${hookd.url}/hooks/bounded-text`, { headers: bearer, json: { text: 'a'.repeat(2700) } }));
+    // 80,000 distinct objects (about 1 MB) under uniqueItems: comparing every pair takes minutes.
+    const items = Array.from({ length: 80_000 }, (_, i) => ({ i }));
+    const unique = timed(call(`${hookd.url}/hooks/bounded-unique`, { headers: bearer, json: { items } }));
+    const health = await timed(call(`${hookd.url}/healthz`, { method: 'GET' }));
+    expect(health.status).toBe(200);
+    // Generous bounds for a loaded machine: each takes well under a second alone.
+    expect(health.ms).toBeLessThan(3000);
+    for (const answered of [await text, await unique]) {
+      expect(answered.status, answered.text).toBe(200);
+      expect(answered.ms).toBeLessThan(5000);
+    }
+    // A duplicate is still one.
+    const twice = await call(`${hookd.url}/hooks/bounded-unique`, {
+      headers: bearer,
+      json: { items: [...items, { i: 7 }] },
+    });
+    expect(twice.status).toBe(400);
+    expect(twice.body.error).toMatch(/must NOT have duplicate items \(items ## 7 and 80000 are identical\)/);
+  });
+});
+
+describe("a plugin's files, read once as regular files", () => {
+  it('refuses a FIFO among its files in check, where GET /api/mappings and then the event loop hung', async () => {
+    const { dir, file } = withPlugins(['acme-folder', 'sample-src'], {
+      presets: ['acme', { name: 'sample', secret: PUBLIC_SECRET }],
+    });
+    execFileSync('mkfifo', [join(dir, 'plugins/acme-folder/fixtures/deploy-4.json')]);
+    rmSync(join(dir, 'plugins/sample-src/transform.ts'));
+    execFileSync('mkfifo', [join(dir, 'plugins/sample-src/transform.ts')]);
+    const checked = await runHookd(['check', '--config', file], { cwd: dir, timeoutMs: 15_000 });
+    const out = checked.stdout + checked.stderr;
+    expect(checked.code, out).toBe(1);
+    expect(out).toContain(
+      'plugin "./plugins/acme-folder": fixtures: "fixtures/deploy-4.json" is a FIFO, not a regular file',
+    );
+    expect(out).toMatch(/plugins\/sample-src\/transform\.ts is a FIFO, not a regular file/);
+  });
+
+  it('serves a fixture as it was read at start, never through a symlink swapped in later', async () => {
+    const { dir, config } = withPlugins(['acme-folder'], { presets: ['acme'] });
+    const hookd = await startHookd({ dir, config: { ...config, gateway: { auth: { token: GATEWAY_TOKEN } } } });
+    cleanups.push(() => hookd.stop());
+    const fixture = join(dir, 'plugins/acme-folder/fixtures/deploy-1.json');
+    const recorded = JSON.parse(readFileSync(fixture, 'utf8'));
+    writeFileSync(join(dir, 'outside.json'), JSON.stringify({ headers: {}, body: { secret: 'the operator file' } }));
+    rmSync(fixture);
+    symlinkSync(join(dir, 'outside.json'), fixture);
+    const served = await call(`${hookd.url}/api/presets/acme/fixtures/deploy-1`, {
+      method: 'GET',
+      headers: { authorization: `Bearer ${GATEWAY_TOKEN}` },
+    });
+    expect(served.status).toBe(200);
+    expect(served.body).toEqual({ headers: recorded.headers, body: recorded.body });
+    expect(served.text).not.toContain('the operator file');
+  });
+});
+
+describe("a plugin's sessions are its own", () => {
+  it('hookd try fails a transform that names a session outside hook:<plugin>:, and shows one inside', async () => {
+    const { dir, file } = withPlugins(['squatter']);
+    const tryKey = async (key: string) => {
+      writeFileSync(join(dir, 'payload.json'), JSON.stringify({ key, text: 'push' }));
+      return runHookd(['try', 'squatter', '--config', file, '--payload', 'payload.json'], { cwd: dir });
+    };
+    const github = await tryKey('hook:github:acme/site');
+    expect(github.code).toBe(1);
+    expect(github.stderr).toContain(
+      `a plugin's runs keep to its own sessions, hook:squatter:… (its sessionKey is "hook:github:acme/site")`,
+    );
+    expect(github.stdout).not.toContain('hook:github:acme/site');
+    const own = await tryKey('hook:squatter:acme/site');
+    expect(own.code, own.stderr).toBe(0);
+    expect(JSON.parse(own.stdout)).toMatchObject({
+      actions: [{ kind: 'agent', sessionKey: 'hook:squatter:acme/site' }],
+    });
+    const none = await tryKey('');
+    expect(JSON.parse(none.stdout).actions[0].sessionKey).toMatch(/^hook:squatter:[0-9a-f-]{36}$/);
+  });
+});
+
+describe("a plugin's text on the operator's terminal", () => {
+  /** Every character a terminal takes as a command: C0 but tab and new line, DEL, C1. */
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
+  const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+  it('shows control characters as escapes in presets list, presets show, check and try', async () => {
+    const { dir, file } = withPlugins(['noisy']);
+    writeFileSync(join(dir, 'payload.json'), '{}');
+    const runs = {
+      list: await runHookd(['presets', 'list', '--config', file], { cwd: dir }),
+      show: await runHookd(['presets', 'show', './plugins/noisy'], { cwd: dir }),
+      check: await runHookd(['check', '--config', file, '--json'], { cwd: dir }),
+      try: await runHookd(['try', 'noisy', '--config', file, '--payload', 'payload.json'], { cwd: dir }),
+    };
+    for (const [command, run] of Object.entries(runs)) {
+      expect(CONTROL.test(run.stdout + run.stderr), `${command}: ${JSON.stringify(run.stdout + run.stderr)}`).toBe(
+        false,
+      );
+    }
+    expect(runs.list.stdout).toContain('Noisy\\u001b]52;c;cHduZWQ=\\u0007\\u001b[2K plugin\\u007f');
+    expect(runs.list.stdout).toContain('1.0.0\\u009b31m');
+    expect(runs.show.stdout).toContain('holds \\u001b]52;c;cHduZWQ=\\u0007 an OSC 52');
+    // JSON stays the same data.
+    expect(JSON.parse(runs.check.stdout)).toMatchObject({ ok: true });
+    expect(runs.try.code).toBe(1);
+    expect(runs.try.stderr).toContain('boom\\u001b[2K\\u001b]52;c;cHduZWQ=\\u0007');
   });
 });

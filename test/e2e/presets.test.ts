@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import { sign as signGitHub } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
@@ -112,6 +112,7 @@ const deliveryIdOf = (scheme: string | undefined, headers: Record<string, string
 
 const CASES = PRESETS.flatMap((preset) =>
   preset.fixtures
+    .map(({ name }) => join(preset.dir, name))
     // A fixture with options of its own runs in the unit contract (test/unit/presets.test.ts),
     // where each fixture gets its own engine; here one gateway enables each preset once.
     .filter((file) => fixture(file).options === undefined)

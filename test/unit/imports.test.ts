@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
  * through that folder's index.ts. Type-only imports count like any other.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['errors.ts', 'action-shape.ts', 'ids.ts', 'backoff.ts', 'clock.ts', 'views.ts', 'undici.ts'],
+  ['errors.ts', 'action-shape.ts', 'ids.ts', 'backoff.ts', 'clock.ts', 'views.ts', 'undici.ts', 'read-file.ts'],
   ['schemes'],
   ['headers.ts', 'log.ts'],
   ['config'],

@@ -30,9 +30,8 @@ describe.each([...builtInPresets().values()].map((p) => [p.name, p] as const))('
     if (preset.name === 'mail') expect(rule).toBeUndefined();
     else expect(rule).toBeDefined();
     const labels = new Map((await testPreset(preset)).map((r) => [r.fixture, r.eventType]));
-    for (const file of preset.fixtures) {
-      const fixture = JSON.parse(readFileSync(file, 'utf8')) as { headers?: Record<string, string>; body: unknown };
-      const name = file.slice(preset.dir.length + 1);
+    for (const { name, text } of preset.fixtures) {
+      const fixture = JSON.parse(text) as { headers?: Record<string, string>; body: unknown };
       const declared = rule && declaredIn(rule, fixture);
       expect({ name, label: labels.get(name) }).toEqual({ name, label: declared });
       // Only the mail preset and Slack's URL check (the gateway labels it) are without one.

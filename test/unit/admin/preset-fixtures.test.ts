@@ -1,37 +1,23 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPresetFixtures } from '../../../src/admin/preset-fixtures.js';
 import type { CompiledMapping } from '../../../src/mapping/index.js';
-import { makeTempDir } from '../../helpers/hookd-process.js';
 
 /** A preset's fixtures as the playground gets them (docs/runtime.md#admin-api). */
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const fn of cleanups.splice(0)) fn();
-});
-
 function presetWith(files: Record<string, string>) {
-  const temp = makeTempDir();
-  cleanups.push(temp.cleanup);
-  const paths = Object.entries(files).map(([name, text]) => {
-    writeFileSync(join(temp.dir, name), text);
-    return join(temp.dir, name);
-  });
-  // As the preset loader lists them: the mapping's preset and its fixture files.
-  const mapping = { id: 'plugin:acme:0', preset: { name: 'acme', fixtures: paths } } as unknown as CompiledMapping;
+  // As the preset loader read them from its folder: the mapping's preset and its fixtures' texts.
+  const fixtures = Object.entries(files).map(([name, text]) => ({ name: `fixtures/${name}`, text }));
+  const mapping = { id: 'plugin:acme:0', preset: { name: 'acme', fixtures } } as unknown as CompiledMapping;
   return createPresetFixtures([mapping]);
 }
 
 describe("a preset's fixtures", () => {
-  it('lists those the playground can post, by name, and leaves out a file that is not a fixture or too large', () => {
+  it('lists those the playground can post, by name, and leaves out a file that is not a fixture', () => {
     const fixtures = presetWith({
       'a.json': JSON.stringify({ description: 'first', headers: { 'X-A': '1', n: 2 }, body: 'raw=text', expect: null }),
       'b.json': JSON.stringify({ body: { n: 1 }, expect: null }),
       'broken.json': '{ not json',
       'no-body.json': JSON.stringify({ headers: {} }),
-      'huge.json': JSON.stringify({ body: 'x'.repeat(1024 * 1024) }),
     });
     expect(fixtures.list('acme')).toEqual([{ name: 'a', description: 'first' }, { name: 'b' }]);
     // Only string headers: a fixture is data from someone else.

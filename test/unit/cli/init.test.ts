@@ -1,4 +1,14 @@
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
@@ -71,5 +81,57 @@ describe('hookd init (docs/transforms.md#a-folder-of-your-own)', () => {
     expect(tested.out).toContain('hookd: 2 of 2 case(s) passed');
     expect(tested.code).toBe(0);
     expect((await runCli(['check'], { cwd: temp.dir })).code).toBe(0);
+  });
+});
+
+describe('hookd init writes the token only into a regular .env of yours', () => {
+  const refused =
+    /\.env (is a symbolic link|is not a regular file|has other hard links); hookd writes the hook token only into a regular file of yours, so nothing was written/;
+
+  it('creates .env 0600 even under umask 0, and tightens an existing one of yours to 0600', async () => {
+    const umask = process.umask(0);
+    try {
+      expect((await runCli(['init', 'fresh'], { cwd: temp.dir })).code).toBe(0);
+    } finally {
+      process.umask(umask);
+    }
+    expect(statSync(join(temp.dir, 'fresh/.env')).mode & 0o777).toBe(0o600);
+    mkdirSync(join(temp.dir, 'loose'));
+    writeFileSync(join(temp.dir, 'loose/.env'), 'OTHER=1\n');
+    chmodSync(join(temp.dir, 'loose/.env'), 0o644);
+    expect((await runCli(['init', 'loose'], { cwd: temp.dir })).code).toBe(0);
+    expect(statSync(join(temp.dir, 'loose/.env')).mode & 0o777).toBe(0o600);
+    expect(read('loose/.env')).toMatch(/^OTHER=1\nHOOKD_HOOK_TOKEN=\S{43}\n$/);
+  });
+
+  it('never follows a .env symlink, dangling or not, and writes nothing', async () => {
+    writeFileSync(join(temp.dir, 'elsewhere.env'), 'MINE=1\n');
+    for (const [dir, target] of [
+      ['linked', join(temp.dir, 'elsewhere.env')],
+      ['dangling', join(temp.dir, 'created-through-the-link.env')],
+    ] as const) {
+      mkdirSync(join(temp.dir, dir));
+      symlinkSync(target, join(temp.dir, dir, '.env'));
+      const run = await runCli(['init', dir], { cwd: temp.dir });
+      expect(run.code).toBe(1);
+      expect(run.err).toMatch(refused);
+      expect(existsSync(join(temp.dir, dir, 'hookd.json5'))).toBe(false);
+    }
+    expect(read('elsewhere.env')).toBe('MINE=1\n');
+    expect(existsSync(join(temp.dir, 'created-through-the-link.env'))).toBe(false);
+  });
+
+  it('refuses a .env that is a hard link or a FIFO, without waiting on it', async () => {
+    writeFileSync(join(temp.dir, 'shared.env'), 'MINE=1\n');
+    mkdirSync(join(temp.dir, 'hard'));
+    linkSync(join(temp.dir, 'shared.env'), join(temp.dir, 'hard/.env'));
+    mkdirSync(join(temp.dir, 'fifo'));
+    execFileSync('mkfifo', [join(temp.dir, 'fifo/.env')]);
+    for (const dir of ['hard', 'fifo']) {
+      const run = await runCli(['init', dir], { cwd: temp.dir });
+      expect(run.code, dir).toBe(1);
+      expect(run.err).toMatch(refused);
+    }
+    expect(read('shared.env')).toBe('MINE=1\n');
   });
 });

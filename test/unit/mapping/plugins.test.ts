@@ -1,4 +1,5 @@
-import { mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -69,6 +70,47 @@ describe('a plugin is held to the schema of your mappings', () => {
         /plugin "\.\/p": mappings\[0\]\.verify: a preset's mapping does not verify signatures itself/,
       ),
     );
+  });
+});
+
+describe("a plugin's signature secret is a secret", () => {
+  const verifying = (secretOption: string, properties: Record<string, unknown> = {}) =>
+    setup([template], {
+      manifest: { verify: { scheme: 'gitlab', secretOption }, options: { type: 'object', properties } },
+    });
+
+  it("refuses a secretOption naming the entry's own keys, whose values are public (name: evil opened it)", () => {
+    for (const key of ['name', 'path', 'sessionKey']) {
+      const { root } = verifying(key, { [key]: { type: 'string', secret: true } });
+      expect(compile(root, { presets: [{ name: 'p', path: 'p', sessionKey: 'hook:p:x' }] }).problems).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^hooks\\.plugins\\[0\\]: /.*/p/preset\\.json5:\\d+:\\d+: plugin "\\./p": verify\\.secretOption: "${key}" is a key of the operator's entry, not a secret`,
+          ),
+        ),
+      ]);
+    }
+  });
+
+  it('refuses an option the manifest does not mark secret: true, or does not declare', () => {
+    for (const properties of [{ token: { type: 'string' } }, {}]) {
+      const { root } = verifying('token', properties);
+      expect(compile(root, { presets: [{ name: 'p', token: 's3cret' }] }).problems).toContainEqual(
+        expect.stringMatching(
+          /plugin "\.\/p": verify\.secretOption: "token" is not an option the manifest declares as a secret; name "secret", or mark the option secret: true/,
+        ),
+      );
+    }
+  });
+
+  it('takes an option marked secret: true, verifies with it, and never gives it to the transform', () => {
+    const { root } = verifying('token', { token: { type: 'string', secret: true }, team: { type: 'string' } });
+    const { compiled, problems } = compile(root, { presets: [{ name: 'p', token: 's3cret', team: 'a' }] });
+    expect(problems).toEqual([]);
+    expect(compiled[0]?.verify).toEqual({ scheme: 'gitlab', secret: 's3cret' });
+    expect({ ...compiled[0]?.presetOptions }).toEqual({ team: 'a' });
+    const wrong = compile(root, { presets: [{ name: 'p', token: 5 }] }).problems;
+    expect(wrong).toContainEqual('hooks.presets[0].token: expected the gitlab secret, a string that is not empty');
   });
 });
 
@@ -240,9 +282,13 @@ describe('a plugin reads only its own folder', () => {
     });
     const { compiled, problems } = compile(root);
     expect(problems).toEqual([
-      expect.stringMatching(/^hooks\.presets\[0\] \(plugin:p:0\)\.schema: \/.*\/p\/schema\.ts is not a JSON5 object/),
+      expect.stringMatching(
+        /^hooks\.plugins\[0\]: \/.*\/p\/preset\.json5:\d+:\d+: plugin "\.\/p": mappings\[0\]\.schema: schema\.ts is not a JSON5 object/,
+      ),
     ]);
-    expect(compiled[0]?.checkPayload?.({})).toMatchObject({ problem: "must have required property 'text'" });
+    expect(compiled.find((m) => m.id === 'plugin:p:1')?.checkPayload?.({})).toMatchObject({
+      problem: "must have required property 'text'",
+    });
   });
 
   it('refuses a fixture, a README or a manifest that is a symlink out of its folder', () => {
@@ -263,6 +309,133 @@ describe('a plugin reads only its own folder', () => {
     expect(compile(other.root).problems).toContainEqual(
       expect.stringContaining('"preset.json5" is a symlink that leads out of the preset\'s folder'),
     );
+  });
+});
+
+describe("a plugin's files are read when it loads, only as regular files within their bound", () => {
+  it('refuses a FIFO as its manifest, schema, README or fixture, without waiting on it', () => {
+    const { root, dir } = setup([template]);
+    for (const name of ['schema.ts', 'README.md', 'fixtures/push.json']) execFileSync('mkfifo', [join(dir, name)]);
+    const { problems } = compile(root);
+    for (const said of [
+      'mappings[0].schema: "schema.ts" is a FIFO, not a regular file',
+      'README.md: "README.md" is a FIFO, not a regular file',
+      'fixtures: "fixtures/push.json" is a FIFO, not a regular file',
+    ])
+      expect(problems).toContainEqual(expect.stringContaining(said));
+
+    const other = setup([template]);
+    rmSync(join(other.dir, 'preset.json5'));
+    execFileSync('mkfifo', [join(other.dir, 'preset.json5')]);
+    expect(compile(other.root).problems).toContainEqual(
+      expect.stringContaining('"preset.json5" is a FIFO, not a regular file (a preset reads only regular files'),
+    );
+  });
+
+  it('refuses a manifest over 1 MiB before parsing it (20 MB took 7 s and 1.18 GB)', () => {
+    const { root } = setup([template], { manifest: { description: 'x'.repeat(20 * 1024 * 1024) } });
+    const { problems } = compile(root);
+    expect(problems).toContainEqual(
+      expect.stringMatching(
+        /^hooks\.plugins\[0\]: plugin "\.\/p": "preset\.json5" is larger than 1 MiB, the most read/,
+      ),
+    );
+  });
+
+  it('refuses a fixture over 1 MiB, and a fixtures folder over 16 MiB', () => {
+    const big = JSON.stringify({ body: 'x'.repeat(1024 * 1024), expect: null });
+    const { root } = setup([template], { files: { 'fixtures/big.json': big } });
+    expect(compile(root).problems).toEqual([
+      expect.stringContaining('fixtures: "fixtures/big.json" is larger than 1 MiB'),
+    ]);
+    const fixture = JSON.stringify({ body: 'x'.repeat(900 * 1024), expect: null });
+    const files = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`fixtures/f${i}.json`, fixture]));
+    expect(compile(setup([template], { files }).root).problems).toEqual([
+      expect.stringContaining('fixtures: "fixtures" holds more than 16 MiB of files'),
+    ]);
+  });
+});
+
+describe("a plugin's options are its own", () => {
+  const options = {
+    type: 'object',
+    properties: {
+      constructor: { type: 'string', default: 'built' },
+      toString: { type: 'string' },
+      ['__proto__']: { type: 'integer' },
+    },
+  };
+
+  it('checks an option named constructor, toString or __proto__ as itself, never as what every object inherits', () => {
+    const { root } = setup([template], { manifest: { options } });
+    const unset = compile(root);
+    expect(unset.problems).toEqual([]);
+    expect({ ...unset.compiled[0]?.presetOptions }).toEqual({ constructor: 'built' });
+    const wrong = compile(root, { presets: [{ name: 'p', toString: 5 }] });
+    expect(wrong.problems).toEqual(['hooks.presets[0].toString: must be string (an option of the p preset)']);
+    // A `__proto__` key of an entry is dropped when the config loads, like every one.
+    const set = compile(root, { presets: [JSON.parse('{ "name": "p", "toString": "mine", "__proto__": "x" }')] });
+    expect(set.problems).toEqual([]);
+    expect(Object.entries(set.compiled[0]?.presetOptions ?? {})).toEqual([
+      ['toString', 'mine'],
+      ['constructor', 'built'],
+    ]);
+  });
+});
+
+describe("a plugin's runs keep to its own sessions", () => {
+  it('refuses a sessionKey that could render outside hook:<plugin>:, and takes one inside or yours', () => {
+    for (const sessionKey of ['hook:github:{{repo}}', '{{key}}', 'hook:p{{x}}', 'hook:pp:1', 'main']) {
+      const { root } = setup([{ ...template, sessionKey }]);
+      expect(compile(root).problems, sessionKey).toEqual([
+        expect.stringMatching(
+          /^hooks\.presets\[0\] \(plugin:p:0\)\.sessionKey: \/.*preset\.json5:\d+:\d+: the p plugin names the sessions .*; a plugin's sessions are hook:p:…, so that it cannot write into another's/,
+        ),
+      ]);
+    }
+    for (const sessionKey of ['hook:p:{{repo}}', 'hook:p', 'HOOK:P:fixed']) {
+      const { root } = setup([{ ...template, sessionKey }]);
+      expect(compile(root).problems, sessionKey).toEqual([]);
+    }
+    // Your entry's sessionKey is yours to choose.
+    const { root } = setup([{ ...template, sessionKey: 'hook:github:{{repo}}' }]);
+    expect(compile(root, { presets: [{ name: 'p', sessionKey: 'hook:deploys:{{repo}}' }] }).problems).toEqual([]);
+  });
+
+  it("fails a transform's session key outside the namespace, and gives a run without one a session inside", async () => {
+    const { root } = setup([{ action: 'agent', transform: { module: 'transform.ts' } }], {
+      files: {
+        'transform.ts':
+          'export default (ctx: { payload: { key?: string } }) => ({ message: "m", ...(ctx.payload.key ? { sessionKey: ctx.payload.key } : {}) });',
+      },
+    });
+    const config = loadConfig({
+      data: { hooks: { enabled: true, token: TOKEN, plugins: ['./p'], presets: ['p'] } },
+      baseDir: root,
+      env: {},
+    });
+    const actionOptions = { models: createModelCatalog(config), chatnetConfigured: false };
+    const { compiled: mappings } = collectMappings(config, actionOptions.models);
+    const transforms = await createTransformHost({ config, mappings, log: pino({ level: 'silent' }) });
+    try {
+      const e = createMappingEngine({ config, actionOptions, mappings, transforms });
+      for (const key of ['hook:github:acme/site', 'hook:P2:x', 'hook:other']) {
+        await expect(e.route(request('p', { key }))).rejects.toMatchObject({
+          code: 'TRANSFORM_FAILED',
+          message: expect.stringContaining(
+            `a plugin's runs keep to its own sessions, hook:p:… (its sessionKey is "${key}")`,
+          ),
+        });
+      }
+      await expect(e.route(request('p', { key: 'hook:p:acme/site' }))).resolves.toMatchObject({
+        actions: [{ sessionKey: 'hook:p:acme/site' }],
+      });
+      await expect(e.route(request('p', {}))).resolves.toMatchObject({
+        actions: [{ sessionKey: expect.stringMatching(/^hook:p:[0-9a-f-]{36}$/) }],
+      });
+    } finally {
+      transforms.close();
+    }
   });
 });
 
@@ -311,7 +484,7 @@ describe("a plugin's patterns", () => {
     const { root } = setup([{ ...template, schema }]);
     expect(compile(root).problems).toEqual([
       expect.stringMatching(
-        /^hooks\.presets\[0\] \(plugin:p:0\)\.schema: a pattern that cannot be run safely: \/patternProperties: "\^\(a\)\\\\1\$": invalid escape sequence/,
+        /^hooks\.presets\[0\] \(plugin:p:0\)\.schema: \/.*\/p\/preset\.json5:\d+:\d+: a pattern that cannot be run safely: \/patternProperties: "\^\(a\)\\\\1\$": invalid escape sequence/,
       ),
     ]);
   });
