@@ -14,6 +14,7 @@ import type { SinkOptions, StoreContract } from '../contract.js';
 import { eventRow, hookEvent } from '../events.js';
 import { createCommitQueue } from '../group-commit.js';
 import { idempotencyRecordOf, idempotencyRow } from '../idempotency.js';
+import { logTableOf } from '../log-table-sql.js';
 import { recordBytes, requestRow } from '../requests.js';
 import { hookRun, runRow } from '../runs.js';
 import { acceptError } from '../unavailable.js';
@@ -66,12 +67,10 @@ export function createPgSink(
   const { retention } = options;
   /** Records committed: shown live, and counted toward the log's bounds. */
   const recorded = (records: readonly RequestLogRecord[]) => {
-    let bytes = 0;
     for (const record of records) {
       options.onRecorded?.(record);
-      bytes += recordBytes(record);
+      retention?.added(logTableOf(record), 1, recordBytes(record));
     }
-    retention?.added('requests', records.length, bytes);
   };
   const queue = createCommitQueue<Item, boolean>({
     concurrency: CONCURRENT_COMMITS,

@@ -77,12 +77,40 @@ describe('requests refused at the door, in the request log', () => {
       more_refused: null,
     });
     expect(row?.body).toEqual(Buffer.alloc(0));
-    expect(JSON.parse(row?.headers as string)).toMatchObject({ authorization: '[masked]', 'x-sender': 'probe' });
+    // Header names only: a value a refused sender wrote is never kept.
+    expect(JSON.parse(row?.headers as string)).toMatchObject({ authorization: '[masked]', 'x-sender': '' });
     expect(JSON.parse(row?.credentials as string)).toEqual({ authorization: { verified: false } });
     const stored = JSON.stringify(rows());
     expect(stored).not.toContain('wrong-token');
     expect(stored).not.toContain('query-secret');
     expect(stored).not.toContain('nobody authenticated');
+    expect(stored).not.toContain('probe');
+  });
+
+  it('keeps header names only, the path cut at 256 characters and no query: 14 KB of header and 1.5 KB of query', async () => {
+    t = await createTestApp(signed);
+    const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`x-h${i}-${'n'.repeat(100)}`, 'v']));
+    const sent = [
+      { url: `/hooks/wake?q=${'x'.repeat(1500)}`, headers: { 'x-padding': 'v'.repeat(14_000) } },
+      { url: `/hooks/github?q=${'x'.repeat(1500)}`, headers: { 'x-hub-signature-256': 'sha256=00' } },
+      { url: `/hooks/wake/${'p'.repeat(400)}`, headers: {} },
+      { url: '/hooks/github', headers: { 'x-hub-signature-256': 'sha256=00', ...many } },
+    ];
+    for (const { url, headers } of sent) {
+      const res = await t.app.inject({ method: 'POST', url, headers, payload: '{"n":1}' });
+      expect(res.statusCode).toBe(401);
+    }
+    const [padded, signedWithQuery, long, named] = await rowsOf(4);
+    expect(padded).toMatchObject({ url: '/hooks/wake', path: 'wake' });
+    expect(JSON.parse(padded?.headers as string)).toMatchObject({ 'x-padding': '' });
+    expect(signedWithQuery).toMatchObject({ url: '/hooks/github', code: 'SIGNATURE_INVALID', mapping_id: 'gh' });
+    expect(long?.url).toBe(`/hooks/wake/${'p'.repeat(256 - '/hooks/wake/'.length)}`);
+    expect(long?.path).toBe(`wake/${'p'.repeat(251)}`);
+    // At most 32 names, each cut at 64 characters.
+    const names = Object.keys(JSON.parse(named?.headers as string));
+    expect(names).toHaveLength(32);
+    expect(Math.max(...names.map((n) => n.length))).toBe(64);
+    for (const row of rows()) expect(row.headers.length + row.url.length).toBeLessThan(2600);
   });
 
   it('records 405, 404, 413, 415, 429 and SIGNATURE_INVALID with the mapping whose signature failed', async () => {
