@@ -3,6 +3,7 @@ import type { ActionSink } from '../actions/index.js';
 import type { Clock } from '../clock.js';
 import type { HooksConfig } from '../config/index.js';
 import { type CredentialTest, isCredentialHeader, MASKED, type MaskedHeaders, type RawHeaders } from '../headers.js';
+import { newId } from '../ids.js';
 import type { MappingEngine } from '../mapping/index.js';
 import { storedHeaders, urlWithoutToken } from './credentials.js';
 import type { HookRefusal, HookState } from './hook-gate.js';
@@ -147,6 +148,17 @@ function headerNamesOf(headers: RawHeaders, isCredential: CredentialTest): Maske
 function refusedPathOf(url: string): string {
   const query = url.indexOf('?');
   return (query === -1 ? url : url.slice(0, query)).slice(0, MAX_REFUSED_PATH_CHARS);
+}
+
+/**
+ * A refused request's record, and its answer, take an id of hookd's own: an `x-request-id` its
+ * sender chose could name another request's record, which the refused one would then stand
+ * in front of (docs/runtime.md#request-log-and-replay).
+ */
+export function ownIdOfRefused(request: FastifyRequest, reply: FastifyReply): void {
+  if (request.id !== request.headers['x-request-id']) return;
+  request.id = newId();
+  reply.header('x-request-id', request.id);
 }
 
 function endingOf(

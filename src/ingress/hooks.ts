@@ -13,7 +13,7 @@ import { closeUnread, drainRefused } from './drain.js';
 import { toHookdError } from './errors.js';
 import { createHookActions } from './hook-actions.js';
 import { createHookGate, type HookState, type HookTrail } from './hook-gate.js';
-import { createHookRecords } from './hook-records.js';
+import { createHookRecords, ownIdOfRefused } from './hook-records.js';
 import { createInFlightKeys, hashBody, type InFlightKeys, idempotencyKeyOf, keyIsDeliveryId } from './idempotency.js';
 import { type CredentialFingerprints, createCredentialFingerprints, openedBySignature } from './receipt.js';
 import { reasonOf } from './request-log.js';
@@ -75,6 +75,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   app.addHook('onError', async (request, reply, err) => {
     const e = toHookdError(err);
     const answered = { code: e.code, reason: reasonOf(e) };
+    if (request.hook === null || !request.hook.trail.authenticated) ownIdOfRefused(request, reply);
     if (request.hook === null) {
       if (request.hookRefusal) Object.assign(request.hookRefusal, answered);
       if (isHookdError(err, 'BUSY')) closeUnread(reply.raw);

@@ -7,7 +7,7 @@ import { type SuiteStore, suiteStore, suiteStores } from '../helpers/postgres.js
 /**
  * What the request log keeps of requests refused at the door (docs/runtime.md#request-log-and-replay):
  * header names, a bounded path, no query, in a part of `hooks.log.maxBytes` of their own that
- * never pushes out an authenticated record.
+ * never pushes out an authenticated record; and ids of hookd's own.
  */
 
 const HOOK_TOKEN = 'refused-hook-token-0123456789';
@@ -122,4 +122,23 @@ describe.each(suiteStores)('records of refused requests on %s', (kind) => {
     const replay = await call(`${hookd.url}/api/requests/${accepted[0]}/replay`, { headers: ADMIN });
     expect(replay.status).toBe(200);
   }, 90_000);
+
+  it("never lets a refused request's x-request-id stand in front of another record", async () => {
+    const { hookd, admin } = await gateway();
+    const headers = { ...HOOK, 'x-request-id': 'chosen-by-sender' };
+    const first = await call(`${hookd.url}/hooks/wake`, { headers, json: { text: 'the real one' } });
+    expect(first.status).toBe(200);
+    expect(first.headers['x-request-id']).toBe('chosen-by-sender');
+    const forged = await call(`${hookd.url}/hooks/wake`, {
+      headers: { authorization: 'Bearer not-the-hook-token-0123', 'x-request-id': 'chosen-by-sender' },
+      json: { text: 'a forgery' },
+    });
+    expect(forged.status).toBe(401);
+    const ownId = forged.headers['x-request-id'] as string;
+    expect(ownId).not.toBe('chosen-by-sender');
+    await until(async () => ((await admin(`/api/requests/${ownId}`)).id === ownId ? true : undefined), 'the refusal');
+    const kept = await admin('/api/requests/chosen-by-sender');
+    expect(kept).toMatchObject({ id: 'chosen-by-sender', status: 200, authenticated: true });
+    expect((await call(`${hookd.url}/api/requests/chosen-by-sender/replay`, { headers: ADMIN })).status).toBe(200);
+  }, 60_000);
 });

@@ -113,6 +113,35 @@ describe('requests refused at the door, in the request log', () => {
     for (const row of rows()) expect(row.headers.length + row.url.length).toBeLessThan(2600);
   });
 
+  it("gives a refused request an id of hookd's own when its sender chose one, in its record and its answer", async () => {
+    t = await createTestApp(signed);
+    const chosen = { 'x-request-id': 'the-senders-id' };
+    const accepted = await t.app.inject({
+      method: 'POST',
+      url: '/hooks/wake',
+      headers: { ...AUTH, ...chosen },
+      payload: {},
+    });
+    expect(accepted.headers['x-request-id']).toBe('the-senders-id');
+    const refusedAtTheGate = await t.app.inject({ method: 'POST', url: '/hooks/wake', headers: chosen, payload: {} });
+    const badSignature = await t.app.inject({
+      method: 'POST',
+      url: '/hooks/github',
+      headers: { ...chosen, 'x-hub-signature-256': 'sha256=00' },
+      payload: {},
+    });
+    expect([refusedAtTheGate.statusCode, badSignature.statusCode]).toEqual([401, 401]);
+    const ids = [refusedAtTheGate, badSignature].map((res) => res.headers['x-request-id']);
+    expect(ids).not.toContain('the-senders-id');
+    const all = await rowsOf(3);
+    expect(all.map((row) => [row.id, row.authenticated])).toEqual([
+      ['the-senders-id', 1],
+      [ids[0], 0],
+      [ids[1], 0],
+    ]);
+    expect(t.store.requests.get('the-senders-id')?.authenticated).toBe(true);
+  });
+
   it('records 405, 404, 413, 415, 429 and SIGNATURE_INVALID with the mapping whose signature failed', async () => {
     t = await createTestApp({ hooks: { ...signed.hooks, maxBodyBytes: 64 } });
     const post = (url: string, headers: Record<string, string>, payload = '{}', method: 'POST' | 'GET' = 'POST') =>
