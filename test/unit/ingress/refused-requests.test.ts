@@ -27,6 +27,7 @@ interface Row {
   body_bytes: number;
   authenticated: number;
   body_whole: number;
+  redacted: number;
   more_refused: number | null;
 }
 
@@ -235,6 +236,22 @@ describe('what an authenticated request keeps of its body', () => {
     t = await createTestApp({ hooks: { log: { redact: ['card.number'] } } });
     await t.app.inject({ method: 'POST', url: '/hooks/wake', headers: AUTH, payload: '{"card": {"number": "4242"' });
     expect((await rowsOf(1))[0]).toMatchObject({ body: Buffer.alloc(0), body_bytes: 26, redacted: 1, body_whole: 0 });
+  });
+
+  it('redacts a path as the parser sees the body, and never keeps raw text a duplicate key hid it in', async () => {
+    t = await createTestApp({ hooks: { log: { redact: ['card.number'] } } });
+    const bodies = [
+      '{"text":"a","card":{"number":"4111111111111111"},"card":1}',
+      '{"text":"b","card":1,"card":{"number":"4111111111111111"}}',
+    ];
+    for (const payload of bodies) {
+      const res = await t.app.inject({ method: 'POST', url: '/hooks/wake', headers: AUTH, payload });
+      expect(res.statusCode).toBe(200);
+    }
+    const [shadowed, kept] = await rowsOf(2);
+    expect(shadowed?.body.toString()).toBe('{"text":"a","card":1}');
+    expect(kept?.body.toString()).toBe('{"text":"b","card":{"number":"[redacted]"}}');
+    for (const row of [shadowed, kept]) expect(row).toMatchObject({ redacted: 1, body_whole: 0 });
   });
 
   it('checks a signature before parsing: invalid JSON is 400 with its body for a signed sender, 401 for anyone else', async () => {
