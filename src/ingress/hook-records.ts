@@ -65,27 +65,6 @@ export function createHookRecords(options: HookRecordsOptions) {
     };
   };
 
-  /**
-   * What a record tells of a refused request (docs/runtime.md#request-log-and-replay): header
-   * names, never a value; the URL's path, bounded, never its query; its body's size only.
-   */
-  const refusedFacts = (request: FastifyRequest, at: HookRefusal, state?: HookState): RequestFacts => {
-    const { headers, credentials } = headerNamesOf(request.headers, isCredential);
-    const { body, unparsed } = state?.trail ?? {};
-    return {
-      id: request.id,
-      receivedAt: at.receivedAt,
-      startedMs: at.startedMs,
-      subPath: (state?.subPath ?? subPathOf(request)).slice(0, MAX_REFUSED_PATH_CHARS),
-      url: refusedPathOf(request.url),
-      client: request.ip,
-      headers,
-      credentials,
-      authenticated: false,
-      ...(body ? { body } : unparsed ? { unparsed } : { declaredBytes: declaredBytes(request) }),
-    };
-  };
-
   const refused = (request: FastifyRequest, ending: RequestEnding, facts: () => RequestFacts) => {
     const answer = { status: ending.status, path: subPathOf(request), ...(ending.code ? { code: ending.code } : {}) };
     refusedLog?.refused(request.ip ?? '', answer, () => recorder.record(facts(), ending));
@@ -102,14 +81,14 @@ export function createHookRecords(options: HookRecordsOptions) {
       const state = request.hook;
       if (state === null) {
         const refusal = request.hookRefusal;
-        if (refusal) refused(request, endingOf(reply, refusal), () => refusedFacts(request, refusal));
+        if (refusal) refused(request, endingOf(reply, refusal), () => refusedFacts(request, isCredential, refusal));
         return;
       }
       const { trail } = state;
       if (trail.logged) return;
       const ending = endingOf(reply, trail);
       if (trail.authenticated) sink.recordRequest(recorder.record(factsOf(request, state), ending));
-      else refused(request, ending, () => refusedFacts(request, trail, state));
+      else refused(request, ending, () => refusedFacts(request, isCredential, trail, state));
     },
     /** Writes the refused requests held (the gateway is closing). */
     close(): void {
@@ -124,6 +103,32 @@ export type HookRecords = ReturnType<typeof createHookRecords>;
 const MAX_REFUSED_HEADERS = 32;
 const MAX_HEADER_NAME_CHARS = 64;
 const MAX_REFUSED_PATH_CHARS = 256;
+
+/**
+ * What a record tells of a refused request (docs/runtime.md#request-log-and-replay): header
+ * names, never a value; the URL's path, bounded, never its query; its body's size only.
+ */
+function refusedFacts(
+  request: FastifyRequest,
+  isCredential: CredentialTest,
+  at: HookRefusal,
+  state?: HookState,
+): RequestFacts {
+  const { headers, credentials } = headerNamesOf(request.headers, isCredential);
+  const { body, unparsed } = state?.trail ?? {};
+  return {
+    id: request.id,
+    receivedAt: at.receivedAt,
+    startedMs: at.startedMs,
+    subPath: (state?.subPath ?? subPathOf(request)).slice(0, MAX_REFUSED_PATH_CHARS),
+    url: refusedPathOf(request.url),
+    client: request.ip,
+    headers,
+    credentials,
+    authenticated: false,
+    ...(body ? { body } : unparsed ? { unparsed } : { declaredBytes: declaredBytes(request) }),
+  };
+}
 
 /**
  * A refused request's headers as its record keeps them: names only (a credential's value
