@@ -19,7 +19,14 @@ export function createPathFinder(paths: readonly (readonly string[])[]): (raw: B
   }));
   return (raw) => {
     const candidates = needles.filter(({ keys }) => mayHold(raw, keys)).map(({ path }) => path);
-    return candidates.length > 0 && scanFor(raw, candidates);
+    if (candidates.length === 0) return false;
+    try {
+      return scanFor(raw, candidates);
+    } catch {
+      // A text it cannot read (a key JSON.parse would not take): as if it held one, so that it is
+      // kept re-serialized, never raw.
+      return true;
+    }
   };
 }
 
@@ -94,7 +101,7 @@ function createScan(text: string) {
   /** The end of the string starting at `i` (its closing quote's index + 1). */
   const stringEnd = (): number => {
     let j = i + 1;
-    while (text.charCodeAt(j) !== 34) j += text.charCodeAt(j) === 92 ? 2 : 1;
+    while (j < text.length && text.charCodeAt(j) !== 34) j += text.charCodeAt(j) === 92 ? 2 : 1;
     return j + 1;
   };
   return {
@@ -102,11 +109,10 @@ function createScan(text: string) {
       skipSpace();
       return text.charAt(i);
     },
-    /** Moves past `c` (the next token); true. */
+    /** Moves past `c`, the next token (the text is valid JSON); true. */
     expect(c: string): true {
       skipSpace();
-      if (text.charAt(i) !== c) throw new Error(`expected ${c} at ${i}`);
-      i++;
+      if (text.charAt(i) === c) i++;
       return true;
     },
     /** Moves past `c` when it is the next token. */
@@ -152,7 +158,7 @@ function createScan(text: string) {
           this.skipScalar();
           return true;
         } else i++;
-      } while (depth > 0);
+      } while (depth > 0 && i < text.length);
       return true;
     },
   };

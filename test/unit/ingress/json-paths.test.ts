@@ -27,6 +27,11 @@ describe('a JSON text holding a value at a path', () => {
     expect(holds('"card.number"', 'card.number')).toBe(false);
   });
 
+  it('answers, never hanging, for a text cut short (it is never given one)', () => {
+    for (const text of ['{"card":', '{"card":{"number', '[{"card":[', '{"\\u00', '{"card":{"x":"\\'])
+      expect(typeof holds(text, 'card.number')).toBe('boolean');
+  });
+
   it('agrees with the parsed payload on 2,000 generated bodies without duplicate keys', () => {
     let seed = 7;
     const random = () => {
