@@ -183,7 +183,11 @@ export function RequestPage({ id }: { id: string }) {
       </p>
       {!bodyNotKept(r) && <pre class="payload">{pretty(r.body)}</pre>}
       <h2>Headers</h2>
-      <p class="hint">Credentials are kept by name only; each is marked by whether its check passed.</p>
+      <p class="hint">
+        {r.authenticated
+          ? 'Credentials are kept by name only; each is marked by whether its check passed.'
+          : 'A refused request keeps header names only, never their values.'}
+      </p>
       <div class="table-wrap">
         <table class="headers">
           <tbody>

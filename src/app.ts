@@ -47,7 +47,7 @@ export interface AppDeps {
   readonly operator?: Pick<Runtime, 'activity' | 'redeliver' | 'queueDepth'>;
   /** Where console sessions are kept; the console at /ui/ is served when given (with the admin API). */
   readonly consoleSessions?: ConsoleSessions;
-  /** The refused requests' minutes in the request log (default: the system clock). */
+  /** Requests' arrival times and the refused requests' minutes in the request log (default: the system clock). */
   readonly clock?: Clock;
   /** Told how hook requests were answered, for alerts (the runtime's, while alerts are on). */
   readonly outcomes?: HookOutcomes;
@@ -211,6 +211,7 @@ async function registerOperatorRoutes(
       allowQueryToken: config.hooks.allowQueryToken,
       ...(deps.mappings ? { mappings: deps.mappings } : {}),
       ...(deps.outcomes ? { outcomes: deps.outcomes } : {}),
+      ...(deps.clock ? { now: deps.clock.now } : {}),
     }),
   };
   const consoleApi = {

@@ -74,11 +74,13 @@ export async function openBackend(
     await postgres.migratePostgres(pool);
     parts.clockSkew = await watchSkew(postgres, pool, log, clock);
     const node = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-    return postgres.pgBackend(pool, {
+    const share = {
       node,
       leaseMs: config.storage.leaseSeconds * 1000,
-      onListenError: (err) => log.warn({ err }, 'the PostgreSQL notification connection failed; listening again'),
-    });
+      onListenError: (err: Error) =>
+        log.warn({ err }, 'the PostgreSQL notification connection failed; listening again'),
+    };
+    return postgres.pgBackend(pool, share, clock.now);
   }
   const onDisk = config.storage.path !== ':memory:';
   const onError = (message: string) => log.error({ error: message }, 'background WAL checkpoint failed');

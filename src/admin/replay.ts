@@ -25,6 +25,8 @@ export interface ReplayerOptions extends ReplayRules {
   readonly inFlight: InFlightKeys;
   /** Told of a replay a mapping answered 2xx: it clears the mapping's alert (docs/operations.md#alerts). */
   readonly outcomes?: HookOutcomes;
+  /** The clock a replay's `receivedAt` is read from (default: the system's). */
+  readonly now?: () => number;
 }
 
 /** `force`: run anew, past the answer the request's idempotency key remembers. */
@@ -55,7 +57,7 @@ interface Run {
  * answers what a live request would.
  */
 export function createReplayer(options: ReplayerOptions) {
-  const { sink, requested, recorder, inFlight } = options;
+  const { sink, requested, recorder, inFlight, now = Date.now } = options;
   // This node's replays running now, by key: a concurrent replay of the same request waits for it.
   const running = new Map<string, Promise<ReplayAnswer>>();
 
@@ -63,7 +65,7 @@ export function createReplayer(options: ReplayerOptions) {
     const stored = await sink.findRequest(id);
     if (!stored) throw hookdError('NOT_FOUND', { resource: 'request', id });
     const source = replayableOf(id, stored, options);
-    let facts: RequestFacts = { ...factsOf(replayId, source), replayOf: id };
+    let facts: RequestFacts = { ...factsOf(replayId, source, now()), replayOf: id };
     let trail: MappingTrail = {};
     try {
       const key = keyOf(id, source);
@@ -159,9 +161,9 @@ export function createReplayer(options: ReplayerOptions) {
 export type Replayer = ReturnType<typeof createReplayer>;
 
 /** The request's facts as its replay is logged with. */
-function factsOf(replayId: string, source: Replayable): RequestFacts {
+function factsOf(replayId: string, source: Replayable, receivedAt: number): RequestFacts {
   const { subPath, url, headers, credentials, body } = source;
-  const at = { receivedAt: Date.now(), startedMs: performance.now() };
+  const at = { receivedAt, startedMs: performance.now() };
   // The operator's, with the gateway token, of a request first received authenticated.
   return { id: replayId, ...at, subPath, url, headers, credentials, authenticated: true, body };
 }

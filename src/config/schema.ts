@@ -131,6 +131,7 @@ export const configSchema = {
             maxRows: { type: 'integer', minimum: 1, default: 100000 },
             maxBytes: { type: 'integer', minimum: 65536, default: 1073741824 },
             refusedPerMinute: { type: 'integer', minimum: 0, default: 60 },
+            refusedShare: { type: 'number', minimum: 0.01, maximum: 0.5, default: 0.125 },
           },
         },
         mail: mailSchema,

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
+import { closeWithGrace } from './close-grace.js';
 
 /**
  * After a 413/415 the rest of the body is read and dropped (so that the client reads the
@@ -44,14 +45,14 @@ export function drain(
   const clientAskedToClose = !res.shouldKeepAlive;
   res.shouldKeepAlive = true;
   dropBounded(payload, res, req.socket, lingering, () => {
-    if (clientAskedToClose) closeAfter(res, req.socket, false);
+    if (clientAskedToClose) closeAfter(res, req.socket);
   });
 }
 
 /**
  * Reads and drops `payload` for at most 64 KiB or 2 s. Past a bound, reading stops and the
  * answer goes out with a FIN, so that the client can still read it; the socket goes a moment
- * later whatever the client does.
+ * later whatever the client does (close-grace.ts).
  */
 function dropBounded(
   payload: NodeJS.ReadableStream,
@@ -74,7 +75,7 @@ function dropBounded(
     socket.once('close', release);
     payload.pause();
     res.shouldKeepAlive = false;
-    closeAfter(res, socket, true);
+    closeAfter(res, socket);
   };
   const timer = setTimeout(cut, DRAIN_LIMIT_MS);
   timer.unref();
@@ -92,12 +93,12 @@ function dropBounded(
   payload.resume();
 }
 
-/** Ends the connection once the answer is out; `force` also destroys it a moment later. */
-function closeAfter(res: ServerResponse, socket: Socket, force: boolean): void {
-  const close = () => {
-    socket.end();
-    if (force) setTimeout(() => socket.destroy(), DRAIN_LIMIT_MS).unref();
-  };
+/**
+ * Ends the connection once the answer is out, and destroys it a moment later: a client that
+ * never closes its side does not keep its slot in `server.maxConnections`.
+ */
+function closeAfter(res: ServerResponse, socket: Socket): void {
+  const close = () => closeWithGrace(socket);
   if (res.writableFinished) close();
   else res.once('finish', close);
 }

@@ -81,13 +81,15 @@ export interface HookGateOptions {
   readonly fingerprints: CredentialFingerprints;
   /** Told of every refused signature, for alerts (docs/operations.md#alerts). */
   readonly outcomes?: HookOutcomes;
+  /** The clock a request's `receivedAt` is read from. */
+  readonly now: () => number;
 }
 
 const isBuiltIn = (subPath: string) => subPath === 'wake' || subPath === 'agent';
 
 /** Creates the gate of the hook routes. */
 export function createHookGate(options: HookGateOptions): HookGate {
-  const { hooks, mappings, throttle, log, fingerprints, outcomes } = options;
+  const { hooks, mappings, throttle, log, fingerprints, outcomes, now } = options;
   const tokenMatches = createTokenMatcher(hooks.token);
   const { maxPendingBytes, maxPendingPerClient, bodyTimeoutMs } = hooks.verifiedPaths;
   const pendingBodies = createPendingBodies({ maxBytes: maxPendingBytes, maxPerClient: maxPendingPerClient });
@@ -138,7 +140,7 @@ export function createHookGate(options: HookGateOptions): HookGate {
   return {
     refuse,
     admit(request, reply) {
-      const receivedAt = Date.now();
+      const receivedAt = now();
       const startedMs = performance.now();
       if (request.method !== 'POST') throw hookdError('METHOD_NOT_ALLOWED', undefined, { headers: { allow: 'POST' } });
       const presented = findToken(request.headers, request.query);

@@ -2,7 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ActionSink } from '../actions/index.js';
 import type { Clock } from '../clock.js';
 import type { HooksConfig } from '../config/index.js';
-import { type CredentialTest, isCredentialHeader } from '../headers.js';
+import { type CredentialTest, isCredentialHeader, MASKED, type MaskedHeaders, type RawHeaders } from '../headers.js';
+import { newId } from '../ids.js';
 import type { MappingEngine } from '../mapping/index.js';
 import { storedHeaders, urlWithoutToken } from './credentials.js';
 import type { HookRefusal, HookState } from './hook-gate.js';
@@ -64,23 +65,6 @@ export function createHookRecords(options: HookRecordsOptions) {
     };
   };
 
-  /** What a record tells of a request refused before the gate made a state for it. */
-  const refusedFacts = (request: FastifyRequest, refusal: HookRefusal): RequestFacts => {
-    const { headers, credentials } = storedHeaders(request.headers, isCredential, {});
-    return {
-      id: request.id,
-      receivedAt: refusal.receivedAt,
-      startedMs: refusal.startedMs,
-      subPath: subPathOf(request),
-      url: urlWithoutToken(request.url),
-      client: request.ip,
-      headers,
-      credentials,
-      authenticated: false,
-      declaredBytes: declaredBytes(request),
-    };
-  };
-
   const refused = (request: FastifyRequest, ending: RequestEnding, facts: () => RequestFacts) => {
     const answer = { status: ending.status, path: subPathOf(request), ...(ending.code ? { code: ending.code } : {}) };
     refusedLog?.refused(request.ip ?? '', answer, () => recorder.record(facts(), ending));
@@ -97,14 +81,14 @@ export function createHookRecords(options: HookRecordsOptions) {
       const state = request.hook;
       if (state === null) {
         const refusal = request.hookRefusal;
-        if (refusal) refused(request, endingOf(reply, refusal), () => refusedFacts(request, refusal));
+        if (refusal) refused(request, endingOf(reply, refusal), () => refusedFacts(request, isCredential, refusal));
         return;
       }
       const { trail } = state;
       if (trail.logged) return;
       const ending = endingOf(reply, trail);
       if (trail.authenticated) sink.recordRequest(recorder.record(factsOf(request, state), ending));
-      else refused(request, ending, () => factsOf(request, state));
+      else refused(request, ending, () => refusedFacts(request, isCredential, trail, state));
     },
     /** Writes the refused requests held (the gateway is closing). */
     close(): void {
@@ -114,6 +98,73 @@ export function createHookRecords(options: HookRecordsOptions) {
 }
 
 export type HookRecords = ReturnType<typeof createHookRecords>;
+
+/** A refused record's header names at most, each cut at MAX_HEADER_NAME_CHARS; its path cut at MAX_REFUSED_PATH_CHARS. */
+const MAX_REFUSED_HEADERS = 32;
+const MAX_HEADER_NAME_CHARS = 64;
+const MAX_REFUSED_PATH_CHARS = 256;
+
+/**
+ * What a record tells of a refused request (docs/runtime.md#request-log-and-replay): header
+ * names, never a value; the URL's path, bounded, never its query; its body's size only.
+ */
+function refusedFacts(
+  request: FastifyRequest,
+  isCredential: CredentialTest,
+  at: HookRefusal,
+  state?: HookState,
+): RequestFacts {
+  const { headers, credentials } = headerNamesOf(request.headers, isCredential);
+  const { body, unparsed } = state?.trail ?? {};
+  return {
+    id: request.id,
+    receivedAt: at.receivedAt,
+    startedMs: at.startedMs,
+    subPath: (state?.subPath ?? subPathOf(request)).slice(0, MAX_REFUSED_PATH_CHARS),
+    url: refusedPathOf(request.url),
+    client: request.ip,
+    headers,
+    credentials,
+    authenticated: false,
+    ...(body ? { body } : unparsed ? { unparsed } : { declaredBytes: declaredBytes(request) }),
+  };
+}
+
+/**
+ * A refused request's headers as its record keeps them: names only (a credential's value
+ * `[masked]`, any other's empty), at most MAX_REFUSED_HEADERS of them.
+ */
+function headerNamesOf(headers: RawHeaders, isCredential: CredentialTest): MaskedHeaders {
+  const names: Record<string, string> = {};
+  const credentials: Record<string, { verified: boolean }> = {};
+  let kept = 0;
+  for (const key in headers) {
+    if (headers[key] === undefined) continue;
+    if (kept++ === MAX_REFUSED_HEADERS) break;
+    const name = key.toLowerCase().slice(0, MAX_HEADER_NAME_CHARS);
+    const credential = isCredential(name);
+    names[name] = credential ? MASKED : '';
+    if (credential) credentials[name] = { verified: false };
+  }
+  return { headers: names, credentials };
+}
+
+/** A refused request's URL as its record keeps it: the path alone, without the query, cut at MAX_REFUSED_PATH_CHARS. */
+function refusedPathOf(url: string): string {
+  const query = url.indexOf('?');
+  return (query === -1 ? url : url.slice(0, query)).slice(0, MAX_REFUSED_PATH_CHARS);
+}
+
+/**
+ * A refused request's record, and its answer, take an id of hookd's own: an `x-request-id` its
+ * sender chose could name another request's record, which the refused one would then stand
+ * in front of (docs/runtime.md#request-log-and-replay).
+ */
+export function ownIdOfRefused(request: FastifyRequest, reply: FastifyReply): void {
+  if (request.id !== request.headers['x-request-id']) return;
+  request.id = newId();
+  reply.header('x-request-id', request.id);
+}
 
 function endingOf(
   reply: FastifyReply,

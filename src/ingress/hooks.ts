@@ -13,7 +13,7 @@ import { closeUnread, drainRefused } from './drain.js';
 import { toHookdError } from './errors.js';
 import { createHookActions } from './hook-actions.js';
 import { createHookGate, type HookState, type HookTrail } from './hook-gate.js';
-import { createHookRecords } from './hook-records.js';
+import { createHookRecords, ownIdOfRefused } from './hook-records.js';
 import { createInFlightKeys, hashBody, type InFlightKeys, idempotencyKeyOf, keyIsDeliveryId } from './idempotency.js';
 import { type CredentialFingerprints, createCredentialFingerprints, openedBySignature } from './receipt.js';
 import { reasonOf } from './request-log.js';
@@ -35,7 +35,7 @@ export interface HookRoutesOptions {
   readonly fingerprints?: CredentialFingerprints;
   /** The idempotency keys being processed (shared with replay, which takes the same keys). */
   readonly inFlight?: InFlightKeys;
-  /** The refused requests' minutes (default: the system clock). */
+  /** Requests' arrival times and the refused requests' minutes (default: the system clock). */
   readonly clock?: Clock;
   /** Told how mapped requests were answered and of refused signatures, for alerts (docs/operations.md#alerts). */
   readonly outcomes?: HookOutcomes;
@@ -56,10 +56,11 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   const log = options.log.child({ component: 'hooks' });
   const fingerprints = options.fingerprints ?? createCredentialFingerprints(undefined, hooks.token);
   const throttle = options.throttle ?? createAuthThrottle();
-  const gate = createHookGate({ ...options, throttle, log, fingerprints });
+  const clock = options.clock ?? systemClock;
+  const gate = createHookGate({ ...options, throttle, log, fingerprints, now: clock.now });
   const requested = createHookActions({ ...options, redact: hooks.log.redact });
   const inFlight = options.inFlight ?? createInFlightKeys();
-  const records = createHookRecords({ ...options, clock: options.clock ?? systemClock });
+  const records = createHookRecords({ ...options, clock });
   const { recorder } = records;
 
   app.decorateRequest('hook', null);
@@ -75,6 +76,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
   app.addHook('onError', async (request, reply, err) => {
     const e = toHookdError(err);
     const answered = { code: e.code, reason: reasonOf(e) };
+    if (request.hook === null || !request.hook.trail.authenticated) ownIdOfRefused(request, reply);
     if (request.hook === null) {
       if (request.hookRefusal) Object.assign(request.hookRefusal, answered);
       if (isHookdError(err, 'BUSY')) closeUnread(reply.raw);
@@ -183,7 +185,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     try {
       request.hook = gate.admit(request, reply);
     } catch (err) {
-      request.hookRefusal = { receivedAt: Date.now(), startedMs: performance.now() };
+      request.hookRefusal = { receivedAt: clock.now(), startedMs: performance.now() };
       throw err;
     }
   };

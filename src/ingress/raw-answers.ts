@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { errorBody, type HookdError, hookdError } from '../errors.js';
+import { closeWithGrace } from './close-grace.js';
 
 /**
  * Answers written on the raw socket for what never reaches fastify's routes: an `Expect:` it
@@ -34,7 +35,7 @@ export function answerOutsideFastify(server: Server): void {
   server.on('connect', (_req: IncomingMessage, socket: Socket) => {
     const answer = rawAnswer(hookdError('METHOD_NOT_ALLOWED', undefined, { headers: { allow: 'POST' } }));
     const head = Object.entries(answer.headers).map(([k, v]) => `${k}: ${v}`);
-    socket.end(`HTTP/1.1 405 Method Not Allowed\r\n${head.join('\r\n')}\r\n\r\n${answer.body}`);
+    closeWithGrace(socket, `HTTP/1.1 405 Method Not Allowed\r\n${head.join('\r\n')}\r\n\r\n${answer.body}`);
   });
 }
 
@@ -61,8 +62,9 @@ export function answerMalformed(err: NodeJS.ErrnoException, socket: Socket): voi
   const refuse = () => {
     if (sent) return;
     sent = true;
-    if (socket.writable) socket.end(`${statusLine}\r\n${head.join('\r\n')}\r\n\r\n${answer.body}`);
-    else socket.destroy();
+    // Ended, then destroyed a moment later: a client that never closes its side must not keep
+    // its slot in `server.maxConnections`.
+    closeWithGrace(socket, `${statusLine}\r\n${head.join('\r\n')}\r\n\r\n${answer.body}`);
   };
   // A request still arriving when its time ran out (a trickled body) has no answer coming:
   // it gets the 408 now. A request received whole is answered first.

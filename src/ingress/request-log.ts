@@ -3,6 +3,7 @@ import type { HooksConfig } from '../config/index.js';
 import type { HookdError } from '../errors.js';
 import type { CredentialMark } from '../headers.js';
 import type { ParsedBody } from './body.js';
+import { createPathFinder } from './json-paths.js';
 import { answerFor } from './responses.js';
 
 /** What the request log keeps of a body (docs/runtime.md#request-log-and-replay). */
@@ -80,9 +81,10 @@ const EMPTY = Buffer.alloc(0);
 /** Builds request log records: bodies capped and redacted, or not kept at all. */
 export function createRequestRecorder(settings: RequestLogSettings) {
   const paths = settings.redact.map((p) => p.split('.'));
+  const holdsRedacted = createPathFinder(paths);
   function record(facts: RequestFacts, ending: RequestEnding): RequestLogRecord {
     const kept = keepsBody(facts.authenticated, ending.status)
-      ? keptBody(facts, paths, settings.maxBodyBytes)
+      ? keptBody(facts, paths, holdsRedacted, settings.maxBodyBytes)
       : omittedBody(facts);
     // Every field named (absent ones undefined): one shape for every record, cheap to read.
     return {
@@ -112,7 +114,7 @@ export function createRequestRecorder(settings: RequestLogSettings) {
     enabled: settings.enabled,
     record,
     /** The whole body with the redacted paths masked: a kept failure's copy (docs/runtime.md#request-log-and-replay). */
-    redactedCopy: (body: ParsedBody) => redactedBytes(body, paths),
+    redactedCopy: (body: ParsedBody) => redactedBytes(body, paths, holdsRedacted),
     /** The record of a request whose actions were accepted: answered as `answerFor` answers. */
     accepted(
       facts: RequestFacts,
@@ -161,13 +163,18 @@ function omittedBody(facts: RequestFacts): KeptBody {
  * body that could not be parsed is kept raw, unless redaction is configured: its paths cannot
  * be found in it, so nothing of it is kept.
  */
-function keptBody(facts: RequestFacts, paths: readonly (readonly string[])[], maxBodyBytes: number): KeptBody {
+function keptBody(
+  facts: RequestFacts,
+  paths: readonly (readonly string[])[],
+  holdsRedacted: (raw: Buffer) => boolean,
+  maxBodyBytes: number,
+): KeptBody {
   const { body, unparsed } = facts;
   if (!body && unparsed && paths.length > 0) {
     return { body: EMPTY, bodyBytes: unparsed.length, truncated: false, redacted: true, bodyWhole: false };
   }
   const received = body?.rawBody ?? unparsed ?? EMPTY;
-  const { bytes, redacted } = body ? redactedBytes(body, paths) : { bytes: received, redacted: false };
+  const { bytes, redacted } = body ? redactedBytes(body, paths, holdsRedacted) : { bytes: received, redacted: false };
   const truncated = bytes.length > maxBodyBytes;
   return {
     body: truncated ? bytes.subarray(0, maxBodyBytes) : bytes,
@@ -179,14 +186,22 @@ function keptBody(facts: RequestFacts, paths: readonly (readonly string[])[], ma
 }
 
 /**
- * A body with every redacted path masked. A JSON body is re-serialized only when something was
- * masked; any other body, when redaction is configured, becomes the JSON of its parsed payload,
- * so that nothing configured as secret is stored raw.
+ * A body with every redacted path masked, as the parser saw it (after duplicate keys: the last
+ * wins). A JSON body is kept raw only when nothing was masked and its text holds no value at a
+ * redacted path either (a duplicate key can hide one from the parser, not from the text); else
+ * it is re-serialized from the parsed payload, masked (`redacted`). Any other body, when redaction
+ * is configured, becomes the JSON of its parsed payload, so that nothing configured as secret is
+ * stored raw.
  */
-function redactedBytes(body: ParsedBody, paths: readonly (readonly string[])[]): { bytes: Buffer; redacted: boolean } {
+function redactedBytes(
+  body: ParsedBody,
+  paths: readonly (readonly string[])[],
+  holdsRedacted: (raw: Buffer) => boolean,
+): { bytes: Buffer; redacted: boolean } {
   if (paths.length === 0 || body.rawBody.length === 0) return { bytes: body.rawBody, redacted: false };
   const masked = redactPaths(body.payload, paths);
-  if (!masked.changed && body.payloadIsJsonOfRawBody) return { bytes: body.rawBody, redacted: false };
+  if (!masked.changed && body.payloadIsJsonOfRawBody && !holdsRedacted(body.rawBody))
+    return { bytes: body.rawBody, redacted: false };
   return { bytes: Buffer.from(JSON.stringify(masked.value) ?? 'null'), redacted: true };
 }
 

@@ -5,7 +5,7 @@ import type { RetentionOutcome } from '../store/index.js';
 /** How often passes under a flood (several a second) are logged, their outcomes summed. */
 const REPORT_EVERY_MS = 60_000;
 
-const NOTHING: RetentionOutcome = { requests: 0, failures: 0, bytes: 0, idempotency: 0, vacuumedPages: 0 };
+const NOTHING: RetentionOutcome = { requests: 0, refused: 0, failures: 0, bytes: 0, idempotency: 0, vacuumedPages: 0 };
 
 /**
  * The log lines of the request log's retention passes (docs/operations.md#retention): what passes
@@ -19,6 +19,7 @@ export function createPruneReport(log: Logger, clock: Clock) {
     passed(outcome: RetentionOutcome, now = false): void {
       unreported = {
         requests: unreported.requests + outcome.requests,
+        refused: unreported.refused + outcome.refused,
         failures: unreported.failures + outcome.failures,
         bytes: unreported.bytes + outcome.bytes,
         idempotency: unreported.idempotency + outcome.idempotency,
@@ -29,8 +30,9 @@ export function createPruneReport(log: Logger, clock: Clock) {
       const { idempotency: purged, ...pruned } = unreported;
       unreported = NOTHING;
       if (purged > 0) log.info({ purged }, 'expired idempotency records purged');
-      if (pruned.requests + pruned.failures + pruned.vacuumedPages > 0)
-        log.info({ pruned: pruned.requests, ...pruned }, 'old request log records pruned');
+      // `pruned`: the request log's records, authenticated (`requests`) and refused.
+      if (pruned.requests + pruned.refused + pruned.failures + pruned.vacuumedPages > 0)
+        log.info({ pruned: pruned.requests + pruned.refused, ...pruned }, 'old request log records pruned');
     },
   };
 }

@@ -148,7 +148,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const report = createPruneReport(log, clock);
   const retention = createLogRetention(
     data.log,
-    { maxAgeMs: logged.retentionDays * DAY_MS, maxRows: logged.maxRows, maxBytes: logged.maxBytes },
+    {
+      maxAgeMs: logged.retentionDays * DAY_MS,
+      maxRows: logged.maxRows,
+      maxBytes: logged.maxBytes,
+      refusedShare: logged.refusedShare,
+    },
     {
       onPass: (outcome) => report.passed(outcome),
       onError: (err) => log.warn({ err }, 'pruning the request log failed'),

@@ -1,19 +1,29 @@
 /**
  * The retention of everything the request log keeps (docs/operations.md#retention): the request
  * log and the kept failures share one policy — an age, a number of rows per table and a number
- * of bytes for both — applied as rows are added (a pass every eighth of a bound added), and by
+ * of bytes for all — applied as rows are added (a pass every eighth of a bound added), and by
  * the runtime's timer for age. Expired idempotency keys go in the same passes. A pass deletes
  * in bounded steps, so that it never holds the writer for long.
+ *
+ * The records of requests refused at the door have a part of their own: `refusedShare` of the
+ * rows and of the bytes, which they never exceed and the others never give up to them, so that
+ * a flood of refusals can only push out older refusals, never an authenticated record.
  */
 export interface RetentionPolicy {
   readonly maxAgeMs: number;
-  /** Rows of each table. */
+  /** Rows of each of `requests` (authenticated records) and `failures`. */
   readonly maxRows: number;
-  /** Bytes of both tables together, as `LogTables.size` counts them. */
+  /** Bytes of the three together, as `LogTables.size` counts them. */
   readonly maxBytes: number;
+  /** The refused records' part of `maxRows` (in rows) and of `maxBytes`, between 0 and 1. */
+  readonly refusedShare: number;
 }
 
-export type LogTable = 'requests' | 'failures';
+/**
+ * `requests`: the request log's authenticated records; `refused`: its records of requests
+ * refused at the door (the same table, apart in the count); `failures`: the kept failures.
+ */
+export type LogTable = 'requests' | 'refused' | 'failures';
 
 /** What one step deleted; also one table's size as a pass counts it. */
 export interface Freed {
@@ -45,7 +55,10 @@ export interface LogTables {
 
 /** What a pass did. */
 export interface RetentionOutcome {
+  /** Authenticated records deleted. */
   readonly requests: number;
+  /** Records of refused requests deleted. */
+  readonly refused: number;
   readonly failures: number;
   /** Bytes of the rows deleted. */
   readonly bytes: number;
@@ -77,7 +90,35 @@ const STEP_DIVISOR = 8;
 export const PRUNE_CHUNK_ROWS = 1000;
 /** Bytes deleted per step, about: a step that frees 64 KiB bodies takes fewer rows. */
 const PRUNE_CHUNK_BYTES = 8 * 1024 * 1024;
-const TABLES: readonly LogTable[] = ['requests', 'failures'];
+const TABLES: readonly LogTable[] = ['requests', 'refused', 'failures'];
+
+/** Tables that share one byte bound: a table over it gives up its share of the excess. */
+interface BytePool {
+  readonly tables: readonly LogTable[];
+  readonly maxBytes: number;
+}
+
+/** A policy's bounds, table by table and pool by pool. */
+interface Bounds {
+  readonly maxRows: Readonly<Record<LogTable, number>>;
+  readonly pools: readonly BytePool[];
+}
+
+/** The bounds of a policy: refused records in a pool of their own, `refusedShare` of each bound. */
+function boundsOf(policy: RetentionPolicy): Bounds {
+  const refusedRows = Math.max(1, Math.floor(policy.maxRows * policy.refusedShare));
+  const refusedBytes = Math.max(1, Math.floor(policy.maxBytes * policy.refusedShare));
+  return {
+    maxRows: { requests: policy.maxRows, refused: refusedRows, failures: policy.maxRows },
+    pools: [
+      { tables: ['requests', 'failures'], maxBytes: Math.max(1, policy.maxBytes - refusedBytes) },
+      { tables: ['refused'], maxBytes: refusedBytes },
+    ],
+  };
+}
+
+/** What is added before a pass is due: an eighth of a bound (below eight rows, a pass after every row). */
+const stepOf = (bound: number) => Math.max(1, Math.floor(bound / STEP_DIVISOR));
 
 /** Applies `policy` to `tables`: at most one pass at a time. */
 export function createLogRetention(
@@ -85,14 +126,13 @@ export function createLogRetention(
   policy: RetentionPolicy,
   options: LogRetentionOptions = {},
 ): LogRetention {
-  // Below eight rows, a pass after every row cuts back to the bound itself.
-  const rowStep = Math.floor(policy.maxRows / STEP_DIVISOR);
-  const byteStep = Math.max(1, Math.floor(policy.maxBytes / STEP_DIVISOR));
-  const low = { rows: policy.maxRows - rowStep, bytes: policy.maxBytes - byteStep };
+  const bounds = boundsOf(policy);
   let pending = nothingAdded();
   let running: Promise<RetentionOutcome> | undefined;
 
-  const due = () => TABLES.some((table) => pending[table].rows >= Math.max(1, rowStep)) || total(pending) >= byteStep;
+  const due = () =>
+    TABLES.some((table) => pending[table].rows >= stepOf(bounds.maxRows[table])) ||
+    bounds.pools.some((pool) => total(pending, pool.tables) >= stepOf(pool.maxBytes));
   /** What was added since last asked: a pass running under a flood cuts that too. */
   const inflow = (): Record<LogTable, Freed> => {
     const added = pending;
@@ -101,7 +141,7 @@ export function createLogRetention(
   };
   const start = (): Promise<RetentionOutcome> => {
     inflow();
-    const pass = runPass(tables, policy, { low, byteStep, inflow }).finally(() => {
+    const pass = runPass(tables, policy, bounds, inflow).finally(() => {
       if (running === pass) running = undefined;
       // Rows added since the pass last looked may make the next one due already.
       if (running === undefined && due()) background();
@@ -134,29 +174,27 @@ export function createLogRetention(
   };
 }
 
-const removedAny = (o: RetentionOutcome) => o.requests + o.failures + o.idempotency + o.vacuumedPages > 0;
-
-interface PassBounds {
-  /** What a pass leaves: 7/8 of each bound. */
-  readonly low: { readonly rows: number; readonly bytes: number };
-  readonly byteStep: number;
-  /** Rows and bytes added to each table since last asked (counted by the sinks, after their commits). */
-  readonly inflow: () => Record<LogTable, Freed>;
-}
+const removedAny = (o: RetentionOutcome) => o.requests + o.refused + o.failures + o.idempotency + o.vacuumedPages > 0;
 
 /**
- * One pass: age and expired keys, rows per table, bytes of both tables (each its share, oldest
- * rows first), then the file's free pages. The steps of one round go together (one group commit
- * on SQLite), and what is added meanwhile is cut too, so that a pass keeps up with a flood.
+ * One pass: age and expired keys, rows per table, bytes of each pool (each table its share,
+ * oldest rows first), then the file's free pages. Each bound is cut to 7/8 of itself. The
+ * steps of one round go together (one group commit on SQLite), and what is added meanwhile
+ * (`inflow`, counted by the sinks after their commits) is cut too, so that a pass keeps up
+ * with a flood.
  */
-async function runPass(tables: LogTables, policy: RetentionPolicy, bounds: PassBounds): Promise<RetentionOutcome> {
-  const { low, byteStep } = bounds;
+async function runPass(
+  tables: LogTables,
+  policy: RetentionPolicy,
+  bounds: Bounds,
+  inflow: () => Record<LogTable, Freed>,
+): Promise<RetentionOutcome> {
   const aged = await pruneAged(tables, policy.maxAgeMs);
-  const deleted = { requests: aged.requests, failures: aged.failures, bytes: aged.bytes };
-  bounds.inflow(); // counted by size()
+  const deleted = { ...aged };
+  inflow(); // counted by size()
   const size: Record<LogTable, LogTableSize> = { ...(await tables.size()) };
   const absorb = () => {
-    const added = bounds.inflow();
+    const added = inflow();
     for (const table of TABLES)
       size[table] = { rows: size[table].rows + added[table].rows, bytes: size[table].bytes + added[table].bytes };
   };
@@ -172,46 +210,52 @@ async function runPass(tables: LogTables, policy: RetentionPolicy, bounds: PassB
     }
     return freed.some((f) => f.rows > 0);
   };
-  const overRows = (table: LogTable) => Math.min(Math.max(0, size[table].rows - low.rows), PRUNE_CHUNK_ROWS);
+  const low = (bound: number) => bound - stepOf(bound);
+  const overRows = (table: LogTable) =>
+    Math.min(Math.max(0, size[table].rows - low(bounds.maxRows[table])), PRUNE_CHUNK_ROWS);
   for (absorb(); TABLES.some((t) => overRows(t) > 0); absorb()) if (!(await cutEach(overRows))) break;
-  // Bytes: each table gives up its share of the excess, its oldest rows first, until both fit.
+  const poolOf = new Map(bounds.pools.flatMap((pool) => pool.tables.map((table) => [table, pool] as const)));
+  // Bytes: each table of a pool over its bound gives up its share of the excess, oldest rows first.
   const overBytes = (table: LogTable) => {
-    const excess = total(size) - low.bytes;
+    const pool = poolOf.get(table) as BytePool;
+    const pooled = total(size, pool.tables);
+    const excess = pooled - low(pool.maxBytes);
     const { rows, bytes } = size[table];
     if (excess <= 0 || rows === 0 || bytes === 0) return 0;
     const perRow = bytes / rows;
-    const share = (excess * bytes) / total(size);
+    const share = (excess * bytes) / pooled;
     return Math.max(1, Math.min(Math.ceil(share / perRow), PRUNE_CHUNK_ROWS, Math.ceil(PRUNE_CHUNK_BYTES / perRow)));
   };
   for (absorb(); TABLES.some((t) => overBytes(t) > 0); absorb()) if (!(await cutEach(overBytes))) break;
-  const vacuumedPages = (await tables.vacuum?.(byteStep, policy.maxBytes)) ?? 0;
-  return { ...deleted, idempotency: aged.idempotency, vacuumedPages };
+  const vacuumedPages = (await tables.vacuum?.(stepOf(policy.maxBytes), policy.maxBytes)) ?? 0;
+  return { ...deleted, vacuumedPages };
 }
 
-/** Rows past their age in both tables, and expired idempotency keys: a round of the three at a time. */
-async function pruneAged(
-  tables: LogTables,
-  maxAgeMs: number,
-): Promise<Pick<RetentionOutcome, 'requests' | 'failures' | 'bytes' | 'idempotency'>> {
-  const out = { requests: 0, failures: 0, bytes: 0, idempotency: 0 };
+/** Rows past their age in every table, and expired idempotency keys: a round of them all at a time. */
+async function pruneAged(tables: LogTables, maxAgeMs: number): Promise<Omit<RetentionOutcome, 'vacuumedPages'>> {
+  const out = { requests: 0, refused: 0, failures: 0, bytes: 0, idempotency: 0 };
   for (let more = true; more; ) {
-    const [requests, failures, keys] = await Promise.all([
-      tables.pruneOlderThan('requests', maxAgeMs, PRUNE_CHUNK_ROWS),
-      tables.pruneOlderThan('failures', maxAgeMs, PRUNE_CHUNK_ROWS),
+    const [keys, ...freed] = await Promise.all([
       tables.purgeExpiredKeys(PRUNE_CHUNK_ROWS),
+      ...TABLES.map((table) => tables.pruneOlderThan(table, maxAgeMs, PRUNE_CHUNK_ROWS)),
     ]);
-    out.requests += requests.rows;
-    out.failures += failures.rows;
-    out.bytes += requests.bytes + failures.bytes;
-    out.idempotency += keys;
-    more = Math.max(requests.rows, failures.rows, keys) === PRUNE_CHUNK_ROWS;
+    more = keys === PRUNE_CHUNK_ROWS;
+    for (const [i, table] of TABLES.entries()) {
+      const { rows, bytes } = freed[i] as Freed;
+      out[table] += rows;
+      out.bytes += bytes;
+      if (rows === PRUNE_CHUNK_ROWS) more = true;
+    }
+    out.idempotency += keys as number;
   }
   return out;
 }
 
-const total = (size: Readonly<Record<LogTable, LogTableSize>>) => size.requests.bytes + size.failures.bytes;
+const total = (size: Readonly<Record<LogTable, LogTableSize>>, of: readonly LogTable[] = TABLES) =>
+  of.reduce((sum, table) => sum + size[table].bytes, 0);
 
 const nothingAdded = (): Record<LogTable, { rows: number; bytes: number }> => ({
   requests: { rows: 0, bytes: 0 },
+  refused: { rows: 0, bytes: 0 },
   failures: { rows: 0, bytes: 0 },
 });

@@ -1,19 +1,27 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Clock, systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config/index.js';
 import { type Gateway, startGateway } from '../../src/main.js';
+import { createLogRetention } from '../../src/store/index.js';
 import { createPgContract, createPgPool } from '../../src/store/postgres/contract.js';
+import { createPgLogTables } from '../../src/store/postgres/log-tables.js';
 import { migratePostgres } from '../../src/store/postgres/migrate.js';
 import { createPgSink } from '../../src/store/postgres/sink.js';
 import { agentAction } from '../helpers/actions.js';
-import { call } from '../helpers/http.js';
+import { type HookdProcess, makeTempDir, startHookd } from '../helpers/hookd-process.js';
+import { call, until } from '../helpers/http.js';
 import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
+import { skewedClockEnv } from '../helpers/skewed-clock.js';
 
 /**
  * Every time that decides expiry, retention or a lease on a shared store is the database's
  * (docs/scale.md): a node whose clock is 8 days ahead starts, warns, and deletes nothing the
- * other nodes keep (before, its start deleted every request log and idempotency row).
+ * other nodes keep (before, its start deleted every request log and idempotency row). The
+ * request log's and the kept failures' times are the database's too: a node 8 days behind or
+ * ahead stamps its rows as a correct node would.
  */
 
 const DAY_MS = 86_400_000;
@@ -108,4 +116,108 @@ describe.skipIf(!postgresTestsRun)('a node whose clock is wrong, on PostgreSQL',
     const keys = await pool.query<{ key: string }>('SELECT key FROM idempotency');
     expect(keys.rows.map((r) => r.key)).toEqual(['kept']);
   });
+});
+
+const HOOK_TOKEN = 'hook-token-0123456789abcdef';
+const GATEWAY_TOKEN = 'gateway-token-0123456789abcdef';
+let databases = 0;
+
+/** A database of its own on the cluster, migrated: its URL and a pool on it. */
+async function freshDatabase(): Promise<{ url: string; pool: ReturnType<typeof createPgPool> }> {
+  const admin = createPgPool(cluster.url);
+  const name = `clock_${++databases}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = cluster.url.replace(/\/hookd$/, `/${name}`);
+  const pool = createPgPool(url);
+  closing.push(() => pool.end());
+  await migratePostgres(pool);
+  return { url, pool };
+}
+
+/**
+ * A spawned `hookd serve` on `url` whose host clock is `skewMs` off (its `Date` moved, as on a
+ * machine set wrong); `/hooks/fails` runs a transform that throws (a kept failure).
+ */
+async function node(url: string, skewMs: number): Promise<HookdProcess> {
+  const temp = makeTempDir();
+  closing.push(async () => temp.cleanup());
+  mkdirSync(join(temp.dir, 'transforms'));
+  writeFileSync(join(temp.dir, 'transforms/fails.ts'), `export default () => { throw new Error('down'); };\n`);
+  const hookd = await startHookd({
+    dir: temp.dir,
+    env: skewedClockEnv(skewMs),
+    config: {
+      hooks: {
+        enabled: true,
+        token: HOOK_TOKEN,
+        transformsDir: 'transforms',
+        mappings: [{ id: 'fails', match: { path: 'fails' }, transform: { module: 'fails.ts' } }],
+      },
+      storage: { kind: 'postgres', url },
+      gateway: { auth: { token: GATEWAY_TOKEN } },
+      agents: { defaults: { heartbeat: { every: '0' } } },
+    },
+  });
+  closing.push(() => hookd.stop());
+  return hookd;
+}
+
+/** `n` wakes through `gateway`: their request ids. */
+async function wakes(gateway: { readonly url: string }, n: number, label: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const sent = await call(`${gateway.url}/hooks/wake`, {
+      headers: { authorization: `Bearer ${HOOK_TOKEN}`, 'x-request-id': `${label}-${i}` },
+      json: { text: `${label} ${i}` },
+    });
+    expect(sent.status).toBe(200);
+    ids.push(`${label}-${i}`);
+  }
+  return ids;
+}
+
+const policy = { maxAgeMs: 7 * DAY_MS, maxBytes: 1 << 30, refusedShare: 0.125 };
+
+describe.skipIf(!postgresTestsRun)("the request log's times on PostgreSQL, from nodes whose clocks are wrong", () => {
+  it("keeps a node's records and kept failures through a correct node's pass when that node is 8 days behind", async () => {
+    const { url, pool } = await freshDatabase();
+    const behind = await node(url, -8 * DAY_MS);
+    const ids = await wakes(behind, 3, 'behind');
+    const failed = await call(`${behind.url}/hooks/fails`, {
+      headers: { authorization: `Bearer ${HOOK_TOKEN}`, 'x-request-id': 'behind-failed' },
+      json: { n: 1 },
+    });
+    expect(failed.status).toBe(500);
+    const failures = async () => (await pool.query('SELECT request_id FROM failed_requests')).rows.length;
+    await until(async () => ((await failures()) === 1 ? true : undefined), 'the kept failure');
+    // A correct node's pass, by the database's clock: nothing here is 7 days old.
+    const outcome = await createLogRetention(createPgLogTables(pool), { ...policy, maxRows: 100_000 }).enforce();
+    expect(outcome).toMatchObject({ requests: 0, failures: 0 });
+    const { rows } = await pool.query<{ id: string; age: number }>(
+      `SELECT id, (extract(epoch FROM clock_timestamp()) * 1000)::bigint - received_at AS age FROM requests ORDER BY seq`,
+    );
+    expect(rows.map((r) => r.id)).toEqual([...ids, 'behind-failed']);
+    for (const row of rows) expect(Math.abs(Number(row.age))).toBeLessThan(60_000);
+    expect(await failures()).toBe(1);
+    // A correct node replays what the node behind let in.
+    const correct = await node(url, 0);
+    const replay = await call(`${correct.url}/api/requests/${ids[0]}/replay`, {
+      headers: { authorization: `Bearer ${GATEWAY_TOKEN}` },
+    });
+    expect(replay.status).toBe(200);
+  }, 60_000);
+
+  it("prunes a node's records in their turn when that node is 8 days ahead, never newer ones first", async () => {
+    const { url, pool } = await freshDatabase();
+    const ahead = await node(url, 8 * DAY_MS);
+    const early = await wakes(ahead, 5, 'ahead');
+    const correct = await node(url, 0);
+    const later = await wakes(correct, 30, 'correct');
+    // 35 rows against 20: a pass keeps the 18 newest (7/8 of the bound), by when they came.
+    await createLogRetention(createPgLogTables(pool), { ...policy, maxRows: 20 }).enforce();
+    const { rows } = await pool.query<{ id: string }>('SELECT id FROM requests ORDER BY seq');
+    expect(rows.map((r) => r.id)).toEqual(later.slice(-18));
+    expect(rows.map((r) => r.id)).not.toContain(early[0]);
+  }, 60_000);
 });

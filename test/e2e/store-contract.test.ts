@@ -361,12 +361,38 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       expect(kept?.body).toEqual(Buffer.alloc(0));
       expect(kept).toMatchObject(expected);
       expect((await store.requests.list({ limit: 1 }))[0]).toMatchObject({ id: 'm', moreRefused: 57 });
-      // Two rows: their headers' and URLs' bytes and 512 each (the body is empty, or 7 bytes).
+      // Two rows: their headers' and URLs' bytes and 512 each (the body is empty, or 7 bytes),
+      // counted apart from the authenticated records.
       const headerBytes = JSON.stringify(refused.headers).length + JSON.stringify(aggregate.headers).length;
-      expect((await store.log.size()).requests).toEqual({
-        rows: 2,
-        bytes: headerBytes + 2 * '/hooks/note'.length + 7 + 2 * 512,
+      expect(await store.log.size()).toMatchObject({
+        refused: { rows: 2, bytes: headerBytes + 2 * '/hooks/note'.length + 7 + 2 * 512 },
+        requests: { rows: 0, bytes: 0 },
       });
+    });
+
+    it('counts and prunes refused records apart from authenticated ones, oldest first, by age too', async () => {
+      const store = make();
+      const refused = (id: string, receivedAt: number) =>
+        record(id, { receivedAt, status: 401, authenticated: false, body: Buffer.alloc(0), bodyWhole: false });
+      await store.commit((w) => {
+        w.requests.insert(record('a1', { receivedAt: 1000 }));
+        w.requests.insert(refused('x1', 1500));
+        w.requests.insert(record('a2', { receivedAt: 2000 }));
+        w.requests.insert(refused('x2', 2500));
+        w.requests.insert(refused('x3', Date.now()));
+      });
+      const size = await store.log.size();
+      expect([size.requests.rows, size.refused.rows]).toEqual([2, 3]);
+      // The oldest refused record goes, never the older authenticated one.
+      expect((await store.log.pruneOldest('refused', 1)).rows).toBe(1);
+      const ids = async () => (await store.requests.list({ limit: 10 })).map((r) => r.id);
+      expect(await ids()).toEqual(['x3', 'x2', 'a2', 'a1']);
+      expect((await store.log.pruneOlderThan('refused', 60_000, 1000)).rows).toBe(1);
+      expect(await ids()).toEqual(['x3', 'a2', 'a1']);
+      expect((await store.log.pruneOldest('requests', 1)).rows).toBe(1);
+      expect(await ids()).toEqual(['x3', 'a2']);
+      const left = await store.log.size();
+      expect([left.requests.rows, left.refused.rows]).toEqual([1, 1]);
     });
 
     it("keeps a request's receipt with its record and its kept failure, and a forced replay's mark", async () => {

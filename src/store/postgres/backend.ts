@@ -5,8 +5,11 @@ import { createPgContract } from './contract.js';
 import { createPgSink } from './sink.js';
 import { createPgWorkShare, type PgWorkShareOptions } from './work-share.js';
 
-/** PostgreSQL as the gateway runs on it (docs/scale.md): what every node shares, and how they split the work. */
-export function pgBackend(pool: pg.Pool, share: PgWorkShareOptions): StoreBackend {
+/**
+ * PostgreSQL as the gateway runs on it (docs/scale.md): what every node shares, and how they split
+ * the work; `now` is this node's clock, whose times the sink moves onto the database's.
+ */
+export function pgBackend(pool: pg.Pool, share: PgWorkShareOptions, now: () => number = Date.now): StoreBackend {
   const data = createPgContract(pool);
   const one = async (text: string, values: unknown[]) => (await pool.query(text, values)).rows[0];
   return {
@@ -57,7 +60,7 @@ export function pgBackend(pool: pg.Pool, share: PgWorkShareOptions): StoreBacken
         return (expired.rowCount ?? 0) + (beyond.rowCount ?? 0);
       },
     },
-    createSink: (options) => createPgSink(pool, data, options),
+    createSink: (options) => createPgSink(pool, data, { now, ...options }),
     share: createPgWorkShare(pool, share),
   };
 }

@@ -22,6 +22,17 @@ export async function clockSkewMs(db: pg.Pool | pg.PoolClient, now: () => number
 /** A node's clock this far from the database's, either way, is worth a warning. */
 export const CLOCK_SKEW_WARN_MS = 2000;
 
+/**
+ * A time a node stamped (`time`, SQL) as the database's clock has it: moved by how far the
+ * node's clock (`nodeNow`, read as the statement was made) is from the database's (`dbNow`),
+ * when that is more than CLOCK_SKEW_WARN_MS; a node closer than that keeps its exact times (the
+ * difference is then mostly the statement's own way to the database).
+ */
+export function onDbClock(time: string, nodeNow: string, dbNow: string = DB_NOW_MS): string {
+  const skew = `(${dbNow} - ${nodeNow})`;
+  return `${time} + (CASE WHEN abs${skew} > ${CLOCK_SKEW_WARN_MS} THEN ${skew} ELSE 0 END)`;
+}
+
 export interface ClockSkewWatch {
   /** The last skew measured (ms, this node ahead when positive); undefined before the first. */
   readonly skewMs: number | undefined;

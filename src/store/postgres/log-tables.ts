@@ -1,13 +1,7 @@
 import type pg from 'pg';
-import { FAILURE_BYTES_SQL } from '../failed-requests.js';
-import { REQUEST_BYTES_SQL } from '../requests.js';
+import { LOG_TABLE_SQL as TABLES } from '../log-table-sql.js';
 import type { Freed, LogTable, LogTables } from '../retention.js';
 import { DB_NOW_MS } from './clock.js';
-
-const TABLES = {
-  requests: { name: 'requests', time: 'received_at', bytes: REQUEST_BYTES_SQL },
-  failures: { name: 'failed_requests', time: 'created_at', bytes: FAILURE_BYTES_SQL },
-} as const;
 
 /**
  * The PostgreSQL log tables for retention passes (docs/operations.md#retention): every node
@@ -16,29 +10,36 @@ const TABLES = {
  * to reuse; the files do not shrink (docs/operations.md#retention says how to shrink them).
  */
 export function createPgLogTables(pool: pg.Pool): LogTables {
-  const remove = async (table: LogTable, where: string, values: unknown[]): Promise<Freed> => {
-    const { name, bytes } = TABLES[table];
+  /** Deletes the rows of `table` that `rest` (a condition, an order and a limit) picks. */
+  const remove = async (table: LogTable, rest: string, values: unknown[]): Promise<Freed> => {
+    const { name, bytes, where } = TABLES[table];
     const { rows } = await pool.query<{ bytes: number }>(
-      `DELETE FROM ${name} WHERE seq IN (SELECT seq FROM ${name} ${where}) RETURNING (${bytes})::bigint AS bytes`,
+      `DELETE FROM ${name} WHERE seq IN (SELECT seq FROM ${name} WHERE ${where} ${rest}) RETURNING (${bytes})::bigint AS bytes`,
       values,
     );
     return { rows: rows.length, bytes: rows.reduce((sum, row) => sum + Number(row.bytes), 0) };
   };
-  const sizeOf = async (table: LogTable): Promise<Freed> => {
-    const { name, bytes } = TABLES[table];
-    const { rows } = await pool.query<{ rows: number; bytes: number }>(
-      `SELECT COUNT(*) AS rows, COALESCE(SUM(${bytes}), 0)::bigint AS bytes FROM ${name}`,
-    );
-    return { rows: Number(rows[0]?.rows ?? 0), bytes: Number(rows[0]?.bytes ?? 0) };
+  /** The tables' rows and bytes, each table of one scan counted apart (`FILTER`). */
+  const sizesOf = async (of: readonly LogTable[]): Promise<Freed[]> => {
+    const name = TABLES[of[0] as LogTable].name;
+    const columns = of.map((table, i) => {
+      const { bytes, where } = TABLES[table];
+      return `COUNT(*) FILTER (WHERE ${where}) AS rows${i}, COALESCE(SUM(${bytes}) FILTER (WHERE ${where}), 0)::bigint AS bytes${i}`;
+    });
+    const { rows } = await pool.query<Record<string, string>>(`SELECT ${columns.join(', ')} FROM ${name}`);
+    return of.map((_, i) => ({ rows: Number(rows[0]?.[`rows${i}`] ?? 0), bytes: Number(rows[0]?.[`bytes${i}`] ?? 0) }));
   };
   return {
     async size() {
-      const [requests, failures] = await Promise.all([sizeOf('requests'), sizeOf('failures')]);
-      return { requests, failures };
+      const [[requests, refused], [failures]] = await Promise.all([
+        sizesOf(['requests', 'refused']),
+        sizesOf(['failures']),
+      ]);
+      return { requests: requests as Freed, refused: refused as Freed, failures: failures as Freed };
     },
     pruneOlderThan(table, maxAgeMs, limit) {
       const { time } = TABLES[table];
-      return remove(table, `WHERE ${time} < ${DB_NOW_MS} - $1 ORDER BY ${time} LIMIT $2`, [maxAgeMs, limit]);
+      return remove(table, `AND ${time} < ${DB_NOW_MS} - $1 ORDER BY ${time} LIMIT $2`, [maxAgeMs, limit]);
     },
     pruneOldest(table, count) {
       return remove(table, `ORDER BY ${TABLES[table].time}, seq LIMIT $1`, [count]);

@@ -2,7 +2,7 @@ import { EVENT_COLUMNS } from '../events.js';
 import { IDEMPOTENCY_COLUMNS } from '../idempotency.js';
 import { REQUEST_COLUMNS } from '../requests.js';
 import { RUN_COLUMNS } from '../runs.js';
-import { DB_NOW_MS } from './clock.js';
+import { DB_NOW_MS, onDbClock } from './clock.js';
 import { RUNS_CHANNEL } from './leases.js';
 import type { PgStatement } from './writes.js';
 
@@ -21,11 +21,27 @@ export const RUNS_INSERT = `INSERT INTO runs (${RUN_COLUMNS}, status)
     $7::integer[], $8::text[], $9::boolean[], $10::text[], $11::text[], $12::boolean[], $13::text[], $14::text[],
     $15::bigint[], $16::text[])`;
 
+const REQUEST_NAMES = REQUEST_COLUMNS.split(',').map((name) => name.trim());
+
+/**
+ * Inserts request log records. Their times are the database's clock (docs/scale.md): each record's
+ * `received_at`, stamped by a node, is moved by how far that node's clock is from the database's
+ * when the statement is made (`$26`, the node's clock then; see `onDbClock`), so that a node whose
+ * clock is wrong neither has its records pruned early nor keeps them past newer ones.
+ */
 export const REQUESTS_INSERT = `INSERT INTO requests (${REQUEST_COLUMNS})
-  SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[],
+  SELECT ${REQUEST_NAMES.map((name) => (name === 'received_at' ? onDbClock('t.received_at', '$26::bigint', 'clock.now') : `t.${name}`)).join(', ')}
+  FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[],
     $8::text[], $9::text[], $10::integer[], $11::text[], $12::bytea[], $13::integer[], $14::boolean[],
     $15::boolean[], $16::text[], $17::text[], $18::boolean[], $19::text[], $20::boolean[], $21::boolean[], $22::text[],
-    $23::text[], $24::integer[], $25::text[])`;
+    $23::text[], $24::integer[], $25::text[]) AS t(${REQUEST_COLUMNS}),
+    (SELECT ${DB_NOW_MS} AS now) AS clock`;
+
+/** The parameters of REQUESTS_INSERT: the records' columns, and this node's clock now. */
+export const requestsInsertValues = (rows: readonly (readonly unknown[])[], nodeNowMs: number): unknown[] => [
+  ...transpose(rows),
+  nodeNowMs,
+];
 
 /**
  * Inserts the keys not held; an expired key is taken over. Returns the keys taken. A key's time

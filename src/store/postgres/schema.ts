@@ -214,4 +214,15 @@ export const pgMigrations: readonly string[] = [
   `
   ALTER TABLE requests ADD COLUMN event_type TEXT;
   `,
+  // Refused requests' records: a bound of their own, pruned by their own index; they keep header
+  // names and the URL's path only, as records stored before are cut to
+  // (docs/runtime.md#request-log-and-replay).
+  `
+  CREATE INDEX requests_refused ON requests (received_at, seq) WHERE NOT authenticated;
+  UPDATE requests SET
+    headers = COALESCE((SELECT jsonb_object_agg(key, CASE WHEN value = '"[masked]"'::jsonb THEN value ELSE '""'::jsonb END)
+      FROM jsonb_each(requests.headers::jsonb)), '{}'::jsonb)::text,
+    url = left(split_part(url, '?', 1), 256)
+    WHERE NOT authenticated;
+  `,
 ];

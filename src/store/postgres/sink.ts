@@ -14,12 +14,21 @@ import type { SinkOptions, StoreContract } from '../contract.js';
 import { eventRow, hookEvent } from '../events.js';
 import { createCommitQueue } from '../group-commit.js';
 import { idempotencyRecordOf, idempotencyRow } from '../idempotency.js';
+import { logTableOf } from '../log-table-sql.js';
 import { recordBytes, requestRow } from '../requests.js';
 import { hookRun, runRow } from '../runs.js';
 import { acceptError } from '../unavailable.js';
 import { DB_NOW_MS } from './clock.js';
 import { inTransaction } from './contract.js';
-import { EVENTS_INSERT, IDEMPOTENCY_INSERT, oneStatement, REQUESTS_INSERT, RUNS_INSERT, transpose } from './rows.js';
+import {
+  EVENTS_INSERT,
+  IDEMPOTENCY_INSERT,
+  oneStatement,
+  REQUESTS_INSERT,
+  RUNS_INSERT,
+  requestsInsertValues,
+  transpose,
+} from './rows.js';
 import { createPgWrites, type PgStatement } from './writes.js';
 
 /** One request's accept, prepared before its commit: ids, its idempotency row and its record. */
@@ -66,12 +75,10 @@ export function createPgSink(
   const { retention } = options;
   /** Records committed: shown live, and counted toward the log's bounds. */
   const recorded = (records: readonly RequestLogRecord[]) => {
-    let bytes = 0;
     for (const record of records) {
       options.onRecorded?.(record);
-      bytes += recordBytes(record);
+      retention?.added(logTableOf(record), 1, recordBytes(record));
     }
-    retention?.added('requests', records.length, bytes);
   };
   const queue = createCommitQueue<Item, boolean>({
     concurrency: CONCURRENT_COMMITS,
@@ -107,7 +114,8 @@ export function createPgSink(
       ...kept.flatMap((job) => (job.record ? [job.record] : [])),
       ...items.flatMap((item) => (item.kind === 'record' ? [item.record] : [])),
     ];
-    if (records.length > 0) statements.push({ text: REQUESTS_INSERT, values: transpose(records.map(requestRow)) });
+    if (records.length > 0)
+      statements.push({ text: REQUESTS_INSERT, values: requestsInsertValues(records.map(requestRow), now()) });
     return { statements, runs: runs.length };
   }
 
@@ -136,7 +144,7 @@ export function createPgSink(
   /** The kept jobs' actions, the records and the replay marks, in one statement that notifies queued runs. */
   async function writeAll(db: pg.Pool | pg.PoolClient, kept: readonly Job[], items: readonly Item[]): Promise<void> {
     const { statements, runs } = inserts(kept, items);
-    const replays = createPgWrites();
+    const replays = createPgWrites(now);
     for (const item of items) {
       if (item.kind !== 'replayed') continue;
       replays.writes.requests.markReplayed(item.id, item.at);
@@ -227,7 +235,7 @@ export function createPgSink(
     recordRefused(records) {
       // A statement of its own, never the accepts' group commit (docs/runtime.md#request-log-and-replay).
       if (records.length === 0) return;
-      pool.query(REQUESTS_INSERT, transpose(records.map(requestRow))).then(
+      pool.query(REQUESTS_INSERT, requestsInsertValues(records.map(requestRow), now())).then(
         () => recorded(records),
         (err: unknown) => options.onRecordError?.(err),
       );
@@ -236,7 +244,7 @@ export function createPgSink(
       queue.add({ kind: 'replayed', id, at: now() }).catch((err: unknown) => options.onRecordError?.(err));
     },
     recordFailure(failure: FailedRequest) {
-      const { writes, statements } = createPgWrites();
+      const { writes, statements } = createPgWrites(now);
       writes.failedRequests.insert({ ...failure, id: newId(), createdAt: now() });
       const [insert] = statements as [{ text: string; values: readonly unknown[] }];
       pool.query(insert.text, [...insert.values]).then(

@@ -5,7 +5,7 @@ import { FAILED_REQUEST_COLUMNS, failedRequestRow } from '../failed-requests.js'
 import { IDEMPOTENCY_COLUMNS, idempotencyRow } from '../idempotency.js';
 import { REQUEST_COLUMNS, requestRow } from '../requests.js';
 import { RUN_COLUMNS, runRow } from '../runs.js';
-import { DB_NOW_MS } from './clock.js';
+import { DB_NOW_MS, onDbClock } from './clock.js';
 import { pgValue, placeholders } from './rows.js';
 
 /** One statement of a PostgreSQL commit. */
@@ -15,10 +15,28 @@ export interface PgStatement {
 }
 
 /**
- * What a commit writes, recorded as PostgreSQL statements (the same effects as the embedded
- * store's repositories): the contract runs them in the commit's transaction.
+ * `VALUES (…)` of a row of `columns` and, last, the node's clock as the statement was made: the
+ * time in `column` is moved onto the database's clock (`onDbClock`, docs/scale.md).
  */
-export function createPgWrites(): { readonly writes: Writes; readonly statements: PgStatement[] } {
+function valuesOnDbClock(columns: string, column: string): string {
+  const names = columns.split(',').map((name) => name.trim());
+  const node = `$${names.length + 1}::bigint`;
+  return names.map((name, i) => (name === column ? onDbClock(`$${i + 1}::bigint`, node) : `$${i + 1}`)).join(', ');
+}
+
+const REQUEST_VALUES = valuesOnDbClock(REQUEST_COLUMNS, 'received_at');
+const FAILED_REQUEST_VALUES = valuesOnDbClock(FAILED_REQUEST_COLUMNS, 'created_at');
+
+/**
+ * What a commit writes, recorded as PostgreSQL statements (the same effects as the embedded
+ * store's repositories): the contract runs them in the commit's transaction. The request log's
+ * and the kept failures' times are the database's clock: `now` is this node's, whose stamps are
+ * moved onto it; a replay's mark is the database's time.
+ */
+export function createPgWrites(now: () => number = Date.now): {
+  readonly writes: Writes;
+  readonly statements: PgStatement[];
+} {
   const statements: PgStatement[] = [];
   const add = (text: string, ...values: unknown[]) => {
     statements.push({ text, values: values.map(pgValue) });
@@ -93,21 +111,28 @@ export function createPgWrites(): { readonly writes: Writes; readonly statements
     },
     requests: {
       insert(r) {
-        add(`INSERT INTO requests (${REQUEST_COLUMNS}) VALUES (${placeholders(25)})`, ...requestRow(r));
+        add(`INSERT INTO requests (${REQUEST_COLUMNS}) VALUES (${REQUEST_VALUES})`, ...requestRow(r), now());
       },
-      markReplayed(id, at) {
-        add('UPDATE requests SET replayed_at = $1 WHERE seq = (SELECT MAX(seq) FROM requests WHERE id = $2)', at, id);
+      markReplayed(id) {
+        add(
+          `UPDATE requests SET replayed_at = ${DB_NOW_MS} WHERE seq = (SELECT MAX(seq) FROM requests WHERE id = $1)`,
+          id,
+        );
       },
     },
     failedRequests: {
       insert(f) {
         add(
-          `INSERT INTO failed_requests (${FAILED_REQUEST_COLUMNS}) VALUES (${placeholders(13)})`,
+          `INSERT INTO failed_requests (${FAILED_REQUEST_COLUMNS}) VALUES (${FAILED_REQUEST_VALUES})`,
           ...failedRequestRow(f),
+          now(),
         );
       },
-      markReplayed(requestId, at) {
-        add('UPDATE failed_requests SET replayed_at = $1 WHERE request_id = $2 AND replayed_at IS NULL', at, requestId);
+      markReplayed(requestId) {
+        add(
+          `UPDATE failed_requests SET replayed_at = ${DB_NOW_MS} WHERE request_id = $1 AND replayed_at IS NULL`,
+          requestId,
+        );
       },
     },
   };

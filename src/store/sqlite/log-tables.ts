@@ -1,6 +1,5 @@
-import { FAILURE_BYTES_SQL } from '../failed-requests.js';
 import type { GroupCommit } from '../group-commit.js';
-import { REQUEST_BYTES_SQL } from '../requests.js';
+import { LOG_TABLE_SQL } from '../log-table-sql.js';
 import type { Freed, LogTable, LogTables } from '../retention.js';
 import type { Db } from './db.js';
 
@@ -56,24 +55,20 @@ export function createSqliteLogTables(
   group: GroupCommit<unknown>,
   now: () => number,
 ): LogTables {
-  const tables = {
-    requests: { name: 'requests', time: 'received_at', bytes: REQUEST_BYTES_SQL },
-    failures: { name: 'failed_requests', time: 'created_at', bytes: FAILURE_BYTES_SQL },
-  } as const;
   const statements = (table: LogTable) => {
-    const { name, time, bytes } = tables[table];
+    const { name, time, bytes, where } = LOG_TABLE_SQL[table];
     return {
-      count: db.prepare(`SELECT COUNT(*) AS rows, COALESCE(SUM(${bytes}), 0) AS bytes FROM ${name}`),
-      anyAged: db.prepare(`SELECT 1 FROM ${name} WHERE ${time} < ? LIMIT 1`),
+      count: db.prepare(`SELECT COUNT(*) AS rows, COALESCE(SUM(${bytes}), 0) AS bytes FROM ${name} WHERE ${where}`),
+      anyAged: db.prepare(`SELECT 1 FROM ${name} WHERE ${where} AND ${time} < ? LIMIT 1`),
       aged: db.prepare(
-        `DELETE FROM ${name} WHERE seq IN (SELECT seq FROM ${name} WHERE ${time} < ? ORDER BY ${time} LIMIT ?) RETURNING ${bytes} AS bytes`,
+        `DELETE FROM ${name} WHERE seq IN (SELECT seq FROM ${name} WHERE ${where} AND ${time} < ? ORDER BY ${time} LIMIT ?) RETURNING ${bytes} AS bytes`,
       ),
       first: db.prepare(
-        `DELETE FROM ${name} WHERE seq IN (SELECT seq FROM ${name} ORDER BY ${time}, seq LIMIT ?) RETURNING ${bytes} AS bytes`,
+        `DELETE FROM ${name} WHERE seq IN (SELECT seq FROM ${name} WHERE ${where} ORDER BY ${time}, seq LIMIT ?) RETURNING ${bytes} AS bytes`,
       ),
     };
   };
-  const of = { requests: statements('requests'), failures: statements('failures') };
+  const of = { requests: statements('requests'), refused: statements('refused'), failures: statements('failures') };
   const purgeKeys = db.prepare(
     'DELETE FROM idempotency WHERE (scope, key) IN (SELECT scope, key FROM idempotency WHERE expires_at <= ? LIMIT ?)',
   );
@@ -81,6 +76,7 @@ export function createSqliteLogTables(
   const NOTHING: Freed = { rows: 0, bytes: 0 };
   const count = () => ({
     requests: of.requests.count.get() as { rows: number; bytes: number },
+    refused: of.refused.count.get() as { rows: number; bytes: number },
     failures: of.failures.count.get() as { rows: number; bytes: number },
   });
   /** Deletes with `run` in the next group commit; the tally follows. */
@@ -94,8 +90,8 @@ export function createSqliteLogTables(
 
   return {
     async size() {
-      const { requests, failures } = tally.sizes(count);
-      return { requests: { ...requests }, failures: { ...failures } };
+      const { requests, refused, failures } = tally.sizes(count);
+      return { requests: { ...requests }, refused: { ...refused }, failures: { ...failures } };
     },
     // Nothing to delete is found by a read (an index's first entry): no write, so that an idle
     // gateway's passes never start its checkpoint thread (docs/operations.md#commits-and-checkpoints).

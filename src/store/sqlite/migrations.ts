@@ -201,4 +201,15 @@ export const migrations: readonly string[] = [
   `
   ALTER TABLE requests ADD COLUMN event_type TEXT;
   `,
+  // Refused requests' records: a bound of their own, pruned by their own index; they keep header
+  // names and the URL's path only, as records stored before are cut to
+  // (docs/runtime.md#request-log-and-replay).
+  `
+  CREATE INDEX requests_refused ON requests (received_at, seq) WHERE NOT authenticated;
+  UPDATE requests SET
+    headers = (SELECT json_group_object(key, CASE WHEN value = '[masked]' THEN value ELSE '' END)
+      FROM json_each(requests.headers)),
+    url = substr(CASE WHEN instr(url, '?') > 0 THEN substr(url, 1, instr(url, '?') - 1) ELSE url END, 1, 256)
+    WHERE NOT authenticated;
+  `,
 ];

@@ -1,4 +1,5 @@
 import type { Statement } from 'better-sqlite3';
+import { logTableOf } from '../log-table-sql.js';
 import {
   LISTED,
   REQUEST_COLUMNS,
@@ -32,7 +33,7 @@ export function createRequestLogRepository(db: Db, tally: LogTally): RequestLogR
     insert(r) {
       const row = requestRow(r);
       insert.run(...row);
-      tally.add('requests', requestRowBytes(row));
+      tally.add(logTableOf(r), requestRowBytes(row));
     },
     list(filter) {
       const { where, values } = requestListWhere(filter, () => '?', 'sqlite');

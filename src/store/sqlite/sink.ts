@@ -3,6 +3,7 @@ import { newId } from '../../ids.js';
 import type { SinkOptions } from '../contract.js';
 import { hookEvent } from '../events.js';
 import { idempotencyRecordOf } from '../idempotency.js';
+import { logTableOf } from '../log-table-sql.js';
 import { recordBytes } from '../requests.js';
 import { hookRun } from '../runs.js';
 import { acceptError } from '../unavailable.js';
@@ -21,7 +22,7 @@ export function createStoreSink(store: Store, options: SinkOptions = {}): Action
   /** A record committed: shown live, and counted toward the log's bounds. */
   const recorded = (record: RequestLogRecord) => {
     options.onRecorded?.(record);
-    retention?.added('requests', 1, recordBytes(record));
+    retention?.added(logTableOf(record), 1, recordBytes(record));
   };
 
   function insert(action: Action, context: AcceptContext, createdAt: number): Accepted {

@@ -27,6 +27,7 @@ interface Row {
   body_bytes: number;
   authenticated: number;
   body_whole: number;
+  redacted: number;
   more_refused: number | null;
 }
 
@@ -77,12 +78,69 @@ describe('requests refused at the door, in the request log', () => {
       more_refused: null,
     });
     expect(row?.body).toEqual(Buffer.alloc(0));
-    expect(JSON.parse(row?.headers as string)).toMatchObject({ authorization: '[masked]', 'x-sender': 'probe' });
+    // Header names only: a value a refused sender wrote is never kept.
+    expect(JSON.parse(row?.headers as string)).toMatchObject({ authorization: '[masked]', 'x-sender': '' });
     expect(JSON.parse(row?.credentials as string)).toEqual({ authorization: { verified: false } });
     const stored = JSON.stringify(rows());
     expect(stored).not.toContain('wrong-token');
     expect(stored).not.toContain('query-secret');
     expect(stored).not.toContain('nobody authenticated');
+    expect(stored).not.toContain('probe');
+  });
+
+  it('keeps header names only, the path cut at 256 characters and no query: 14 KB of header and 1.5 KB of query', async () => {
+    t = await createTestApp(signed);
+    const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`x-h${i}-${'n'.repeat(100)}`, 'v']));
+    const sent = [
+      { url: `/hooks/wake?q=${'x'.repeat(1500)}`, headers: { 'x-padding': 'v'.repeat(14_000) } },
+      { url: `/hooks/github?q=${'x'.repeat(1500)}`, headers: { 'x-hub-signature-256': 'sha256=00' } },
+      { url: `/hooks/wake/${'p'.repeat(400)}`, headers: {} },
+      { url: '/hooks/github', headers: { 'x-hub-signature-256': 'sha256=00', ...many } },
+    ];
+    for (const { url, headers } of sent) {
+      const res = await t.app.inject({ method: 'POST', url, headers, payload: '{"n":1}' });
+      expect(res.statusCode).toBe(401);
+    }
+    const [padded, signedWithQuery, long, named] = await rowsOf(4);
+    expect(padded).toMatchObject({ url: '/hooks/wake', path: 'wake' });
+    expect(JSON.parse(padded?.headers as string)).toMatchObject({ 'x-padding': '' });
+    expect(signedWithQuery).toMatchObject({ url: '/hooks/github', code: 'SIGNATURE_INVALID', mapping_id: 'gh' });
+    expect(long?.url).toBe(`/hooks/wake/${'p'.repeat(256 - '/hooks/wake/'.length)}`);
+    expect(long?.path).toBe(`wake/${'p'.repeat(251)}`);
+    // At most 32 names, each cut at 64 characters.
+    const names = Object.keys(JSON.parse(named?.headers as string));
+    expect(names).toHaveLength(32);
+    expect(Math.max(...names.map((n) => n.length))).toBe(64);
+    for (const row of rows()) expect(row.headers.length + row.url.length).toBeLessThan(2600);
+  });
+
+  it("gives a refused request an id of hookd's own when its sender chose one, in its record and its answer", async () => {
+    t = await createTestApp(signed);
+    const chosen = { 'x-request-id': 'the-senders-id' };
+    const accepted = await t.app.inject({
+      method: 'POST',
+      url: '/hooks/wake',
+      headers: { ...AUTH, ...chosen },
+      payload: {},
+    });
+    expect(accepted.headers['x-request-id']).toBe('the-senders-id');
+    const refusedAtTheGate = await t.app.inject({ method: 'POST', url: '/hooks/wake', headers: chosen, payload: {} });
+    const badSignature = await t.app.inject({
+      method: 'POST',
+      url: '/hooks/github',
+      headers: { ...chosen, 'x-hub-signature-256': 'sha256=00' },
+      payload: {},
+    });
+    expect([refusedAtTheGate.statusCode, badSignature.statusCode]).toEqual([401, 401]);
+    const ids = [refusedAtTheGate, badSignature].map((res) => res.headers['x-request-id']);
+    expect(ids).not.toContain('the-senders-id');
+    const all = await rowsOf(3);
+    expect(all.map((row) => [row.id, row.authenticated])).toEqual([
+      ['the-senders-id', 1],
+      [ids[0], 0],
+      [ids[1], 0],
+    ]);
+    expect(t.store.requests.get('the-senders-id')?.authenticated).toBe(true);
   });
 
   it('records 405, 404, 413, 415, 429 and SIGNATURE_INVALID with the mapping whose signature failed', async () => {
@@ -178,6 +236,22 @@ describe('what an authenticated request keeps of its body', () => {
     t = await createTestApp({ hooks: { log: { redact: ['card.number'] } } });
     await t.app.inject({ method: 'POST', url: '/hooks/wake', headers: AUTH, payload: '{"card": {"number": "4242"' });
     expect((await rowsOf(1))[0]).toMatchObject({ body: Buffer.alloc(0), body_bytes: 26, redacted: 1, body_whole: 0 });
+  });
+
+  it('redacts a path as the parser sees the body, and never keeps raw text a duplicate key hid it in', async () => {
+    t = await createTestApp({ hooks: { log: { redact: ['card.number'] } } });
+    const bodies = [
+      '{"text":"a","card":{"number":"4111111111111111"},"card":1}',
+      '{"text":"b","card":1,"card":{"number":"4111111111111111"}}',
+    ];
+    for (const payload of bodies) {
+      const res = await t.app.inject({ method: 'POST', url: '/hooks/wake', headers: AUTH, payload });
+      expect(res.statusCode).toBe(200);
+    }
+    const [shadowed, kept] = await rowsOf(2);
+    expect(shadowed?.body.toString()).toBe('{"text":"a","card":1}');
+    expect(kept?.body.toString()).toBe('{"text":"b","card":{"number":"[redacted]"}}');
+    for (const row of [shadowed, kept]) expect(row).toMatchObject({ redacted: 1, body_whole: 0 });
   });
 
   it('checks a signature before parsing: invalid JSON is 400 with its body for a signed sender, 401 for anyone else', async () => {

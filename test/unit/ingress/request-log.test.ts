@@ -50,6 +50,37 @@ describe('the request recorder', () => {
     expect(form.redacted).toBe(true);
   });
 
+  it.each([
+    ['a kept card then a number over it', '{"card":{"number":"4111111111111111"},"card":1}'],
+    ['a number then a kept card over it', '{"card":1,"card":{"number":"4111111111111111"}}'],
+    ['a number shadowed inside the kept card', '{"card":{"number":"4111111111111111","number":2}}'],
+    ['a shadowed card spelled with escapes', '{"\\u0063ard":{"numb\\u0065r":"4111111111111111"},"card":1}'],
+    ['a shadowed item of a wildcard path', '{"items":[{"secret":"4111111111111111"}],"items":[]}'],
+  ])('never keeps a redacted value hidden by a duplicate key: %s', (_name, raw) => {
+    const recorder = createRequestRecorder({
+      enabled: true,
+      maxBodyBytes: 1000,
+      redact: ['card.number', 'items.*.secret'],
+    });
+    const payload: unknown = JSON.parse(raw);
+    const kept = recorder.record(facts(raw, payload), { status: 200 });
+    expect(kept.body.toString()).not.toContain('4111');
+    // What is kept is the body as the parser saw it, masked; it says so.
+    expect(JSON.parse(kept.body.toString())).toEqual(redactPaths(payload, [['card', 'number']]).value);
+    expect(kept).toMatchObject({ redacted: true, bodyWhole: false });
+    expect(recorder.redactedCopy(facts(raw, payload).body).bytes.toString()).not.toContain('4111');
+  });
+
+  it('keeps a body with duplicate keys raw when no redacted path is among them', () => {
+    const recorder = createRequestRecorder({ enabled: true, maxBodyBytes: 1000, redact: ['card.number'] });
+    const raw = '{"a":1,"a":2,"card":{"cvc":1},"note":"card number"}';
+    expect(recorder.record(facts(raw, JSON.parse(raw)), { status: 200 })).toMatchObject({
+      body: Buffer.from(raw),
+      redacted: false,
+      bodyWhole: true,
+    });
+  });
+
   it('cuts the body at maxBodyBytes and says so', () => {
     const recorder = createRequestRecorder({ enabled: true, maxBodyBytes: 4, redact: [] });
     const cut = recorder.record(facts('{"a":"long"}', { a: 'long' }), { status: 200 });

@@ -64,7 +64,7 @@ function world(policy: Partial<RetentionPolicy>, path = ':memory:', now = Date.n
   const s = store;
   const contract = sqliteContract(s, now);
   const passes: RetentionOutcome[] = [];
-  const full = { maxAgeMs: 7 * DAY_MS, maxRows: 100_000, maxBytes: 1 << 30, ...policy };
+  const full = { maxAgeMs: 7 * DAY_MS, maxRows: 100_000, maxBytes: 1 << 30, refusedShare: 0.125, ...policy };
   const retention = createLogRetention(contract.log, full, { onPass: (o) => passes.push(o) });
   const sink = createStoreSink(s, { retention, now });
   const recount = () => createSqliteLogTables(s.db, createLogTally(), s.group, now).size();
@@ -114,6 +114,32 @@ describe('the retention of the request log and the kept failures', () => {
     expect(w.store.failedRequests.forRequest('f120')).toBeDefined();
     expect(w.store.failedRequests.forRequest('f4')).toBeUndefined();
     // The running tally is what a fresh count finds.
+    expect(await w.contract.log.size()).toEqual(await w.recount());
+  });
+
+  it('keeps refused records within their share, never pushing out an authenticated record', async () => {
+    const w = world({ maxBytes: 256 * 1024, maxRows: 400, refusedShare: 0.125 });
+    for (let n = 1; n <= 40; n++) w.sink.recordRequest(record(n, 4000));
+    await settled(w);
+    const refused = (n: number): RequestLogRecord => ({
+      ...record(100_000 + n, 0),
+      status: 401,
+      authenticated: false,
+      bodyWhole: false,
+      headers: { authorization: '[masked]', 'x-padding': '' },
+    });
+    for (let batch = 0; batch < 40; batch++) {
+      w.sink.recordRefused(Array.from({ length: 25 }, (_, i) => refused(batch * 25 + i)));
+      await settled(w);
+      const size = await w.recount();
+      expect(size.refused.bytes).toBeLessThanOrEqual(32 * 1024);
+      expect(size.refused.rows).toBeLessThanOrEqual(50);
+      expect(size.requests.rows).toBe(40);
+    }
+    // The newest refusals are the ones kept; every authenticated record is.
+    const listed = w.store.requests.list({ limit: 500 });
+    expect(listed.filter((r) => r.authenticated)).toHaveLength(40);
+    expect(listed[0]?.id).toBe('r100999');
     expect(await w.contract.log.size()).toEqual(await w.recount());
   });
 
