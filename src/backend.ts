@@ -13,7 +13,7 @@ import {
   type Store,
   sqliteBackend,
   startCheckpointer,
-  WRITER_AUTOCHECKPOINT_PAGES,
+  WRITER_AUTOCHECKPOINT_BYTES,
 } from './store/sqlite/index.js';
 
 /** What opening the store starts, for the gateway to stop (the store last). */
@@ -89,7 +89,7 @@ export async function openBackend(
     synchronous: config.storage.synchronous,
     ...(onDisk
       ? {
-          autocheckpointPages: WRITER_AUTOCHECKPOINT_PAGES,
+          autocheckpointBytes: WRITER_AUTOCHECKPOINT_BYTES,
           onAutoVacuum: (event: AutoVacuumEvent) => logAutoVacuum(log, event),
           // The checkpoint thread (a worker of its own, about 5 MB) starts with the first write:
           // a gateway that takes no request never pays for it.

@@ -74,7 +74,8 @@ describe('the request log under a flood', () => {
     const failing = JSON.stringify({ pad: 'y'.repeat(200 * 1024) });
     const reader = new Database(db, { readonly: true });
     cleanups.push(() => reader.close());
-    const pages = () => (reader.pragma('page_count', { simple: true }) as number) * 4096;
+    const pageBytes = () => reader.pragma('page_size', { simple: true }) as number;
+    const pages = () => (reader.pragma('page_count', { simple: true }) as number) * pageBytes();
     let largest = 0;
     const sampler = setInterval(() => {
       largest = Math.max(largest, pages());

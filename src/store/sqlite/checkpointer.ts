@@ -22,16 +22,17 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path);
 db.pragma('busy_timeout = 5000');
+const restartPages = workerData.restartBytes / db.pragma('page_size', { simple: true });
 let failed = false;
 const timer = setInterval(() => {
   try {
     let pass = db.pragma('wal_checkpoint(PASSIVE)')[0];
-    if (pass.log >= workerData.restartPages) {
+    if (pass.log >= restartPages) {
       // Each pass copies what was committed during the one before: a few passes leave a tail.
       for (let i = 0; i < 6; i++) {
         const before = pass.log;
         pass = db.pragma('wal_checkpoint(PASSIVE)')[0];
-        if (pass.log - before < 256) break;
+        if (pass.log - before < restartPages / 32) break;
       }
       parentPort.postMessage({ tail: true });
     }
@@ -48,10 +49,10 @@ parentPort.on('message', () => {
 });
 `;
 
-/** Pages of WAL after which the writing connection checkpoints itself (256 MB of 4 KB pages). */
-export const WRITER_AUTOCHECKPOINT_PAGES = 65_536;
-/** Pages of WAL after which the WAL is started over (32 MB of 4 KB pages; see above). */
-export const RESTART_PAGES = 8192;
+/** WAL bytes after which the writing connection checkpoints itself. */
+export const WRITER_AUTOCHECKPOINT_BYTES = 256 * 1024 * 1024;
+/** WAL bytes after which the WAL is started over (see above). */
+export const RESTART_BYTES = 32 * 1024 * 1024;
 
 export interface Checkpointer {
   /** Stops the thread and closes its connection. */
@@ -63,8 +64,8 @@ export function startCheckpointer(options: {
   path: string;
   everyMs?: number;
   onError?: (message: string) => void;
-  /** WAL pages from which the WAL is started over (default RESTART_PAGES). */
-  restartPages?: number;
+  /** WAL bytes from which the WAL is started over (default RESTART_BYTES). */
+  restartBytes?: number;
   /**
    * The writing connection: it copies the last few commits itself once this thread has caught
    * up, so that its next commit starts the WAL over.
@@ -78,7 +79,7 @@ export function startCheckpointer(options: {
       path: options.path,
       driver,
       everyMs: options.everyMs ?? 200,
-      restartPages: options.writer ? (options.restartPages ?? RESTART_PAGES) : Number.POSITIVE_INFINITY,
+      restartBytes: options.writer ? (options.restartBytes ?? RESTART_BYTES) : Number.POSITIVE_INFINITY,
     },
   });
   worker.unref();

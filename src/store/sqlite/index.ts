@@ -1,5 +1,5 @@
 export { sqliteBackend } from './backend.js';
-export { type Checkpointer, startCheckpointer, WRITER_AUTOCHECKPOINT_PAGES } from './checkpointer.js';
+export { type Checkpointer, startCheckpointer, WRITER_AUTOCHECKPOINT_BYTES } from './checkpointer.js';
 export { sqliteContract } from './contract.js';
 export type { AutoVacuumEvent } from './db.js';
 export { createStoreSink } from './sink.js';

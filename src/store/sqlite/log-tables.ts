@@ -40,8 +40,8 @@ export function createLogTally(): LogTally {
   };
 }
 
-/** Free pages given back per step: a few MiB of pages moved at a time, between commits. */
-const VACUUM_STEP_PAGES = 1024;
+/** Free space given back per step: a few MiB of pages moved at a time, between commits. */
+const VACUUM_STEP_BYTES = 4 * 1024 * 1024;
 
 /**
  * The SQLite log tables for retention passes (docs/operations.md#retention): each delete runs in
@@ -119,7 +119,7 @@ export function createSqliteLogTables(
         const room = Math.max(0, Math.floor(maxFileBytes / pageBytes) - (pages() - free));
         const keep = Math.min(Math.ceil(keepBytes / pageBytes), room);
         if (free <= keep) return given;
-        const step = Math.min(free - keep, VACUUM_STEP_PAGES);
+        const step = Math.min(free - keep, Math.ceil(VACUUM_STEP_BYTES / pageBytes));
         await group.write(() => db.pragma(`incremental_vacuum(${step})`));
         const left = db.pragma('freelist_count', { simple: true }) as number;
         given += free - left;

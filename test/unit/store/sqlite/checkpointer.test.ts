@@ -18,7 +18,7 @@ describe('background checkpointer', () => {
   it('copies committed pages into the database file while the writer never checkpoints, and stops', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hookd-ckpt-'));
     const path = join(dir, 'hookd.db');
-    const store = createStore({ path, synchronous: 'normal', autocheckpointPages: 1_000_000 });
+    const store = createStore({ path, synchronous: 'normal', autocheckpointBytes: 4_000_000_000 });
     const errors: string[] = [];
     const checkpointer = startCheckpointer({ path, everyMs: 20, onError: (m) => errors.push(m) });
     const before = statSync(path).size;
@@ -38,12 +38,12 @@ describe('background checkpointer', () => {
   it('starts the WAL over under steady writes, so that it stays small', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hookd-ckpt-'));
     const path = join(dir, 'hookd.db');
-    const store = createStore({ path, synchronous: 'normal', autocheckpointPages: 1_000_000 });
+    const store = createStore({ path, synchronous: 'normal', autocheckpointBytes: 4_000_000_000 });
     const errors: string[] = [];
     const checkpointer = startCheckpointer({
       path,
       everyMs: 10,
-      restartPages: 256,
+      restartBytes: 1024 * 1024,
       writer: store.db,
       onError: (m) => errors.push(m),
     });

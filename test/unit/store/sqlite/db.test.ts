@@ -2,6 +2,7 @@ import { statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { PAGE_BYTES } from '../../../../src/store/sqlite/db.js';
 import { type AutoVacuumEvent, createStore } from '../../../../src/store/sqlite/index.js';
 import { makeTempDir } from '../../../helpers/hookd-process.js';
 import { runScript } from '../../../helpers/script.js';
@@ -55,6 +56,22 @@ describe('openDb', () => {
     `;
     const grownKb = Number(await runScript(script));
     expect(grownKb).toBeLessThan(8 * 1024);
+  });
+
+  it('makes a new file with 16 KiB pages, and leaves an older file the pages it has', () => {
+    temp = makeTempDir();
+    const fresh = createStore({ path: join(temp.dir, 'new.db'), synchronous: 'normal' });
+    expect(fresh.db.pragma('page_size', { simple: true })).toBe(PAGE_BYTES);
+    expect(PAGE_BYTES).toBe(16_384);
+    fresh.close();
+    const path = join(temp.dir, 'old.db');
+    const old = new Database(path);
+    old.pragma('journal_mode = WAL');
+    old.exec('CREATE TABLE kept (x)');
+    old.close();
+    const store = createStore({ path, synchronous: 'normal', onAutoVacuum: () => undefined });
+    expect(store.db.pragma('page_size', { simple: true })).toBe(4096);
+    store.close();
   });
 
   it('makes a new file give freed pages back, and rewrites an older file once to do so when asked', () => {
