@@ -67,20 +67,22 @@ export function parseAgentBody(body: unknown, options: ActionOptions): AgentActi
   if (modelInput !== undefined && modelInput.trim() === '') throw invalid('model', 'provider/model or an alias');
   const thinking: ThinkingLevel | undefined = optionalEnum(b, 'thinking', THINKING_LEVELS);
   const timeoutSeconds = optionalTimeout(b);
+  // Every field named (absent ones undefined): one shape for every action, cheap to read.
   return {
     kind: 'agent',
     message,
-    ...(name === undefined ? {} : { name }),
+    name,
     sessionKey: sessionKey ?? `hook:${newId()}`,
     wakeMode,
     deliver,
     channel,
-    ...(to === undefined ? {} : { to }),
+    to,
     model: modelInput === undefined ? options.models.defaultModel : options.models.resolve(modelInput),
-    ...(thinking === undefined ? {} : { thinking }),
-    ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
+    thinking,
+    timeoutSeconds,
     allowUnsafeExternalContent: options.allowUnsafeExternalContent ?? false,
     contentSource: options.contentSource ?? 'webhook',
+    mappingId: undefined,
   };
 }
 

@@ -10,7 +10,7 @@ import { createTokenMatcher, findToken, type TokenSource } from './auth.js';
 import type { ParsedBody } from './body.js';
 import type { CredentialProof } from './credentials.js';
 import { busyError, createPendingBodies, type PendingBody } from './pending-bodies.js';
-import { type CredentialFingerprints, openedByToken } from './receipt.js';
+import { type CredentialFingerprints, tokenReceipt } from './receipt.js';
 import type { SignatureFailure } from './signatures.js';
 import type { AuthThrottle } from './throttle.js';
 
@@ -159,18 +159,46 @@ export function createHookGate(options: HookGateOptions): HookGate {
       if (presented === undefined || !tokenMatches(presented.token)) verifiers = verifiersFor(request, subPath);
       if (subPath === '') throw hookdError('NOT_FOUND', { resource: 'hook name', hint: `e.g. ${hooks.path}/wake` });
       const maxBodyBytes = isBuiltIn(subPath) || !mappings ? hooks.maxBodyBytes : mappings.maxBodyBytesFor(subPath);
-      const authenticated = verifiers.length === 0;
-      const trail: HookTrail = { receivedAt, startedMs, authenticated, logged: false };
-      if (presented && authenticated) {
-        const tokenHeader = TOKEN_HEADER[presented.source];
-        if (tokenHeader) trail.tokenHeader = tokenHeader;
-        trail.receipt = { ...openedByToken(presented.source, fingerprints), bodyRead: false };
-        return { subPath, maxBodyBytes, res: reply.raw, verifiers, trail };
+      const trail = newTrail(receivedAt, startedMs, verifiers.length === 0);
+      if (presented && trail.authenticated) {
+        trail.tokenHeader = TOKEN_HEADER[presented.source];
+        trail.receipt = tokenReceipt(presented.source, false, fingerprints);
+        return {
+          subPath,
+          maxBodyBytes,
+          res: reply.raw,
+          verifiers,
+          pending: undefined,
+          bodyDeadlineMs: undefined,
+          trail,
+        };
       }
       const pending = reserve(request, reply, maxBodyBytes);
-      const unverified = { ...(pending ? { pending } : {}), bodyDeadlineMs: bodyTimeoutMs };
-      return { subPath, maxBodyBytes, res: reply.raw, verifiers, trail, ...unverified };
+      return { subPath, maxBodyBytes, res: reply.raw, verifiers, pending, bodyDeadlineMs: bodyTimeoutMs, trail };
     },
+  };
+}
+
+/**
+ * A request's trail as the gate starts it: every field named, so that every request's trail
+ * has one shape however far it goes (fields added one by one made a new shape at each step).
+ */
+function newTrail(receivedAt: number, startedMs: number, authenticated: boolean): HookTrail {
+  return {
+    receivedAt,
+    startedMs,
+    authenticated,
+    tokenHeader: undefined,
+    signatureHeaders: undefined,
+    receipt: undefined,
+    body: undefined,
+    unparsed: undefined,
+    mappingId: undefined,
+    eventType: undefined,
+    code: undefined,
+    reason: undefined,
+    where: undefined,
+    logged: false,
   };
 }
 

@@ -15,7 +15,12 @@ import { createHookActions } from './hook-actions.js';
 import { createHookGate, type HookState, type HookTrail } from './hook-gate.js';
 import { createHookRecords, ownIdOfRefused } from './hook-records.js';
 import { createInFlightKeys, hashBody, type InFlightKeys, idempotencyKeyOf, keyIsDeliveryId } from './idempotency.js';
-import { type CredentialFingerprints, createCredentialFingerprints, openedBySignature } from './receipt.js';
+import {
+  bodyReadReceipt,
+  type CredentialFingerprints,
+  createCredentialFingerprints,
+  openedBySignature,
+} from './receipt.js';
 import { reasonOf } from './request-log.js';
 import { type Answer, answerFor } from './responses.js';
 import { handshakeFor, type VerifiedWebhook, verifyWebhook } from './signatures.js';
@@ -116,16 +121,15 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     const { actions, fanOut } = await requested.actionsFor(request, state.subPath, body, verified?.mappings, trail);
     if (actions.length === 0 && !idempotent) return { status: 204, body: null };
     const respond = (accepted: readonly Accepted[]) => answerFor(accepted, fanOut);
-    const idempotency = idempotent ? { idempotency: { ...idempotent, respond } } : {};
-    const record = recorder.enabled
-      ? {
-          record: (accepted: readonly Accepted[]) =>
-            recorder.accepted(records.factsOf(request, state), accepted, fanOut, trail),
-        }
-      : {};
-    const accepted = await sink.accept(actions, { requestId: request.id, ...idempotency, ...record });
+    const accepted = await sink.accept(actions, {
+      requestId: request.id,
+      idempotency: idempotent ? { ...idempotent, respond } : undefined,
+      record: recorder.enabled
+        ? (accepted: readonly Accepted[]) => recorder.accepted(records.factsOf(request, state), accepted, fanOut, trail)
+        : undefined,
+    });
     trail.logged = recorder.enabled;
-    return respond(accepted);
+    return answerFor(accepted, fanOut);
   };
 
   /** Checks a tokenless request's signature over its raw bytes, before anything else reads them. */
@@ -157,7 +161,7 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     if (state.verifiers.length > 0 && raw !== undefined) verified = verify(request, state, raw);
     const body = bodyOf(outcome, state.trail);
     state.trail.body = body;
-    if (state.trail.receipt) state.trail.receipt = { ...state.trail.receipt, bodyRead: true };
+    if (state.trail.receipt) state.trail.receipt = bodyReadReceipt(state.trail.receipt, fingerprints);
     if (verified) {
       const handshake = handshakeFor(state.verifiers, verified, body.payload);
       if (handshake) {
@@ -231,8 +235,7 @@ function registerBodyReader(app: FastifyInstance): Set<Socket> {
   app.addContentTypeParser('*', (request, payload, done) => {
     const state = request.hook as HookState;
     const { maxBodyBytes: limitBytes, pending, bodyDeadlineMs: deadlineMs } = state;
-    const unverified = { ...(pending ? { pending } : {}), ...(deadlineMs === undefined ? {} : { deadlineMs }) };
-    readBody(request.raw, state.res, payload, { limitBytes, lingering, ...unverified }).then(
+    readBody(request.raw, state.res, payload, { limitBytes, lingering, pending, deadlineMs }).then(
       (outcome) => {
         // A refused body's room is given back at once, not when its connection is done draining.
         if (!outcome.ok) pending?.release();

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { RequestOpening } from '../actions/index.js';
+import type { RequestOpening, RequestReceipt } from '../actions/index.js';
 import type { CompiledMapping } from '../mapping/index.js';
 import type { TokenSource } from './auth.js';
 
@@ -43,6 +43,40 @@ export function createCredentialFingerprints(
 /** Let in by the hook token, presented `via` there. */
 export function openedByToken(via: TokenSource, fingerprints: CredentialFingerprints): RequestOpening {
   return { by: 'token', via, credential: fingerprints.token };
+}
+
+const tokenReceipts = new WeakMap<CredentialFingerprints, Map<string, RequestReceipt>>();
+
+/**
+ * The receipt of a request let in by the hook token presented `via` there, before (`bodyRead`
+ * false) or once its body was read: one frozen object per way and state, shared by every such
+ * request, so that none is built per request and its stored text is written once
+ * (src/store/receipts.ts).
+ */
+export function tokenReceipt(
+  via: TokenSource,
+  bodyRead: boolean,
+  fingerprints: CredentialFingerprints,
+): RequestReceipt {
+  let known = tokenReceipts.get(fingerprints);
+  if (!known) {
+    known = new Map();
+    tokenReceipts.set(fingerprints, known);
+  }
+  const key = `${via}:${bodyRead}`;
+  let receipt = known.get(key);
+  if (!receipt) {
+    receipt = Object.freeze({ ...openedByToken(via, fingerprints), bodyRead });
+    known.set(key, receipt);
+  }
+  return receipt;
+}
+
+/** `receipt` once its request's body was read. */
+export function bodyReadReceipt(receipt: RequestReceipt, fingerprints: CredentialFingerprints): RequestReceipt {
+  if (receipt.bodyRead) return receipt;
+  const shared = receipt.by === 'token' && receipt.webhookId === undefined && receipt.replayKey === undefined;
+  return shared ? tokenReceipt(receipt.via, true, fingerprints) : { ...receipt, bodyRead: true };
 }
 
 /** Let in by the signatures of `verified` (mapping ids) among `verifiers`. */

@@ -104,7 +104,11 @@ export function createRequestRecorder(settings: RequestLogSettings) {
       headers: facts.headers,
       credentials: facts.credentials,
       authenticated: facts.authenticated,
-      ...kept,
+      body: kept.body,
+      bodyBytes: kept.bodyBytes,
+      truncated: kept.truncated,
+      redacted: kept.redacted,
+      bodyWhole: kept.bodyWhole,
       replayOf: facts.replayOf || undefined,
       forced: facts.forced || undefined,
       receipt: facts.receipt,
@@ -129,7 +133,8 @@ export function createRequestRecorder(settings: RequestLogSettings) {
         else runIds.push(a.runId);
       }
       const { status } = answerFor(accepted, fanOut);
-      return record(facts, { status, eventIds, runIds, ...labelsOf(trail) });
+      const { mappingId, eventType } = trail;
+      return record(facts, { status, code: undefined, reason: undefined, mappingId, eventType, eventIds, runIds });
     },
   };
 }

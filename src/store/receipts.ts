@@ -1,8 +1,18 @@
 import type { RequestReceipt } from '../actions/index.js';
 
+/** The text of the frozen receipts requests share (src/ingress/receipt.ts), written once each. */
+const sharedTexts = new WeakMap<RequestReceipt, string>();
+
 /** A receipt as a row keeps it (JSON text), or null. */
 export function receiptColumn(receipt: RequestReceipt | undefined): string | null {
-  return receipt === undefined ? null : JSON.stringify(receipt);
+  if (receipt === undefined) return null;
+  if (!Object.isFrozen(receipt)) return JSON.stringify(receipt);
+  let text = sharedTexts.get(receipt);
+  if (text === undefined) {
+    text = JSON.stringify(receipt);
+    sharedTexts.set(receipt, text);
+  }
+  return text;
 }
 
 const VIA = new Set(['bearer', 'header', 'query']);
