@@ -12,8 +12,8 @@ export interface MetricSources {
 /** The Prometheus metrics of one gateway (docs/operations.md#health-and-observability). */
 export interface Metrics {
   readonly registry: Registry;
-  /** Requests by endpoint and status. */
-  readonly requests: Counter<'endpoint' | 'status'>;
+  /** Counts a request answered `status` at `endpoint` (read by the counter of requests at scrape time). */
+  countRequest(endpoint: string, status: number): void;
   /** Transform call durations by mapping. */
   readonly transformSeconds: Histogram<'mapping'>;
   /** Reply deliveries by outcome. */
@@ -30,11 +30,19 @@ export type TransformLatency = NonNullable<OverviewView['transforms']>;
 /** Creates the metrics in a registry of their own. */
 export function createMetrics(): Metrics {
   const registry = new Registry();
-  const requests = new Counter({
+  // Counted in plain maps and read at scrape time: prom-client's inc with labels hashes them
+  // (sorting their names, joining a key) on every request.
+  const answered = new Map<string, Map<number, number>>();
+  new Counter({
     name: 'hookd_requests_total',
     help: 'HTTP requests by endpoint (wake, agent, mapped; hooks for those refused before routing; admin, health, other) and status',
     labelNames: ['endpoint', 'status'] as const,
     registers: [registry],
+    collect() {
+      this.reset();
+      for (const [endpoint, statuses] of answered)
+        for (const [status, n] of statuses) this.inc({ endpoint, status: String(status) }, n);
+    },
   });
   const transformSeconds = new Histogram({
     name: 'hookd_transform_duration_seconds',
@@ -81,7 +89,14 @@ export function createMetrics(): Metrics {
   });
   return {
     registry,
-    requests,
+    countRequest(endpoint, status) {
+      let statuses = answered.get(endpoint);
+      if (!statuses) {
+        statuses = new Map();
+        answered.set(endpoint, statuses);
+      }
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    },
     transformSeconds,
     deliveries,
     attach(next) {
