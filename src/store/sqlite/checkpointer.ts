@@ -22,7 +22,10 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path);
 db.pragma('busy_timeout = 5000');
-const restartPages = workerData.restartBytes / db.pragma('page_size', { simple: true });
+const pageBytes = db.pragma('page_size', { simple: true });
+const restartPages = workerData.restartBytes / pageBytes;
+// A pass that copied less than 1 MiB left only a tail of a few commits.
+const tailPages = 1048576 / pageBytes;
 let failed = false;
 const timer = setInterval(() => {
   try {
@@ -32,7 +35,7 @@ const timer = setInterval(() => {
       for (let i = 0; i < 6; i++) {
         const before = pass.log;
         pass = db.pragma('wal_checkpoint(PASSIVE)')[0];
-        if (pass.log - before < restartPages / 32) break;
+        if (pass.log - before < tailPages) break;
       }
       parentPort.postMessage({ tail: true });
     }
