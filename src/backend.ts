@@ -8,6 +8,7 @@ import type { StoreBackend } from './store/index.js';
 import type { ClockSkewWatch } from './store/postgres/index.js';
 import {
   type AutoVacuumEvent,
+  bodySegmentBytesFor,
   type Checkpointer,
   createStore,
   type Store,
@@ -87,6 +88,7 @@ export async function openBackend(
   const store = createStore({
     path: config.storage.path,
     synchronous: config.storage.synchronous,
+    bodySegmentBytes: bodySegmentBytesFor(config.hooks.log.maxBytes),
     ...(onDisk
       ? {
           autocheckpointBytes: WRITER_AUTOCHECKPOINT_BYTES,

@@ -245,17 +245,19 @@ export function requestListWhere(
  * the same way.
  */
 function searchClause(text: string, at: (value: unknown) => string, dialect: 'sqlite' | 'postgres'): string {
-  const anywhere = (pattern: string) => `%${pattern.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   // Placeholders in the order they appear: SQLite's `?` take their values by position.
   const id = at(text);
-  const label = at(anywhere(text));
+  const label = at(likePattern(text));
   if (dialect === 'sqlite') {
-    const body = at(anywhere(text));
+    const body = at(likePattern(text));
     return `(id = ${id} OR event_type LIKE ${label} ESCAPE '\\' OR CAST(body AS TEXT) LIKE ${body} ESCAPE '\\')`;
   }
-  const body = at(anywhere(escapeEncoded(text)));
+  const body = at(likePattern(escapeEncoded(text)));
   return `(id = ${id} OR event_type ILIKE ${label} ESCAPE '\\' OR encode(body, 'escape') ILIKE ${body} ESCAPE '\\')`;
 }
+
+/** A LIKE pattern that finds `text` anywhere, its `%`, `_` and `\\` taken literally (ESCAPE '\\'). */
+export const likePattern = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** Text as PostgreSQL's `encode(bytes, 'escape')` writes its UTF-8 bytes. */
 function escapeEncoded(text: string): string {

@@ -10,6 +10,7 @@ import { call } from '../helpers/http.js';
 const TOKEN = 'reliability-hook-token-0123456789';
 const GATEWAY = 'reliability-gateway-token-0123456789';
 const HOOK = { authorization: `Bearer ${TOKEN}` };
+const ADMIN = { authorization: `Bearer ${GATEWAY}` };
 
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
@@ -195,7 +196,7 @@ describe('backpressure and shutdown', () => {
 });
 
 describe('crash safety: SIGKILL under load', () => {
-  it('loses nothing that was answered 2xx, and runs each accepted run to one result', async () => {
+  it('loses nothing that was answered 2xx, its log record and body included, and runs each accepted run to one result', async () => {
     const model = await startFakeModel((r) =>
       isHeartbeat(r) ? 'HEARTBEAT_OK' : `done: ${lastUser(r).match(/job \d+/)?.[0]}`,
     );
@@ -207,6 +208,8 @@ describe('crash safety: SIGKILL under load', () => {
       const hookd = await startHookd({ dir: temp.dir, config: config(model.url) });
       const runs = new Map<string, string>();
       const events = new Map<string, string>();
+      /** Each request answered 2xx: the body it sent, which its log record keeps. */
+      const logged = new Map<string, string>();
       let n = 0;
       let stop = false;
       const sender = async () => {
@@ -214,14 +217,13 @@ describe('crash safety: SIGKILL under load', () => {
           const i = n++;
           const wake = i % 3 === 0;
           try {
-            const res = await call(`${hookd.url}/hooks/${wake ? 'wake' : 'agent'}`, {
-              headers: HOOK,
-              json: wake
-                ? { text: `event ${i}`, mode: 'next-heartbeat' }
-                : { message: `job ${i}`, wakeMode: 'next-heartbeat', deliver: false },
-            });
+            const json = wake
+              ? { text: `event ${i}`, mode: 'next-heartbeat' }
+              : { message: `job ${i}`, wakeMode: 'next-heartbeat', deliver: false };
+            const res = await call(`${hookd.url}/hooks/${wake ? 'wake' : 'agent'}`, { headers: HOOK, json });
             if (res.status === 200) events.set(res.body.eventId as string, `event ${i}`);
             if (res.status === 202) runs.set(res.body.runId as string, `job ${i}`);
+            if (res.status < 300) logged.set(res.headers['x-request-id'] as string, JSON.stringify(json));
           } catch {
             // The connection died with the process: no answer, no promise.
           }
@@ -261,6 +263,13 @@ describe('crash safety: SIGKILL under load', () => {
         );
         expect(lostEvents).toEqual([]);
         expect(lostRuns).toEqual([]);
+        // The log record of every request answered 2xx, its body included (written before its commit).
+        const lostRecords: string[] = [];
+        for (const [id, body] of logged) {
+          const record = await call(`${restarted.url}/api/requests/${id}`, { method: 'GET', headers: ADMIN });
+          if (record.status !== 200 || record.body.body !== body) lostRecords.push(id);
+        }
+        expect(lostRecords).toEqual([]);
         const summaries = db.prepare("SELECT COUNT(*) AS n FROM events WHERE origin = 'run-summary'").get() as {
           n: number;
         };
@@ -269,7 +278,7 @@ describe('crash safety: SIGKILL under load', () => {
         const duplicated = db.prepare('SELECT message, COUNT(*) AS n FROM runs GROUP BY message HAVING n > 1').all();
         expect(duplicated).toEqual([]);
         report.push(
-          `kill at ${killAfterMs} ms: ${runs.size} runs and ${events.size} events answered 2xx, 0 lost; ${allRuns.n} runs stored, each summarised once`,
+          `kill at ${killAfterMs} ms: ${runs.size} runs and ${events.size} events answered 2xx, 0 lost, each logged with its body; ${allRuns.n} runs stored, each summarised once`,
         );
       } finally {
         db.close();

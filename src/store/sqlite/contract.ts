@@ -15,7 +15,7 @@ export function sqliteContract(store: Store, now: () => number = Date.now): Stor
       list: async (filter) =>
         filter.search === undefined ? store.requests.list(filter) : searchInWindows(store.requests, filter),
     },
-    log: createSqliteLogTables(store.db, store.logTally, store.group, now),
+    log: createSqliteLogTables(store.db, store.logTally, store.group, now, store.bodies),
     failedRequests: promised(store.failedRequests, ['forRequest']),
     idempotency: { purgeExpired: async () => store.idempotency.purge(now()) },
     alerts: promised(store.alerts, ['insert', 'latestFiring', 'list']),

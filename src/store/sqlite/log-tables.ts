@@ -1,6 +1,7 @@
 import type { GroupCommit } from '../group-commit.js';
 import { LOG_TABLE_SQL } from '../log-table-sql.js';
 import type { Freed, LogTable, LogTables } from '../retention.js';
+import type { BodyLog } from './bodies.js';
 import type { Db } from './db.js';
 
 /**
@@ -54,9 +55,13 @@ export function createSqliteLogTables(
   tally: LogTally,
   group: GroupCommit<unknown>,
   now: () => number,
+  bodies: BodyLog,
 ): LogTables {
   const statements = (table: LogTable) => {
-    const { name, time, bytes, where } = LOG_TABLE_SQL[table];
+    const { name, time, where } = LOG_TABLE_SQL[table];
+    // A request's body in the body log counts as it did in its row.
+    const bytes =
+      name === 'requests' ? `COALESCE(body_len, 0) + ${LOG_TABLE_SQL[table].bytes}` : LOG_TABLE_SQL[table].bytes;
     return {
       count: db.prepare(`SELECT COUNT(*) AS rows, COALESCE(SUM(${bytes}), 0) AS bytes FROM ${name} WHERE ${where}`),
       anyAged: db.prepare(`SELECT 1 FROM ${name} WHERE ${where} AND ${time} < ? LIMIT 1`),
@@ -74,19 +79,29 @@ export function createSqliteLogTables(
   );
   const anyExpired = db.prepare('SELECT 1 FROM idempotency WHERE expires_at <= ? LIMIT 1');
   const NOTHING: Freed = { rows: 0, bytes: 0 };
+  // Bodies are in the body log in the order of their rows: the oldest row's is the first still read.
+  const firstBody = db.prepare('SELECT body_at FROM requests WHERE body_at IS NOT NULL ORDER BY seq LIMIT 1');
+  /** Deletes the body log's segments that no record reads any more. */
+  const releaseBodies = () => {
+    const first = firstBody.get() as { body_at: number } | undefined;
+    bodies.releaseBefore(first ? first.body_at : Number.POSITIVE_INFINITY);
+  };
   const count = () => ({
     requests: of.requests.count.get() as { rows: number; bytes: number },
     refused: of.refused.count.get() as { rows: number; bytes: number },
     failures: of.failures.count.get() as { rows: number; bytes: number },
   });
   /** Deletes with `run` in the next group commit; the tally follows. */
-  const remove = (table: LogTable, run: () => unknown[]): Promise<Freed> =>
-    group.write(() => {
+  const remove = async (table: LogTable, run: () => unknown[]): Promise<Freed> => {
+    const freed = await group.write(() => {
       const gone = run() as { bytes: number }[];
       const bytes = gone.reduce((sum, row) => sum + row.bytes, 0);
       tally.remove(table, gone.length, bytes);
       return { rows: gone.length, bytes };
     });
+    if (table !== 'failures' && freed.rows > 0) releaseBodies();
+    return freed;
+  };
 
   return {
     async size() {
@@ -108,8 +123,10 @@ export function createSqliteLogTables(
       if (anyExpired.get(at) === undefined) return 0;
       return group.write(() => purgeKeys.run(at, limit).changes);
     },
-    async vacuum(keepBytes, maxFileBytes) {
+    async vacuum(keepBytes, maxBytes) {
       if (db.pragma('auto_vacuum', { simple: true }) !== 2) return 0;
+      // The bound holds for the database file and the body log's segments together.
+      const maxFileBytes = Math.max(0, maxBytes - bodies.bytes());
       const pageBytes = db.pragma('page_size', { simple: true }) as number;
       const pages = () => db.pragma('page_count', { simple: true }) as number;
       let given = 0;

@@ -212,4 +212,10 @@ export const migrations: readonly string[] = [
     url = substr(CASE WHEN instr(url, '?') > 0 THEN substr(url, 1, instr(url, '?') - 1) ELSE url END, 1, 256)
     WHERE NOT authenticated;
   `,
+  // A record's body is kept in the body log beside the database (src/store/sqlite/bodies.ts):
+  // its position and length there. Records stored before keep theirs in \`body\`.
+  `
+  ALTER TABLE requests ADD COLUMN body_at INTEGER;
+  ALTER TABLE requests ADD COLUMN body_len INTEGER;
+  `,
 ];

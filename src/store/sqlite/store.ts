@@ -9,6 +9,7 @@ import type { MessageRepository } from '../messages.js';
 import type { RequestLogRepository } from '../requests.js';
 import type { RunRepository } from '../runs.js';
 import { createAlertRepository } from './alerts.js';
+import { type BodyLog, memoryBodyLog, openBodyLog } from './bodies.js';
 import { createConsoleSessionRepository } from './console-sessions.js';
 import { type Db, type OpenDbOptions, openDb } from './db.js';
 import { createEventRepository } from './events.js';
@@ -38,6 +39,8 @@ export interface Store {
   readonly logTally: LogTally;
   /** Alert messages (docs/operations.md#alerts). */
   readonly alerts: AlertRepository;
+  /** The request log's bodies (bodies.ts), beside the database file. */
+  readonly bodies: BodyLog;
   /** Runs `fn` in one transaction (nested calls join the outer one). */
   transaction<T>(fn: () => T): T;
   /** Writes that share one commit per event-loop turn (see group-commit.ts). */
@@ -45,9 +48,18 @@ export interface Store {
   close(): void;
 }
 
+export interface StoreOptions extends OpenDbOptions {
+  readonly onFirstWrite?: () => void;
+  /** Where a segment of the request log's bodies ends (default 16 MiB; bodySegmentBytesFor in src/store/sqlite/bodies.ts). */
+  readonly bodySegmentBytes?: number;
+}
+
+const BODY_SEGMENT_BYTES = 16 * 1024 * 1024;
+
 /** Opens the embedded SQLite store at `options.path` (`:memory:` for tests). */
-export function createStore(options: OpenDbOptions & { readonly onFirstWrite?: () => void }): Store {
+export function createStore(options: StoreOptions): Store {
   const db = openDb(options);
+  const bodies = bodyLogOf(db, options);
   let firstWrite = options.onFirstWrite;
   const transaction = <T>(fn: () => T): T => {
     if (firstWrite) {
@@ -55,7 +67,19 @@ export function createStore(options: OpenDbOptions & { readonly onFirstWrite?: (
       firstWrite = undefined;
       told();
     }
-    return db.transaction(fn)();
+    // A nested transaction joins the outer one: its bodies are written with the outer commit.
+    if (db.inTransaction) return db.transaction(fn)();
+    try {
+      // The commit's bodies are written before its rows commit (bodies.ts).
+      return db.transaction(() => {
+        const result = fn();
+        bodies.flush();
+        return result;
+      })();
+    } catch (err) {
+      bodies.discard();
+      throw err;
+    }
   };
   const logTally = createLogTally();
   const repositories = {
@@ -65,18 +89,37 @@ export function createStore(options: OpenDbOptions & { readonly onFirstWrite?: (
     meta: createMetaRepository(db),
     failedRequests: createFailedRequestRepository(db, logTally),
     idempotency: createIdempotencyRepository(db),
-    requests: createRequestLogRepository(db, logTally),
+    requests: createRequestLogRepository(db, logTally, bodies),
     consoleSessions: createConsoleSessionRepository(db),
     alerts: createAlertRepository(db),
   };
   return {
     ...repositories,
     db,
+    bodies,
     logTally,
     transaction,
     group: createGroupCommit(transaction, repositories),
     close: () => {
+      bodies.close();
       if (db.open) db.close();
     },
   };
+}
+
+/**
+ * The body log of the database at `options.path`: its segments in `<path>-bodies/`, starting past
+ * every position its records refer to (a folder lost or restored older never hands out one twice).
+ */
+function bodyLogOf(db: Db, options: StoreOptions): BodyLog {
+  if (options.path === ':memory:') return memoryBodyLog();
+  const last = db
+    .prepare('SELECT body_at + body_len AS end FROM requests WHERE body_at IS NOT NULL ORDER BY seq DESC LIMIT 1')
+    .get() as { end: number } | undefined;
+  return openBodyLog({
+    folder: `${options.path}-bodies`,
+    segmentBytes: options.bodySegmentBytes ?? BODY_SEGMENT_BYTES,
+    floor: last?.end ?? 0,
+    sync: options.synchronous === 'full',
+  });
 }

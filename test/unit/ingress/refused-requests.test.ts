@@ -31,7 +31,17 @@ interface Row {
   more_refused: number | null;
 }
 
-const rows = (): Row[] => (t as TestApp).store.db.prepare('SELECT * FROM requests ORDER BY seq').all() as Row[];
+/** The rows of the request log, each with its body as kept (in the body log, src/store/sqlite/bodies.ts). */
+const rows = (): Row[] => {
+  const { store } = t as TestApp;
+  const all = store.db.prepare('SELECT * FROM requests ORDER BY seq').all() as (Row & {
+    body_at: number | null;
+    body_len: number | null;
+  })[];
+  return all.map((row) =>
+    row.body_at === null ? row : { ...row, body: store.bodies.read(row.body_at, row.body_len ?? 0) },
+  );
+};
 const rowsOf = async (n: number) => {
   await until(() => rows().length >= n);
   return rows();

@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FailedRequest, RequestLogRecord } from '../../../src/actions/index.js';
@@ -59,15 +60,20 @@ interface World {
   recount(): ReturnType<StoreContract['log']['size']>;
 }
 
-function world(policy: Partial<RetentionPolicy>, path = ':memory:', now = Date.now): World {
-  store = createStore({ path, synchronous: 'normal' });
+function world(
+  policy: Partial<RetentionPolicy>,
+  path = ':memory:',
+  now = Date.now,
+  bodySegmentBytes: number | undefined = undefined,
+): World {
+  store = createStore({ path, synchronous: 'normal', ...(bodySegmentBytes ? { bodySegmentBytes } : {}) });
   const s = store;
   const contract = sqliteContract(s, now);
   const passes: RetentionOutcome[] = [];
   const full = { maxAgeMs: 7 * DAY_MS, maxRows: 100_000, maxBytes: 1 << 30, refusedShare: 0.125, ...policy };
   const retention = createLogRetention(contract.log, full, { onPass: (o) => passes.push(o) });
   const sink = createStoreSink(s, { retention, now });
-  const recount = () => createSqliteLogTables(s.db, createLogTally(), s.group, now).size();
+  const recount = () => createSqliteLogTables(s.db, createLogTally(), s.group, now, s.bodies).size();
   return { store: s, contract, sink, retention, passes, recount };
 }
 
@@ -166,18 +172,27 @@ describe('the retention of the request log and the kept failures', () => {
     expect(w.store.failedRequests.forRequest('f2')).toBeDefined();
   });
 
-  it('gives the freed pages back to the file system', async () => {
+  it("gives the freed space back to the file system: the database's pages and the body log's segments", async () => {
     temp = makeTempDir();
     const path = join(temp.dir, 'hookd.db');
-    const w = world({ maxBytes: 512 * 1024 }, path);
+    const maxBytes = 512 * 1024;
+    const w = world({ maxBytes }, path, Date.now, 64 * 1024);
+    const pageBytes = w.store.db.pragma('page_size', { simple: true }) as number;
     const pages = () => w.store.db.pragma('page_count', { simple: true }) as number;
-    w.store.transaction(() => {
-      for (let n = 1; n <= 400; n++) w.store.requests.insert(record(n, 10_000));
-    });
-    const before = pages();
+    const onDisk = () => pages() * pageBytes + w.store.bodies.bytes();
+    // 4 MB of bodies in 40 commits (a commit's bodies are one write to one segment).
+    for (let c = 0; c < 40; c++) {
+      w.store.transaction(() => {
+        for (let n = 1; n <= 10; n++) w.store.requests.insert(record(c * 10 + n, 10_000));
+      });
+    }
+    const before = onDisk();
+    expect(w.store.bodies.bytes()).toBe(4_000_000);
     const outcome = await w.retention.enforce();
     expect(outcome.vacuumedPages).toBeGreaterThan(0);
-    expect(pages()).toBeLessThan(before / 4);
-    expect(w.store.db.pragma('freelist_count', { simple: true })).toBeLessThanOrEqual((512 * 1024) / 8 / 4096 + 1);
+    expect(onDisk()).toBeLessThan(before / 4);
+    expect(w.store.bodies.bytes()).toBeLessThanOrEqual(maxBytes);
+    expect(readdirSync(`${path}-bodies`).length).toBeLessThanOrEqual(8);
+    expect(w.store.db.pragma('freelist_count', { simple: true })).toBeLessThanOrEqual(maxBytes / 8 / pageBytes + 1);
   });
 });

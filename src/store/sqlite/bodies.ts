@@ -1,0 +1,273 @@
+import {
+  closeSync,
+  fdatasyncSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  unlinkSync,
+  writevSync,
+} from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * The request log's bodies on SQLite (docs/operations.md#commits-and-checkpoints): appended to
+ * segment files beside the database, one write per group commit, instead of into its pages. In
+ * the database a body is written twice (to the WAL, then copied into the file) with the b-tree
+ * pages around it; here once, in order. A record keeps its body's position in the log (a byte
+ * offset over every segment, never reused) and its length.
+ *
+ * Crash-safe by order: a commit's bodies are written before its rows commit (inside the
+ * transaction), so a committed row's body is always there; bytes of a commit that never
+ * happened stay unread, and are dropped with their segment.
+ */
+export interface BodyLog {
+  /** Queues `body` for the write before the next commit; answers its position. */
+  append(body: Buffer): number;
+  /** Writes what was appended since the last write (before the commit); throws when it could not. */
+  flush(): void;
+  /** Forgets what was appended and not written (the transaction rolled back). */
+  discard(): void;
+  /** The body at `position`, `bytes` long; empty when its segment is gone (a database restored without them). */
+  read(position: number, bytes: number): Buffer;
+  /** The bytes from `from` to `to` in one read, when one segment holds them all; else undefined. */
+  readSpan(from: number, to: number): Buffer | undefined;
+  /** Deletes the segments that hold only bodies before `position`; answers their bytes. */
+  releaseBefore(position: number): number;
+  /** Bytes of the segments on disk. */
+  bytes(): number;
+  close(): void;
+}
+
+export interface BodyLogOptions {
+  /** The folder of the segments (made when the first body is written, owner-only). */
+  readonly folder: string;
+  /** A segment past this size ends; the next commit starts a new one. */
+  readonly segmentBytes: number;
+  /** The first position to use, at least: past every position the database refers to. */
+  readonly floor: number;
+  /** fdatasync each write (`storage.synchronous: full`). */
+  readonly sync?: boolean;
+}
+
+/**
+ * The segment size for a log bound of `maxBytes`: a thirty-second of it (the space a pruned
+ * segment's first bodies hold until it goes), between 1 and 16 MiB.
+ */
+export function bodySegmentBytesFor(maxBytes: number): number {
+  return Math.min(16 * 1024 * 1024, Math.max(1024 * 1024, Math.floor(maxBytes / 32)));
+}
+
+interface Segment {
+  readonly start: number;
+  bytes: number;
+  fd: number | undefined;
+}
+
+const SUFFIX = '.seg';
+/** A segment's name: its first position, 16 hex digits (they sort as they come). */
+const nameOf = (start: number) => `${start.toString(16).padStart(16, '0')}${SUFFIX}`;
+const EMPTY = Buffer.alloc(0);
+
+/** The body log in segment files under `options.folder`; nothing is touched before its first use. */
+export function openBodyLog(options: BodyLogOptions): BodyLog {
+  const { folder, segmentBytes } = options;
+  let segments: Segment[] | undefined;
+  /** The next position: past every segment and every position the database refers to. */
+  let end = options.floor;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+
+  const fdOf = (segment: Segment) => {
+    segment.fd ??= openSync(join(folder, nameOf(segment.start)), 'r+');
+    return segment.fd;
+  };
+  /** The segments found on disk, read once. */
+  const open = (): Segment[] => {
+    if (segments) return segments;
+    segments = namesIn(folder)
+      .filter((name) => /^[0-9a-f]{16}\.seg$/.test(name))
+      .map((name) => ({ start: Number.parseInt(name, 16), bytes: 0, fd: undefined as number | undefined }))
+      .sort((a, b) => a.start - b.start);
+    for (const segment of segments) segment.bytes = fstatSync(fdOf(segment)).size;
+    const last = segments.at(-1);
+    if (last) end = Math.max(end, last.start + last.bytes);
+    return segments;
+  };
+  /** The segment the next write goes to: the last one, or a new one once it is full (or none ends where the log does). */
+  const current = (): Segment => {
+    const list = open();
+    const last = list.at(-1);
+    if (last && last.start + last.bytes === end && last.bytes < segmentBytes) return last;
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    const segment = { start: end, bytes: 0, fd: openSync(join(folder, nameOf(end)), 'wx+', 0o600) };
+    list.push(segment);
+    return segment;
+  };
+  const segmentAt = (position: number): Segment | undefined => {
+    const list = open();
+    let low = 0;
+    let high = list.length - 1;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      const segment = list[mid] as Segment;
+      if (position < segment.start) high = mid - 1;
+      else if (position >= segment.start + segment.bytes) low = mid + 1;
+      else return segment;
+    }
+    return undefined;
+  };
+  /** The bytes from `from` to `to` of `segment`, or undefined when it does not hold them all. */
+  const readIn = (segment: Segment | undefined, from: number, to: number): Buffer | undefined => {
+    if (!segment || to > segment.start + segment.bytes) return undefined;
+    const out = Buffer.allocUnsafe(to - from);
+    let done = 0;
+    while (done < out.length) {
+      const n = readSync(fdOf(segment), out, done, out.length - done, from - segment.start + done);
+      if (n === 0) return undefined;
+      done += n;
+    }
+    return out;
+  };
+  const readPending = (position: number, bytes: number): Buffer => {
+    let at = end;
+    for (const body of pending) {
+      if (position === at) return body.subarray(0, bytes);
+      at += body.length;
+    }
+    return EMPTY;
+  };
+
+  return {
+    append(body) {
+      open();
+      pending.push(body);
+      pendingBytes += body.length;
+      return end + pendingBytes - body.length;
+    },
+    flush() {
+      if (pendingBytes === 0) return;
+      const bodies = pending;
+      const bytes = pendingBytes;
+      pending = [];
+      pendingBytes = 0;
+      const segment = current();
+      const fd = fdOf(segment);
+      const written = writevSync(fd, bodies, segment.bytes);
+      if (written !== bytes) throw new Error(`wrote ${written} of ${bytes} bytes of request bodies`);
+      if (options.sync) fdatasyncSync(fd);
+      segment.bytes += bytes;
+      end += bytes;
+    },
+    discard() {
+      pending = [];
+      pendingBytes = 0;
+    },
+    read(position, bytes) {
+      if (bytes === 0) return EMPTY;
+      open();
+      if (position >= end) return readPending(position, bytes);
+      return readIn(segmentAt(position), position, position + bytes) ?? EMPTY;
+    },
+    readSpan(from, to) {
+      open();
+      return to <= end ? readIn(segmentAt(from), from, to) : undefined;
+    },
+    releaseBefore(position) {
+      const list = open();
+      let freed = 0;
+      while (list.length > 0 && (list[0] as Segment).start + (list[0] as Segment).bytes <= position) {
+        const segment = list.shift() as Segment;
+        if (segment.fd !== undefined) closeSync(segment.fd);
+        unlinkSync(join(folder, nameOf(segment.start)));
+        freed += segment.bytes;
+      }
+      return freed;
+    },
+    bytes() {
+      return open().reduce((sum, segment) => sum + segment.bytes, 0);
+    },
+    close() {
+      for (const segment of segments ?? []) {
+        if (segment.fd !== undefined) closeSync(segment.fd);
+        segment.fd = undefined;
+      }
+      segments = undefined;
+    },
+  };
+}
+
+/** The names in `folder`; none when it does not exist yet. */
+function namesIn(folder: string): string[] {
+  try {
+    return readdirSync(folder);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+}
+
+/** The body log of a database in memory (`:memory:`, tests): the same positions, kept in memory. */
+export function memoryBodyLog(): BodyLog {
+  const kept: { position: number; body: Buffer }[] = [];
+  let pending: Buffer[] = [];
+  let end = 0;
+  let pendingBytes = 0;
+  const find = (position: number) => {
+    let low = 0;
+    let high = kept.length - 1;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      const k = kept[mid] as { position: number; body: Buffer };
+      if (position < k.position) high = mid - 1;
+      else if (position >= k.position + k.body.length) low = mid + 1;
+      else return k;
+    }
+    return undefined;
+  };
+  return {
+    append(body) {
+      pending.push(body);
+      pendingBytes += body.length;
+      return end + pendingBytes - body.length;
+    },
+    flush() {
+      for (const body of pending) {
+        kept.push({ position: end, body });
+        end += body.length;
+      }
+      pending = [];
+      pendingBytes = 0;
+    },
+    discard() {
+      pending = [];
+      pendingBytes = 0;
+    },
+    read(position, bytes) {
+      if (bytes === 0) return EMPTY;
+      let at = end;
+      for (const body of pending) {
+        if (position === at) return body.subarray(0, bytes);
+        at += body.length;
+      }
+      const found = find(position);
+      return found ? found.body.subarray(position - found.position, position - found.position + bytes) : EMPTY;
+    },
+    readSpan: () => undefined,
+    releaseBefore(position) {
+      let gone = 0;
+      let freed = 0;
+      while (gone < kept.length && (kept[gone] as { position: number; body: Buffer }).position < position) {
+        freed += (kept[gone] as { body: Buffer }).body.length;
+        gone++;
+      }
+      kept.splice(0, gone);
+      return freed;
+    },
+    bytes: () => kept.reduce((sum, k) => sum + k.body.length, 0),
+    close() {
+      kept.length = 0;
+    },
+  };
+}
