@@ -49,8 +49,11 @@ export function parseWakeBody(
   };
 }
 
-/** Validates a `/hooks/agent` body (seed §2.3); throws a 400 HookdError naming the field. */
-export function parseAgentBody(body: unknown, options: ActionOptions): AgentAction {
+/**
+ * Validates a `/hooks/agent` body (seed §2.3); throws a 400 HookdError naming the field.
+ * `mappingId`: the mapping that made it (none for `/hooks/agent`).
+ */
+export function parseAgentBody(body: unknown, options: ActionOptions, mappingId?: string): AgentAction {
   const b = asObject(body);
   const message = requiredText(b, 'message');
   const name = optionalString(b, 'name');
@@ -82,7 +85,7 @@ export function parseAgentBody(body: unknown, options: ActionOptions): AgentActi
     timeoutSeconds,
     allowUnsafeExternalContent: options.allowUnsafeExternalContent ?? false,
     contentSource: options.contentSource ?? 'webhook',
-    mappingId: undefined,
+    mappingId,
   };
 }
 

@@ -8,10 +8,10 @@ import {
   type RequestReceipt,
 } from '../actions/index.js';
 import { failureDetail, type HookdError, hookdError, isHookdError } from '../errors.js';
-import { isCredentialHeader } from '../headers.js';
-import { declaredEventType, type MappingEngine } from '../mapping/index.js';
+import { flattenHeaders, isCredentialHeader } from '../headers.js';
+import { declaredEventType, type HookRequest, type MappingEngine } from '../mapping/index.js';
 import type { ParsedBody } from './body.js';
-import { type CredentialProof, storedHeaders, withoutCredentials } from './credentials.js';
+import { type CredentialProof, storedHeaders, urlWithoutToken, withoutCredentials } from './credentials.js';
 import { createRequestRecorder } from './request-log.js';
 
 /** What a hook request asks for: its actions, and whether it answers with arrays (a fan-out). */
@@ -99,18 +99,24 @@ export function createHookActions(options: HookActionsOptions): HookActions {
     trail: HookActionsTrail | undefined,
   ) {
     if (!mappings) throw hookdError('NO_MAPPING', { hook: subPath });
-    // Templates and transforms never see the credentials: no token or signature header, no ?token=.
-    const hookRequest = {
+    // Templates and transforms never see the credentials: no token or signature header (the
+    // engine flattens the headers without them, once), no ?token=.
+    const { token: _token, ...query } = (request.query ?? {}) as Record<string, unknown>;
+    const hookRequest: HookRequest = {
       subPath,
-      ...body,
-      ...withoutCredentials(request, isCredential),
-      ...(verified ? { verifiedMappings: verified } : {}),
+      payload: body.payload,
+      headers: request.headers,
+      query,
+      url: urlWithoutToken(request.url),
+      rawBody: body.rawBody,
+      payloadIsJsonOfRawBody: body.payloadIsJsonOfRawBody,
+      verifiedMappings: verified,
     };
     const outcome = await mappings.route(hookRequest).catch((err: unknown) => {
       const mapping = trail && mappings.resolve(subPath, body.payload, request.headers);
       if (trail && mapping) {
         trail.mappingId = mapping.id;
-        const eventType = declaredEventType(mapping, body.payload, hookRequest.headers);
+        const eventType = declaredEventType(mapping, body.payload, flattenHeaders(request.headers, isCredential));
         if (eventType !== undefined) trail.eventType = eventType;
       }
       if (isHookdError(err, 'TRANSFORM_FAILED')) keepFailure(request, subPath, body, err, trail ?? {});

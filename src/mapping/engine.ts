@@ -102,7 +102,7 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
     }
     if (drafts.length > MAX_ACTIONS) throw hookdError('TOO_MANY_ACTIONS', { count: drafts.length, max: MAX_ACTIONS });
     const bounded = drafts.map((draft) => boundDraft(draft, mapping));
-    return { drafts: bounded, fanOut, ...(eventType === undefined ? {} : { eventType }) };
+    return { drafts: bounded, fanOut, eventType };
   }
 
   return {
@@ -122,8 +122,7 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       return mappings.filter((m) => m.verify && (m.matchPath === undefined || m.matchPath === subPath));
     },
     async route(received) {
-      // No template, transform or header predicate ever sees a credential (docs/security.md#what-is-masked).
-      const request = { ...received, headers: flattenHeaders(received.headers, isCredentialHeader) };
+      const request = withoutCredentialHeaders(received, isCredentialHeader);
       const mapping = resolve(request.subPath, request.payload, request.headers);
       if (!mapping) return { kind: 'none' };
       if (request.verifiedMappings && !request.verifiedMappings.has(mapping.id)) throw hookdError('UNAUTHORIZED');
@@ -138,14 +137,29 @@ export function createMappingEngine(options: MappingEngineOptions): MappingEngin
       }
       const { drafts, fanOut } = rendered;
       const eventType = rendered.eventType ?? declaredEventType(mapping, request.payload, request.headers);
-      return {
-        kind: 'actions',
-        mappingId: mapping.id,
-        actions: drafts.map((d) => toAction(d, mapping)),
-        fanOut,
-        ...(eventType === undefined ? {} : { eventType }),
-      };
+      const actions = drafts.map((d) => toAction(d, mapping));
+      return { kind: 'actions', mappingId: mapping.id, actions, fanOut, eventType };
     },
+  };
+}
+
+/**
+ * The request as templates, transforms and header predicates see it: no credential header
+ * (docs/security.md#what-is-masked). Every field named: a spread made a shape of its own per request.
+ */
+function withoutCredentialHeaders(
+  received: HookRequest,
+  isCredentialHeader: CredentialTest,
+): HookRequest & { readonly headers: Readonly<Record<string, string>> } {
+  return {
+    subPath: received.subPath,
+    payload: received.payload,
+    headers: flattenHeaders(received.headers, isCredentialHeader),
+    query: received.query,
+    url: received.url,
+    rawBody: received.rawBody,
+    payloadIsJsonOfRawBody: received.payloadIsJsonOfRawBody,
+    verifiedMappings: received.verifiedMappings,
   };
 }
 

@@ -32,8 +32,20 @@ export function createActionValidator(actionOptions: ActionOptions): ActionValid
         options.wake,
       );
     }
-    const { kind: _kind, text, mode, ...agent } = draft;
-    const body = { ...agent, message: draft.message ?? text, wakeMode: draft.wakeMode ?? mode ?? wakeMode };
-    return { ...parseAgentBody(body, options.agent), mappingId: mapping.id };
+    // The agent's fields named one by one: a rest-and-spread copy of the draft made an object of
+    // its own shape on every request.
+    const body = {
+      message: draft.message ?? draft.text,
+      name: draft.name,
+      sessionKey: draft.sessionKey,
+      wakeMode: draft.wakeMode ?? draft.mode ?? wakeMode,
+      deliver: draft.deliver,
+      channel: draft.channel,
+      to: draft.to,
+      model: draft.model,
+      thinking: draft.thinking,
+      timeoutSeconds: draft.timeoutSeconds,
+    };
+    return parseAgentBody(body, options.agent, mapping.id);
   };
 }

@@ -86,6 +86,48 @@ describe('buildView', () => {
   });
 });
 
+describe('a template of text and variables only', () => {
+  const view = buildView({
+    payload: {
+      title: 'Build failed',
+      n: 3,
+      flag: false,
+      nothing: null,
+      list: ['a', { id: 7 }],
+      nested: { deep: { x: 'y' }, empty: '' },
+      path: { name: 'from-payload' },
+    },
+    headers: { 'x-a': 'b' },
+    query: { q: '1' },
+    path: 'sub',
+    now: new Date(0),
+  });
+  // The same template followed by an empty inverted section goes through mustache's own render.
+  const throughMustache = (template: string) => compileTemplate(`${template}{{^absent}}{{/absent}}`)(view);
+
+  it.each([
+    '{{title}}: {{n}} {{flag}} [{{nothing}}] [{{missing}}]',
+    '{{title.length}} {{payload.title.length}} {{n.toFixed}} [{{title.nope}}]',
+    '{{list}} {{list.0}} {{list.1.id}} {{list[1].id}} [{{list.5.id}}]',
+    '{{nested}} {{nested.deep.x}} [{{nested.empty}}] [{{nested.deep.x.y}}]',
+    '{{path}} {{path.name}} {{query.q}} {{headers.x-a}} {{now}} {{payload.path.name}}',
+    '{{{title}}} {{&title}} [{{__proto__}}] [{{constructor.name}}] [{{payload.__proto__}}]',
+    'no variable at all',
+  ])('renders %s as mustache does', (template) => {
+    expect(compileTemplate(template)(view)).toBe(throughMustache(template));
+  });
+
+  it("renders {{.}} as the JSON of the view's own keys", () => {
+    expect(JSON.parse(compileTemplate('{{.}}')(view))).toEqual({
+      payload: expect.objectContaining({ title: 'Build failed' }),
+      headers: { 'x-a': 'b' },
+      query: { q: '1' },
+      path: 'sub',
+      now: '1970-01-01T00:00:00.000Z',
+    });
+  });
+});
+
 describe('the two layers of a view', () => {
   it('puts the own keys first, falls through to the payload for dotted names they do not resolve', () => {
     const layered = buildView({
