@@ -134,9 +134,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // The access log is at debug; without it the hook is not even installed (it costs throughput).
   if (log.isLevelEnabled('debug'))
     app.addHook('onResponse', async (request, reply) => {
+      // request.log is bound to the request's id already (reqId): not repeated here.
       request.log.debug(
         {
-          reqId: request.id,
           method: request.method,
           path: request.url.split('?')[0],
           status: reply.statusCode,

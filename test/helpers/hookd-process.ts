@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { assertLogLines } from './log-lines.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/hookd.js');
@@ -112,6 +113,8 @@ export async function startHookd(options: StartOptions = {}): Promise<HookdProce
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;
       if (!options.dir) temp.cleanup();
+      // Every spawned gateway's lines are checked once it is done (test/helpers/log-lines.ts).
+      assertLogLines(output.out + output.err, `hookd ${args.join(' ')}`);
     },
   };
 }
@@ -126,5 +129,6 @@ export async function runHookd(
   const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
   const code = await new Promise<number | null>((done) => child.on('exit', (c) => done(c)));
   clearTimeout(timer);
+  assertLogLines(output.out + output.err, `hookd ${args.join(' ')}`);
   return { code, stdout: output.out, stderr: output.err };
 }
