@@ -1,14 +1,8 @@
+import { localTime } from '../src/time-format.js';
 import type { RequestView, RunOutcome } from './api';
 
-const pad = (n: number, width = 2) => String(n).padStart(width, '0');
-
-/** `2025-05-01 14:03:22`: the local date and time, the same width on every row, sortable by eye. */
-export function dateTime(iso: string): string {
-  const at = new Date(iso);
-  if (Number.isNaN(at.getTime())) return iso;
-  const date = `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}`;
-  return `${date} ${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}`;
-}
+/** `2025-05-01 14:03:22`: the local date and time, as the CLI prints it too. */
+export const dateTime = (iso: string): string => localTime(iso);
 
 /** A duration in the unit that reads best: `840 ms`, `12.4 s`, `3 min 5 s`. */
 export function duration(ms: number): string {

@@ -8,7 +8,18 @@ import { describe, expect, it } from 'vitest';
  * through that folder's index.ts. Type-only imports count like any other.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['errors.ts', 'action-shape.ts', 'ids.ts', 'backoff.ts', 'clock.ts', 'views.ts', 'headers.ts', 'undici.ts', 'log.ts'],
+  [
+    'errors.ts',
+    'action-shape.ts',
+    'ids.ts',
+    'backoff.ts',
+    'clock.ts',
+    'views.ts',
+    'headers.ts',
+    'undici.ts',
+    'log.ts',
+    'time-format.ts',
+  ],
   ['config'],
   ['actions'],
   ['mapping'],
