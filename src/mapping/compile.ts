@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Ajv } from 'ajv';
+import type { Ajv, ErrorObject } from 'ajv';
 import JSON5 from 'json5';
 import { TEMPLATED_FIELDS, type TemplatedField } from '../action-shape.js';
 import type { ModelCatalog } from '../actions/index.js';
@@ -32,7 +32,12 @@ export interface CompiledMapping {
   /** `path: message` lines for what compiles but will not do what it says (a name the schema lacks). */
   readonly warnings: readonly string[];
   /** The payload's problem against the mapping's `schema` (a JSON pointer and what is wrong), if any. */
-  readonly checkPayload?: (payload: unknown) => { readonly pointer: string; readonly problem: string } | undefined;
+  readonly checkPayload?: (payload: unknown) => SchemaProblem | undefined;
+  /**
+   * Every problem of the payload against the schema, not only the first that a live request
+   * answers with (`hookd test`'s report); its validator is compiled on first use.
+   */
+  readonly payloadProblems?: (payload: unknown) => readonly SchemaProblem[];
   readonly forEach?: string;
   readonly maxBodyBytes?: number;
   /** Runs of this mapping executing at once, at most. */
@@ -73,11 +78,13 @@ export function compileMapping(
   const transformRoot = preset?.root;
   const problems: string[] = [];
   let checkPayload: CompiledMapping['checkPayload'];
+  let payloadProblems: CompiledMapping['payloadProblems'];
   let schema: object | undefined;
   if (mapping.schema !== undefined) {
     try {
       schema = readSchema(mapping.schema, baseDir);
       checkPayload = payloadChecker(schema);
+      payloadProblems = everyProblem(schema);
     } catch (err) {
       problems.push(`${configPath}.schema: ${(err as Error).message}`);
     }
@@ -89,7 +96,9 @@ export function compileMapping(
     try {
       templates.set(entry, compileTemplate(source));
     } catch (err) {
-      problems.push(`${configPath}.${entry.template}: template error: ${(err as Error).message}`);
+      // `at N` is the offset in the template: the CLI turns it into the line and column in the file.
+      const named = mapping.id === undefined ? '' : ` (mapping ${mapping.id})`;
+      problems.push(`${configPath}.${entry.template}: template error${named}: ${(err as Error).message}`);
     }
   }
   if (mapping.model !== undefined && !mapping.model.includes('{{')) {
@@ -120,6 +129,7 @@ export function compileMapping(
           ),
         }),
     ...(checkPayload ? { checkPayload } : {}),
+    ...(payloadProblems ? { payloadProblems } : {}),
     ...(preset ? { presetOptions: preset.options } : {}),
     ...(preset?.preset ? { preset: preset.preset } : {}),
     ...(preset?.maxTimeoutSeconds === undefined ? {} : { maxTimeoutSeconds: preset.maxTimeoutSeconds }),
@@ -201,6 +211,7 @@ export function collectMappings(
 
 /** Made for the first mapping with a schema, not at start (a config without one never makes it). */
 let ajv: Ajv | undefined;
+let allErrorsAjv: Ajv | undefined;
 
 /**
  * A mapping's `schema`: an object, or a file relative to the config's folder — JSON, or a
@@ -274,14 +285,31 @@ function undeclared(schema: object, name: string): boolean {
   return false;
 }
 
-/** Compiles a payload schema into the check `route` runs first. */
+/** A payload's problem against a mapping's schema: the JSON pointer of the value, and what is wrong with it. */
+export interface SchemaProblem {
+  readonly pointer: string;
+  readonly problem: string;
+}
+
+/** An ajv error as a problem (`additionalProperties` names the extra key). */
+function problemOf(error: ErrorObject | undefined): SchemaProblem {
+  const extra = error?.keyword === 'additionalProperties' ? ` (${String(error.params.additionalProperty)})` : '';
+  return { pointer: error?.instancePath ?? '', problem: `${error?.message ?? 'does not match'}${extra}` };
+}
+
+/** Compiles a payload schema into the check `route` runs first: it stops at the first problem. */
 function payloadChecker(source: object): NonNullable<CompiledMapping['checkPayload']> {
   ajv ??= createSchemaAjv({ allErrors: false });
   const validate = compileSchema(ajv, source);
+  return (payload) => (validate(payload) ? undefined : problemOf(validate.errors?.[0]));
+}
+
+/** Every problem of a payload against the schema (compiled on first use, never on a live request's way). */
+function everyProblem(source: object): NonNullable<CompiledMapping['payloadProblems']> {
+  let validate: ReturnType<typeof compileSchema> | undefined;
   return (payload) => {
-    if (validate(payload)) return undefined;
-    const [first] = validate.errors ?? [];
-    const extra = first?.keyword === 'additionalProperties' ? ` (${String(first.params.additionalProperty)})` : '';
-    return { pointer: first?.instancePath ?? '', problem: `${first?.message ?? 'does not match'}${extra}` };
+    allErrorsAjv ??= createSchemaAjv({ allErrors: true });
+    validate ??= compileSchema(allErrorsAjv, source);
+    return validate(payload) ? [] : (validate.errors ?? []).map(problemOf);
   };
 }
