@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
@@ -138,5 +138,64 @@ describe('logs (security rule 3)', () => {
     for (const secret of [token, secretText, 'wrong-guess-abc', '"authorization"', 'x-service-token"']) {
       expect(logs).not.toContain(secret);
     }
+  });
+});
+
+describe('hookd --version and hookd completion (docs/cli.md)', () => {
+  it('prints the package version for --version and -V', async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const result = await runHookd([flag]);
+      expect(result.code).toBe(0);
+      expect(result.stdout.trim()).toBe(version);
+    }
+  });
+
+  it('completes commands, subcommands, flags and files in a real bash from the script it prints', async () => {
+    const temp = makeTempDir();
+    cleanups.push(temp.cleanup);
+    const script = await runHookd(['completion', 'bash']);
+    expect(script.code).toBe(0);
+    writeFileSync(join(temp.dir, 'hookd.bash'), script.stdout);
+    mkdirSync(join(temp.dir, 'fixtures'));
+    writeFileSync(join(temp.dir, 'fixtures/push.json'), '{}');
+    /** What bash offers for the words typed so far (the last one being completed). */
+    const complete = async (...words: string[]) => {
+      const line = words.map((w) => `'${w}'`).join(' ');
+      const { stdout } = await sh(
+        'bash',
+        [
+          '-c',
+          `source hookd.bash; COMP_WORDS=(${line}); COMP_CWORD=${words.length - 1}; _hookd; printf '%s\\n' "\${COMPREPLY[@]}"`,
+        ],
+        { cwd: temp.dir },
+      );
+      return stdout.trim().split('\n').filter(Boolean).sort();
+    };
+    expect(await complete('hookd', 're')).toEqual(['replay', 'requests']);
+    expect(await complete('hookd', 'requests', '--fo')).toEqual(['--follow']);
+    expect(await complete('hookd', 'requests', '--since', '1h', '--e')).toEqual(['--event-type']);
+    expect(await complete('hookd', 'presets', 't')).toEqual(['test']);
+    expect(await complete('hookd', 'presets', 'test', '-')).toEqual(['--help', '-h']);
+    expect(await complete('hookd', 'try', 'github', '--fixture', 'fixtures/')).toEqual(['fixtures/push.json']);
+    expect(await complete('hookd', 'completion', '')).toEqual(['--help', '-h', 'bash', 'fish', 'zsh']);
+    expect(await complete('hookd', 'runs', '--st')).toEqual(['--status']);
+  });
+
+  it('prints zsh and fish scripts over the same commands, and refuses another shell', async () => {
+    const zsh = await runHookd(['completion', 'zsh']);
+    expect(zsh.stdout).toContain('bashcompinit');
+    expect(zsh.stdout).toContain("'requests') words='-f --follow");
+    // The zsh script is the bash function behind zsh's bash layer: bash reads its syntax.
+    await sh('bash', ['-n', '-c', zsh.stdout]);
+    const fish = await runHookd(['completion', 'fish']);
+    expect(fish.stdout).toContain("complete -c hookd -n '__fish_use_subcommand' -a requests");
+    expect(fish.stdout).toContain("complete -c hookd -n '__fish_seen_subcommand_from requests' -s f -l follow");
+    expect(fish.stdout).toContain(
+      "-n '__fish_seen_subcommand_from presets; and not __fish_seen_subcommand_from list new show test' -a test",
+    );
+    const other = await runHookd(['completion', 'tcsh']);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/bash, zsh, fish/);
   });
 });

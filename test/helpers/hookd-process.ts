@@ -34,7 +34,7 @@ export interface StartOptions {
   args?: string[];
   /** The hookd command to run (default `serve`). */
   command?: string[];
-  /** Ready when stdout matches this; default: the `hookd listening` line (which gives the URL). */
+  /** Ready when stdout or stderr matches this; default: the `hookd listening` line (which gives the URL). */
   readyPattern?: RegExp;
 }
 
@@ -89,7 +89,7 @@ export async function startHookd(options: StartOptions = {}): Promise<HookdProce
     const timer = setTimeout(() => fail(new Error(`hookd did not start:\n${output.out}\n${output.err}`)), 20_000);
     const check = () => {
       const match = (options.readyPattern ?? /"url":"(http:\/\/[^"]+)","hooksPath"[^\n]*"msg":"hookd listening"/).exec(
-        output.out,
+        `${output.out}\n${output.err}`,
       );
       if (match) {
         clearTimeout(timer);
@@ -97,6 +97,7 @@ export async function startHookd(options: StartOptions = {}): Promise<HookdProce
       }
     };
     child.stdout?.on('data', check);
+    child.stderr?.on('data', check);
     exited.then(({ code }) => {
       clearTimeout(timer);
       fail(new Error(`hookd exited with ${code} before listening:\n${output.out}\n${output.err}`));
