@@ -184,4 +184,25 @@ describe('a template error', () => {
       expect(result.stderr.split('\n'), args[0]).toContain(located);
     }
   });
+
+  it('names the nearest variable set, in the environment or the .env beside the config, for an unset one', async () => {
+    const temp = makeTempDir();
+    cleanups.push(temp.cleanup);
+    writeFileSync(
+      join(temp.dir, 'hookd.json5'),
+      `{ hooks: { enabled: true, token: '\${PAYLARK_SECRT}' }, gateway: { auth: { token: '\${GATEWAY_TOKN}' } } }\n`,
+    );
+    writeFileSync(join(temp.dir, '.env'), 'PAYLARK_SECRET=paylark-secret-0123456789\n');
+    const result = await runHookd(['check'], { cwd: temp.dir, env: { GATEWAY_TOKEN: 'gateway-token-0123456789' } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      'hookd.json5:1:75: error: gateway.auth.token: environment variable GATEWAY_TOKN is not set (did you mean GATEWAY_TOKEN?)',
+    );
+    expect(result.stderr).toContain(
+      'hookd.json5:1:27: error: hooks.token: environment variable PAYLARK_SECRT is not set (did you mean PAYLARK_SECRET?)',
+    );
+    const served = await runHookd(['serve'], { cwd: temp.dir });
+    expect(served.code).toBe(1);
+    expect(served.stderr).toContain('PAYLARK_SECRT is not set (did you mean PAYLARK_SECRET?)');
+  });
 });
