@@ -3,6 +3,7 @@ import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
+import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeTempDir, ROOT, runHookd, startHookd, writeConfig } from '../helpers/hookd-process.js';
 import { call } from '../helpers/http.js';
@@ -197,5 +198,26 @@ describe('hookd --version and hookd completion (docs/cli.md)', () => {
     const other = await runHookd(['completion', 'tcsh']);
     expect(other.code).toBe(1);
     expect(other.stderr).toMatch(/bash, zsh, fish/);
+  });
+});
+
+describe('the icon', () => {
+  it("serves an icon for the console's tab and for the site's root, without a session", async () => {
+    const hookd = await startHookd({ config: { hooks: { enabled: true, token: 'icon-hook-token-0123456789' } } });
+    cleanups.push(() => hookd.stop());
+    const page = await call(`${hookd.url}/ui/`, { method: 'GET' });
+    const href = /<link rel="icon" href="([^"]+)" type="image\/svg\+xml">/.exec(page.text)?.[1];
+    expect(href).toBe('/ui/favicon.svg');
+    const svg = await call(`${hookd.url}${href}`, { method: 'GET' });
+    expect(svg.status).toBe(200);
+    expect(svg.headers['content-type']).toBe('image/svg+xml');
+    expect(svg.text).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    const res = await request(`${hookd.url}/favicon.ico`);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('image/x-icon');
+    const ico = Buffer.from(await res.body.arrayBuffer());
+    // An ICO directory of one 32×32 image, a PNG.
+    expect([...ico.subarray(0, 8)]).toEqual([0, 0, 1, 0, 1, 0, 32, 32]);
+    expect(ico.subarray(22, 26).toString('latin1')).toBe('\x89PNG');
   });
 });
