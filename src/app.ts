@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import type { ActionOptions, ActionSink } from './actions/index.js';
 import {
@@ -215,6 +216,7 @@ async function registerOperatorRoutes(
   };
   const consoleApi = {
     hooksPath: config.hooks.path,
+    fixturesDir: join(config.hooks.transformsDir, 'fixtures'),
     actionOptions: deps.actionOptions,
     ...(deps.mappings ? { mappings: deps.mappings } : {}),
     ...(operator ? { queueDepth: () => operator.queueDepth } : {}),

@@ -196,17 +196,22 @@ export interface MappingView {
   readonly eventType?: string;
   /** A preset's mapping: its preset's name (`github`, a plugin's `acme`). */
   readonly preset?: string;
-  /** A preset's mapping: its preset's recorded fixtures, for the playground (`GET /api/presets/:name/fixtures/:fixture`). */
+  /**
+   * Its fixtures, for the playground: a preset's recorded ones (`GET /api/presets/:name/fixtures/:fixture`),
+   * then the config folder's own (`GET /api/mappings/:id/fixtures/:fixture`).
+   */
   readonly fixtures?: readonly FixtureItem[];
 }
 
-/** A preset's recorded fixture, by name (its file's name without `.json`). */
+/** A fixture, by name (its file's name without `.json`): a preset's recorded delivery, or a case of the config's folder. */
 export interface FixtureItem {
   readonly name: string;
   readonly description?: string;
+  /** `preset`: its preset's `fixtures/`; `folder`: `<transformsDir>/fixtures/<mapping>/`, what `hookd test` runs. */
+  readonly kind: 'preset' | 'folder';
 }
 
-/** `GET /api/presets/:name/fixtures/:fixture`: a recorded delivery, as its sender sent it. */
+/** `GET /api/presets/:name/fixtures/:fixture`, `GET /api/mappings/:id/fixtures/:fixture`: a delivery, as its sender sent it. */
 export interface FixtureView {
   readonly headers: Readonly<Record<string, string>>;
   /** The payload: JSON as an object, any other body as its text. */

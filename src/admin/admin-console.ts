@@ -5,6 +5,7 @@ import { describeEventType, type MappingEngine } from '../mapping/index.js';
 import type { AdminQueries } from '../runtime/index.js';
 import type { FixtureView, MappingView, OverviewView } from '../views.js';
 import { dryRun } from './dry-run.js';
+import { createFolderFixtures } from './folder-fixtures.js';
 import { createPresetFixtures } from './preset-fixtures.js';
 
 /** What the console's own API needs (docs/runtime.md#request-log-and-replay): the live engine, and the gauges. */
@@ -13,6 +14,8 @@ export interface ConsoleApiOptions {
   readonly hooksPath: string;
   readonly actionOptions: ActionOptions;
   readonly mappings?: MappingEngine;
+  /** `<transformsDir>/fixtures`: the config folder's own cases, offered beside a preset's. */
+  readonly fixturesDir?: string;
   readonly queueDepth?: () => number;
   /** Transform latency since start, served as the metrics give it. */
   readonly transformLatency?: () => Promise<OverviewView['transforms']>;
@@ -31,12 +34,13 @@ const PLAYGROUND_MAX_BYTES = 1024 * 1024;
 export function consoleApiRoutes(app: FastifyInstance, options: ConsoleApiOptions): void {
   const { queries, mappings } = options;
   const fixtures = createPresetFixtures(mappings?.mappings ?? []);
+  const cases = createFolderFixtures(options.fixturesDir, mappings?.mappings ?? []);
   app.get(
     '/api/mappings',
     async (): Promise<{ mappings: MappingView[] }> => ({
       mappings: (mappings?.mappings ?? []).map((m) => {
         const eventType = describeEventType(m.eventType, m.transform !== undefined);
-        const offered = m.preset && fixtures.list(m.preset.name);
+        const offered = [...((m.preset && fixtures.list(m.preset.name)) ?? []), ...cases.list(m)];
         return {
           id: m.id,
           configPath: m.configPath,
@@ -51,7 +55,7 @@ export function consoleApiRoutes(app: FastifyInstance, options: ConsoleApiOption
           schema: m.checkPayload !== undefined,
           ...(eventType ? { eventType } : {}),
           ...(m.preset ? { preset: m.preset.name } : {}),
-          ...(offered ? { fixtures: offered } : {}),
+          ...(offered.length > 0 ? { fixtures: offered } : {}),
         };
       }),
     }),
@@ -59,6 +63,10 @@ export function consoleApiRoutes(app: FastifyInstance, options: ConsoleApiOption
   app.get<{ Params: { name: string; fixture: string } }>(
     '/api/presets/:name/fixtures/:fixture',
     async (request): Promise<FixtureView> => fixtures.get(request.params.name, request.params.fixture),
+  );
+  app.get<{ Params: { id: string; fixture: string } }>(
+    '/api/mappings/:id/fixtures/:fixture',
+    async (request): Promise<FixtureView> => cases.get(request.params.id, request.params.fixture),
   );
   // The playground: the same path as `hookd try` (parse, schema, templates, the sandboxed
   // transform); nothing is stored or dispatched.
