@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { type MappingView, post, type RequestDetail, type RunListItem } from './api';
 import { CopyAsCurl } from './copy-curl';
-import { duration, replayBlocker, statusClass } from './format';
+import { base64Bytes, bytesAsText, duration, replayBlocker, statusClass } from './format';
 import { pretty, useLoad, when } from './live';
 import { RunsTable } from './runs-table';
 
@@ -181,7 +181,15 @@ export function RequestPage({ id }: { id: string }) {
         {r.redacted ? ', redacted' : ''}
         {bodyNotKept(r) ? ': not kept (a refused or busy request keeps no body)' : ''}
       </p>
-      {!bodyNotKept(r) && <pre class="payload">{pretty(r.body)}</pre>}
+      {!bodyNotKept(r) && r.bodyEncoding === 'base64' && (
+        <p class="hint" data-testid="binary-body">
+          Not valid UTF-8 text: shown with <code>\xNN</code> for each byte that is not (and <code>\\</code> for a
+          backslash). Replay sends the bytes as they came.
+        </p>
+      )}
+      {!bodyNotKept(r) && (
+        <pre class="payload">{r.bodyEncoding === 'base64' ? bytesAsText(base64Bytes(r.body)) : pretty(r.body)}</pre>
+      )}
       <h2>Headers</h2>
       <p class="hint">Credentials are kept by name only; each is marked by whether its check passed.</p>
       <div class="table-wrap">

@@ -149,8 +149,10 @@ export interface RequestDetail extends RequestView {
   readonly headers: Readonly<Record<string, string>>;
   /** The credential headers by name, and whether each one's check (token, signature) passed. */
   readonly credentials: Readonly<Record<string, { readonly verified: boolean }>>;
-  /** The body as kept (capped, redacted), as UTF-8 text. */
+  /** The body as kept (capped, redacted): its UTF-8 text, or its bytes in base64 when they are not valid UTF-8. */
   readonly body: string;
+  /** `base64`: `body` holds the bytes in base64 (they are not valid UTF-8 text). */
+  readonly bodyEncoding?: 'base64';
   readonly events: readonly EventView[];
   readonly runs: readonly RunListItem[];
   /** Set when it failed on our side and its whole body was kept for replay. */
