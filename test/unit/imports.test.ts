@@ -32,7 +32,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['providers', 'channels', 'mail', 'store/sqlite', 'store/postgres'],
   ['ingress', 'metrics.ts', 'routes.ts'],
   ['admin'],
-  ['app.ts', 'backend.ts'],
+  ['app.ts', 'backend.ts', 'config-reload.ts'],
   ['main.ts'],
   ['cli'],
 ];
