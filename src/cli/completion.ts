@@ -3,7 +3,7 @@ import { hookdError } from '../errors.js';
 import type { CliIo } from './io.js';
 
 /**
- * `hookd completion bash|zsh|fish` (docs/cli.md#shell-completion): a completion script written
+ * `hookd completion bash|zsh|fish` (docs/cli.md#hookd-completion): a completion script written
  * from the program's own commands and options, so that it never lags behind them. It needs no
  * hookd at completion time: every word is in the script.
  */

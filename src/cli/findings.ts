@@ -6,7 +6,7 @@ import type { CliIo } from './io.js';
 /**
  * A configuration's problems as `file:line:column: error: path: message`, the shape editors and
  * terminals link: `hookd check` prints every finding so, and every other command prints the
- * problems that stop it the same way (docs/configuration.md#checking-a-configuration).
+ * problems that stop it the same way (docs/cli.md#hookd-check).
  */
 
 /** One problem found, located in the config file (or a transform's file) where it can be. */
