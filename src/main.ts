@@ -133,34 +133,42 @@ async function startMailWatch(
   return { status: () => owner.running?.status(), stop: owner.stop };
 }
 
-/** Composition root: store → runtime (adapters plugged into its ports) → app → listen. The caller owns signals. */
-export async function startGateway(
-  config: Config,
-  log: Logger,
-  options: {
-    models?: ModelRouter;
-    mailWatch?: boolean;
-    clock?: Clock;
-    /** Reads the config file again: given, the file is watched and reloaded (docs/configuration.md#reloading-the-configuration). */
-    reload?: () => Config;
-  } = {},
-): Promise<Gateway> {
-  const gatewayToken = gatewayTokenOf(config);
-  for (const warning of configWarnings(config)) log.warn({ warning }, 'configuration warning');
-  const metrics = createMetrics();
+/** How a gateway is started besides its config. */
+export interface GatewayOptions {
+  models?: ModelRouter;
+  mailWatch?: boolean;
+  clock?: Clock;
+  /** Reads the config file again: given, the file is watched and reloaded (docs/configuration.md#reloading-the-configuration). */
+  reload?: () => Config;
+}
+
+/**
+ * The first routes, the engine the app holds (which a reload of the config points at new
+ * mappings), the runs-at-once limits a reload keeps up to date, and how routes are compiled.
+ */
+async function liveRoutes(config: Config, log: Logger, metrics: ReturnType<typeof createMetrics>) {
   const compile = (using: Config) =>
     compileRoutes(using, log, {
       watch: true,
       observe: (mapping, seconds) => metrics.transformSeconds.observe({ mapping }, seconds),
     });
   const first = await compile(config);
-  const { actionOptions } = first;
-  // What holds the mappings asks this one, which a reload of the config points at new ones.
   const mappings = createLiveMappingEngine(first.mappings);
   for (const warning of mappings.mappings.flatMap((m) => m.warnings)) log.warn({ warning }, 'configuration warning');
   const mappingLimits = new Map(
     mappings.mappings.flatMap((m) => (m.maxConcurrent === undefined ? [] : [[m.id, m.maxConcurrent] as const])),
   );
+  return { compile, first, mappings, mappingLimits };
+}
+
+/** Composition root: store → runtime (adapters plugged into its ports) → app → listen. The caller owns signals. */
+export async function startGateway(config: Config, log: Logger, options: GatewayOptions = {}): Promise<Gateway> {
+  const gatewayToken = gatewayTokenOf(config);
+  for (const warning of configWarnings(config)) log.warn({ warning }, 'configuration warning');
+  const metrics = createMetrics();
+  const live = await liveRoutes(config, log, metrics);
+  const { first, mappings, mappingLimits } = live;
+  const { actionOptions } = first;
   const parts: Parts = { routes: { current: first } };
   try {
     const clock = options.clock ?? systemClock;
@@ -187,7 +195,6 @@ export async function startGateway(
       clockSkewMs: () => parts.clockSkew?.skewMs,
     });
     const queries = { ...runtime.queries, mailStatus: () => parts.watcher?.status() };
-    const operator = runtime;
     const deps = {
       mappings,
       metrics,
@@ -197,7 +204,7 @@ export async function startGateway(
       actionOptions,
       gatewayToken,
       queries,
-      operator,
+      operator: runtime,
       consoleSessions: backend.consoleSessions,
       clock,
       ...(runtime.outcomes ? { outcomes: runtime.outcomes } : {}),
@@ -210,18 +217,14 @@ export async function startGateway(
     // (none without a transform, so nothing to watch then).
     if (first.transforms.size > 0) parts.transformThreads = await watchTransformThreads({ log });
     const { file } = config;
-    if (options.reload && file !== undefined) {
-      const load = options.reload;
+    if (options.reload && file !== undefined)
       parts.configWatch = watchConfigFile({
+        ...live,
         config: { ...config, file },
-        load,
-        compile,
-        mappings,
+        load: options.reload,
         routes: parts.routes,
-        mappingLimits,
         log,
       });
-    }
     log.info({ url, hooksPath: config.hooks.enabled ? config.hooks.path : null }, 'hookd listening');
     if (options.mailWatch !== false) parts.watcher = await startMailWatch(config, url, backend, log);
     let closed: Promise<void> | undefined;

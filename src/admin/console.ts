@@ -154,6 +154,11 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
       throw err;
     }
   });
+  fileRoutes(app);
+}
+
+/** The stylesheet and the icons: no session needed, nothing from elsewhere. */
+function fileRoutes(app: FastifyInstance): void {
   // Read once, like the script is bundled once.
   const stylesheet = readOnce(`${SOURCE}style.css`);
   app.get('/ui/app.css', async (_request, reply) =>

@@ -12,23 +12,25 @@ export async function serveCommand(options: { config?: string; mailWatch?: boole
   // A file is read again when it changes: its mappings reload, the rest waits for a restart.
   const reload = config.file ? () => resolveConfig(options.config, io, { createSecrets: true }).config : undefined;
   const gateway = await startGateway(config, log, { mailWatch, ...(reload ? { reload } : {}) });
+  // For people, on stderr: stdout holds the JSON log lines alone, for whatever reads them.
+  const say = io.err;
   if (embedded?.created) {
-    io.out(`hookd: generated a hook token (shown once; stored in ${embedded.tokenFile}):`);
-    io.out(`  ${embedded.token}`);
+    say(`hookd: generated a hook token (shown once; stored in ${embedded.tokenFile}):`);
+    say(`  ${embedded.token}`);
   }
   const where = config.hooks.enabled ? ` (hooks under ${config.hooks.path}/)` : ' (hooks are off: hooks.enabled)';
-  io.out(
+  say(
     `hookd: ${embedded ? 'embedded default (builtin/echo model, no chat channel) ' : ''}listening on ${gateway.url}${where}`,
   );
-  io.out(
+  say(
     `hookd: the console is at ${gateway.url}/ui/ (sign in with the gateway token ${gatewayTokenPlace(config, io.cwd)})`,
   );
   const ready = readyCurl(config, gateway.url, embedded?.tokenFile);
   if (ready) {
-    io.out(`hookd: try it (${ready.note}):`);
-    io.out(`  ${ready.curl}`);
+    say(`hookd: try it (${ready.note}):`);
+    say(`  ${ready.curl}`);
   }
-  if (config.file) io.out(`hookd: ${config.file} is watched: its mappings, presets and plugins reload when it changes`);
+  if (config.file) say(`hookd: ${config.file} is watched: its mappings, presets and plugins reload when it changes`);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);

@@ -77,14 +77,12 @@ export function compileMapping(
 ): CompiledMapping {
   const transformRoot = preset?.root;
   const problems: string[] = [];
-  let checkPayload: CompiledMapping['checkPayload'];
-  let payloadProblems: CompiledMapping['payloadProblems'];
+  let schemaChecks: Pick<CompiledMapping, 'checkPayload' | 'payloadProblems'> = {};
   let schema: object | undefined;
   if (mapping.schema !== undefined) {
     try {
       schema = readSchema(mapping.schema, baseDir);
-      checkPayload = payloadChecker(schema);
-      payloadProblems = everyProblem(schema);
+      schemaChecks = { checkPayload: payloadChecker(schema), payloadProblems: everyProblem(schema) };
     } catch (err) {
       problems.push(`${configPath}.schema: ${(err as Error).message}`);
     }
@@ -96,9 +94,7 @@ export function compileMapping(
     try {
       templates.set(entry, compileTemplate(source));
     } catch (err) {
-      // `at N` is the offset in the template: the CLI turns it into the line and column in the file.
-      const named = mapping.id === undefined ? '' : ` (mapping ${mapping.id})`;
-      problems.push(`${configPath}.${entry.template}: template error${named}: ${(err as Error).message}`);
+      problems.push(templateProblem(`${configPath}.${entry.template}`, mapping.id, err));
     }
   }
   if (mapping.model !== undefined && !mapping.model.includes('{{')) {
@@ -128,8 +124,7 @@ export function compileMapping(
             ([name, values]) => [name.toLowerCase(), new Set(values.split('|').map((v) => v.trim()))] as const,
           ),
         }),
-    ...(checkPayload ? { checkPayload } : {}),
-    ...(payloadProblems ? { payloadProblems } : {}),
+    ...schemaChecks,
     ...(preset ? { presetOptions: preset.options } : {}),
     ...(preset?.preset ? { preset: preset.preset } : {}),
     ...(preset?.maxTimeoutSeconds === undefined ? {} : { maxTimeoutSeconds: preset.maxTimeoutSeconds }),
@@ -283,6 +278,15 @@ function undeclared(schema: object, name: string): boolean {
     } else return false;
   }
   return false;
+}
+
+/**
+ * A template's syntax error, naming its mapping; `at N` in the message is the offset in the
+ * template, which the CLI turns into the line and column in the config file.
+ */
+function templateProblem(path: string, mappingId: string | undefined, err: unknown): string {
+  const named = mappingId === undefined ? '' : ` (mapping ${mappingId})`;
+  return `${path}: template error${named}: ${(err as Error).message}`;
 }
 
 /** A payload's problem against a mapping's schema: the JSON pointer of the value, and what is wrong with it. */

@@ -19,20 +19,21 @@ describe('hookd serve with no config (the embedded default)', () => {
   it('prints the token once and a curl that stores a wake event', async () => {
     const temp = makeTempDir();
     cleanups.push(temp.cleanup);
-    // The embedded default listens on 8787; this test needs that port free.
+    // The embedded default listens on 8787; this test needs that port free. What it says to
+    // people is on stderr: stdout holds the JSON log lines alone.
     const first = await startHookd({ dir: temp.dir });
     cleanups.push(() => first.stop());
     const token = readFileSync(join(temp.dir, 'data/hook-token'), 'utf8').trim();
     expect(first.url).toBe('http://127.0.0.1:8787');
-    expect(first.stdout()).toContain(`generated a hook token (shown once`);
-    expect(first.stdout()).toContain(token);
-    const curl = /^ {2}(curl .*)$/m.exec(first.stdout())?.[1];
+    expect(first.stderr()).toContain(`generated a hook token (shown once`);
+    expect(first.stderr()).toContain(token);
+    const curl = /^ {2}(curl .*)$/m.exec(first.stderr())?.[1];
     expect(curl).toBeDefined();
     const { stdout } = await sh('sh', ['-c', curl as string], { cwd: temp.dir });
     const answer = JSON.parse(stdout) as { ok: boolean; mode: string; eventId: string };
     expect(answer).toEqual({ ok: true, mode: 'now', eventId: expect.any(String) });
     // The console line names a page that answers and a token file that exists.
-    const consoleLine = /console is at (\S+) \(sign in with the gateway token in (\S+)\)/.exec(first.stdout());
+    const consoleLine = /console is at (\S+) \(sign in with the gateway token in (\S+)\)/.exec(first.stderr());
     expect(consoleLine?.[1]).toBe('http://127.0.0.1:8787/ui/');
     expect((await call(consoleLine?.[1] as string, { method: 'GET' })).text).toContain('Gateway token');
     expect(readFileSync(consoleLine?.[2] as string, 'utf8').trim()).toMatch(/^\S{20,}$/);
@@ -44,8 +45,8 @@ describe('hookd serve with no config (the embedded default)', () => {
 
     const second = await startHookd({ dir: temp.dir });
     cleanups.push(() => second.stop());
-    expect(second.stdout()).not.toContain(token);
-    expect(second.stdout()).toContain('curl -sS');
+    expect(second.stderr()).not.toContain(token);
+    expect(second.stderr()).toContain('curl -sS');
   });
 });
 

@@ -40,17 +40,19 @@ const configText = (hookToken: string, gatewayToken: string, mappings: string) =
   agents: { defaults: { heartbeat: { every: '0' } } }, storage: { path: 'data/hookd.db' } }\n`;
 const CI = `{ id: 'ci', match: { path: 'ci' }, action: 'wake', textTemplate: 'build {{n}}' }`;
 
-/** The lines serve printed for people (not its JSON log). */
+/** The lines serve printed for people, on stderr (stdout holds its JSON log alone). */
 const said = (p: HookdProcess) =>
   p
-    .stdout()
+    .stderr()
     .split('\n')
     .filter((line) => line.startsWith('hookd: ') || line.startsWith('  curl '));
 
 async function serve(dir: string, env: NodeJS.ProcessEnv = {}) {
   const hookd = await startHookd({ dir, env });
   cleanups.push(() => hookd.stop());
-  await expect.poll(() => hookd.stdout(), { timeout: 10_000 }).toMatch(/is watched/);
+  await expect.poll(() => hookd.stderr(), { timeout: 10_000 }).toMatch(/is watched/);
+  // Every line of stdout is a JSON log line.
+  for (const line of hookd.stdout().split('\n').filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
   return hookd;
 }
 

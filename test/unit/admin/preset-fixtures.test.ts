@@ -33,7 +33,10 @@ describe("a preset's fixtures", () => {
       'no-body.json': JSON.stringify({ headers: {} }),
       'huge.json': JSON.stringify({ body: 'x'.repeat(1024 * 1024) }),
     });
-    expect(fixtures.list('acme')).toEqual([{ name: 'a', description: 'first' }, { name: 'b' }]);
+    expect(fixtures.list('acme')).toEqual([
+      { name: 'a', description: 'first', kind: 'preset' },
+      { name: 'b', kind: 'preset' },
+    ]);
     // Only string headers: a fixture is data from someone else.
     expect(fixtures.get('acme', 'a')).toEqual({ headers: { 'X-A': '1' }, body: 'raw=text' });
     expect(fixtures.get('acme', 'b')).toEqual({ headers: {}, body: { n: 1 } });
