@@ -66,6 +66,11 @@ export function createLogger(options: LoggerOptions): Logger {
 function replacingChildren(root: Logger): Logger {
   const child = root.child;
   root.child = function (this: Logger, bindings, options) {
+    // The bound keys as pino writes them (`,"pid":1,"component":"http"`): a request's child
+    // (`reqId`) is made at the cost of a substring search, the bindings parsed only on a match.
+    const written = (this as unknown as Record<symbol, string>)[pino.symbols.chindingsSym] ?? '';
+    if (!Object.keys(bindings).some((key) => written.includes(`${JSON.stringify(key)}:`)))
+      return child.call(this, bindings, options);
     const own = this.bindings();
     if (!Object.keys(bindings).some((key) => key in own)) return child.call(this, bindings, options);
     return child.call(root, { ...own, ...bindings }, { level: this.level, ...options });

@@ -10,7 +10,10 @@ function requests({ program, run, io }: CommandContext): void {
   program
     .command('requests')
     .description('list the request log of a running gateway, newest first; --follow tails it live')
-    .option('-f, --follow', 'print the last requests (--limit, default 10), then each new one as it is logged')
+    .option(
+      '-f, --follow',
+      'print the last requests (--limit: default 10, or all of --since), then each new one as it is logged',
+    )
     .option('--failed', 'only requests answered 4xx or 5xx')
     .option('--path <name>', 'only this hook name (wake, agent, github, …)')
     .option('-m, --mapping <id>', 'only requests this mapping took (its id)')

@@ -76,7 +76,6 @@ async function follow(gateway: AdminClient, plan: FollowPlan, io: CliIo, signal:
       const waitMs = backoffMs(attempt++, BACKOFF);
       const why = 'why' in opened ? opened.why : `HTTP ${opened.status}`;
       io.err(`hookd: cannot reach ${gateway.base}/api/stream (${why}); trying again in ${waitMs / 1000} s`);
-      lostAtMs ??= Date.now();
       await sleep(waitMs, undefined, { signal }).catch(() => undefined);
       continue;
     }

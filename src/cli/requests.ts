@@ -53,7 +53,8 @@ function cellsOf(r: RequestView): string[] {
 /** `hookd requests`: the request log of a running gateway, newest first; `--follow` tails it live. */
 export async function requestsCommand(options: RequestsOptions, io: CliIo): Promise<number> {
   checkStatus(options.status);
-  const limit = Number(options.limit ?? (options.follow ? 10 : 50));
+  // Following, the last 10 first; all of --since (the API's page, 500 at most) when it is given.
+  const limit = Number(options.limit ?? (options.follow ? (options.since ? 500 : 10) : 50));
   const gateway = gatewayClient(options, io);
   if (options.follow) {
     const lines = printer(options, io);

@@ -89,7 +89,7 @@ describe('hookd requests --follow', () => {
     const bad = await github(gateway.url, 'push', 3, 'not-the-secret');
     expect(bad.status).toBe(401);
     const issues = await github(gateway.url, 'issues', 4);
-    await call(`${gateway.url}/hooks/note`, { headers: HOOK, json: { n: 5 } });
+    const lastNote = await call(`${gateway.url}/hooks/note`, { headers: HOOK, json: { n: 5 } });
     await expect.poll(() => rows(all).length, { timeout: 10_000 }).toBe(3);
     const [, badRow, issuesRow] = rows(all);
     expect(badRow).toContain(bad.headers['x-request-id'] as string);
@@ -134,8 +134,20 @@ describe('hookd requests --follow', () => {
     const port = new URL(gateway.url).port;
     await gateway.stop();
     await expect.poll(() => all.stderr(), { timeout: 10_000 }).toMatch(/cannot reach .* trying again in/);
+    // One started while the gateway is down waits for it, then shows its last two requests.
+    const late = await startHookd({
+      dir: temp.dir,
+      command: ['requests', '-f', '-n', '2', '--config', file, '--url', gateway.url],
+      readyPattern: /hookd: cannot reach/,
+    });
+    cleanups.push(() => late.stop());
     gateway = await startHookd({ dir: temp.dir, config: { ...config, server: { port: Number(port) } } });
+    await expect.poll(() => late.stderr(), { timeout: 30_000 }).toContain('hookd: following');
+    expect(rows(late)).toHaveLength(2);
+    expect(rows(late)[0]).toContain(issues.headers['x-request-id'] as string);
+    expect(rows(late)[1]).toContain(lastNote.headers['x-request-id'] as string);
     const after = await github(gateway.url, 'release', 7);
+    await expect.poll(() => rows(late).length, { timeout: 10_000 }).toBe(3);
     await expect.poll(() => rows(all).length, { timeout: 30_000 }).toBe(4);
     expect(all.stderr()).toContain('hookd: following');
     expect(rows(all)[3]).toContain(after.headers['x-request-id'] as string);
