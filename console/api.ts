@@ -54,6 +54,7 @@ export type {
   AlertsView,
   AlertView,
   DeliveryOutcome,
+  FixtureItem,
   FixtureView,
   MappingView,
   OverviewView,

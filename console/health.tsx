@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef } from 'preact/hooks';
 import type { AlertsView, AlertView, OverviewView } from './api';
-import { shortWhen, useLive, useLoad, when } from './live';
+import { useLive, useLoad, when } from './live';
 
 /** The strip reloads at most this often, however busy the live stream is. */
 const REFRESH_MS = 2000;
@@ -23,7 +23,7 @@ function OpenAlerts({ alerts }: { alerts: readonly AlertView[] }) {
           <a class="bad" href={pageOf(a)}>
             {headline(a)}
           </a>{' '}
-          <span title={when(a.at)}>since {shortWhen(a.at)}</span>
+          <span>since {when(a.at)}</span>
           {a.lastError ? <span> · {a.lastError}</span> : null}
         </li>
       ))}

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import type { ActionOptions, ActionSink } from './actions/index.js';
 import {
@@ -134,9 +135,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // The access log is at debug; without it the hook is not even installed (it costs throughput).
   if (log.isLevelEnabled('debug'))
     app.addHook('onResponse', async (request, reply) => {
+      // request.log is bound to the request's id already (reqId): not repeated here.
       request.log.debug(
         {
-          reqId: request.id,
           method: request.method,
           path: request.url.split('?')[0],
           status: reply.statusCode,
@@ -216,6 +217,7 @@ async function registerOperatorRoutes(
   };
   const consoleApi = {
     hooksPath: config.hooks.path,
+    fixturesDir: join(config.hooks.transformsDir, 'fixtures'),
     actionOptions: deps.actionOptions,
     ...(deps.mappings ? { mappings: deps.mappings } : {}),
     ...(operator ? { queueDepth: () => operator.queueDepth } : {}),

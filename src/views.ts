@@ -149,8 +149,10 @@ export interface RequestDetail extends RequestView {
   readonly headers: Readonly<Record<string, string>>;
   /** The credential headers by name, and whether each one's check (token, signature) passed. */
   readonly credentials: Readonly<Record<string, { readonly verified: boolean }>>;
-  /** The body as kept (capped, redacted), as UTF-8 text. */
+  /** The body as kept (capped, redacted): its UTF-8 text, or its bytes in base64 when they are not valid UTF-8. */
   readonly body: string;
+  /** `base64`: `body` holds the bytes in base64 (they are not valid UTF-8 text). */
+  readonly bodyEncoding?: 'base64';
   readonly events: readonly EventView[];
   readonly runs: readonly RunListItem[];
   /** Set when it failed on our side and its whole body was kept for replay. */
@@ -196,17 +198,22 @@ export interface MappingView {
   readonly eventType?: string;
   /** A preset's mapping: its preset's name (`github`, a plugin's `acme`). */
   readonly preset?: string;
-  /** A preset's mapping: its preset's recorded fixtures, for the playground (`GET /api/presets/:name/fixtures/:fixture`). */
+  /**
+   * Its fixtures, for the playground: a preset's recorded ones (`GET /api/presets/:name/fixtures/:fixture`),
+   * then the config folder's own (`GET /api/mappings/:id/fixtures/:fixture`).
+   */
   readonly fixtures?: readonly FixtureItem[];
 }
 
-/** A preset's recorded fixture, by name (its file's name without `.json`). */
+/** A fixture, by name (its file's name without `.json`): a preset's recorded delivery, or a case of the config's folder. */
 export interface FixtureItem {
   readonly name: string;
   readonly description?: string;
+  /** `preset`: its preset's `fixtures/`; `folder`: `<transformsDir>/fixtures/<mapping>/`, what `hookd test` runs. */
+  readonly kind: 'preset' | 'folder';
 }
 
-/** `GET /api/presets/:name/fixtures/:fixture`: a recorded delivery, as its sender sent it. */
+/** `GET /api/presets/:name/fixtures/:fixture`, `GET /api/mappings/:id/fixtures/:fixture`: a delivery, as its sender sent it. */
 export interface FixtureView {
   readonly headers: Readonly<Record<string, string>>;
   /** The payload: JSON as an object, any other body as its text. */

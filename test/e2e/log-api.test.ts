@@ -239,11 +239,11 @@ describe.each(suiteStores)('the request log API on %s', (kind) => {
     expect(byId.get('plugin:acme:deploy')).toMatchObject({
       eventType: 'path action',
       preset: 'acme',
-      fixtures: [{ name: 'deploy', description: 'a deploy finished' }],
+      fixtures: [{ name: 'deploy', description: 'a deploy finished', kind: 'preset' }],
     });
     const github = byId.get('preset:github');
     expect(github).toMatchObject({ eventType: 'header x-github-event', preset: 'github' });
-    expect(github?.fixtures).toContainEqual({ name: 'push', description: expect.any(String) });
+    expect(github?.fixtures).toContainEqual({ name: 'push', description: expect.any(String), kind: 'preset' });
     expect(github?.fixtures?.length).toBe(12);
 
     const recorded = JSON.parse(readFileSync(join(ROOT, 'presets/github/fixtures/push.json'), 'utf8'));

@@ -45,9 +45,11 @@ describe('hookd requests, replay and runs (docs/runtime.md#request-log-and-repla
     const listed = await cli('requests', '--failed');
     expect(listed.code).toBe(0);
     const [header, row] = listed.stdout.trim().split('\n');
-    expect(header).toMatch(/^RECEIVED\s+ID\s+PATH\s+STATUS\s+CODE\s+MAPPING\s+MS\s+ACTIONS$/);
+    expect(header).toMatch(/^RECEIVED\s+ID\s+PATH\s+EVENT\s+STATUS\s+CODE\s+MAPPING\s+MS\s+ACTIONS\s+REASON$/);
     expect(row).toContain(id);
-    expect(row).toMatch(/ci\s+500\s+TRANSFORM_FAILED\s+ci/);
+    // The reason column says why it failed.
+    expect(row).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}/);
+    expect(row).toMatch(/ci\s+-\s+500\s+TRANSFORM_FAILED\s+ci\s+\d+\s+-\s+.*broken on purpose/);
 
     // Still broken: the replay answers what a live request would, and the command fails.
     const stillBroken = await cli('replay', id);
@@ -99,6 +101,21 @@ describe('hookd requests, replay and runs (docs/runtime.md#request-log-and-repla
     });
     expect(noToken.code).toBe(1);
     expect(noToken.stderr).toContain('401');
+
+    // A replay refused before running (409) made no record: no replay id is printed.
+    const refused = await call(`${hookd.url}/hooks/ci`, {
+      headers: { authorization: 'Bearer not-the-hook-token-0123' },
+      json: { n: 2 },
+    });
+    const refusedId = refused.headers['x-request-id'] as string;
+    let notAllowed = await cli('replay', refusedId);
+    for (let i = 0; i < 40 && !notAllowed.stdout.includes('409'); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      notAllowed = await cli('replay', refusedId);
+    }
+    expect(notAllowed.code).toBe(1);
+    expect(notAllowed.stdout).toMatch(new RegExp(`^${refusedId} → 409 REPLAY_NOT_ALLOWED: `));
+    expect(notAllowed.stdout).not.toContain('(replay');
   });
 
   it('resolve only the config keys they read: an unrelated ${NAME} not set is no error for runs, requests, replay and send (issue 28 item 8)', async () => {

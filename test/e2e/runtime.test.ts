@@ -160,6 +160,9 @@ describe.each(suiteStores)('the runtime end to end on %s (fake model and chat se
       delivery: { status: 'sent', channel: 'chatnet', to: '-100777' },
       // Every try went through first time (docs/runtime.md#attempts).
       attempts: [],
+      createdAt: expect.any(String),
+      startedAt: expect.any(String),
+      finishedAt: expect.any(String),
     });
     await expect.poll(async () => (await w.mainEvents()).every((e) => e.consumed)).toBe(true);
   });
@@ -325,6 +328,10 @@ describe.each(suiteStores)('the runtime end to end on %s (fake model and chat se
       output: 'done',
       delivery: { status: 'skipped', reason: 'deliver is false' },
       attempts: [],
+      // When it was queued, started and ended: the timeline hookd runs <id> prints.
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      startedAt: expect.any(String),
+      finishedAt: expect.any(String),
     });
     const events = await w.admin('/api/main/events');
     expect(events.body).toEqual({

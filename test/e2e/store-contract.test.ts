@@ -246,6 +246,7 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
             replayOf: 'b',
             receivedAt: 7000,
             eventType: 'push',
+            mappingId: 'gh',
           }),
         );
         w.requests.insert(record('a', { status: 400, code: 'TEXT_REQUIRED', receivedAt: 8000 }));
@@ -254,6 +255,7 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
         (await store.requests.list({ limit: 10, ...filter })).map((r) => `${r.id}:${r.status}`);
       expect(await ids({})).toEqual(['a:400', 'c:202', 'b:500', 'a:200']);
       expect(await ids({ path: 'note' })).toEqual(['a:400', 'b:500', 'a:200']);
+      expect(await ids({ mapping: 'gh' })).toEqual(['c:202']);
       expect(await ids({ status: { class: 5 } })).toEqual(['b:500']);
       expect(await ids({ status: { exact: 202 } })).toEqual(['c:202']);
       expect(await ids({ failed: true })).toEqual(['a:400', 'b:500']);

@@ -8,7 +8,17 @@ import { describe, expect, it } from 'vitest';
  * through that folder's index.ts. Type-only imports count like any other.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['errors.ts', 'action-shape.ts', 'ids.ts', 'backoff.ts', 'clock.ts', 'views.ts', 'undici.ts', 'read-file.ts'],
+  [
+    'errors.ts',
+    'action-shape.ts',
+    'ids.ts',
+    'backoff.ts',
+    'clock.ts',
+    'views.ts',
+    'undici.ts',
+    'read-file.ts',
+    'time-format.ts',
+  ],
   ['schemes'],
   ['headers.ts', 'log.ts'],
   ['config'],
@@ -23,7 +33,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['providers', 'channels', 'mail', 'store/sqlite', 'store/postgres'],
   ['ingress', 'metrics.ts', 'routes.ts'],
   ['admin'],
-  ['app.ts', 'backend.ts'],
+  ['app.ts', 'backend.ts', 'config-reload.ts'],
   ['main.ts'],
   ['cli'],
 ];

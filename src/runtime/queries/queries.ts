@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { MAIN_SESSION } from '../../action-shape.js';
 import type {
   AlertFilter,
@@ -113,7 +114,7 @@ export function createAdminQueries(store: StoreContract, now: () => number = Dat
         ...toRequestView(entry),
         headers,
         credentials,
-        body: body.toString('utf8'),
+        ...bodyView(body),
         events: events.flatMap((event) => (event ? [eventView(event)] : [])),
         runs: runs.flatMap((run) => run ?? []),
         ...(failure ? { failure: { code: failure.code, error: failure.error } } : {}),
@@ -206,6 +207,15 @@ function retryingOf(run: RunRecord, attempts: readonly RunAttempt[]): string | u
   if (run.status === 'running' && last.kind === 'model') return what('retrying');
   if (run.status === 'ok' && run.delivery === undefined && last.kind === 'delivery') return what('retrying delivery');
   return undefined;
+}
+
+/**
+ * A kept body as the API shows it: its text, or, when its bytes are not valid UTF-8 (a binary
+ * body, or one cut inside a character), base64 marked `bodyEncoding: 'base64'`, so that no byte
+ * is lost to a replacement character (docs/runtime.md#request-log-and-replay).
+ */
+function bodyView(body: Buffer): Pick<RequestDetail, 'body' | 'bodyEncoding'> {
+  return isUtf8(body) ? { body: body.toString('utf8') } : { body: body.toString('base64'), bodyEncoding: 'base64' };
 }
 
 function toRunView(run: RunRecord, attempts: readonly RunAttempt[]): RunView {

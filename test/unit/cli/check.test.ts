@@ -158,7 +158,8 @@ describe('hookd check', () => {
       'hookd.json5:4:25: error: agents.defaults.model: unknown model provider "nowhere"',
       'hookd.json5:7:5: error: hooks.mapings: unknown key (did you mean "mappings"?)',
       expect.stringMatching(
-        /^hookd\.json5:9:31: error: hooks\.mappings\[0\]\.messageTemplate: template error: unbalanced braces/,
+        // At the faulty tag itself: the template's 9th character, in the file's line 9.
+        /^hookd\.json5:9:57: error: hooks\.mappings\[0\]\.messageTemplate: template error: unbalanced braces/,
       ),
       expect.stringMatching(/^transforms\/broken\.ts:1:\d+: error: hooks\.mappings\[1\]\.transform\.module: /),
     ]);
@@ -206,7 +207,7 @@ describe('hookd check', () => {
       'hookd.json5:5:5: error: hooks.mapings: unknown key (did you mean "mappings"?)',
       'hookd.json5:7:31: error: hooks.mappings[0].deliver: expected boolean, got string',
       expect.stringMatching(
-        /^hookd\.json5:7:47: error: hooks\.mappings\[0\]\.messageTemplate: template error: single braces at 8: \{repository\.full_name\} renders as it is/,
+        /^hookd\.json5:7:73: error: hooks\.mappings\[0\]\.messageTemplate: template error: single braces at 8: \{repository\.full_name\} renders as it is/,
       ),
       `hookd.json5:8:44: error: hooks.mappings[1].transform.module: no such file: ${join(temp.dir, 'transforms/meterli.ts')} (did you mean "meterly.ts"?)`,
       expect.stringMatching(/^transforms\/broken\.ts:1:\d+: error: hooks\.mappings\[2\]\.transform\.module: /),
