@@ -20,7 +20,7 @@ function statusOf(run: RunListItem): string {
   return run.retrying ? `${run.status}: ${excerpt(run.retrying, RETRYING_CHARS)}` : run.status;
 }
 
-/** `sent (chatnet → 42)`, `skipped (deliver is false)`, `failed (…)`. */
+/** `sent (ops → 42)`, `skipped (deliver is false)`, `failed (…)`. */
 function deliveryText(delivery: DeliveryOutcome): string {
   const where = delivery.channel ? `${delivery.channel}${delivery.to ? ` → ${delivery.to}` : ''}` : '';
   const detail = [where, delivery.reason].filter(Boolean).join('; ');
