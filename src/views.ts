@@ -71,6 +71,30 @@ export interface RunListItem extends RunView {
   readonly finishedAt?: string;
 }
 
+/** What a circuit breaker guards: a model (`provider/model`) or a channel (its id). */
+export const TARGET_KINDS = ['model', 'channel'] as const;
+export type TargetKind = (typeof TARGET_KINDS)[number];
+
+/** A circuit breaker's states (docs/runtime.md#circuit-breakers). */
+export const BREAKER_STATES = ['closed', 'open', 'half-open'] as const;
+export type BreakerState = (typeof BREAKER_STATES)[number];
+
+/** A destination's circuit breaker, as `/healthz`, `GET /api/overview` and the console show it. */
+export interface BreakerView {
+  /** `provider/model`, or a channel's id. */
+  readonly target: string;
+  readonly kind: TargetKind;
+  readonly state: BreakerState;
+  /** Failed tries in a row. */
+  readonly failures: number;
+  /** While open: when its next probe may go. */
+  readonly openUntil?: string;
+  /** Its last failed try: a code, an HTTP status, a network error (never a server's answer). */
+  readonly lastError?: string;
+  /** Runs and deliveries waiting for it on this node. */
+  readonly waiting: number;
+}
+
 /** A system event as the admin API shows it. */
 export interface EventView {
   readonly id: string;

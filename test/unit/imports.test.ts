@@ -13,6 +13,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['actions'],
   ['mapping'],
   ['transforms', 'store'],
+  ['runtime/isolation'],
   ['runtime/attempts'],
   ['runtime/safety', 'runtime/delivery', 'runtime/queries', 'runtime/alerts'],
   ['runtime/heartbeat'],
@@ -43,6 +44,7 @@ function filesUnder(dir: string): string[] {
 const SUB_UNITS = [
   'store/sqlite',
   'store/postgres',
+  'runtime/isolation',
   'runtime/attempts',
   'runtime/alerts',
   'runtime/safety',

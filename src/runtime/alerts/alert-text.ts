@@ -1,5 +1,4 @@
 import type { AlertCondition } from '../../views.js';
-import type { Failure } from '../attempts/index.js';
 import type { MappingAnswer } from './types.js';
 import { MAX_TIMES } from './watch.js';
 
@@ -26,16 +25,6 @@ export function durationText(ms: number): string {
 export function answerError(answer: MappingAnswer): string {
   const where = answer.where === undefined ? '' : ` at ${answer.where}`;
   return `${answer.code ?? 'error'} (HTTP ${answer.status})${where}`;
-}
-
-/**
- * A failed try of a model or a chat service: its code and status; for a network failure the
- * network's own error (a server's answer is left out: it may repeat what it was sent).
- */
-export function tryError(failure: Failure): string {
-  const status = failure.status === undefined ? '' : ` (HTTP ${failure.status})`;
-  const network = failure.outcome.endsWith('_UNREACHABLE') && failure.error ? `: ${failure.error}` : '';
-  return `${failure.outcome}${status}${network}`;
 }
 
 const counted = (n: number) => (n >= MAX_TIMES ? `${n} or more` : String(n));

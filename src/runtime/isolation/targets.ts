@@ -1,0 +1,33 @@
+import type { TargetKind } from '../../views.js';
+
+/** A destination tries go to: a model (`provider/model`) or a channel (its id). */
+export interface Target {
+  readonly kind: TargetKind;
+  readonly id: string;
+}
+
+/**
+ * Tries in flight at once per destination (docs/runtime.md#fault-isolation): a provider's and a
+ * channel's `maxConcurrent`.
+ */
+export interface TargetLimits {
+  model(ref: string): number;
+  channel(id: string): number;
+}
+
+/** A channel's tries in flight at once when nothing says otherwise. */
+export const CHANNEL_MAX_CONCURRENT = 4;
+
+/** The limits when nothing is configured: a model as many as the run slots, a channel 4. */
+export function defaultLimits(maxConcurrentRuns: number): TargetLimits {
+  return { model: () => maxConcurrentRuns, channel: () => CHANNEL_MAX_CONCURRENT };
+}
+
+/** The map key of a destination (a model reference and a channel id never meet). */
+export const targetKey = (target: Target): string => `${target.kind}:${target.id}`;
+
+/** The destination of a model call. */
+export const modelTarget = (ref: string): Target => ({ kind: 'model', id: ref });
+
+/** The destination of a delivery. */
+export const channelTarget = (id: string): Target => ({ kind: 'channel', id });
