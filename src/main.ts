@@ -168,6 +168,7 @@ export async function startGateway(
       queueDepth: () => runtime.queueDepth,
       runsByStatus: () => backend.data.runs.countByStatus(),
       clockSkewMs: () => parts.clockSkew?.skewMs,
+      breakers: () => runtime.breakers(),
     });
     const queries = { ...runtime.queries, mailStatus: () => parts.watcher?.status() };
     const operator = runtime;

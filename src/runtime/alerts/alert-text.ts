@@ -1,4 +1,5 @@
 import type { AlertCondition } from '../../views.js';
+import type { BreakerSnapshot } from '../isolation/index.js';
 import type { MappingAnswer } from './types.js';
 import { MAX_TIMES } from './watch.js';
 
@@ -63,17 +64,28 @@ function subject(condition: AlertCondition, source: string): string {
   }
 }
 
-/** The message of a firing: what, how often, the last error and where to look. */
+/** The message of a firing: what, how often, the last error, its destination's breaker and where to look. */
 export function firingText(
   condition: AlertCondition,
   source: string,
-  facts: { count: number; windowMs: number; lastError?: string; link: string },
+  facts: { count: number; windowMs: number; lastError?: string; breaker?: BreakerSnapshot; link: string },
 ): string {
   return [
     `hookd alert: ${firingLine(condition, source, facts.count, durationText(facts.windowMs))}`,
     ...(facts.lastError === undefined ? [] : [`last error: ${facts.lastError}`]),
+    ...(facts.breaker === undefined ? [] : [breakerLine(facts.breaker)]),
     `console: ${facts.link}`,
   ].join('\n');
+}
+
+/**
+ * A destination's breaker while it holds tries back (docs/operations.md#alerts): `breaker: open
+ * until 2026-…Z, its runs and deliveries wait`, or half-open while a probe goes.
+ */
+export function breakerLine(breaker: BreakerSnapshot): string {
+  if (breaker.state === 'half-open') return 'breaker: half-open, one probe at a time';
+  const until = breaker.openUntil === undefined ? '' : ` until ${new Date(breaker.openUntil).toISOString()}`;
+  return `breaker: open${until}, its runs and deliveries wait`;
 }
 
 /**

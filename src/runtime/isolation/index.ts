@@ -1,23 +1,15 @@
+export type { BreakerSnapshot } from './breaker.js';
 export {
-  BREAKER_FAILURES,
-  BREAKER_MAX_OPEN_MS,
-  BREAKER_OPEN_MS,
-  type BreakerSnapshot,
-  type TryOutcome,
-} from './breaker.js';
-export {
-  CHANNEL_MAX_CONCURRENT,
+  breakerViews,
   channelTarget,
   defaultLimits,
   modelTarget,
   type Target,
   type TargetLimits,
-  targetKey,
 } from './targets.js';
 export {
   createTrySlots,
   type Permit,
-  type SlotRequest,
   type Ticket,
   type TrySlots,
   type TrySlotsOptions,

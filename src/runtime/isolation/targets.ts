@@ -1,4 +1,5 @@
-import type { TargetKind } from '../../views.js';
+import type { BreakerView, TargetKind } from '../../views.js';
+import type { BreakerSnapshot } from './breaker.js';
 
 /** A destination tries go to: a model (`provider/model`) or a channel (its id). */
 export interface Target {
@@ -31,3 +32,16 @@ export const modelTarget = (ref: string): Target => ({ kind: 'model', id: ref })
 
 /** The destination of a delivery. */
 export const channelTarget = (id: string): Target => ({ kind: 'channel', id });
+
+/** Breakers as the admin API and `/healthz` show them: times as ISO strings. */
+export function breakerViews(snapshots: readonly (BreakerSnapshot & { readonly waiting: number })[]): BreakerView[] {
+  return snapshots.map((b) => ({
+    target: b.target,
+    kind: b.kind,
+    state: b.state,
+    failures: b.failures,
+    ...(b.openUntil === undefined ? {} : { openUntil: new Date(b.openUntil).toISOString() }),
+    ...(b.lastError === undefined ? {} : { lastError: b.lastError }),
+    waiting: b.waiting,
+  }));
+}

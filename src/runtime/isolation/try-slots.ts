@@ -27,6 +27,8 @@ export interface Permit {
 export interface Wait {
   readonly reason: string;
   readonly until?: number;
+  /** True when its destination's breaker holds it (open, or half-open with its probe under way). */
+  readonly breaker?: true;
 }
 
 /** A queued request: take it back out, or ask why it still waits. */

@@ -24,12 +24,16 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * Why a request waits, in the words runs show (docs/runtime.md#waiting): the first thing that
  * holds it back, in the order the slots check them. An open breaker's wait says until when.
  */
-export function waitText(c: WaitContext): { reason: string; until?: number } {
+export function waitText(c: WaitContext): { reason: string; until?: number; breaker?: true } {
   const { breaker, target } = c;
   if (breaker?.state === 'open' && breaker.openUntil !== undefined)
-    return { reason: `breaker open for ${breaker.target} until ${iso(breaker.openUntil)}`, until: breaker.openUntil };
+    return {
+      reason: `breaker open for ${breaker.target} until ${iso(breaker.openUntil)}`,
+      until: breaker.openUntil,
+      breaker: true,
+    };
   if (breaker?.state === 'half-open')
-    return { reason: `breaker half-open for ${breaker.target}: waiting for its probe` };
+    return { reason: `breaker half-open for ${breaker.target}: waiting for its probe`, breaker: true };
   if (c.runSlot && c.runs >= c.runSlots)
     return { reason: `waiting for a run slot (${c.runs} of ${c.runSlots} in use)` };
   if (target && c.limit !== undefined && c.inFlight !== undefined && c.inFlight >= c.limit)

@@ -56,8 +56,24 @@ export interface AdminQueries {
   mailStatus?(): object | undefined;
 }
 
-/** Read-only views of the store for the admin API (docs/runtime.md#admin-api). */
-export function createAdminQueries(store: StoreContract, now: () => number = Date.now): AdminQueries {
+/** Why an unfinished run waits, as this node knows it (its own runs, its breakers). */
+export type WaitingOf = (run: RunRecord) => string | undefined;
+
+/**
+ * Read-only views of the store for the admin API (docs/runtime.md#admin-api); `waitingOf` adds
+ * what this node knows of a run's wait to what the store says (docs/runtime.md#waiting).
+ */
+export function createAdminQueries(
+  store: StoreContract,
+  now: () => number = Date.now,
+  waitingOf: WaitingOf = () => undefined,
+): AdminQueries {
+  const toRunView = (run: RunRecord, attempts: readonly RunAttempt[]) =>
+    runViewOf(run, attempts, waitOf(run, now(), waitingOf));
+  const toRunListItem = (run: RunRecord, attempts: readonly RunAttempt[]) => ({
+    ...toRunView(run, attempts),
+    ...runTimesOf(run),
+  });
   /** Runs with their attempts, read in one query. */
   const withAttempts = async <R extends RunRecord>(runs: readonly R[]) => {
     const attempts = await store.runs.attempts(runs.map((r) => r.id));
@@ -208,8 +224,20 @@ function retryingOf(run: RunRecord, attempts: readonly RunAttempt[]): string | u
   return undefined;
 }
 
-function toRunView(run: RunRecord, attempts: readonly RunAttempt[]): RunView {
+/**
+ * Why an unfinished run is not trying (docs/runtime.md#waiting): what this node knows, else the
+ * wait stored on it while that wait lasts.
+ */
+function waitOf(run: RunRecord, now: number, waitingOf: WaitingOf): string | undefined {
+  if (run.summarizedAt !== undefined) return undefined;
+  const known = waitingOf(run);
+  if (known !== undefined) return known;
+  return run.waiting !== undefined && (run.notBefore === undefined || run.notBefore > now) ? run.waiting : undefined;
+}
+
+function runViewOf(run: RunRecord, attempts: readonly RunAttempt[], waiting: string | undefined): RunView {
   const retrying = retryingOf(run, attempts);
+  const cancelling = run.cancelRequestedAt !== undefined && run.summarizedAt === undefined;
   return {
     runId: run.id,
     sessionKey: run.sessionKey,
@@ -221,12 +249,14 @@ function toRunView(run: RunRecord, attempts: readonly RunAttempt[]): RunView {
     ...(run.delivery === undefined ? {} : { delivery: run.delivery }),
     attempts: attempts.map(attemptView),
     ...(retrying === undefined ? {} : { retrying }),
+    ...(waiting === undefined ? {} : { waiting }),
+    ...(cancelling ? { cancelling } : {}),
   };
 }
 
-function toRunListItem(run: RunRecord, attempts: readonly RunAttempt[]): RunListItem {
+/** What a run list item adds to the run view: its mapping and times. */
+function runTimesOf(run: RunRecord): Omit<RunListItem, keyof RunView> {
   return {
-    ...toRunView(run, attempts),
     ...(run.mappingId === undefined ? {} : { mappingId: run.mappingId }),
     createdAt: iso(run.createdAt),
     ...(run.startedAt === undefined ? {} : { startedAt: iso(run.startedAt) }),

@@ -201,4 +201,11 @@ export const migrations: readonly string[] = [
   `
   ALTER TABLE requests ADD COLUMN event_type TEXT;
   `,
+  // Runs that wait (a breaker holds them) say why and until when; the operator may cancel a run
+  // (docs/runtime.md#waiting, docs/runtime.md#cancel).
+  `
+  ALTER TABLE runs ADD COLUMN waiting TEXT;
+  ALTER TABLE runs ADD COLUMN not_before INTEGER;
+  ALTER TABLE runs ADD COLUMN cancel_requested_at INTEGER;
+  `,
 ];

@@ -18,9 +18,17 @@ async function agent(w: World, extra: object = {}): Promise<string> {
   return answer.body.runId as string;
 }
 
+/** What the run waits before its try after `n` failed ones: its back-off, or its model's open breaker. */
+function waitAfter(w: World, n: number): number {
+  const breaker = w.gateway.runtime.breakers().find((b) => b.target === 'fake/m' && b.openUntil !== undefined);
+  const open = breaker?.openUntil === undefined ? 0 : Date.parse(breaker.openUntil) - w.clock.now();
+  return Math.max(backoffMs(n - 1, MODEL_BACKOFF), open);
+}
+
 /**
  * Moves the clock through a run's retries until `untilMs` has passed since its first try: after
- * each failed try (seen in its attempts), the back-off it waits.
+ * each failed try (seen in its attempts), the back-off it waits, or its model's breaker's time
+ * open (5 failed tries in a row open it: docs/runtime.md#circuit-breakers).
  */
 async function retryFor(w: World, runId: string, untilMs: number): Promise<number> {
   const first = await until(async () => (await w.run(runId)).attempts[0], 'the first failed try');
@@ -28,7 +36,7 @@ async function retryFor(w: World, runId: string, untilMs: number): Promise<numbe
   let n = 1;
   while (w.clock.now() - start < untilMs) {
     await until(async () => ((await w.run(runId)).attempts.length >= n ? true : undefined), `try ${n}`);
-    await w.clock.advance(backoffMs(n - 1, MODEL_BACKOFF));
+    await w.clock.advance(waitAfter(w, n));
     n++;
   }
   return start;
@@ -43,7 +51,7 @@ describe('modelUnreachable', () => {
     const [alert] = await w.alertsSent(1);
     expect(alert).toMatch(
       new RegExp(
-        `^hookd alert: model fake/m failed every try for 2 min \\(\\d+ tries\\)\nlast error: MODEL_REFUSED \\(HTTP 503\\)\nconsole: ${w.gateway.url}/ui/#/runs/${runId}$`,
+        `^hookd alert: model fake/m failed every try for 2 min \\(\\d+ tries\\)\nlast error: MODEL_REFUSED \\(HTTP 503\\)\nbreaker: open until \\S+Z, its runs and deliveries wait\nconsole: ${w.gateway.url}/ui/#/runs/${runId}$`,
       ),
     );
     // Not before: it was decided two minutes or more after the first failed try.
@@ -54,7 +62,7 @@ describe('modelUnreachable', () => {
     // The server answers again: the run's next try succeeds, and one recovery is sent.
     reply = 'back again';
     const { attempts } = await w.run(runId);
-    await w.clock.advance(backoffMs(attempts.length - 1, MODEL_BACKOFF));
+    await w.clock.advance(waitAfter(w, attempts.length));
     const [, recovery] = await w.alertsSent(2);
     expect(recovery).toMatch(/^hookd recovered: model fake\/m \(a try succeeded; \d+ failures before\)/);
     await until(async () => ((await w.run(runId)).status === 'ok' ? true : undefined), 'the run to end');

@@ -108,7 +108,11 @@ describe('try slots', () => {
     want('live', 'b', 'live/x');
     expect(names()).toEqual(['d1', 'd2', 'd3', 'd4', 'd5', 'live']);
     const until = new Date(clock.now() + 30_000).toISOString();
-    expect(held[0]?.wait()).toEqual({ reason: `breaker open for dead/x until ${until}`, until: clock.now() + 30_000 });
+    expect(held[0]?.wait()).toEqual({
+      reason: `breaker open for dead/x until ${until}`,
+      until: clock.now() + 30_000,
+      breaker: true,
+    });
     expect(slots.breakers()).toEqual([
       expect.objectContaining({ target: 'dead/x', kind: 'model', state: 'open', failures: 5, waiting: 2 }),
       expect.objectContaining({ target: 'live/x', state: 'closed', waiting: 0 }),
@@ -117,7 +121,7 @@ describe('try slots', () => {
     expect(names()).toHaveLength(6);
     await clock.advance(1);
     expect(names()).toEqual(['d1', 'd2', 'd3', 'd4', 'd5', 'live', 'd6']);
-    expect(held[1]?.wait()).toEqual({ reason: 'breaker half-open for dead/x: waiting for its probe' });
+    expect(held[1]?.wait()).toEqual({ reason: 'breaker half-open for dead/x: waiting for its probe', breaker: true });
     release('d6', 'ok');
     expect(names()).toEqual(['d1', 'd2', 'd3', 'd4', 'd5', 'live', 'd6', 'd7']);
     expect(breakers).toEqual(['dead/x open', 'dead/x closed']);
