@@ -36,7 +36,9 @@ export interface RunClaim {
  * Runs are taken fairly across mappings (docs/runtime.md#fairness): each mapping's oldest
  * claimable runs (read through its own index range, never the whole backlog) are ranked
  * first by their place in their mapping, then by age: one claimable run of every mapping goes
- * before a second of any. Rows another node is claiming at this moment are skipped, not waited for.
+ * before a second of any. Rows another node is claiming at this moment are skipped, not waited for;
+ * the lease is checked again on the row as locked, so that a run another node claimed since this
+ * query's snapshot is not claimed twice.
  */
 export async function claimRuns(db: pg.Pool | pg.PoolClient, claim: RunClaim): Promise<ClaimedRun[]> {
   const { rows } = await db.query<ClaimedRow>(
@@ -60,17 +62,27 @@ export async function claimRuns(db: pg.Pool | pg.PoolClient, claim: RunClaim): P
              SELECT 1 FROM runs o
              WHERE o.session_key = r.session_key AND o.summarized_at IS NULL AND o.id <> r.id
                AND (o.seq < r.seq OR o.lease_until >= (SELECT now FROM clock)))
-         ORDER BY r.seq LIMIT $4
+         ORDER BY r.seq LIMIT $6
        ) c
        WHERE s.src IS NOT NULL
      )
      UPDATE runs SET lease_owner = $1, lease_until = (SELECT now FROM clock) + $2
      WHERE seq IN (
-       SELECT seq FROM runs WHERE seq IN (SELECT seq FROM ranked ORDER BY turn, seq LIMIT $4)
-       FOR UPDATE SKIP LOCKED)
+       SELECT r.seq FROM runs r JOIN ranked k ON k.seq = r.seq
+       WHERE r.summarized_at IS NULL AND (r.lease_until IS NULL OR r.lease_until < (SELECT now FROM clock))
+       ORDER BY k.turn, k.seq LIMIT $4
+       FOR UPDATE OF r SKIP LOCKED)
      RETURNING seq, id, session_key, mapping_id, model, finished_at IS NOT NULL AS model_done,
        cancel_requested_at IS NOT NULL AS cancel_requested`,
-    [claim.owner, claim.leaseMs, claim.now ?? null, claim.limit, [...(claim.skipModels ?? [])]],
+    [
+      claim.owner,
+      claim.leaseMs,
+      claim.now ?? null,
+      claim.limit,
+      [...(claim.skipModels ?? [])],
+      // Each mapping's candidates: more than the claim, as other nodes may be claiming some right now.
+      claim.limit * 4 + 8,
+    ],
   );
   // RETURNING has no order: oldest first, as the scheduler expects.
   return rows.sort((a, b) => a.seq - b.seq).map(claimedOf);
