@@ -1,6 +1,7 @@
 import { type AddressInfo, createServer } from 'node:net';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Action } from '../../src/actions/index.js';
 import { isHookdError } from '../../src/errors.js';
 import { createPgContract, createPgPool, withClient } from '../../src/store/postgres/contract.js';
 import {
@@ -16,7 +17,6 @@ import {
 } from '../../src/store/postgres/leases.js';
 import { migratePostgres } from '../../src/store/postgres/migrate.js';
 import { createPgSink } from '../../src/store/postgres/sink.js';
-import type { Action } from '../../src/actions/index.js';
 import { agentAction } from '../helpers/actions.js';
 import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
 

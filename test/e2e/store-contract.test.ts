@@ -483,7 +483,10 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       const store = make();
       await store.commit((w) => w.runs.insert(run('waits')));
       await store.commit((w) => w.runs.recordWait('waits', { reason: 'breaker open for fake/m until …', until: 9000 }));
-      expect(await store.runs.get('waits')).toMatchObject({ waiting: 'breaker open for fake/m until …', notBefore: 9000 });
+      expect(await store.runs.get('waits')).toMatchObject({
+        waiting: 'breaker open for fake/m until …',
+        notBefore: 9000,
+      });
       await store.commit((w) => w.runs.recordWait('waits', null));
       const cleared = await store.runs.get('waits');
       expect(cleared?.waiting).toBeUndefined();

@@ -172,7 +172,8 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
     waited?: string,
   ): string {
     if (timedOutAfter !== undefined) {
-      const why = isHookdError(err, 'MODEL_UNAVAILABLE') ? err.message : waited;
+      const failed = isHookdError(err, 'MODEL_UNAVAILABLE') ? err.message : undefined;
+      const why = failed !== undefined && waited !== undefined ? `${failed}; ${waited}` : (failed ?? waited);
       const unavailable = why === undefined ? {} : { unavailable: why };
       return hookdError('RUN_TIMED_OUT', { seconds: timedOutAfter, ...unavailable }).message;
     }

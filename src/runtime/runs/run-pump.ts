@@ -142,14 +142,12 @@ export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): Ru
           s.wait = wait;
           if (wait.until !== undefined) storeWait(s, wait);
         };
-        try {
-          const permit = await slots.acquire({ ...request, target }, signal, onWait);
-          s.holding++;
-          return held(s, permit);
-        } finally {
-          s.wait = undefined;
-          if (s.storedWait) storeWait(s, null);
-        }
+        // Cut off while waiting (its time limit, a cancel), the wait stays: the run's error names it.
+        const permit = await slots.acquire({ ...request, target }, signal, onWait);
+        s.wait = undefined;
+        if (s.storedWait) storeWait(s, null);
+        s.holding++;
+        return held(s, permit);
       },
     };
   }
