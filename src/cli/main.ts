@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { isHookdError } from '../errors.js';
+import type { CancelOptions } from './cancel.js';
 import { type CliIo, processIo } from './io.js';
 import type { MailSetupOptions } from './mail-setup.js';
 import type { ReplayOptions, RequestsOptions, RunsOptions } from './requests.js';
@@ -20,6 +21,7 @@ const commands = {
   init: () => import('./init.js'),
   test: () => import('./test.js'),
   log: () => import('./requests.js'),
+  cancel: () => import('./cancel.js'),
 };
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -170,15 +172,29 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .action((ids: string[], opts: ReplayOptions) =>
       run(async () => (await commands.log()).replayCommand(ids, opts, io))(),
     );
-  program
+  const runs = program
     .command('runs')
-    .description('list the agent runs of a running gateway, newest first')
-    .option('--status <status>', 'queued, running, ok, error, timeout, or failed (error, timeout or a failed delivery)')
+    .description('list the agent runs of a running gateway, newest first; `runs cancel <id>` cancels one')
+    .option(
+      '--status <status>',
+      'queued, running, ok, error, timeout, cancelled, or failed (error, timeout or a failed delivery)',
+    )
     .option('-n, --limit <n>', 'at most this many', '50')
     .option('-u, --url <url>', GATEWAY_URL)
     .option('--json', 'print the API answer as JSON')
     .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG, else ./hookd.json5')
     .action((opts: RunsOptions) => run(async () => (await commands.log()).runsCommand(opts, io))());
+  runs
+    .command('cancel')
+    .description('cancel an unfinished run: its model call is aborted, nothing is delivered')
+    .argument('<id>', 'the run id (runId of the hook answer, or from hookd runs)')
+    .option('-u, --url <url>', GATEWAY_URL)
+    .option('--json', 'print the API answer as JSON')
+    .option('-c, --config <file>', 'config file (JSON5); default: $HOOKD_CONFIG, else ./hookd.json5')
+    // `runs` declares the same options: whichever of the two took them, they count.
+    .action((id: string, _opts: CancelOptions, command: Command) =>
+      run(async () => (await commands.cancel()).cancelCommand(id, command.optsWithGlobals<CancelOptions>(), io))(),
+    );
   program
     .command('token')
     .description('print a new random token')

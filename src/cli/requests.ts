@@ -151,14 +151,18 @@ export async function replayCommand(ids: readonly string[], options: ReplayOptio
   return results.every((r) => r.status < 300) ? 0 : 1;
 }
 
-/** The longest `retrying (…)` note a row of `hookd runs` shows. */
+/** The longest `retrying (…)` or `waiting` note a row of `hookd runs` shows. */
 const RETRYING_CHARS = 80;
 
-/** A run's status, and while it retries its model call or delivery, the last failed try. */
+/**
+ * A run's status; while it waits, why (docs/runtime.md#waiting), else while it retries its model
+ * call or delivery, the last failed try; `cancelling` while its node has not ended it yet.
+ */
 function statusOf(run: RunListItem): string {
-  if (!run.retrying) return run.status;
-  const note = run.retrying.length > RETRYING_CHARS ? `${run.retrying.slice(0, RETRYING_CHARS - 1)}…` : run.retrying;
-  return `${run.status}: ${note}`;
+  const note = run.waiting ?? run.retrying;
+  const status = run.cancelling ? `${run.status} (cancelling)` : run.status;
+  if (!note) return status;
+  return `${status}: ${note.length > RETRYING_CHARS ? `${note.slice(0, RETRYING_CHARS - 1)}…` : note}`;
 }
 
 /** What a replay's answer says, on one line. */
