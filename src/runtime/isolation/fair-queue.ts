@@ -18,7 +18,7 @@ export interface Queued {
 export interface Admission<E extends Queued> {
   /** True when the destination `key` takes a try now (its breaker and its slots). */
   target(key: string): boolean;
-  /** True when the entry fits the run slots and its source's limit. */
+  /** True when the entry fits the run slots and its source's limit (the same for every entry of its source). */
   slots(entry: E): boolean;
   /** True when a new run may start now (the spacing under ingress pressure). */
   starts(): boolean;
@@ -83,12 +83,17 @@ export function createFairQueue<E extends Queued>(): FairQueue<E> {
     return lines && (entry.start ? lines.starts : lines.tries);
   };
 
-  /** The first entry of `line` that is still queued and `fits`. */
-  function firstIn(line: Line<E>, fits: (entry: E) => boolean): E | undefined {
+  /**
+   * The first entry of `line` that may go: none when the slots refuse its head (they answer the
+   * same for the whole line: one source, one destination), else the first one ready.
+   */
+  function firstIn(line: Line<E>, admission: Admission<E>): E | undefined {
     while (line.head < line.items.length && !(line.items[line.head] as E).queued) line.head++;
+    const head = line.items[line.head];
+    if (!head || !admission.slots(head)) return undefined;
     for (let i = line.head; i < line.items.length; i++) {
       const entry = line.items[i] as E;
-      if (entry.queued && fits(entry)) return entry;
+      if (entry.queued && (entry.ready?.() ?? true)) return entry;
     }
     return undefined;
   }
@@ -96,10 +101,9 @@ export function createFairQueue<E extends Queued>(): FairQueue<E> {
   /** The oldest entry of these lines that may go now. */
   function oldestIn(lines: Map<string, Line<E>>, admission: Admission<E>): E | undefined {
     let best: E | undefined;
-    const fits = (entry: E) => admission.slots(entry) && (entry.ready?.() ?? true);
     for (const [key, line] of lines) {
       if (key !== '' && !admission.target(key)) continue;
-      const entry = firstIn(line, fits);
+      const entry = firstIn(line, admission);
       if (entry && (!best || entry.seq < best.seq)) best = entry;
     }
     return best;

@@ -153,3 +153,21 @@ describe('try slots', () => {
     await expect(acquired).rejects.toThrow('cancelled');
   });
 });
+
+describe('try slots under a backlog', () => {
+  it("asks a source's limit once per line, not once per waiting run, however long the backlog", () => {
+    let asked = 0;
+    const { want } = setup({
+      runSlots: 100,
+      sourceLimit: () => {
+        asked++;
+        return 1;
+      },
+    });
+    want('busy', 'a');
+    asked = 0;
+    for (let n = 0; n < 20_000; n++) want(`a${n}`, 'a', 'live/x', { start: true });
+    // One look at the line's head per run queued: looking at every waiting run was 200 million.
+    expect(asked).toBeLessThanOrEqual(20_000);
+  });
+});
