@@ -9,7 +9,7 @@ export interface Queued {
   /** A run not started yet; started runs' next tries go before their source's new runs. */
   readonly start: boolean;
   /** False while it may not go whatever the slots say (an earlier run of its session is under way). */
-  readonly ready?: () => boolean;
+  readonly ready?: (() => boolean) | undefined;
   /** True while it is in the queue. */
   queued: boolean;
 }

@@ -27,11 +27,24 @@ export function defaultLimits(maxConcurrentRuns: number): TargetLimits {
 /** The map key of a destination (a model reference and a channel id never meet). */
 export const targetKey = (target: Target): string => `${target.kind}:${target.id}`;
 
+/** Destinations made so far, one object each, by kind then id: a run's way in builds no key of its own. */
+const made: Record<TargetKind, Map<string, Target>> = { model: new Map(), channel: new Map() };
+/** Past this many of a kind (model references come from requests), they are made afresh. */
+const MAX_MADE = 1000;
+
+function targetOf(kind: TargetKind, id: string): Target {
+  const known = made[kind].get(id);
+  if (known) return known;
+  const target: Target = { kind, id };
+  if (made[kind].size < MAX_MADE) made[kind].set(id, target);
+  return target;
+}
+
 /** The destination of a model call. */
-export const modelTarget = (ref: string): Target => ({ kind: 'model', id: ref });
+export const modelTarget = (ref: string): Target => targetOf('model', ref);
 
 /** The destination of a delivery. */
-export const channelTarget = (id: string): Target => ({ kind: 'channel', id });
+export const channelTarget = (id: string): Target => targetOf('channel', id);
 
 /** Breakers as the admin API and `/healthz` show them: times as ISO strings. */
 export function breakerViews(snapshots: readonly (BreakerSnapshot & { readonly waiting: number })[]): BreakerView[] {

@@ -1,6 +1,6 @@
 import type { Cancel, Clock } from '../../clock.js';
 import { type Breaker, type BreakerSnapshot, createBreaker, type TryOutcome } from './breaker.js';
-import { createFairQueue, type Queued } from './fair-queue.js';
+import { createFairQueue, type Queued as QueuedEntry } from './fair-queue.js';
 import { type Target, type TargetLimits, targetKey } from './targets.js';
 import { waitText } from './wait-text.js';
 
@@ -77,10 +77,7 @@ export interface TrySlots {
   stop(): void;
 }
 
-interface Entry extends Queued {
-  readonly request: SlotRequest;
-  readonly grant: (permit: Permit) => void;
-}
+type Request = SlotRequest & { readonly start?: boolean; readonly ready?: () => boolean };
 
 /** Breakers kept at most: model references come from requests. Idle ones are dropped past it. */
 const MAX_BREAKERS = 1000;
@@ -88,7 +85,7 @@ const MAX_BREAKERS = 1000;
 /** Creates the slots of one gateway. */
 export function createTrySlots(options: TrySlotsOptions): TrySlots {
   const { clock } = options;
-  const queue = createFairQueue<Entry>();
+  const queue = createFairQueue<Queued>();
   const breakers = new Map<string, Breaker>();
   const inFlight = new Map<string, number>();
   const bySource = new Map<string, number>();
@@ -100,12 +97,59 @@ export function createTrySlots(options: TrySlotsOptions): TrySlots {
   let again = false;
   let wake: { at: number; cancel: Cancel } | undefined;
 
+  /** A request in the queue: its own ticket (one object per request, on the request's way in). */
+  class Queued implements QueuedEntry, Ticket {
+    readonly source: string;
+    readonly start: boolean;
+    readonly ready: (() => boolean) | undefined;
+    queued = false;
+    constructor(
+      readonly seq: number,
+      readonly request: Request,
+      readonly key: string,
+      readonly grant: (permit: Permit) => void,
+    ) {
+      this.source = request.source;
+      this.start = request.start ?? false;
+      this.ready = request.ready;
+    }
+    cancel(): boolean {
+      const removed = queue.remove(this);
+      if (removed) dispatch();
+      return removed;
+    }
+    wait(): Wait | undefined {
+      return this.queued ? whyWaiting(this) : undefined;
+    }
+  }
+  type Entry = Queued;
+  let scheduled = false;
+  /** Dispatches once at the end of this turn, however many requests it queued. */
+  const later = () => {
+    if (scheduled) return;
+    scheduled = true;
+    queueMicrotask(() => {
+      scheduled = false;
+      dispatch();
+    });
+  };
+
   const limitOf = (target: Target) =>
     target.kind === 'model' ? options.limits.model(target.id) : options.limits.channel(target.id);
   const targets = new Map<string, Target>();
+  /** Each destination's key, made once per destination object. */
+  const keys = new WeakMap<Target, string>();
+  const keyOf = (target: Target) => {
+    let key = keys.get(target);
+    if (key === undefined) {
+      key = targetKey(target);
+      keys.set(target, key);
+    }
+    return key;
+  };
 
   function breakerOf(target: Target): Breaker {
-    const key = targetKey(target);
+    const key = keyOf(target);
     let breaker = breakers.get(key);
     if (breaker) return breaker;
     if (breakers.size >= MAX_BREAKERS)
@@ -204,28 +248,19 @@ export function createTrySlots(options: TrySlotsOptions): TrySlots {
 
   const slots: TrySlots = {
     enqueue(request, grant) {
-      const key = request.target ? targetKey(request.target) : '';
-      if (request.target) breakerOf(request.target);
-      const entry: Entry = {
-        seq: seq++,
-        source: request.source,
-        key,
-        start: request.start ?? false,
-        ...(request.ready ? { ready: request.ready } : {}),
-        queued: false,
-        request,
-        grant,
-      };
+      const target = request.target;
+      let key = '';
+      if (target) {
+        key = keyOf(target);
+        if (!targets.has(key)) targets.set(key, target);
+      }
+      const entry = new Queued(seq++, request, key, grant);
       queue.add(entry);
-      dispatch();
-      return {
-        cancel: () => {
-          const removed = queue.remove(entry);
-          if (removed) dispatch();
-          return removed;
-        },
-        wait: () => (entry.queued ? whyWaiting(entry) : undefined),
-      };
+      // A new run's start waits for the end of the turn: the runs one commit queued are dispatched
+      // once, not once each, on the request's way in. A started run's next try goes at once.
+      if (entry.start) later();
+      else dispatch();
+      return entry;
     },
     acquire(request, signal, onWait) {
       return new Promise<Permit>((resolve, reject) => {
@@ -248,7 +283,7 @@ export function createTrySlots(options: TrySlotsOptions): TrySlots {
       const now = clock.now();
       return [...breakers].map(([key, b]) => ({ ...b.snapshot(now), waiting: queue.waitingFor(key) }));
     },
-    breakerOf: (target) => breakers.get(targetKey(target))?.snapshot(clock.now()),
+    breakerOf: (target) => breakers.get(keyOf(target))?.snapshot(clock.now()),
     stop() {
       stopped = true;
       wake?.cancel();

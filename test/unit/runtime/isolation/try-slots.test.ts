@@ -7,6 +7,9 @@ import {
 } from '../../../../src/runtime/isolation/index.js';
 import { createManualClock } from '../../../helpers/clock.js';
 
+/** Lets the end-of-turn dispatch of new runs' starts run. */
+const endOfTurn = () => new Promise<void>((resolve) => queueMicrotask(resolve));
+
 function setup(options: Partial<TrySlotsOptions> = {}) {
   const clock = createManualClock();
   const slots = createTrySlots({
@@ -41,11 +44,14 @@ describe('try slots', () => {
     expect(fifth.wait()).toBeUndefined();
   });
 
-  it('takes sources in turn: a burst of one source delays another by one share', () => {
+  it('takes sources in turn: a burst of one source delays another by one share', async () => {
     const { want, names, release } = setup({ runSlots: 1 });
-    for (let n = 1; n <= 20; n++) want(`a${n}`, 'mapping-a', 'live/x', { start: true });
+    want('a1', 'mapping-a', 'live/x', { start: true });
+    await endOfTurn();
+    for (let n = 2; n <= 20; n++) want(`a${n}`, 'mapping-a', 'live/x', { start: true });
     want('b1', 'mapping-b', 'live/x', { start: true });
     want('c1', 'agent', 'live/x', { start: true });
+    await endOfTurn();
     expect(names()).toEqual(['a1']);
     release('a1');
     release('b1');
@@ -54,14 +60,29 @@ describe('try slots', () => {
     expect(names()).toEqual(['a1', 'b1', 'c1', 'a2', 'a3']);
   });
 
-  it("gives a source's started runs their next try before its new runs", () => {
+  it("gives a source's started runs their next try before its new runs", async () => {
     const { want, names, release } = setup({ runSlots: 1 });
     want('new1', 'a', 'live/x', { start: true });
+    await endOfTurn();
     want('new2', 'a', 'live/x', { start: true });
     want('retry', 'a');
+    await endOfTurn();
     expect(names()).toEqual(['new1']);
     release('new1');
     expect(names()).toEqual(['new1', 'retry']);
+    release('retry');
+    expect(names()).toEqual(['new1', 'retry', 'new2']);
+  });
+
+  it('starts the runs of one turn together, after it, and a try at once', async () => {
+    const { want, names } = setup();
+    want('s1', 'a', 'live/x', { start: true });
+    want('s2', 'b', 'live/x', { start: true });
+    expect(names()).toEqual([]);
+    await endOfTurn();
+    expect(names()).toEqual(['s1', 's2']);
+    want('t1', 'c');
+    expect(names()).toEqual(['s1', 's2', 't1']);
   });
 
   it("holds a model's tries to its own limit without holding back another model", () => {
@@ -132,12 +153,13 @@ describe('try slots', () => {
     want('s1', 'a', 'live/x', { start: true });
     want('s2', 'a', 'live/x', { start: true });
     want('t1', 'a');
-    expect(names()).toEqual(['s1', 't1']);
+    await endOfTurn();
+    expect(names()).toEqual(['t1', 's1']);
     release('t1');
     await clock.advance(49);
-    expect(names()).toEqual(['s1', 't1']);
+    expect(names()).toEqual(['t1', 's1']);
     await clock.advance(1);
-    expect(names()).toEqual(['s1', 't1', 's2']);
+    expect(names()).toEqual(['t1', 's1', 's2']);
   });
 
   it('takes an aborted wait out of the queue, rejecting with its reason', async () => {
@@ -166,7 +188,8 @@ describe('try slots under a backlog', () => {
     });
     want('busy', 'a');
     asked = 0;
-    for (let n = 0; n < 20_000; n++) want(`a${n}`, 'a', 'live/x', { start: true });
+    // Tries, which are dispatched as they come (new runs' starts wait for the end of the turn).
+    for (let n = 0; n < 20_000; n++) want(`a${n}`, 'a');
     // One look at the line's head per run queued: looking at every waiting run was 200 million.
     expect(asked).toBeLessThanOrEqual(20_000);
   });
