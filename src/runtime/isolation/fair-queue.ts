@@ -61,6 +61,63 @@ export interface FairQueue<E extends Queued> {
   waitingFor(key: string): number;
 }
 
+/**
+ * The first entry of `line` that may go: none when the slots refuse its head (they answer the
+ * same for the whole line: one source, one destination), else the first one ready.
+ */
+function firstIn<E extends Queued>(line: Line<E>, admission: Admission<E>): E | undefined {
+  while (line.head < line.items.length && !(line.items[line.head] as E).queued) line.head++;
+  const head = line.items[line.head];
+  if (!head || !admission.slots(head)) return undefined;
+  for (let i = line.head; i < line.items.length; i++) {
+    const entry = line.items[i] as E;
+    if (entry.queued && (entry.ready?.() ?? true)) return entry;
+  }
+  return undefined;
+}
+
+/** The oldest entry of these lines that may go now. */
+function oldestIn<E extends Queued>(lines: Map<string, Line<E>>, admission: Admission<E>): E | undefined {
+  let best: E | undefined;
+  for (const [key, line] of lines) {
+    if (key !== '' && !admission.target(key)) continue;
+    const entry = firstIn(line, admission);
+    if (entry && (!best || entry.seq < best.seq)) best = entry;
+  }
+  return best;
+}
+
+/** The lines `entry` goes in: its source's tries or starts, made when `make` and missing. */
+function linesOf<E extends Queued>(
+  sources: Map<string, SourceLines<E>>,
+  entry: E,
+  make: boolean,
+): Map<string, Line<E>> | undefined {
+  let lines = sources.get(entry.source);
+  if (!lines && make) {
+    lines = { tries: new Map(), starts: new Map() };
+    sources.set(entry.source, lines);
+  }
+  return lines && (entry.start ? lines.starts : lines.tries);
+}
+
+/** Takes `entry` out of its line; an empty line, and a source left without lines, go. */
+function drop<E extends Queued>(sources: Map<string, SourceLines<E>>, entry: E): void {
+  const lines = linesOf(sources, entry, false);
+  const line = lines?.get(entry.key);
+  if (!lines || !line) return;
+  const at = line.items.indexOf(entry, line.head);
+  if (at === line.head) line.head++;
+  else if (at > line.head) line.items.splice(at, 1);
+  if (line.head > 1024 && line.head * 2 > line.items.length) {
+    line.items = line.items.slice(line.head);
+    line.head = 0;
+  }
+  if (line.head >= line.items.length) lines.delete(entry.key);
+  const source = sources.get(entry.source);
+  if (source && source.tries.size === 0 && source.starts.size === 0) sources.delete(entry.source);
+}
+
 /** Creates an empty fair queue. */
 export function createFairQueue<E extends Queued>(): FairQueue<E> {
   const sources = new Map<string, SourceLines<E>>();
@@ -68,66 +125,19 @@ export function createFairQueue<E extends Queued>(): FairQueue<E> {
   const served: Turns = new Map();
   let grants = 0;
   let size = 0;
-  const count = (key: string, by: number) => {
-    const n = (byKey.get(key) ?? 0) + by;
-    if (n === 0) byKey.delete(key);
-    else byKey.set(key, n);
+  /** Takes `entry` out, counted out of its key. */
+  const out = (entry: E) => {
+    entry.queued = false;
+    size--;
+    const n = (byKey.get(entry.key) ?? 0) - 1;
+    if (n === 0) byKey.delete(entry.key);
+    else byKey.set(entry.key, n);
+    drop(sources, entry);
   };
-
-  const linesOf = (entry: E, make: boolean): Map<string, Line<E>> | undefined => {
-    let lines = sources.get(entry.source);
-    if (!lines && make) {
-      lines = { tries: new Map(), starts: new Map() };
-      sources.set(entry.source, lines);
-    }
-    return lines && (entry.start ? lines.starts : lines.tries);
-  };
-
-  /**
-   * The first entry of `line` that may go: none when the slots refuse its head (they answer the
-   * same for the whole line: one source, one destination), else the first one ready.
-   */
-  function firstIn(line: Line<E>, admission: Admission<E>): E | undefined {
-    while (line.head < line.items.length && !(line.items[line.head] as E).queued) line.head++;
-    const head = line.items[line.head];
-    if (!head || !admission.slots(head)) return undefined;
-    for (let i = line.head; i < line.items.length; i++) {
-      const entry = line.items[i] as E;
-      if (entry.queued && (entry.ready?.() ?? true)) return entry;
-    }
-    return undefined;
-  }
-
-  /** The oldest entry of these lines that may go now. */
-  function oldestIn(lines: Map<string, Line<E>>, admission: Admission<E>): E | undefined {
-    let best: E | undefined;
-    for (const [key, line] of lines) {
-      if (key !== '' && !admission.target(key)) continue;
-      const entry = firstIn(line, admission);
-      if (entry && (!best || entry.seq < best.seq)) best = entry;
-    }
-    return best;
-  }
-
-  function drop(entry: E): void {
-    const lines = linesOf(entry, false);
-    const line = lines?.get(entry.key);
-    if (!lines || !line) return;
-    const at = line.items.indexOf(entry, line.head);
-    if (at === line.head) line.head++;
-    else if (at > line.head) line.items.splice(at, 1);
-    if (line.head > 1024 && line.head * 2 > line.items.length) {
-      line.items = line.items.slice(line.head);
-      line.head = 0;
-    }
-    if (line.head >= line.items.length) lines.delete(entry.key);
-    const source = sources.get(entry.source);
-    if (source && source.tries.size === 0 && source.starts.size === 0) sources.delete(entry.source);
-  }
 
   return {
     add(entry) {
-      const lines = linesOf(entry, true) as Map<string, Line<E>>;
+      const lines = linesOf(sources, entry, true) as Map<string, Line<E>>;
       let line = lines.get(entry.key);
       if (!line) {
         line = { items: [], head: 0 };
@@ -136,14 +146,11 @@ export function createFairQueue<E extends Queued>(): FairQueue<E> {
       entry.queued = true;
       line.items.push(entry);
       size++;
-      count(entry.key, 1);
+      byKey.set(entry.key, (byKey.get(entry.key) ?? 0) + 1);
     },
     remove(entry) {
       if (!entry.queued) return false;
-      entry.queued = false;
-      size--;
-      count(entry.key, -1);
-      drop(entry);
+      out(entry);
       return true;
     },
     next(admission) {
@@ -162,10 +169,7 @@ export function createFairQueue<E extends Queued>(): FairQueue<E> {
     },
     take(entry) {
       if (!entry.queued) return;
-      entry.queued = false;
-      size--;
-      count(entry.key, -1);
-      drop(entry);
+      out(entry);
       // Served: its source waits for every other source's turn before its next.
       served.set(entry.source, grants++);
       if (served.size > MAX_TURNS) for (const source of served.keys()) if (!sources.has(source)) served.delete(source);

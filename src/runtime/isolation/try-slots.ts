@@ -1,8 +1,11 @@
-import type { Cancel, Clock } from '../../clock.js';
-import { type Breaker, type BreakerSnapshot, createBreaker, type TryOutcome } from './breaker.js';
-import { createFairQueue, type Queued as QueuedEntry } from './fair-queue.js';
-import { type Target, type TargetLimits, targetKey } from './targets.js';
+import type { Clock } from '../../clock.js';
+import type { BreakerSnapshot, TryOutcome } from './breaker.js';
+import { type Breakers, createBreakers } from './breakers.js';
+import { type Admission, createFairQueue, type FairQueue, type Queued as QueuedEntry } from './fair-queue.js';
+import { createSlotLedger, type Holder, type SlotLedger } from './ledger.js';
+import type { Target, TargetLimits } from './targets.js';
 import { waitText } from './wait-text.js';
+import { createWake } from './wake.js';
 
 /** What wants a slot: whose it is (for fairness), where it goes, and whether it takes a run slot. */
 export interface SlotRequest {
@@ -79,152 +82,149 @@ export interface TrySlots {
 
 type Request = SlotRequest & { readonly start?: boolean; readonly ready?: () => boolean };
 
-/** Breakers kept at most: model references come from requests. Idle ones are dropped past it. */
-const MAX_BREAKERS = 1000;
+/** What a queued request asks of its slots. */
+interface Owner {
+  remove(entry: Queued): boolean;
+  why(entry: Queued): Wait;
+}
+
+/** A request in the queue, and its own ticket: one object per request, on a run's way in. */
+class Queued implements QueuedEntry, Ticket, Holder {
+  readonly source: string;
+  readonly start: boolean;
+  readonly runSlot: boolean;
+  readonly ready: (() => boolean) | undefined;
+  queued = false;
+  constructor(
+    readonly seq: number,
+    readonly request: Request,
+    readonly key: string,
+    readonly grant: (permit: Permit) => void,
+    private readonly owner: Owner,
+  ) {
+    this.source = request.source;
+    this.start = request.start ?? false;
+    this.runSlot = request.runSlot;
+    this.ready = request.ready;
+  }
+  cancel(): boolean {
+    return this.owner.remove(this);
+  }
+  wait(): Wait | undefined {
+    return this.queued ? this.owner.why(this) : undefined;
+  }
+}
+
+/** Which queued requests may go now: their destination's room and breaker, the run slots, the spacing. */
+function admissionOf(
+  ledger: SlotLedger,
+  breakers: Breakers,
+  clock: Clock,
+  spacingLeft: () => number,
+): Admission<Queued> {
+  return {
+    target(key) {
+      const target = breakers.targetOf(key) as Target;
+      return ledger.roomAt(key, target) && breakers.of(target).admits(clock.now());
+    },
+    slots: (entry) => ledger.fits(entry),
+    starts: () => spacingLeft() <= 0,
+  };
+}
+
+/** The permit of `entry`'s try: its slots taken now, given back once with the try's outcome for its breaker. */
+function permitOf(entry: Queued, ledger: SlotLedger, breakers: Breakers, clock: Clock, freed: () => void): Permit {
+  const target = entry.request.target;
+  const probe = target ? breakers.of(target).begin(clock.now()) : false;
+  ledger.take(entry);
+  let released = false;
+  return {
+    target,
+    probe,
+    release(outcome, error) {
+      if (released) return;
+      released = true;
+      ledger.give(entry);
+      if (target) breakers.of(target).end(outcome, probe, clock.now(), error);
+      freed();
+    },
+  };
+}
+
+/** Why `entry` waits at `now`: the first thing that holds it back. */
+function waitOf(entry: Queued, ledger: SlotLedger, breakers: Breakers, now: number): Wait {
+  const target = entry.request.target;
+  const breaker = target && breakers.of(target);
+  return waitText({
+    now,
+    ...ledger.fill(entry),
+    ...(target ? { target, limit: ledger.limitOf(target) } : {}),
+    ...(breaker ? { breaker: breaker.snapshot(now) } : {}),
+    runSlot: entry.runSlot,
+    source: entry.source,
+    ready: entry.ready?.() ?? true,
+  });
+}
+
+/** The earliest moment something queued may go by itself: a breaker's probe, or the spacing's end. */
+function nextWake(breakers: Breakers, queue: FairQueue<Queued>, now: number, spacingLeft: number): number {
+  let at = Number.POSITIVE_INFINITY;
+  for (const [key, breaker] of breakers.entries()) {
+    const until = breaker.openUntil;
+    if (until !== undefined && until > now && queue.waitingFor(key) > 0) at = Math.min(at, until);
+  }
+  return spacingLeft > 0 ? Math.min(at, now + spacingLeft) : at;
+}
+
+/** Waits for a permit of `slots`, taking the request out when `signal` aborts first. */
+function acquireFrom(
+  slots: Pick<TrySlots, 'enqueue'>,
+  request: SlotRequest,
+  signal: AbortSignal,
+  onWait?: (wait: Wait) => void,
+): Promise<Permit> {
+  return new Promise<Permit>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      if (ticket.cancel()) reject(signal.reason);
+    };
+    const ticket = slots.enqueue(request, (permit) => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(permit);
+    });
+    const wait = ticket.wait();
+    if (!wait) return;
+    signal.addEventListener('abort', onAbort, { once: true });
+    onWait?.(wait);
+  });
+}
 
 /** Creates the slots of one gateway. */
 export function createTrySlots(options: TrySlotsOptions): TrySlots {
   const { clock } = options;
   const queue = createFairQueue<Queued>();
-  const breakers = new Map<string, Breaker>();
-  const inFlight = new Map<string, number>();
-  const bySource = new Map<string, number>();
-  let runs = 0;
+  const ledger = createSlotLedger(options);
+  const breakers = createBreakers(
+    (snapshot) => options.onBreaker?.(snapshot),
+    (key) => ledger.inFlight(key) > 0,
+  );
+  const wake = createWake(clock, () => dispatch());
   let seq = 0;
   let lastStart = Number.NEGATIVE_INFINITY;
   let stopped = false;
   let dispatching = false;
   let again = false;
-  let wake: { at: number; cancel: Cancel } | undefined;
-
-  /** A request in the queue: its own ticket (one object per request, on the request's way in). */
-  class Queued implements QueuedEntry, Ticket {
-    readonly source: string;
-    readonly start: boolean;
-    readonly ready: (() => boolean) | undefined;
-    queued = false;
-    constructor(
-      readonly seq: number,
-      readonly request: Request,
-      readonly key: string,
-      readonly grant: (permit: Permit) => void,
-    ) {
-      this.source = request.source;
-      this.start = request.start ?? false;
-      this.ready = request.ready;
-    }
-    cancel(): boolean {
-      const removed = queue.remove(this);
-      if (removed) dispatch();
-      return removed;
-    }
-    wait(): Wait | undefined {
-      return this.queued ? whyWaiting(this) : undefined;
-    }
-  }
-  type Entry = Queued;
   let scheduled = false;
-  /** Dispatches once at the end of this turn, however many requests it queued. */
-  const later = () => {
-    if (scheduled) return;
-    scheduled = true;
-    queueMicrotask(() => {
-      scheduled = false;
-      dispatch();
-    });
-  };
-
-  const limitOf = (target: Target) =>
-    target.kind === 'model' ? options.limits.model(target.id) : options.limits.channel(target.id);
-  const targets = new Map<string, Target>();
-  /** Each destination's key, made once per destination object. */
-  const keys = new WeakMap<Target, string>();
-  const keyOf = (target: Target) => {
-    let key = keys.get(target);
-    if (key === undefined) {
-      key = targetKey(target);
-      keys.set(target, key);
-    }
-    return key;
-  };
-
-  function breakerOf(target: Target): Breaker {
-    const key = keyOf(target);
-    let breaker = breakers.get(key);
-    if (breaker) return breaker;
-    if (breakers.size >= MAX_BREAKERS)
-      for (const [k, b] of breakers) if (b.idle && !inFlight.get(k)) breakers.delete(k);
-    breaker = createBreaker(target.kind, target.id, (b, now) => options.onBreaker?.(b.snapshot(now)));
-    breakers.set(key, breaker);
-    targets.set(key, target);
-    return breaker;
-  }
-
   const spacingLeft = () => lastStart + (options.startSpacingMs?.() ?? 0) - clock.now();
-
-  const admission = {
-    target(key: string): boolean {
-      const target = targets.get(key) as Target;
-      return (inFlight.get(key) ?? 0) < limitOf(target) && breakerOf(target).admits(clock.now());
+  const admission = admissionOf(ledger, breakers, clock, spacingLeft);
+  const owner: Owner = {
+    remove(entry) {
+      if (!queue.remove(entry)) return false;
+      dispatch();
+      return true;
     },
-    slots(entry: Entry): boolean {
-      if (!entry.request.runSlot) return true;
-      const limit = options.sourceLimit?.(entry.source);
-      return runs < options.runSlots && (limit === undefined || (bySource.get(entry.source) ?? 0) < limit);
-    },
-    starts: () => spacingLeft() <= 0,
+    why: (entry) => waitOf(entry, ledger, breakers, clock.now()),
   };
-
-  function permitFor(entry: Entry): Permit {
-    const { request } = entry;
-    const key = entry.key;
-    const now = clock.now();
-    const probe = request.target ? breakerOf(request.target).begin(now) : false;
-    if (key) inFlight.set(key, (inFlight.get(key) ?? 0) + 1);
-    if (request.runSlot) {
-      runs++;
-      bySource.set(entry.source, (bySource.get(entry.source) ?? 0) + 1);
-    }
-    if (entry.start) lastStart = now;
-    let released = false;
-    return {
-      target: request.target,
-      probe,
-      release(outcome, error) {
-        if (released) return;
-        released = true;
-        if (key) inFlight.set(key, (inFlight.get(key) ?? 1) - 1);
-        if (request.runSlot) {
-          runs--;
-          bySource.set(entry.source, (bySource.get(entry.source) ?? 1) - 1);
-        }
-        if (request.target) breakerOf(request.target).end(outcome, probe, clock.now(), error);
-        dispatch();
-      },
-    };
-  }
-
-  /** Sets one timer for the moment something blocked may go: a breaker's probe, the spacing's end. */
-  function armWake(): void {
-    const now = clock.now();
-    let at = Number.POSITIVE_INFINITY;
-    for (const [key, breaker] of breakers) {
-      const until = breaker.openUntil;
-      if (until !== undefined && until > now && queue.waitingFor(key) > 0) at = Math.min(at, until);
-    }
-    const spacing = spacingLeft();
-    if (queue.size > 0 && spacing > 0) at = Math.min(at, now + spacing);
-    if (at === Number.POSITIVE_INFINITY || (wake && wake.at <= at && wake.at > now)) return;
-    wake?.cancel();
-    const cancel = clock.setTimeout(
-      () => {
-        wake = undefined;
-        dispatch();
-      },
-      Math.ceil(at - now),
-    );
-    wake = { at, cancel };
-  }
 
   function dispatch(): void {
     if (dispatching) {
@@ -237,80 +237,42 @@ export function createTrySlots(options: TrySlotsOptions): TrySlots {
         again = false;
         for (let entry = queue.next(admission); entry && !stopped; entry = queue.next(admission)) {
           queue.take(entry);
-          entry.grant(permitFor(entry));
+          if (entry.start) lastStart = clock.now();
+          entry.grant(permitOf(entry, ledger, breakers, clock, dispatch));
         }
       } while (again && !stopped);
     } finally {
       dispatching = false;
     }
-    if (!stopped && queue.size > 0) armWake();
+    const at = !stopped && queue.size > 0 ? nextWake(breakers, queue, clock.now(), spacingLeft()) : Infinity;
+    if (at !== Number.POSITIVE_INFINITY) wake.at(at);
   }
 
   const slots: TrySlots = {
     enqueue(request, grant) {
-      const target = request.target;
-      let key = '';
-      if (target) {
-        key = keyOf(target);
-        if (!targets.has(key)) targets.set(key, target);
-      }
-      const entry = new Queued(seq++, request, key, grant);
+      const entry = new Queued(seq++, request, request.target ? breakers.keyOf(request.target) : '', grant, owner);
       queue.add(entry);
       // A new run's start waits for the end of the turn: the runs one commit queued are dispatched
       // once, not once each, on the request's way in. A started run's next try goes at once.
-      if (entry.start) later();
-      else dispatch();
+      if (!entry.start) dispatch();
+      else if (!scheduled) {
+        scheduled = true;
+        queueMicrotask(() => {
+          scheduled = false;
+          dispatch();
+        });
+      }
       return entry;
     },
-    acquire(request, signal, onWait) {
-      return new Promise<Permit>((resolve, reject) => {
-        if (signal.aborted) return reject(signal.reason);
-        const onAbort = () => {
-          if (ticket.cancel()) reject(signal.reason);
-        };
-        const ticket = slots.enqueue(request, (permit) => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(permit);
-        });
-        const wait = ticket.wait();
-        if (!wait) return;
-        signal.addEventListener('abort', onAbort, { once: true });
-        onWait?.(wait);
-      });
-    },
+    acquire: (request, signal, onWait) => acquireFrom(slots, request, signal, onWait),
     dispatch,
-    breakers() {
-      const now = clock.now();
-      return [...breakers].map(([key, b]) => ({ ...b.snapshot(now), waiting: queue.waitingFor(key) }));
-    },
-    breakerOf: (target) => breakers.get(keyOf(target))?.snapshot(clock.now()),
+    breakers: () =>
+      [...breakers.entries()].map(([key, b]) => ({ ...b.snapshot(clock.now()), waiting: queue.waitingFor(key) })),
+    breakerOf: (target) => breakers.find(target)?.snapshot(clock.now()),
     stop() {
       stopped = true;
-      wake?.cancel();
-      wake = undefined;
+      wake.stop();
     },
   };
-
-  /** Why `entry` waits now, the first thing that holds it back. */
-  function whyWaiting(entry: Entry): Wait {
-    const now = clock.now();
-    const { request } = entry;
-    const target = request.target;
-    const breaker = target && breakerOf(target);
-    const context = {
-      now,
-      ...(target ? { target, limit: limitOf(target), inFlight: inFlight.get(entry.key) ?? 0 } : {}),
-      ...(breaker ? { breaker: breaker.snapshot(now) } : {}),
-      runSlot: request.runSlot,
-      runs,
-      runSlots: options.runSlots,
-      source: entry.source,
-      sourceLimit: options.sourceLimit?.(entry.source),
-      sourceInFlight: bySource.get(entry.source) ?? 0,
-      ready: entry.ready?.() ?? true,
-    };
-    return waitText(context);
-  }
-
   return slots;
 }

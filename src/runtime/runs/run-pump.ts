@@ -1,17 +1,16 @@
 import { systemClock } from '../../clock.js';
 import { hookdError } from '../../errors.js';
-import type { TryGate } from '../attempts/index.js';
+import type { Logger } from '../../log.js';
 import {
   createTrySlots,
   defaultLimits,
   modelTarget,
   type Permit,
-  type Target,
   type Ticket,
   type TrySlots,
-  type Wait,
 } from '../isolation/index.js';
-import { createRunExecutor, type RunContext } from './run-executor.js';
+import { createRunExecutor, type RunContext, type RunExecutor } from './run-executor.js';
+import { createRunGates, type Started, sourceOf, startedRun } from './run-gate.js';
 import type { PendingRun, RunQueueOptions } from './types.js';
 
 /** Waiting runs started as slots allow, each read and executed; what both run queues share. */
@@ -55,26 +54,6 @@ export interface RunPumpHooks {
   freed?(): void;
 }
 
-/** A fairness source: a run's mapping, or `agent` for `/hooks/agent`. */
-export const sourceOf = (run: { readonly mappingId?: string }): string => run.mappingId ?? 'agent';
-
-const sameTarget = (a: Target | undefined, b: Target) => a !== undefined && a.kind === b.kind && a.id === b.id;
-
-/** A run under way here: what stops it, the slot its start was granted, and what it waits for. */
-interface Started {
-  readonly run: PendingRun;
-  /** Aborted by a cancel (RUN_CANCELLED) or by the run's own signal (shutdown, lease lost). */
-  readonly stop: AbortController;
-  /** The slot its start took, until its first try uses it. */
-  first: Permit | undefined;
-  /** Slots held now (a try in flight). */
-  holding: number;
-  wait: Wait | undefined;
-  /** A wait was written to the store: cleared when it tries again. */
-  storedWait: boolean;
-  task: Promise<void>;
-}
-
 /** The slots of a queue made without the runtime's (tests, tools): the queue's own limits. */
 function ownSlots(options: RunQueueOptions): TrySlots {
   const limits = options.mappingLimits;
@@ -87,6 +66,76 @@ function ownSlots(options: RunQueueOptions): TrySlots {
   });
 }
 
+/** Runs queued on this node, each with its ticket in the slots. */
+interface Pending {
+  has(id: string): boolean;
+  add(run: PendingRun): void;
+  /** Takes a waiting run out of the slots' queue; undefined when it is not waiting. */
+  take(id: string): PendingRun | undefined;
+  /** Forgets a run its start was granted to. */
+  delete(id: string): void;
+  waitOf(id: string): string | undefined;
+  /** Waiting runs no breaker holds back. */
+  free(): number;
+  readonly size: number;
+  /** Takes every waiting run out. */
+  clear(): void;
+}
+
+function createPending(
+  slots: TrySlots,
+  ready: (run: PendingRun) => boolean,
+  start: (run: PendingRun, permit: Permit) => void,
+): Pending {
+  const pending = new Map<string, { readonly run: PendingRun; ticket?: Ticket }>();
+  return {
+    has: (id) => pending.has(id),
+    add(run) {
+      const entry: { run: PendingRun; ticket?: Ticket } = { run };
+      pending.set(run.id, entry);
+      const target = run.model === undefined ? {} : { target: modelTarget(run.model) };
+      const request = { source: sourceOf(run), ...target, runSlot: true, start: true, ready: () => ready(run) };
+      entry.ticket = slots.enqueue(request, (permit) => start(run, permit));
+    },
+    take(id) {
+      const entry = pending.get(id);
+      if (!entry?.ticket?.cancel()) return undefined;
+      pending.delete(id);
+      return entry.run;
+    },
+    delete: (id) => pending.delete(id),
+    waitOf: (id) => pending.get(id)?.ticket?.wait()?.reason,
+    free() {
+      let n = 0;
+      for (const entry of pending.values()) if (!entry.ticket?.wait()?.breaker) n++;
+      return n;
+    },
+    get size() {
+      return pending.size;
+    },
+    clear() {
+      for (const entry of pending.values()) entry.ticket?.cancel();
+      pending.clear();
+    },
+  };
+}
+
+/** Reads a started run and executes it; an abort ends a write's tries (the run resumes later, or elsewhere). */
+async function executed(
+  store: RunQueueOptions['store'],
+  executor: RunExecutor,
+  runId: string,
+  context: RunContext,
+  log: Logger,
+): Promise<void> {
+  try {
+    const record = await store.runs.get(runId);
+    if (record) await executor.execute(record, context);
+  } catch (err) {
+    if (!context.shutdown.aborted) log.error({ err, runId }, 'run crashed');
+  }
+}
+
 /**
  * Starts runs as the try slots grant them (docs/runtime.md#fault-isolation): a run starts when
  * its first try may go, fairly across sources, runs of one session key strictly one after
@@ -97,60 +146,11 @@ export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): Ru
   const log = options.log.child({ component: 'runs' });
   const slots = options.slots ?? ownSlots(options);
   const executor = createRunExecutor(options);
-  const pending = new Map<string, { readonly run: PendingRun; ticket?: Ticket }>();
+  const gates = createRunGates({ slots, store, log, onRunUpdate: options.onRunUpdate, freed: hooks.freed });
   const started = new Map<string, Started>();
   const busySessions = new Set<string>();
+  const pending = createPending(slots, (run) => !busySessions.has(run.sessionKey), start);
   let stopped = false;
-
-  /** A permit that counts itself held on `s` until released. */
-  function held(s: Started, permit: Permit): Permit {
-    let released = false;
-    return {
-      target: permit.target,
-      probe: permit.probe,
-      release(outcome, error) {
-        if (released) return;
-        released = true;
-        s.holding--;
-        permit.release(outcome, error);
-        hooks.freed?.();
-      },
-    };
-  }
-
-  /** Writes a breaker's wait on the run, so that every node shows it (docs/runtime.md#waiting). */
-  function storeWait(s: Started, wait: Wait | null): void {
-    s.storedWait = wait !== null;
-    store.group
-      .write((w) => w.runs.recordWait(s.run.id, wait))
-      .then(
-        () => options.onRunUpdate?.(s.run.id),
-        (err: unknown) => log.warn({ err, runId: s.run.id }, 'recording a run wait failed'),
-      );
-  }
-
-  /** Each try of a started run takes a slot of its source; the first uses the one its start took. */
-  function gateOf(s: Started): TryGate {
-    const request = { source: sourceOf(s.run), runSlot: true };
-    return {
-      async acquire(target, signal) {
-        const first = s.first;
-        s.first = undefined;
-        if (first && sameTarget(first.target, target)) return held(s, first);
-        if (first) held(s, first).release('cut');
-        const onWait = (wait: Wait) => {
-          s.wait = wait;
-          if (wait.until !== undefined) storeWait(s, wait);
-        };
-        // Cut off while waiting (its time limit, a cancel), the wait stays: the run's error names it.
-        const permit = await slots.acquire({ ...request, target }, signal, onWait);
-        s.wait = undefined;
-        if (s.storedWait) storeWait(s, null);
-        s.holding++;
-        return held(s, permit);
-      },
-    };
-  }
 
   function start(run: PendingRun, permit: Permit): void {
     pending.delete(run.id);
@@ -160,53 +160,30 @@ export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): Ru
       return;
     }
     busySessions.add(run.sessionKey);
-    const stop = new AbortController();
-    const onLife = () => stop.abort(signal.reason);
-    if (signal.aborted) onLife();
-    else signal.addEventListener('abort', onLife, { once: true });
-    const s = { run, stop, first: permit, holding: 1, wait: undefined, storedWait: false } as Started;
+    const s = startedRun(run, permit, signal);
     started.set(run.id, s);
     const context: RunContext = {
-      signal: stop.signal,
+      signal: s.stop.signal,
       shutdown: signal,
-      gate: gateOf(s),
+      gate: gates.gateOf(s),
       waiting: () => s.wait?.reason,
     };
-    s.task = store.runs
-      .get(run.id)
-      .then((record) => record && executor.execute(record, context))
-      .catch((err: unknown) => {
-        // An abort ends a write's tries: the run resumes at the next start, or on another node.
-        if (!signal.aborted) log.error({ err, runId: run.id }, 'run crashed');
-      })
-      .finally(() => {
-        signal.removeEventListener('abort', onLife);
-        if (s.first) held(s, s.first).release('cut');
-        busySessions.delete(run.sessionKey);
-        started.delete(run.id);
-        hooks.ended?.(run);
-        slots.dispatch();
-      });
+    s.task = executed(store, executor, run.id, context, log).finally(() => {
+      s.unlink();
+      gates.unused(s);
+      busySessions.delete(run.sessionKey);
+      started.delete(run.id);
+      hooks.ended?.(run);
+      slots.dispatch();
+    });
   }
 
   return {
     slots,
     add(run) {
-      if (stopped || pending.has(run.id) || started.has(run.id)) return;
-      const entry: { run: PendingRun; ticket?: Ticket } = { run };
-      pending.set(run.id, entry);
-      const target = run.model === undefined ? {} : { target: modelTarget(run.model) };
-      const ready = () => !busySessions.has(run.sessionKey);
-      entry.ticket = slots.enqueue({ source: sourceOf(run), ...target, runSlot: true, start: true, ready }, (permit) =>
-        start(run, permit),
-      );
+      if (!stopped && !pending.has(run.id) && !started.has(run.id)) pending.add(run);
     },
-    remove(id) {
-      const entry = pending.get(id);
-      if (!entry?.ticket?.cancel()) return false;
-      pending.delete(id);
-      return true;
-    },
+    remove: (id) => pending.take(id) !== undefined,
     pump: () => slots.dispatch(),
     get waiting() {
       return pending.size;
@@ -214,19 +191,13 @@ export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): Ru
     get executing() {
       return started.size;
     },
-    busy() {
-      let n = 0;
-      for (const entry of pending.values()) if (!entry.ticket?.wait()?.breaker) n++;
-      for (const s of started.values()) if (s.holding > 0) n++;
-      return n;
-    },
-    waitOf: (id) => pending.get(id)?.ticket?.wait()?.reason ?? started.get(id)?.wait?.reason,
+    busy: () => pending.free() + [...started.values()].filter((s) => s.holding > 0).length,
+    waitOf: (id) => pending.waitOf(id) ?? started.get(id)?.wait?.reason,
     async cancel(id) {
-      const entry = pending.get(id);
-      if (entry?.ticket?.cancel()) {
-        pending.delete(id);
-        await executor.cancel(id, hooks.signalOf(entry.run) ?? new AbortController().signal);
-        hooks.ended?.(entry.run);
+      const run = pending.take(id);
+      if (run) {
+        await executor.cancel(id, hooks.signalOf(run) ?? new AbortController().signal);
+        hooks.ended?.(run);
         return true;
       }
       const s = started.get(id);
@@ -238,7 +209,6 @@ export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): Ru
     cancelStored: (id, shutdown) => executor.cancel(id, shutdown),
     async stop() {
       stopped = true;
-      for (const entry of pending.values()) entry.ticket?.cancel();
       pending.clear();
       // Its own slots end with it; the runtime's outlive it (the heartbeat's tries).
       if (!options.slots) slots.stop();
