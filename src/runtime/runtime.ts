@@ -41,8 +41,8 @@ export interface RuntimeOptions {
   /** Run slots a mapping's runs hold at once, at most, by mapping id (its `maxConcurrent`). */
   readonly mappingLimits?: ReadonlyMap<string, number>;
   /**
-   * Tries in flight at once per model (`provider/model`) and per channel (its id); default: a
-   * model `agents.defaults.maxConcurrentRuns`, a channel 4 (docs/runtime.md#fault-isolation).
+   * Tries in flight at once per provider (across its models) and per channel (its id); default: a
+   * provider `agents.defaults.maxConcurrentRuns`, a channel 4 (docs/runtime.md#fault-isolation).
    */
   readonly limits?: TargetLimits;
   readonly onDelivery?: (outcome: DeliveryOutcome) => void;

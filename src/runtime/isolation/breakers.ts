@@ -21,7 +21,7 @@ export interface Breakers {
 /** Creates the registry; `onChange` is told when a breaker opens or closes; `busy` keeps a breaker in use. */
 export function createBreakers(
   onChange: (snapshot: BreakerSnapshot) => void,
-  busy: (key: string) => boolean,
+  busy: (target: Target) => boolean,
 ): Breakers {
   const breakers = new Map<string, Breaker>();
   const targets = new Map<string, Target>();
@@ -41,7 +41,8 @@ export function createBreakers(
       const key = keyOf(target);
       let breaker = breakers.get(key);
       if (breaker) return breaker;
-      if (breakers.size >= MAX_BREAKERS) for (const [k, b] of breakers) if (b.idle && !busy(k)) breakers.delete(k);
+      if (breakers.size >= MAX_BREAKERS)
+        for (const [k, b] of breakers) if (b.idle && !busy(targets.get(k) as Target)) breakers.delete(k);
       breaker = createBreaker(target.kind, target.id, (b, now) => onChange(b.snapshot(now)));
       breakers.set(key, breaker);
       return breaker;

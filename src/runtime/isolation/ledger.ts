@@ -4,8 +4,7 @@ import type { Target, TargetLimits } from './targets.js';
 export interface Holder {
   readonly source: string;
   readonly runSlot: boolean;
-  /** Its destination's key, or '' for none. */
-  readonly key: string;
+  readonly target: Target | undefined;
 }
 
 /** How full the slots a holder would take are, for the words of its wait. */
@@ -14,36 +13,51 @@ export interface Fill {
   readonly runSlots: number;
   readonly sourceInFlight: number;
   readonly sourceLimit: number | undefined;
+  /** Tries in flight to its destination's limit group: its provider's models, or its channel. */
   readonly inFlight: number;
 }
 
-/** The slots taken now: run slots, per source and per destination. */
+/** The slots taken now: run slots, per source and per provider or channel. */
 export interface SlotLedger {
   /** True when the run slots and the source's limit have room (always, for a holder without a run slot). */
   fits(holder: Holder): boolean;
-  /** True when the destination `key` has room for one more try. */
-  roomAt(key: string, target: Target): boolean;
+  /** True when `target`'s provider (a model) or channel has room for one more try. */
+  roomFor(target: Target): boolean;
   take(holder: Holder): void;
   give(holder: Holder): void;
-  /** Tries in flight to `key`. */
-  inFlight(key: string): number;
+  /** Tries in flight to `target`'s provider or channel. */
+  inFlightTo(target: Target): number;
   fill(holder: Holder): Fill;
-  /** A destination's limit. */
+  /** The limit of `target`'s provider or channel. */
   limitOf(target: Target): number;
 }
 
-/** Creates an empty ledger over `runSlots`, the destinations' limits and the sources' own. */
+/** The provider of a model reference (`openai` of `openai/gpt-4o`). */
+export const providerOf = (ref: string): string => ref.slice(0, Math.max(0, ref.indexOf('/'))) || ref;
+
+/** Creates an empty ledger over `runSlots`, the providers' and channels' limits and the sources' own. */
 export function createSlotLedger(options: {
   readonly runSlots: number;
   readonly limits: TargetLimits;
   readonly sourceLimit?: (source: string) => number | undefined;
 }): SlotLedger {
-  const byKey = new Map<string, number>();
+  const byGroup = new Map<string, number>();
   const bySource = new Map<string, number>();
+  const groups = new WeakMap<Target, string>();
   let runs = 0;
   const add = (map: Map<string, number>, key: string, by: number) => map.set(key, (map.get(key) ?? 0) + by);
+  /** The key its limit is counted under: one per provider, one per channel. */
+  const groupOf = (target: Target) => {
+    let group = groups.get(target);
+    if (group === undefined) {
+      group = target.kind === 'model' ? `provider:${providerOf(target.id)}` : `channel:${target.id}`;
+      groups.set(target, group);
+    }
+    return group;
+  };
   const limitOf = (target: Target) =>
-    target.kind === 'model' ? options.limits.model(target.id) : options.limits.channel(target.id);
+    target.kind === 'model' ? options.limits.provider(providerOf(target.id)) : options.limits.channel(target.id);
+  const inFlightTo = (target: Target) => byGroup.get(groupOf(target)) ?? 0;
 
   return {
     fits(holder) {
@@ -51,26 +65,26 @@ export function createSlotLedger(options: {
       const limit = options.sourceLimit?.(holder.source);
       return runs < options.runSlots && (limit === undefined || (bySource.get(holder.source) ?? 0) < limit);
     },
-    roomAt: (key, target) => (byKey.get(key) ?? 0) < limitOf(target),
+    roomFor: (target) => inFlightTo(target) < limitOf(target),
     take(holder) {
-      if (holder.key) add(byKey, holder.key, 1);
+      if (holder.target) add(byGroup, groupOf(holder.target), 1);
       if (!holder.runSlot) return;
       runs++;
       add(bySource, holder.source, 1);
     },
     give(holder) {
-      if (holder.key) add(byKey, holder.key, -1);
+      if (holder.target) add(byGroup, groupOf(holder.target), -1);
       if (!holder.runSlot) return;
       runs--;
       add(bySource, holder.source, -1);
     },
-    inFlight: (key) => byKey.get(key) ?? 0,
+    inFlightTo,
     fill: (holder) => ({
       runs,
       runSlots: options.runSlots,
       sourceInFlight: bySource.get(holder.source) ?? 0,
       sourceLimit: options.sourceLimit?.(holder.source),
-      inFlight: byKey.get(holder.key) ?? 0,
+      inFlight: holder.target ? inFlightTo(holder.target) : 0,
     }),
     limitOf,
   };

@@ -8,20 +8,22 @@ export interface Target {
 }
 
 /**
- * Tries in flight at once per destination (docs/runtime.md#fault-isolation): a provider's and a
- * channel's `maxConcurrent`.
+ * Tries in flight at once (docs/runtime.md#fault-isolation): per provider, whatever its models
+ * (`models.providers.<name>.maxConcurrent`), and per channel (`channels.<id>.maxConcurrent`).
  */
 export interface TargetLimits {
-  model(ref: string): number;
+  /** Calls at once to the provider `name` (`openai` of `openai/gpt-4o`). */
+  provider(name: string): number;
+  /** Deliveries at once through the channel `id`. */
   channel(id: string): number;
 }
 
 /** A channel's tries in flight at once when nothing says otherwise. */
 export const CHANNEL_MAX_CONCURRENT = 4;
 
-/** The limits when nothing is configured: a model as many as the run slots, a channel 4. */
+/** The limits when nothing is configured: a provider as many as the run slots, a channel 4. */
 export function defaultLimits(maxConcurrentRuns: number): TargetLimits {
-  return { model: () => maxConcurrentRuns, channel: () => CHANNEL_MAX_CONCURRENT };
+  return { provider: () => maxConcurrentRuns, channel: () => CHANNEL_MAX_CONCURRENT };
 }
 
 /** The map key of a destination (a model reference and a channel id never meet). */

@@ -91,6 +91,7 @@ interface Owner {
 /** A request in the queue, and its own ticket: one object per request, on a run's way in. */
 class Queued implements QueuedEntry, Ticket, Holder {
   readonly source: string;
+  readonly target: Target | undefined;
   readonly start: boolean;
   readonly runSlot: boolean;
   readonly ready: (() => boolean) | undefined;
@@ -103,6 +104,7 @@ class Queued implements QueuedEntry, Ticket, Holder {
     private readonly owner: Owner,
   ) {
     this.source = request.source;
+    this.target = request.target;
     this.start = request.start ?? false;
     this.runSlot = request.runSlot;
     this.ready = request.ready;
@@ -125,7 +127,7 @@ function admissionOf(
   return {
     target(key) {
       const target = breakers.targetOf(key) as Target;
-      return ledger.roomAt(key, target) && breakers.of(target).admits(clock.now());
+      return ledger.roomFor(target) && breakers.of(target).admits(clock.now());
     },
     slots: (entry) => ledger.fits(entry),
     starts: () => spacingLeft() <= 0,
@@ -206,7 +208,7 @@ export function createTrySlots(options: TrySlotsOptions): TrySlots {
   const ledger = createSlotLedger(options);
   const breakers = createBreakers(
     (snapshot) => options.onBreaker?.(snapshot),
-    (key) => ledger.inFlight(key) > 0,
+    (target) => ledger.inFlightTo(target) > 0,
   );
   const wake = createWake(clock, () => dispatch());
   let seq = 0;

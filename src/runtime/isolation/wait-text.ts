@@ -1,4 +1,5 @@
 import type { BreakerSnapshot } from './breaker.js';
+import { providerOf } from './ledger.js';
 import type { Target } from './targets.js';
 
 /** What holds a waiting request back, as the slots see it at one moment. */
@@ -36,8 +37,10 @@ export function waitText(c: WaitContext): { reason: string; until?: number; brea
     return { reason: `breaker half-open for ${breaker.target}: waiting for its probe`, breaker: true };
   if (c.runSlot && c.runs >= c.runSlots)
     return { reason: `waiting for a run slot (${c.runs} of ${c.runSlots} in use)` };
-  if (target && c.limit !== undefined && c.inFlight !== undefined && c.inFlight >= c.limit)
-    return { reason: `waiting for a slot of ${target.id} (${c.inFlight} of ${c.limit} in use)` };
+  if (target && c.limit !== undefined && c.inFlight !== undefined && c.inFlight >= c.limit) {
+    const what = target.kind === 'model' ? `provider ${providerOf(target.id)}` : `channel ${target.id}`;
+    return { reason: `waiting for a slot of ${what} (${c.inFlight} of ${c.limit} in use)` };
+  }
   if (c.runSlot && c.sourceLimit !== undefined && c.sourceInFlight >= c.sourceLimit)
     return { reason: `waiting for a slot of mapping ${c.source} (${c.sourceInFlight} of ${c.sourceLimit} in use)` };
   if (!c.ready) return { reason: 'waiting for an earlier run of its session' };

@@ -21,7 +21,7 @@ const messages = [{ role: 'user' as const, content: 'hi' }];
 
 function slotsOf(runSlots: number) {
   const clock = createManualClock();
-  const slots = createTrySlots({ runSlots, limits: { model: () => 4, channel: () => 4 }, clock });
+  const slots = createTrySlots({ runSlots, limits: { provider: () => 4, channel: () => 4 }, clock });
   const gate = (source: string): TryGate => ({
     acquire: (target, signal) => slots.acquire({ source, target, runSlot: true }, signal),
   });

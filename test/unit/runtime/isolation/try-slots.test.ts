@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  channelTarget,
   createTrySlots,
   modelTarget,
   type Permit,
@@ -14,7 +15,7 @@ function setup(options: Partial<TrySlotsOptions> = {}) {
   const clock = createManualClock();
   const slots = createTrySlots({
     runSlots: 4,
-    limits: { model: () => 4, channel: () => 4 },
+    limits: { provider: () => 4, channel: () => 4 },
     clock,
     ...options,
   });
@@ -85,18 +86,30 @@ describe('try slots', () => {
     expect(names()).toEqual(['s1', 's2', 't1']);
   });
 
-  it("holds a model's tries to its own limit without holding back another model", () => {
+  it("holds a provider's tries to its own limit across its models, without holding back another provider", () => {
     const { want, names, release } = setup({
-      limits: { model: (ref) => (ref === 'slow/x' ? 2 : 4), channel: () => 4 },
+      limits: { provider: (name) => (name === 'slow' ? 2 : 4), channel: () => 4 },
     });
     want('s1', 'a', 'slow/x');
-    want('s2', 'a', 'slow/x');
+    want('s2', 'a', 'slow/other');
     const s3 = want('s3', 'a', 'slow/x');
     want('f1', 'b', 'fast/y');
     expect(names()).toEqual(['s1', 's2', 'f1']);
-    expect(s3.wait()).toEqual({ reason: 'waiting for a slot of slow/x (2 of 2 in use)' });
+    expect(s3.wait()).toEqual({ reason: 'waiting for a slot of provider slow (2 of 2 in use)' });
     release('s1');
     expect(names()).toEqual(['s1', 's2', 'f1', 's3']);
+  });
+
+  it("holds a channel's deliveries to its own limit", () => {
+    const { slots } = setup({ limits: { provider: () => 4, channel: (id) => (id === 'narrow' ? 1 : 4) } });
+    const granted: string[] = [];
+    const deliver = (name: string, id: string) =>
+      slots.enqueue({ source: 'a', target: channelTarget(id), runSlot: true }, () => granted.push(name));
+    deliver('n1', 'narrow');
+    const n2 = deliver('n2', 'narrow');
+    deliver('w1', 'wide');
+    expect(granted).toEqual(['n1', 'w1']);
+    expect(n2.wait()).toEqual({ reason: 'waiting for a slot of channel narrow (1 of 1 in use)' });
   });
 
   it('holds a mapping to its own maxConcurrent', () => {

@@ -59,7 +59,7 @@ function world(router: ModelRouter, runSlots = 4): World {
   const breakers: string[] = [];
   const slots = createTrySlots({
     runSlots,
-    limits: { model: () => runSlots, channel: () => 4 },
+    limits: { provider: () => runSlots, channel: () => 4 },
     clock,
     onBreaker: (b) => breakers.push(`${b.target} ${b.state}`),
   });
