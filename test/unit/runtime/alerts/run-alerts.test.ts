@@ -121,3 +121,45 @@ describe('deliveryFailures', () => {
     expect(recovery).toMatch(/^hookd recovered: deliveries to chatnet/);
   });
 });
+
+describe("deliveryFailures and a channel's breaker", () => {
+  it('counts the opening of the breaker as a failed delivery, and names it in the message', async () => {
+    const w = await world({ alerts: { deliveryFailures: { count: 2 } } });
+    // The chat service answers 502 to everything: replies and alerts alike.
+    w.chat.failNext(1_000_000);
+    const first = await agent(w, { deliver: true, channel: 'chatnet', to: '42' });
+    for (const [n, ms] of [500, 1000, 2000].entries()) {
+      await until(async () => ((await w.run(first)).attempts.length > n ? true : undefined), `delivery try ${n + 1}`);
+      await w.clock.advance(ms);
+    }
+    await until(async () => ((await w.run(first)).delivery?.status === 'failed' ? true : undefined), 'it to fail');
+    // Four failed tries in a row so far: the next delivery's first try opens the breaker, and it
+    // waits instead of failing; the opening is the second failure the alert counts.
+    const second = await agent(w, { deliver: true, channel: 'chatnet', to: '42' });
+    const [firing] = (
+      await until(async () => {
+        const { alerts } = await w.alerts();
+        return alerts.length > 0 ? alerts : undefined;
+      }, 'the firing')
+    ).filter((a) => a.kind === 'firing');
+    expect(firing?.text).toMatch(
+      new RegExp(
+        [
+          '^hookd alert: 2 deliveries to chatnet failed in 10 min',
+          'last error: breaker open after 5 failed tries in a row \\(last: CHANNEL_REFUSED \\(HTTP 502\\)\\)',
+          'breaker: open until \\S+Z, its runs and deliveries wait',
+          'console: ',
+        ].join('\n'),
+      ),
+    );
+    // Its back-off over, the reply waits for the breaker, without a try.
+    await w.clock.advance(500);
+    const waiting = await until(async () => {
+      const run = await w.run(second);
+      return run.waiting ? run : undefined;
+    }, 'the wait');
+    expect(waiting.waiting).toMatch(/^breaker open for chatnet until \S+Z$/);
+    expect(waiting.delivery).toBeUndefined();
+    expect(waiting.attempts.filter((a) => a.kind === 'delivery')).toHaveLength(1);
+  });
+});
