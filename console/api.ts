@@ -53,6 +53,7 @@ export function post<T>(path: string, body?: unknown): Promise<Answer<T>> {
 export type {
   AlertsView,
   AlertView,
+  BreakerView,
   DeliveryOutcome,
   FixtureItem,
   FixtureView,

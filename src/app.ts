@@ -45,7 +45,7 @@ export interface AppDeps {
   readonly gatewayToken?: string;
   readonly queries?: AdminQueries;
   /** The request log's live feed and redelivery (the runtime's); replay is built here. */
-  readonly operator?: Pick<Runtime, 'activity' | 'redeliver' | 'queueDepth'>;
+  readonly operator?: Pick<Runtime, 'activity' | 'redeliver' | 'cancel' | 'queueDepth' | 'breakers'>;
   /** Where console sessions are kept; the console at /ui/ is served when given (with the admin API). */
   readonly consoleSessions?: ConsoleSessions;
   /** Requests' arrival times and the refused requests' minutes in the request log (default: the system clock). */
@@ -161,7 +161,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   }
   installErrorHandlers(app, log);
-  await app.register(healthRoutes);
+  await app.register(healthRoutes, deps.operator ? { breakers: deps.operator.breakers } : {});
   // What hook requests and their replays share: the credentials' fingerprints, the keys in flight.
   const shared = {
     fingerprints: createCredentialFingerprints(deps.gatewayToken, config.hooks.token ?? ''),
@@ -203,6 +203,7 @@ async function registerOperatorRoutes(
   const requestLog = operator && {
     activity: operator.activity,
     redeliver: operator.redeliver,
+    cancel: operator.cancel,
     replay: createReplayer({
       sink: deps.sink,
       requested: createHookActions({ ...deps, redact: config.hooks.log.redact }),
@@ -220,7 +221,7 @@ async function registerOperatorRoutes(
     fixturesDir: join(config.hooks.transformsDir, 'fixtures'),
     actionOptions: deps.actionOptions,
     ...(deps.mappings ? { mappings: deps.mappings } : {}),
-    ...(operator ? { queueDepth: () => operator.queueDepth } : {}),
+    ...(operator ? { queueDepth: () => operator.queueDepth, breakers: operator.breakers } : {}),
     ...(metrics ? { transformLatency: () => metrics.transformLatency() } : {}),
   };
   // The gateway token guards the API and the console's sign-in: one count of failures.

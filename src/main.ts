@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { type BackendParts, openBackend } from './backend.js';
-import { createChannels } from './channels/index.js';
+import { channelLimits, createChannels } from './channels/index.js';
 import { type Clock, systemClock } from './clock.js';
 import { type Config, configInvalid, configWarnings } from './config/index.js';
 import { watchConfigFile } from './config-reload.js';
@@ -9,9 +9,16 @@ import type { Logger } from './log.js';
 import type { MailWatcherStatus } from './mail/index.js';
 import { createLiveMappingEngine } from './mapping/index.js';
 import { createMetrics } from './metrics.js';
-import { createModelRouter } from './providers/index.js';
+import { createModelRouter, providerLimits } from './providers/index.js';
 import { compileRoutes, type Routes } from './routes.js';
-import { createJobOwner, createRuntime, type ModelRouter, type Runtime } from './runtime/index.js';
+import {
+  createJobOwner,
+  createRuntime,
+  defaultLimits,
+  type ModelRouter,
+  type Runtime,
+  type TargetLimits,
+} from './runtime/index.js';
 import { gatewayTokenFile, readOrCreateSecret, type StoreBackend } from './store/index.js';
 import type { Store } from './store/sqlite/index.js';
 import { type TransformThreads, watchTransformThreads } from './transforms/index.js';
@@ -187,12 +194,14 @@ export async function startGateway(config: Config, log: Logger, options: Gateway
       models: options.models ?? createModelRouter(config),
       channels: createChannels(config, { now: clock.now }),
       mappingLimits,
+      limits: targetLimits(config),
     });
     parts.runtime = runtime;
     metrics.attach({
       queueDepth: () => runtime.queueDepth,
       runsByStatus: () => backend.data.runs.countByStatus(),
       clockSkewMs: () => parts.clockSkew?.skewMs,
+      breakers: () => runtime.breakers(),
     });
     const queries = { ...runtime.queries, mailStatus: () => parts.watcher?.status() };
     const deps = {
@@ -241,4 +250,15 @@ export async function startGateway(config: Config, log: Logger, options: Gateway
     await stopParts(parts).catch(() => undefined);
     throw err;
   }
+}
+
+/** Each provider's and channel's `maxConcurrent` (docs/runtime.md#fault-isolation), else the defaults. */
+function targetLimits(config: Config): TargetLimits {
+  const providers = providerLimits(config);
+  const channels = channelLimits(config);
+  const fallback = defaultLimits(config.agents.defaults.maxConcurrentRuns);
+  return {
+    provider: (name) => providers.get(name) ?? fallback.provider(name),
+    channel: (id) => channels.get(id) ?? fallback.channel(id),
+  };
 }

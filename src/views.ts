@@ -4,8 +4,8 @@
  * only; times are ISO strings.
  */
 
-/** A run's states, in the order a run moves through them. */
-export const RUN_STATUSES = ['queued', 'running', 'ok', 'error', 'timeout'] as const;
+/** A run's states, in the order a run moves through them (`cancelled`: ended by the operator). */
+export const RUN_STATUSES = ['queued', 'running', 'ok', 'error', 'timeout', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** What became of a run's reply: sent, not sent on purpose (and why), or failed after retries. */
@@ -61,6 +61,14 @@ export interface RunView {
    * (`retrying delivery (…)` for the delivery).
    */
   readonly retrying?: string;
+  /**
+   * Why an unfinished run is not trying right now (docs/runtime.md#waiting): `breaker open for
+   * openai/gpt-4o until 2026-…Z`, `waiting for a run slot (4 of 4 in use)`, `waiting for a slot of
+   * chatnet (4 of 4 in use)`; absent while a try is in flight.
+   */
+  readonly waiting?: string;
+  /** The operator asked to cancel it and the node running it has not ended it yet (several nodes). */
+  readonly cancelling?: boolean;
 }
 
 /** A run in a list, a request's detail or the live log: the run with its mapping and times. */
@@ -69,6 +77,30 @@ export interface RunListItem extends RunView {
   readonly createdAt: string;
   readonly startedAt?: string;
   readonly finishedAt?: string;
+}
+
+/** What a circuit breaker guards: a model (`provider/model`) or a channel (its id). */
+export const TARGET_KINDS = ['model', 'channel'] as const;
+export type TargetKind = (typeof TARGET_KINDS)[number];
+
+/** A circuit breaker's states (docs/runtime.md#circuit-breakers). */
+export const BREAKER_STATES = ['closed', 'open', 'half-open'] as const;
+export type BreakerState = (typeof BREAKER_STATES)[number];
+
+/** A destination's circuit breaker, as `/healthz`, `GET /api/overview` and the console show it. */
+export interface BreakerView {
+  /** `provider/model`, or a channel's id. */
+  readonly target: string;
+  readonly kind: TargetKind;
+  readonly state: BreakerState;
+  /** Failed tries in a row. */
+  readonly failures: number;
+  /** While open: when its next probe may go. */
+  readonly openUntil?: string;
+  /** Its last failed try: a code, an HTTP status, a network error (never a server's answer). */
+  readonly lastError?: string;
+  /** Runs and deliveries waiting for it on this node. */
+  readonly waiting: number;
 }
 
 /** A system event as the admin API shows it. */
@@ -181,6 +213,8 @@ export interface OverviewView {
     readonly meanMs: number | null;
     readonly p95AtMostMs: number | null;
   } | null;
+  /** This node's breakers that hold tries back (open or half-open). */
+  readonly breakers: readonly BreakerView[];
 }
 
 /** `GET /api/mappings`: one mapping as the console lists it. */

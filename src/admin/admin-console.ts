@@ -3,7 +3,7 @@ import type { ActionOptions } from '../actions/index.js';
 import { hookdError } from '../errors.js';
 import { type CompiledMapping, describeEventType, type MappingEngine } from '../mapping/index.js';
 import type { AdminQueries } from '../runtime/index.js';
-import type { FixtureView, MappingView, OverviewView } from '../views.js';
+import type { BreakerView, FixtureView, MappingView, OverviewView } from '../views.js';
 import { dryRun } from './dry-run.js';
 import { createFolderFixtures, type FolderFixtures } from './folder-fixtures.js';
 import { createPresetFixtures, type PresetFixtures } from './preset-fixtures.js';
@@ -17,6 +17,8 @@ export interface ConsoleApiOptions {
   /** `<transformsDir>/fixtures`: the config folder's own cases, offered beside a preset's. */
   readonly fixturesDir?: string;
   readonly queueDepth?: () => number;
+  /** This node's circuit breakers (docs/runtime.md#circuit-breakers). */
+  readonly breakers?: () => readonly BreakerView[];
   /** Transform latency since start, served as the metrics give it. */
   readonly transformLatency?: () => Promise<OverviewView['transforms']>;
 }
@@ -99,6 +101,7 @@ export function consoleApiRoutes(app: FastifyInstance, options: ConsoleApiOption
       ...(await queries.overview()),
       queueDepth: options.queueDepth?.() ?? null,
       transforms: (await options.transformLatency?.()) ?? null,
+      breakers: options.breakers?.().filter((b) => b.state !== 'closed') ?? [],
     }),
   );
 }

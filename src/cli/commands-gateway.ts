@@ -1,4 +1,6 @@
+import type { Command } from 'commander';
 import type { AlertsOptions } from './alerts.js';
+import type { CancelOptions } from './cancel.js';
 import { CONFIG_OPTION, type CommandContext, load, URL_OPTION } from './commands.js';
 import type { ReplayOptions } from './replay.js';
 import type { RequestsOptions } from './requests.js';
@@ -46,13 +48,16 @@ function replay({ program, run, io }: CommandContext): void {
     );
 }
 
-/** `hookd runs [id]`; its subcommands (`runs cancel`) are added to the command this returns. */
-function runs({ program, run, io }: CommandContext) {
-  return program
+/** `hookd runs [id]`, and `hookd runs cancel <id>`. */
+function runs({ program, run, io }: CommandContext): void {
+  const runsCommand = program
     .command('runs')
     .description('list the agent runs of a running gateway, newest first; with an id, one run and its timeline')
     .argument('[id]', 'a run id: its timeline (queued, started, every failed try, finished) and its delivery')
-    .option('--status <status>', 'queued, running, ok, error, timeout, or failed (error, timeout or a failed delivery)')
+    .option(
+      '--status <status>',
+      'queued, running, ok, error, timeout, cancelled, or failed (error, timeout or a failed delivery)',
+    )
     .option('-m, --mapping <id>', 'only the runs of this mapping (its id)')
     .option('-n, --limit <n>', 'at most this many', '50')
     .option(...URL_OPTION)
@@ -63,6 +68,17 @@ function runs({ program, run, io }: CommandContext) {
         const commands = await load.runs();
         return id === undefined ? commands.runsCommand(opts, io) : commands.runCommand(id, opts, io);
       }),
+    );
+  runsCommand
+    .command('cancel')
+    .description('cancel an unfinished run: its model call is aborted, nothing is delivered')
+    .argument('<id>', 'the run id (runId of the hook answer, or from hookd runs)')
+    .option(...URL_OPTION)
+    .option('--json', 'print the API answer as JSON')
+    .option(...CONFIG_OPTION)
+    // `runs` declares the same options: whichever of the two took them, they count.
+    .action((id: string, _opts: CancelOptions, command: Command) =>
+      run(async () => (await load.cancel()).cancelCommand(id, command.optsWithGlobals<CancelOptions>(), io)),
     );
 }
 
@@ -82,7 +98,6 @@ function alerts({ program, run, io }: CommandContext): void {
 export function defineGatewayCommands(context: CommandContext): void {
   requests(context);
   replay(context);
-  // `hookd runs cancel <id>` is a subcommand of this one: `runs(context).command('cancel')`.
   runs(context);
   alerts(context);
 }

@@ -41,6 +41,7 @@ export const load = {
   requests: () => import('./requests.js'),
   replay: () => import('./replay.js'),
   runs: () => import('./runs.js'),
+  cancel: () => import('./cancel.js'),
   alerts: () => import('./alerts.js'),
   completion: () => import('./completion.js'),
 };

@@ -10,14 +10,19 @@ export interface RunsOptions extends GatewayOptions {
   limit: string;
 }
 
-/** The longest `retrying (…)` note a row of `hookd runs` shows. */
+/** The longest `retrying (…)` or `waiting` note a row of `hookd runs` shows. */
 const RETRYING_CHARS = 80;
 /** The longest output or error `hookd runs <id>` shows (the whole one: `--json`, the console). */
 const TEXT_CHARS = 2000;
 
-/** A run's status, and while it retries its model call or delivery, the last failed try. */
+/**
+ * A run's status; while it waits, why (docs/runtime.md#waiting), else while it retries its model
+ * call or delivery, the last failed try; `cancelling` while its node has not ended it yet.
+ */
 function statusOf(run: RunListItem): string {
-  return run.retrying ? `${run.status}: ${excerpt(run.retrying, RETRYING_CHARS)}` : run.status;
+  const note = run.waiting ?? run.retrying;
+  const status = run.cancelling ? `${run.status} (cancelling)` : run.status;
+  return note ? `${status}: ${excerpt(note, RETRYING_CHARS)}` : status;
 }
 
 /** `sent (ops → 42)`, `skipped (deliver is false)`, `failed (…)`. */

@@ -274,10 +274,10 @@ describe('the HTTP contract over real sockets (docs/http.md, docs/security.md#to
     expect((await from({ authorization: 'Bearer wrong' })).status).toBe(429);
   });
 
-  it('answers GET /healthz', async () => {
+  it('answers GET /healthz, with no breaker holding tries back', async () => {
     const res = await call(url('/healthz'), { method: 'GET' });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ ok: true });
+    expect(res.body).toEqual({ ok: true, breakers: [] });
   });
 });
 

@@ -25,6 +25,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['actions'],
   ['mapping'],
   ['transforms', 'store'],
+  ['runtime/isolation'],
   ['runtime/attempts'],
   ['runtime/safety', 'runtime/delivery', 'runtime/queries', 'runtime/alerts'],
   ['runtime/heartbeat'],
@@ -55,6 +56,7 @@ function filesUnder(dir: string): string[] {
 const SUB_UNITS = [
   'store/sqlite',
   'store/postgres',
+  'runtime/isolation',
   'runtime/attempts',
   'runtime/alerts',
   'runtime/safety',

@@ -66,3 +66,13 @@ export function lastText(attempt: Pick<Attempt, 'status' | 'error' | 'outcome'>)
   if (attempt.status !== undefined) return `HTTP ${attempt.status} ${attempt.error ?? ''}`.trim();
   return attempt.error ?? attempt.outcome;
 }
+
+/**
+ * A failed try in hookd's own words (alerts, breakers): its code and status; for a network
+ * failure the network's own error. A server's answer is left out: it may repeat what it was sent.
+ */
+export function tryError(failure: Failure): string {
+  const status = failure.status === undefined ? '' : ` (HTTP ${failure.status})`;
+  const network = failure.outcome.endsWith('_UNREACHABLE') && failure.error ? `: ${failure.error}` : '';
+  return `${failure.outcome}${status}${network}`;
+}

@@ -124,9 +124,9 @@ describe.each(Object.entries(SUBJECTS))('the channel contract: %s', (_name, make
       log,
     });
     const attempts: string[] = [];
-    const outcome = await delivery.deliver({ channel: 'out', to: open.to || 'x' }, INPUT, undefined, (a) =>
-      attempts.push(JSON.stringify(a)),
-    );
+    const outcome = await delivery.deliver({ channel: 'out', to: open.to || 'x' }, INPUT, {
+      onAttempt: (a) => attempts.push(JSON.stringify(a)),
+    });
     expect(outcome.status).toBe('failed');
     const everything = [...made, JSON.stringify(outcome), ...attempts, ...lines].join('\n');
     for (const secret of open.secrets) expect(everything).not.toContain(secret);

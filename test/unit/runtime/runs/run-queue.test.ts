@@ -68,7 +68,7 @@ function setup(
       contentSource: 'webhook',
       createdAt: 1,
     });
-    runs.enqueue(id, `hook:${id}`);
+    runs.enqueue({ id, sessionKey: `hook:${id}`, model: 'builtin/echo' });
   };
   return { store, runs, add, writes: () => writes };
 }
@@ -245,7 +245,7 @@ describe('a run whose model server keeps failing (issue 17)', () => {
         contentSource: 'webhook',
         createdAt: 1,
       });
-      runs.enqueue('busy', 'hook:busy');
+      runs.enqueue({ id: 'busy', sessionKey: 'hook:busy', model: 'fake/m' });
       await expect.poll(() => store.runs.get('busy')?.status, { timeout: 5000 }).toBe('timeout');
       expect(store.runs.get('busy')?.error).toMatch(
         /^timed out after 1s \(the model server failed \d+ times?, last: HTTP 500 \{"error":\{"message":"overloaded"\}\}\)$/,
