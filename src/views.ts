@@ -64,7 +64,7 @@ export interface RunView {
   /**
    * Why an unfinished run is not trying right now (docs/runtime.md#waiting): `breaker open for
    * openai/gpt-4o until 2026-…Z`, `waiting for a run slot (4 of 4 in use)`, `waiting for a slot of
-   * chatnet (4 of 4 in use)`; absent while a try is in flight.
+   * ops (4 of 4 in use)`; absent while a try is in flight.
    */
   readonly waiting?: string;
   /** The operator asked to cancel it and the node running it has not ended it yet (several nodes). */

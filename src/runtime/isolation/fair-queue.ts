@@ -4,7 +4,7 @@ export interface Queued {
   readonly seq: number;
   /** What it is fair across: a mapping's id, `agent`, `heartbeat`. */
   readonly source: string;
-  /** Its destination's key (`model:openai/gpt-4o`, `channel:chatnet`), or '' for none. */
+  /** Its destination's key (`model:openai/gpt-4o`, `channel:ops`), or '' for none. */
   readonly key: string;
   /** A run not started yet; started runs' next tries go before their source's new runs. */
   readonly start: boolean;
