@@ -14,5 +14,9 @@ export default defineConfig({
     execArgv: ['--no-node-snapshot'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
+    // expect.poll waits for a state to be reached, not for a deadline: its default of 1 s was
+    // missed on a loaded machine (a run done but seen after 1 s). A poll that bounds a time
+    // says so with its own timeout.
+    expect: { poll: { timeout: 10_000 } },
   },
 });
