@@ -193,9 +193,11 @@ describe.skipIf(!postgresTestsRun)('work shared by several nodes on PostgreSQL',
       const failed = withClient(pool, async (client) => {
         await client.query('BEGIN');
         const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+        // Its end follows the error event on the checked-out connection; waited for before the
+        // next query (an `end` listener, unlike an `error` one, hides no unhandled error).
+        const ended = new Promise((resolve) => client.once('end', resolve));
         await pool.query('SELECT pg_terminate_backend($1)', [rows[0]?.pid]);
-        // The error event arrives on the checked-out connection before the next query.
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await ended;
         await client.query('SELECT 1');
       });
       await expect(failed).rejects.toThrow();

@@ -179,7 +179,8 @@ describe('lingering close of a refused body', () => {
     const closing = Date.now();
     await t.close();
     t = undefined;
-    expect(Date.now() - closing).toBeLessThan(2000);
+    // A close that waited for this client would wait for ever (it never sends the rest).
+    expect(Date.now() - closing).toBeLessThan(10_000);
     socket.destroy();
   });
 });
