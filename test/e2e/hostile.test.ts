@@ -59,8 +59,11 @@ describe('hostile input against a running gateway (issue 13 items 1-3)', () => {
     );
     clearInterval(sampler);
     for (const answer of answers) {
-      // The 30 MB strings live in the isolate (memoryLimitMb 128) or fail there; either way, one answer each.
-      expect([200, 500]).toContain(answer.status);
+      // The 30 MB strings live in the isolate (memoryLimitMb 128) or fail there; either way, one
+      // answer each. The calls take turns on the spare core: on a loaded machine, a call can wait
+      // past its budget for its turn (503 TRANSFORM_BUSY).
+      expect([200, 500, 503]).toContain(answer.status);
+      if (answer.status === 503) expect(answer.body.code).toBe('TRANSFORM_BUSY');
       expect(answer.ms).toBeLessThan(1000 + 3000);
     }
     expect(peak - idle).toBeLessThan(400);
