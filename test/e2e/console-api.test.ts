@@ -285,7 +285,7 @@ describe('the console over HTTP', () => {
     const cookie = setCookie.split(';')[0] as string;
     const shell = await call(`${proxied.url}/ui/`, { method: 'GET', headers: { ...viaProxy, cookie } });
     expect(shell.text).toContain('meta name="csrf-token"');
-    // The session is read over HTTPS only, and only under its __Host- name (issue 27 item 11).
+    // The session is read over HTTPS only, and only under its __Host- name.
     const value = cookie.slice(cookie.indexOf('=') + 1);
     const plainName = await call(`${proxied.url}/ui/`, {
       method: 'GET',
@@ -314,7 +314,7 @@ describe('the console over HTTP', () => {
     expect(direct.status).toBe(403);
   });
 
-  it('over plain HTTP, sets hookd_session without Secure, whatever X-Forwarded-Proto an untrusted peer sends (issue 27 item 11)', async () => {
+  it('over plain HTTP, sets hookd_session without Secure, whatever X-Forwarded-Proto an untrusted peer sends', async () => {
     const plainCookie = /^hookd_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/;
     const direct = await call(`${hookd.url}/ui/login`, {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -343,7 +343,7 @@ describe('the console over HTTP', () => {
     expect(String(signOut.headers['set-cookie'])).toBe('hookd_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0');
   });
 
-  it('counts no request without a token: 25 a cross-site page makes do not lock the sign-in (issue 27 item 8)', async () => {
+  it('counts no request without a token: 25 a cross-site page makes do not lock the sign-in', async () => {
     // What any page the operator visits can make the browser send: images and links, no token, no cookie.
     for (let i = 0; i < 25; i++) {
       const fetched = await call(`${hookd.url}/api/requests?i=${i}`, {

@@ -9,7 +9,7 @@ import { type HookdProcess, makeTempDir, ROOT, startHookd } from '../helpers/hoo
 const run = promisify(execFile);
 
 /**
- * Every fenced shell block marked `runnable` in README.md and docs/ runs as written (issue 17),
+ * Every fenced shell block marked `runnable` in README.md and docs/ runs as written,
  * in a sandbox folder holding the files the docs define (```json5 file=NAME blocks, README's
  * first), a GitHub push body as `push.json`, and the variables the docs name. A block marked
  * `gateway` (or `gateway=FILE`) runs beside a gateway serving that config (hookd.json5 by
@@ -80,7 +80,7 @@ async function gatewayFor(dir: string, config: string): Promise<HookdProcess> {
   return gateway;
 }
 
-describe('the documented commands (issue 17)', () => {
+describe('the documented commands', () => {
   it('finds the runnable blocks: every sh block of README.md and docs/ but the npm ones CI runs itself', () => {
     const sh = ALL.filter((b) => /^(sh|bash)\b/.test(b.info));
     const unmarked = sh.filter((b) => !RUNNABLE.includes(b)).map((b) => `${b.doc}:${b.line}`);

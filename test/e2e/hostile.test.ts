@@ -1,4 +1,4 @@
-// Issue 13 items 1-3 as the process sees them: RSS, file descriptors and answer times of a real
+// Hostile input as the process sees it: RSS, file descriptors and answer times of a real
 // `hookd serve` under hostile transforms and connections (bounds generous: the machine swings 2×).
 import { cpSync, readdirSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
@@ -36,7 +36,7 @@ const wakeMapping = (path: string, exportName: string) => ({
   transform: { module: 'hostile.ts', export: exportName },
 });
 
-describe('hostile input against a running gateway (issue 13 items 1-3)', () => {
+describe('hostile input against a running gateway', () => {
   it('keeps RSS and answer times bounded while 6 requests at once log 300 × 30 MB at debug', async () => {
     // debug kept: the worst case, every console.debug line formatted (before: RSS past 6 GB, 1-20 s).
     const hookd = await gateway({

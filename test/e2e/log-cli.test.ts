@@ -103,7 +103,7 @@ describe('hookd requests, replay and runs (docs/runtime.md#request-log-and-repla
     expect(noToken.stderr).toContain('401');
   }, 60_000);
 
-  it('resolve only the config keys they read: an unrelated ${NAME} not set is no error for runs, requests, replay and send (issue 28 item 8)', async () => {
+  it('resolve only the config keys they read: an unrelated ${NAME} not set is no error for runs, requests, replay and send', async () => {
     const temp = makeTempDir();
     cleanups.push(temp.cleanup);
     const note = { id: 'note', match: { path: 'note' }, action: 'wake', textTemplate: 'note {{n}}' };

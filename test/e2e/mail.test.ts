@@ -43,7 +43,7 @@ describe.skipIf(!mailTestsRun)('the mail watch flow against a real Dovecot', () 
     });
   });
 
-  it('picks up new messages within 2 s at p95 over 20 appends by IMAP IDLE, with polling every 60 s (issue 17)', async () => {
+  it('picks up new messages within 2 s at p95 over 20 appends by IMAP IDLE, with polling every 60 s', async () => {
     // Before: the watcher waited for the IMAP client's own IDLE, which starts after 15 s without
     // a command, so every message after the first arrived 12-15 s late.
     const imap = await dovecot();

@@ -7,7 +7,7 @@ import { makeTempDir } from '../helpers/hookd-process.js';
 import { localPrebuilds, npmEnv, type Packed, packHookd } from '../helpers/package.js';
 
 /**
- * hookd as a user installs it (issue 30, docs/transforms.md#a-folder-of-your-own): `npm pack`,
+ * hookd as a user installs it (docs/transforms.md#a-folder-of-your-own): `npm pack`,
  * the tarball installed globally (README's Install section) and into the folder `hookd init`
  * writes, in temp folders that never see this checkout. npm installs the tarball's
  * dependencies from its cache (filled by this checkout's `npm ci`; the registry for anything
@@ -48,7 +48,7 @@ async function run(cwd: string, command: string, args: string[], withEnv = env) 
 /** `npx` of what the folder has installed: `--no` never fetches a package of that name. */
 const npx = (...args: string[]) => run(app, 'npx', ['--no', '--', ...args]);
 
-describe('the package, installed (issue 30)', () => {
+describe('the package, installed', () => {
   it('ships only what runs: bin/, dist/, presets/ and console/', () => {
     const tops = new Set(packed.files.map((f) => f.split('/')[0]));
     expect([...tops].sort()).toEqual(['README.md', 'bin', 'console', 'dist', 'package.json', 'presets']);

@@ -6,7 +6,7 @@ import { makeTempDir, ROOT, runHookd, startHookd, writeConfig } from '../helpers
 import { call } from '../helpers/http.js';
 
 /**
- * Plugins made only of data, as an attacker would write them (issue 27 item 1): the real CLI,
+ * Plugins made only of data, as an attacker would write them: the real CLI,
  * a real socket. docs/presets.md#what-a-plugin-can-and-cannot-do is the contract.
  */
 

@@ -5,7 +5,7 @@ import { runHookd, startHookd, writeConfig } from '../helpers/hookd-process.js';
 import { call, until } from '../helpers/http.js';
 
 /**
- * What an operator sees of a run whose model server fails (issue 28, item 2), with a spawned
+ * What an operator sees of a run whose model server fails, with a spawned
  * gateway on the real clock: its failed tries within a second, not at the run's time limit.
  */
 

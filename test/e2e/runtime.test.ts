@@ -223,7 +223,7 @@ describe.each(suiteStores)('the runtime end to end on %s (fake model and chat se
     expect(w.chat.sent).toEqual([]);
   });
 
-  it('a model error that echoes the API key reaches the run, the summary and the log masked and cut (issue 13 item 16)', async () => {
+  it('a model error that echoes the API key reaches the run, the summary and the log masked and cut', async () => {
     const w = await world(
       agentReplies(() => ({
         status: 400,

@@ -118,7 +118,7 @@ describe('transforms end to end', () => {
     expect(failures[1]?.headers).not.toContain(TOKEN);
   });
 
-  it('bounds what a hostile result, error or console line costs past the sandbox (issue 13 items 10 and 11)', async () => {
+  it('bounds what a hostile result, error or console line costs past the sandbox', async () => {
     const dir = transformsCopy();
     const hookd = await startHookd({
       dir,
@@ -209,7 +209,7 @@ describe('transforms end to end', () => {
     const result = await runHookd(['try', 'alerts', '--payload', payload, '--config', file]);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ actions: [{ kind: 'wake', text: 'alert: undefined' }] });
-    // `--payload -` reads standard input (issue 17: it was ENOENT).
+    // `--payload -` reads standard input (it was once ENOENT).
     const piped = await runHookd(['try', 'alerts', '--payload', '-', '--config', file], {
       input: JSON.stringify({ alert: 'disk full' }),
     });

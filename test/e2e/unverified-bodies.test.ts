@@ -1,4 +1,4 @@
-// Issue 27 item 2 as the process sees it: on a path whose mapping verifies a signature, tokenless
+// Held uploads as the process sees them: on a path whose mapping verifies a signature, tokenless
 // uploads are held within `hooks.verifiedPaths`, and on every path refused bodies are bounded
 // (docs/security.md#hostile-input), so a flood of them neither starves a real sender nor keeps the
 // gateway's memory.
@@ -127,7 +127,7 @@ function realSender(url: string, path: string): (n: number) => Promise<number> {
   };
 }
 
-describe('a flood of tokenless uploads (issue 27 item 2)', () => {
+describe('a flood of tokenless uploads', () => {
   it.each([
     {
       path: 'github',

@@ -242,7 +242,7 @@ describe('a request shares one transform time budget', () => {
   });
 });
 
-describe('the size of what a mapping renders (docs/operations.md#limits, issue 13 item 10)', () => {
+describe('the size of what a mapping renders (docs/operations.md#limits)', () => {
   it('cuts a template that renders over 256 KiB of text from a small payload, with a note', async () => {
     const e = engine({ mappings: [{ match: { path: 'amp' }, messageTemplate: '{{#items}}{{big}}{{/items}}' }] });
     const payload = { big: 'b'.repeat(1024), items: Array.from({ length: 300 }, () => ({})) };

@@ -74,7 +74,7 @@ describe('hot reload', () => {
     }
   });
 
-  it('refuses a reload whose module became a symlink out of the folder, keeping the last good version (issue 13 item 9)', async () => {
+  it('refuses a reload whose module became a symlink out of the folder, keeping the last good version', async () => {
     const file = join(dir, 'moved.ts');
     writeFileSync(file, "export default () => ({ message: 'inside' });\n");
     const outside = join(temp.dir, 'outside.ts');
@@ -96,7 +96,7 @@ describe('hot reload', () => {
 });
 
 describe('compiling in the folder', () => {
-  it("never reads the folder's tsconfig.json, nor what it extends (issue 13 item 9)", async () => {
+  it("never reads the folder's tsconfig.json, nor what it extends", async () => {
     writeFileSync(join(temp.dir, 'secret.json'), 'TOPSECRET_0123 is not JSON');
     writeFileSync(join(dir, 'tsconfig.json'), '{ "extends": "../secret.json" }');
     writeFileSync(join(dir, 'plain.ts'), "export default () => ({ message: 'fine' });\n");

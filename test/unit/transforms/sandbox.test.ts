@@ -117,7 +117,7 @@ describe('the transform sandbox', () => {
     await expect(host.run(name, context({}))).rejects.toEqual(failure(message));
   });
 
-  it("places a thrown error in the author's source: file:line:column, the author's frames, a code frame (issue 28 item 1)", async () => {
+  it("places a thrown error in the author's source: file:line:column, the author's frames, a code frame", async () => {
     const thrown = (await host
       .run('throws', context({}))
       .catch((err: unknown) => err)) as HookdError<'TRANSFORM_FAILED'>;
@@ -201,7 +201,7 @@ describe('the transform sandbox', () => {
     );
   });
 
-  it('bounds what crosses out of the sandbox: error text 1 KiB, result 1 MiB of JSON, only JSON (issue 13 item 10)', async () => {
+  it('bounds what crosses out of the sandbox: error text 1 KiB, result 1 MiB of JSON, only JSON', async () => {
     const thrown = await host.run('hugeMessage', context({})).catch((err: Error) => err);
     expect(thrown).toEqual(failure(/^transform failed: boom x+…$/));
     expect((thrown as Error).message.length).toBeLessThan(1100);
@@ -212,7 +212,7 @@ describe('the transform sandbox', () => {
     await expect(host.run('keep', context({}))).resolves.toBeUndefined();
   });
 
-  it("bounds a transform's console to 16 lines and 8 KiB per call, at the host's level (issue 13 items 1 and 11)", async () => {
+  it("bounds a transform's console to 16 lines and 8 KiB per call, at the host's level", async () => {
     logs.length = 0;
     await expect(host.run('floodConsole', context({}))).resolves.toBeUndefined();
     const lines = logs.map(
@@ -233,7 +233,7 @@ describe('the transform sandbox', () => {
     expect(logs.join('\n')).not.toContain('owned');
   });
 
-  it('has no WebAssembly, SharedArrayBuffer or Atomics, whose memory escapes the limit (issue 13 item 2)', async () => {
+  it('has no WebAssembly, SharedArrayBuffer or Atomics, whose memory escapes the limit', async () => {
     await expect(host.run('wasmMemory', context({}))).resolves.toBeUndefined();
   });
 });

@@ -94,7 +94,7 @@ const outcome = (p: Promise<string>) =>
     (err: HookdError) => ({ code: err.code, reason: (err.params as { reason?: string }).reason, headers: err.headers }),
   );
 
-describe('a transform slot (issue 13 item 5, docs/transforms.md#limits, docs/operations.md#limits)', () => {
+describe('a transform slot (docs/transforms.md#limits, docs/operations.md#limits)', () => {
   it('runs quick calls on the event loop, one after another on one warm isolate', async () => {
     const slot = slotFor(8);
     await slot.warm();
