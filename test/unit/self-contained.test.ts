@@ -8,7 +8,19 @@ import { describe, expect, it } from 'vitest';
  * they cite is a page with that heading.
  */
 const root = join(import.meta.dirname, '..', '..');
-const PLACES = ['src', 'console', 'presets', 'docs', 'bin', 'bench', 'scripts', 'test', 'transforms', 'README.md'];
+const PLACES = [
+  'src',
+  'console',
+  'presets',
+  'docs',
+  'bin',
+  'bench',
+  'scripts',
+  'test',
+  'transforms',
+  'README.md',
+  'CONTRIBUTING.md',
+];
 const TEXT = /\.(ts|tsx|mts|js|mjs|json|json5|md|css|html)$/;
 
 function filesUnder(path: string): string[] {
