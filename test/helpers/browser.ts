@@ -35,7 +35,7 @@ export function artefact(folder: string, name: string): string {
   return join(dir, `${name}.png`);
 }
 
-/** Set HOOKD_DOCS_SCREENSHOTS=1 to refresh the screenshots docs/ shows from the browser tests. */
+/** Set by `npm run docs:shots` (HOOKD_DOCS_SCREENSHOTS=1) to refresh the screenshots docs/ shows from the browser tests. */
 export const refreshDocs = process.env.HOOKD_DOCS_SCREENSHOTS === '1';
 
 /** Copies a test's screenshot over docs/<name>.png, when refreshing them. */
