@@ -93,7 +93,7 @@ describe('startup refusals', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/ENOTDIR/);
     expect(Date.now() - started).toBeLessThan(25_000);
-  }, 40_000);
+  });
 
   it('hookd check exits non-zero naming the key path', async () => {
     const temp = makeTempDir();
