@@ -53,7 +53,9 @@ export function post<T>(path: string, body?: unknown): Promise<Answer<T>> {
 export type {
   AlertsView,
   AlertView,
+  BreakerView,
   DeliveryOutcome,
+  FixtureItem,
   FixtureView,
   MappingView,
   OverviewView,

@@ -12,6 +12,8 @@ export interface CurlSource {
   readonly credentials: Readonly<Record<string, unknown>>;
   /** The body as kept; empty when none was. */
   readonly body: string;
+  /** `base64`: `body` holds bytes that are not UTF-8 text, in base64. */
+  readonly bodyEncoding?: 'base64';
 }
 
 /** Headers of the connection, or that curl and the gateway set themselves: a resend does not repeat them. */
@@ -87,6 +89,11 @@ export function curlOf(request: CurlSource, origin: string): string {
       continue;
     }
     lines.push(`-H ${shellQuote(`${name}: ${value}`)}`);
+  }
+  if (request.bodyEncoding === 'base64') {
+    // Bytes that are not text: decoded by base64 and given to curl on its standard input.
+    lines.push('--data-binary @-');
+    return `printf %s ${shellQuote(request.body)} | base64 -d | ${lines.join(' \\\n  ')}`;
   }
   if (request.body !== '') lines.push(`--data-raw ${shellQuote(request.body)}`);
   return lines.join(' \\\n  ');

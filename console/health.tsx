@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef } from 'preact/hooks';
-import type { AlertsView, AlertView, OverviewView } from './api';
-import { shortWhen, useLive, useLoad, when } from './live';
+import type { AlertsView, AlertView, BreakerView, OverviewView } from './api';
+import { useLive, useLoad, when } from './live';
 
 /** The strip reloads at most this often, however busy the live stream is. */
 const REFRESH_MS = 2000;
@@ -23,7 +23,7 @@ function OpenAlerts({ alerts }: { alerts: readonly AlertView[] }) {
           <a class="bad" href={pageOf(a)}>
             {headline(a)}
           </a>{' '}
-          <span title={when(a.at)}>since {shortWhen(a.at)}</span>
+          <span>since {when(a.at)}</span>
           {a.lastError ? <span> · {a.lastError}</span> : null}
         </li>
       ))}
@@ -31,9 +31,31 @@ function OpenAlerts({ alerts }: { alerts: readonly AlertView[] }) {
   );
 }
 
+/** The breakers holding tries back: their destination, until when, and what waits for them. */
+function Breakers({ breakers }: { breakers: readonly BreakerView[] }) {
+  if (breakers.length === 0) return null;
+  return (
+    <ul class="breakers" aria-label="Breakers">
+      {breakers.map((b) => (
+        <li key={`${b.kind}:${b.target}`} data-breaker={b.target}>
+          <strong class="bad">
+            breaker {b.state}: {b.target}
+          </strong>{' '}
+          {b.openUntil ? <span>until {when(b.openUntil)}</span> : <span>probing</span>}
+          <span>
+            {' '}
+            · {b.failures} failed tr{b.failures === 1 ? 'y' : 'ies'} in a row, {b.waiting} waiting
+          </span>
+          {b.lastError ? <span> · {b.lastError}</span> : null}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 /**
- * Queue depth, runs by status, the last hour's requests, transform latency and the open alerts;
- * refreshed by the live stream.
+ * Queue depth, runs by status, the last hour's requests, transform latency, the breakers holding
+ * tries back and the open alerts; refreshed by the live stream.
  */
 export function HealthStrip() {
   const overview = useLoad<OverviewView>('/api/overview');
@@ -79,6 +101,7 @@ export function HealthStrip() {
           ? `${t.calls} call${t.calls === 1 ? '' : 's'}, mean ${t.meanMs?.toFixed(2)} ms${t.p95AtMostMs === null ? '' : `, p95 ≤ ${t.p95AtMostMs} ms`}`
           : 'no calls yet'}
       </span>
+      <Breakers breakers={o.breakers ?? []} />
       <OpenAlerts alerts={alerts.data?.alerts ?? []} />
     </section>
   );

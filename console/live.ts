@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
+import { localTime } from '../src/time-format.js';
 import { ApiError, get, type RequestView, type RunListItem } from './api';
 
 type Listener = (kind: 'request' | 'run', data: RequestView | RunListItem) => void;
@@ -81,13 +82,8 @@ export function useLoad<T>(path: string | undefined, deps: unknown[] = []) {
   return { ...state, reload };
 }
 
-export const when = (iso: string | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
-
-/** A time in a table: the time of day for today, the date and time before. */
-export function shortWhen(iso: string): string {
-  const at = new Date(iso);
-  return at.toDateString() === new Date().toDateString() ? at.toLocaleTimeString() : at.toLocaleString();
-}
+/** A time as people read it everywhere in hookd (`2025-05-01 14:03:22`, local), or `—` when there is none. */
+export const when = (iso: string | undefined) => (iso ? localTime(iso) : '—');
 
 /** A body as sent: pretty-printed when it is JSON. */
 export function pretty(text: string): string {

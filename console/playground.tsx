@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ApiError, type FixtureView, get, type MappingView, post } from './api';
+import { ApiError, type FixtureItem, type FixtureView, get, type MappingView, post } from './api';
 
 const SAMPLE = '{\n  "text": "Build #812 failed on main"\n}';
 
@@ -15,10 +15,28 @@ function parseHeaders(text: string): Record<string, string> | string {
   return headers;
 }
 
-/** The preset a mapping comes from, by name (`github`, a plugin's `acme`). */
-const presetOf = (m: MappingView) => m.preset;
+/** A fixture's choice: the mapping, the kind and the name, one per line. */
+const choiceOf = (m: MappingView, f: FixtureItem) => `${m.id}\n${f.kind}\n${f.name}`;
 
-/** A preset's recorded requests, offered by mapping: `github/push`. */
+/** A fixture's line in the list: its name, and what it is when it says. */
+const labelOf = (f: FixtureItem) => (f.description ? `${f.name}: ${f.description}` : f.name);
+
+/** A mapping's fixtures of one kind, as one group of the list; none when it has none of it. */
+function FixtureGroup({ mapping, kind, label }: { mapping: MappingView; kind: FixtureItem['kind']; label: string }) {
+  const fixtures = (mapping.fixtures ?? []).filter((f) => f.kind === kind);
+  if (fixtures.length === 0) return null;
+  return (
+    <optgroup label={label}>
+      {fixtures.map((f) => (
+        <option key={f.name} value={choiceOf(mapping, f)}>
+          {labelOf(f)}
+        </option>
+      ))}
+    </optgroup>
+  );
+}
+
+/** Fixtures offered by mapping: a preset's recorded requests (`github/push`), then the folder's own cases. */
 function FixtureChoice({
   mappings,
   onChoose,
@@ -26,7 +44,7 @@ function FixtureChoice({
   mappings: readonly MappingView[];
   onChoose: (value: string) => void;
 }) {
-  const offered = mappings.filter((m) => m.fixtures?.length && presetOf(m));
+  const offered = mappings.filter((m) => m.fixtures?.length);
   if (offered.length === 0) return null;
   return (
     // Labelled by id, not wrapped: a wrapping label's text would hold every option's.
@@ -34,18 +52,28 @@ function FixtureChoice({
       <label for="playground-fixture">Fixture</label>
       <select id="playground-fixture" name="fixture" onChange={(e) => onChoose((e.target as HTMLSelectElement).value)}>
         <option value="">none: write your own</option>
-        {offered.map((m) => (
-          <optgroup key={m.id} label={m.id}>
-            {(m.fixtures ?? []).map((f) => (
-              <option key={f.name} value={`${m.id}\n${f.name}`}>
-                {f.description ? `${f.name}: ${f.description}` : f.name}
-              </option>
-            ))}
-          </optgroup>
-        ))}
+        {offered.map((m) => [
+          <FixtureGroup key={`${m.id} preset`} mapping={m} kind="preset" label={m.id} />,
+          <FixtureGroup key={`${m.id} folder`} mapping={m} kind="folder" label={`${m.id}: your fixtures`} />,
+        ])}
       </select>
     </div>
   );
+}
+
+/** Where a fixture is read from, and what the note under the list says of it. */
+function fixtureSource(mapping: MappingView, kind: string, name: string): { url: string; note: string } | undefined {
+  const hook = mapping.path ?? mapping.preset ?? mapping.id;
+  if (kind === 'folder')
+    return {
+      url: `/api/mappings/${encodeURIComponent(mapping.id)}/fixtures/${encodeURIComponent(name)}`,
+      note: `Your fixture ${name} of ${mapping.id}, for its hook ${hook}.`,
+    };
+  if (!mapping.preset) return undefined;
+  return {
+    url: `/api/presets/${encodeURIComponent(mapping.preset)}/fixtures/${encodeURIComponent(name)}`,
+    note: `The ${mapping.preset} preset's ${name} fixture, for its hook ${hook}.`,
+  };
 }
 
 /** Paste a payload and headers, or take a preset's fixture: the actions it would become, nothing dispatched. */
@@ -67,23 +95,21 @@ export function Playground({ mappings }: { mappings: readonly MappingView[] }) {
     setResult({ ok: answer.status < 300, text: JSON.stringify(answer.body, null, 2) });
   };
   const takeFixture = async (value: string) => {
-    const [mappingId, name] = value.split('\n');
+    const [mappingId, kind, name] = value.split('\n');
     const mapping = mappings.find((m) => m.id === mappingId);
-    const preset = mapping && presetOf(mapping);
-    if (!mapping || !preset || !name) return;
+    const source = mapping && kind && name ? fixtureSource(mapping, kind, name) : undefined;
+    if (!mapping || !source) return;
     try {
-      const fixture = await get<FixtureView>(
-        `/api/presets/${encodeURIComponent(preset)}/fixtures/${encodeURIComponent(name)}`,
-      );
+      const fixture = await get<FixtureView>(source.url);
       setHeaders(
         Object.entries(fixture.headers)
           .map(([k, v]) => `${k}: ${v}`)
           .join('\n'),
       );
       setBody(typeof fixture.body === 'string' ? fixture.body : JSON.stringify(fixture.body, null, 2));
-      setPath(mapping.path ?? preset);
+      setPath(mapping.path ?? mapping.preset ?? mapping.id);
       setResult(undefined);
-      setNote(`The ${preset} preset's ${name} fixture, for its hook ${mapping.path ?? preset}.`);
+      setNote(source.note);
     } catch (err) {
       setNote(`Could not load the fixture: ${err instanceof ApiError ? `${err.message} (${err.code})` : String(err)}`);
     }
@@ -93,8 +119,9 @@ export function Playground({ mappings }: { mappings: readonly MappingView[] }) {
     <>
       <h2 id="playground">Playground</h2>
       <p class="hint">
-        Paste a payload and headers, or take a preset's recorded fixture: the actions it would become, from the same
-        engine as <code>hookd try</code>. Nothing is stored or dispatched.
+        Paste a payload and headers, or take a fixture (a preset's recorded delivery, or one of your own under{' '}
+        <code>transforms/fixtures/</code>): the actions it would become, from the same engine as <code>hookd try</code>.
+        Nothing is stored or dispatched.
       </p>
       <form class="playground" onSubmit={render} aria-labelledby="playground">
         <FixtureChoice mappings={mappings} onChoose={takeFixture} />

@@ -1,9 +1,23 @@
 import { useState } from 'preact/hooks';
 import { type MappingView, post, type RequestDetail, type RunListItem } from './api';
 import { CopyAsCurl } from './copy-curl';
-import { duration, replayBlocker, statusClass } from './format';
+import { base64Bytes, bytesAsText, duration, replayBlocker, statusClass } from './format';
 import { pretty, useLoad, when } from './live';
 import { RunsTable } from './runs-table';
+
+/** The body as kept: JSON pretty-printed; bytes that are not UTF-8 as text with escapes, said so. */
+function Payload({ r }: { r: RequestDetail }) {
+  if (r.bodyEncoding !== 'base64') return <pre class="payload">{pretty(r.body)}</pre>;
+  return (
+    <>
+      <p class="hint" data-testid="binary-body">
+        Not valid UTF-8 text: shown with <code>\xNN</code> for each byte that is not (and <code>\\</code> for a
+        backslash). Replay sends the bytes as they came.
+      </p>
+      <pre class="payload">{bytesAsText(base64Bytes(r.body))}</pre>
+    </>
+  );
+}
 
 /** A body neither cut nor redacted that is still not whole was not kept at all. */
 const bodyNotKept = (r: RequestDetail) => !r.bodyWhole && !r.truncated && !r.redacted;
@@ -181,7 +195,7 @@ export function RequestPage({ id }: { id: string }) {
         {r.redacted ? ', redacted' : ''}
         {bodyNotKept(r) ? ': not kept (a refused or busy request keeps no body)' : ''}
       </p>
-      {!bodyNotKept(r) && <pre class="payload">{pretty(r.body)}</pre>}
+      {!bodyNotKept(r) && <Payload r={r} />}
       <h2>Headers</h2>
       <p class="hint">
         {r.authenticated

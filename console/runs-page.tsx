@@ -11,6 +11,7 @@ const STATUSES = [
   ['ok', 'ok'],
   ['error', 'error'],
   ['timeout', 'timeout'],
+  ['cancelled', 'cancelled'],
   ['failed', 'failed (error, timeout or delivery)'],
 ] as const;
 

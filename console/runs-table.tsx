@@ -12,10 +12,11 @@ export function delivery(run: RunView): string {
   return `${run.delivery.status}${where}${run.delivery.reason ? ` (${run.delivery.reason})` : ''}`;
 }
 
-/** The colour of a run's state: failed red, unfinished amber, done green. */
+/** The colour of a run's state: failed red, unfinished amber, done green, cancelled plain. */
 function runClass(run: RunView): string {
   if (run.status === 'error' || run.status === 'timeout' || run.delivery?.status === 'failed') return 'bad';
   if (run.status === 'ok') return 'good';
+  if (run.status === 'cancelled') return '';
   return 'warn';
 }
 
@@ -52,9 +53,9 @@ export function RunsTable({ runs, full = false }: { runs: readonly RunListItem[]
                 </a>
               </td>
               {full && <td>{run.mappingId ? <Breakable text={run.mappingId} /> : '—'}</td>}
-              <td title={run.retrying}>
+              <td title={run.waiting ?? run.retrying}>
                 <span class={`status ${runClass(run)}`}>{run.status}</span>
-                {run.retrying ? ', retrying' : ''}
+                {run.waiting ? ', waiting' : run.retrying ? ', retrying' : ''}
               </td>
               <td>
                 <Breakable text={run.model} />

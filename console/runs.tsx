@@ -35,7 +35,18 @@ function AttemptTimeline({ attempts }: { attempts: readonly RunAttemptView[] }) 
   );
 }
 
-/** One run: what was sent to the model, what it answered, where the reply went; Redeliver when that failed. */
+/** What a cancel answered, as the page says it. */
+function cancelNote(answer: { status: number; body: { status?: string; error?: string } | null }): string {
+  if (answer.status >= 300) return `Not cancelled: ${answer.body?.error ?? answer.status}`;
+  return answer.body?.status === 'cancelled'
+    ? 'Cancelled: nothing will be delivered.'
+    : 'Being cancelled: the node running it ends it at its next lease renewal.';
+}
+
+/**
+ * One run: what was sent to the model, what it answered, where the reply went; why it waits, and
+ * Cancel while it is unfinished; Redeliver when its delivery failed.
+ */
 export function RunPage({ id }: { id: string }) {
   const run = useLoad<RunView>(`/api/runs/${encodeURIComponent(id)}`, [id]);
   const transcript = useLoad<RunTranscript>(`/api/runs/${encodeURIComponent(id)}/transcript`, [id]);
@@ -54,6 +65,22 @@ export function RunPage({ id }: { id: string }) {
   );
   useLive(onLive);
   const [busy, setBusy] = useState(false);
+  const cancel = async () => {
+    if (busy) return;
+    setBusy(true);
+    try {
+      setNote(
+        cancelNote(
+          await post<{ status?: string; error?: string } | null>(`/api/runs/${encodeURIComponent(id)}/cancel`),
+        ),
+      );
+    } catch (err) {
+      setNote(`Not cancelled: ${String(err)}`);
+    } finally {
+      setBusy(false);
+      run.reload();
+    }
+  };
   const redeliver = async () => {
     if (busy) return;
     setBusy(true);
@@ -95,6 +122,12 @@ export function RunPage({ id }: { id: string }) {
             <dd data-testid="run-retrying">{r.retrying}</dd>
           </>
         )}
+        {r.waiting && (
+          <>
+            <dt>Waiting</dt>
+            <dd data-testid="run-waiting">{r.waiting}</dd>
+          </>
+        )}
         <dt>Model</dt>
         <dd>{r.model}</dd>
         <dt>Delivery</dt>
@@ -109,6 +142,14 @@ export function RunPage({ id }: { id: string }) {
         </dd>
       </dl>
       {r.error && <p class="problem">{r.error}</p>}
+      {/* Unfinished while no delivery outcome is recorded: its summary is written with it. */}
+      {!r.delivery && (
+        <p>
+          <button type="button" class="secondary danger" onClick={cancel} disabled={busy || r.cancelling === true}>
+            {r.cancelling ? 'Cancelling…' : 'Cancel'}
+          </button>
+        </p>
+      )}
       {r.delivery?.status === 'failed' && (
         <p>
           <button type="button" onClick={redeliver} disabled={busy}>

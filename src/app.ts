@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import type { ActionOptions, ActionSink } from './actions/index.js';
 import {
@@ -44,7 +45,7 @@ export interface AppDeps {
   readonly gatewayToken?: string;
   readonly queries?: AdminQueries;
   /** The request log's live feed and redelivery (the runtime's); replay is built here. */
-  readonly operator?: Pick<Runtime, 'activity' | 'redeliver' | 'queueDepth'>;
+  readonly operator?: Pick<Runtime, 'activity' | 'redeliver' | 'cancel' | 'queueDepth' | 'breakers'>;
   /** Where console sessions are kept; the console at /ui/ is served when given (with the admin API). */
   readonly consoleSessions?: ConsoleSessions;
   /** Requests' arrival times and the refused requests' minutes in the request log (default: the system clock). */
@@ -137,9 +138,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // The access log is at debug; without it the hook is not even installed (it costs throughput).
   if (log.isLevelEnabled('debug'))
     app.addHook('onResponse', async (request, reply) => {
+      // request.log is bound to the request's id already (reqId): not repeated here.
       request.log.debug(
         {
-          reqId: request.id,
           method: request.method,
           path: request.url.split('?')[0],
           status: reply.statusCode,
@@ -161,7 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   }
   installErrorHandlers(app, log);
-  await app.register(healthRoutes);
+  await app.register(healthRoutes, deps.operator ? { breakers: deps.operator.breakers } : {});
   // What hook requests and their replays share: the credentials' fingerprints, the keys in flight.
   const shared = {
     fingerprints: createCredentialFingerprints(deps.gatewayToken, config.hooks.token ?? ''),
@@ -203,6 +204,7 @@ async function registerOperatorRoutes(
   const requestLog = operator && {
     activity: operator.activity,
     redeliver: operator.redeliver,
+    cancel: operator.cancel,
     replay: createReplayer({
       sink: deps.sink,
       requested: createHookActions({ ...deps, redact: config.hooks.log.redact }),
@@ -217,9 +219,10 @@ async function registerOperatorRoutes(
   };
   const consoleApi = {
     hooksPath: config.hooks.path,
+    fixturesDir: join(config.hooks.transformsDir, 'fixtures'),
     actionOptions: deps.actionOptions,
     ...(deps.mappings ? { mappings: deps.mappings } : {}),
-    ...(operator ? { queueDepth: () => operator.queueDepth } : {}),
+    ...(operator ? { queueDepth: () => operator.queueDepth, breakers: operator.breakers } : {}),
     ...(metrics ? { transformLatency: () => metrics.transformLatency() } : {}),
   };
   // The gateway token guards the API and the console's sign-in: one count of failures.

@@ -149,6 +149,10 @@ export const errorCatalogue = {
       `run ${p.runId} cannot be redelivered: its delivery is ${p.delivery}, not failed`,
   ),
   REDELIVERY_IN_FLIGHT: http(409, (p: { runId: string }) => `run ${p.runId} is being redelivered already`),
+  RUN_FINISHED: http(
+    409,
+    (p: { runId: string; status: string }) => `run ${p.runId} has finished (${p.status}): there is nothing to cancel`,
+  ),
   REPLAY_MAPPING_GONE: http(
     409,
     (p: { requestId: string; mappingId: string }) =>
@@ -244,9 +248,18 @@ export const errorCatalogue = {
     (p: { seconds: number; unavailable?: string }) =>
       `timed out after ${p.seconds}s${p.unavailable ? ` (${p.unavailable})` : ''}`,
   ),
+  RUN_CANCELLED: local(() => 'cancelled by the operator'),
   CHANNEL_REFUSED: local(
-    (p: { channel: string; status: number; description?: string; retryAfterMs?: number; transient?: boolean }) =>
-      `${p.channel} answered ${p.status}${p.description ? `: ${p.description}` : ''}`,
+    (p: {
+      channel: string;
+      status: number;
+      description?: string;
+      retryAfterMs?: number;
+      transient?: boolean;
+      /** Whose status `status` is, when it is not HTTP's (`SMTP`). */
+      protocol?: string;
+    }) =>
+      `${p.channel} answered ${p.protocol ? `${p.protocol} ` : ''}${p.status}${p.description ? `: ${p.description}` : ''}`,
   ),
   CHANNEL_UNCONFIRMED: local(
     (p: { channel: string; excerpt: string }) => `${p.channel} did not confirm the message (${p.excerpt})`,

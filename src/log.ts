@@ -49,12 +49,34 @@ export function createLogger(options: LoggerOptions): Logger {
     base: { pid: process.pid },
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
   };
-  if (options.destination) return pino(base, options.destination);
-  if (process.stdout.isTTY) return pino(base, loadPretty()({ colorize: true, sync: true }));
+  if (options.destination) return replacingChildren(pino(base, options.destination));
+  if (process.stdout.isTTY) return replacingChildren(pino(base, loadPretty()({ colorize: true, sync: true })));
   // Lines are gathered into writes of 4 KiB, or flushed 100 ms after the first: one write per
   // line cost about 30 µs of a run's CPU (a thread-pool hand-off each). Flushed at exit; a
   // SIGKILL loses at most the last 100 ms of lines.
-  return pino(base, pino.destination({ fd: 1, sync: false, minLength: 4096, periodicFlush: 100 }));
+  return replacingChildren(pino(base, pino.destination({ fd: 1, sync: false, minLength: 4096, periodicFlush: 100 })));
+}
+
+/**
+ * A child's binding replaces its parent's of the same name: pino repeats it otherwise
+ * (`"component":"runs","component":"attempts"`, which JSON readers take as the last alone), and
+ * a module binds its `component` without knowing what its caller bound. Such a child is made
+ * from the root with the bindings merged, at the parent's level; children are inherited
+ * prototypes, so every descendant of `root` does the same.
+ */
+function replacingChildren(root: Logger): Logger {
+  const child = root.child;
+  root.child = function (this: Logger, bindings, options) {
+    // The bound keys as pino writes them (`,"pid":1,"component":"http"`): a request's child
+    // (`reqId`) is made at the cost of a substring search, the bindings parsed only on a match.
+    const written = (this as unknown as Record<symbol, string>)[pino.symbols.chindingsSym] ?? '';
+    if (!Object.keys(bindings).some((key) => written.includes(`${JSON.stringify(key)}:`)))
+      return child.call(this, bindings, options);
+    const own = this.bindings();
+    if (!Object.keys(bindings).some((key) => key in own)) return child.call(this, bindings, options);
+    return child.call(root, { ...own, ...bindings }, { level: this.level, ...options });
+  } as Logger['child'];
+  return root;
 }
 
 type LogArgs = Parameters<Logger['info']>;

@@ -1,18 +1,27 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { type BackendParts, openBackend } from './backend.js';
-import { createChannels } from './channels/index.js';
+import { channelLimits, createChannels } from './channels/index.js';
 import { type Clock, systemClock } from './clock.js';
 import { type Config, configInvalid, configWarnings } from './config/index.js';
+import { watchConfigFile } from './config-reload.js';
 import type { Logger } from './log.js';
 import type { MailWatcherStatus } from './mail/index.js';
+import { createLiveMappingEngine } from './mapping/index.js';
 import { createMetrics } from './metrics.js';
-import { createModelRouter } from './providers/index.js';
-import { compileRoutes } from './routes.js';
-import { createJobOwner, createRuntime, type ModelRouter, type Runtime } from './runtime/index.js';
+import { createModelRouter, providerLimits } from './providers/index.js';
+import { compileRoutes, type Routes } from './routes.js';
+import {
+  createJobOwner,
+  createRuntime,
+  defaultLimits,
+  type ModelRouter,
+  type Runtime,
+  type TargetLimits,
+} from './runtime/index.js';
 import { gatewayTokenFile, readOrCreateSecret, type StoreBackend } from './store/index.js';
 import type { Store } from './store/sqlite/index.js';
-import { type TransformHost, type TransformThreads, watchTransformThreads } from './transforms/index.js';
+import { type TransformThreads, watchTransformThreads } from './transforms/index.js';
 
 export interface Gateway {
   readonly app: FastifyInstance;
@@ -29,7 +38,9 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
 /** What a gateway has started, stopped in the order that loses nothing (ingress first, the store last). */
 interface Parts extends BackendParts {
-  transforms: TransformHost;
+  /** The routes in force: a reload of the config replaces them. */
+  routes: { current: Routes };
+  configWatch?: { close(): void };
   runtime?: Runtime;
   app?: FastifyInstance;
   watcher?: RunningMailWatch;
@@ -38,11 +49,12 @@ interface Parts extends BackendParts {
 
 async function stopParts(parts: Parts): Promise<void> {
   const steps = [
+    () => parts.configWatch?.close(),
     () => parts.transformThreads?.stop(),
     () => parts.watcher?.stop(),
     () => parts.app?.close(),
     () => parts.runtime?.stop(),
-    () => parts.transforms.close(),
+    () => parts.routes.current.transforms.close(),
     () => parts.checkpointer?.stop(),
     () => parts.store?.close(),
     () => parts.clockSkew?.stop(),
@@ -128,21 +140,43 @@ async function startMailWatch(
   return { status: () => owner.running?.status(), stop: owner.stop };
 }
 
+/** How a gateway is started besides its config. */
+export interface GatewayOptions {
+  models?: ModelRouter;
+  mailWatch?: boolean;
+  clock?: Clock;
+  /** Reads the config file again: given, the file is watched and reloaded (docs/configuration.md#reloading-the-configuration). */
+  reload?: () => Config;
+}
+
+/**
+ * The first routes, the engine the app holds (which a reload of the config points at new
+ * mappings), the runs-at-once limits a reload keeps up to date, and how routes are compiled.
+ */
+async function liveRoutes(config: Config, log: Logger, metrics: ReturnType<typeof createMetrics>) {
+  const compile = (using: Config) =>
+    compileRoutes(using, log, {
+      watch: true,
+      observe: (mapping, seconds) => metrics.transformSeconds.observe({ mapping }, seconds),
+    });
+  const first = await compile(config);
+  const mappings = createLiveMappingEngine(first.mappings);
+  for (const warning of mappings.mappings.flatMap((m) => m.warnings)) log.warn({ warning }, 'configuration warning');
+  const mappingLimits = new Map(
+    mappings.mappings.flatMap((m) => (m.maxConcurrent === undefined ? [] : [[m.id, m.maxConcurrent] as const])),
+  );
+  return { compile, first, mappings, mappingLimits };
+}
+
 /** Composition root: store → runtime (adapters plugged into its ports) → app → listen. The caller owns signals. */
-export async function startGateway(
-  config: Config,
-  log: Logger,
-  options: { models?: ModelRouter; mailWatch?: boolean; clock?: Clock } = {},
-): Promise<Gateway> {
+export async function startGateway(config: Config, log: Logger, options: GatewayOptions = {}): Promise<Gateway> {
   const gatewayToken = gatewayTokenOf(config);
   for (const warning of configWarnings(config)) log.warn({ warning }, 'configuration warning');
   const metrics = createMetrics();
-  const { actionOptions, mappings, transforms } = await compileRoutes(config, log, {
-    watch: true,
-    observe: (mapping, seconds) => metrics.transformSeconds.observe({ mapping }, seconds),
-  });
-  for (const warning of mappings.mappings.flatMap((m) => m.warnings)) log.warn({ warning }, 'configuration warning');
-  const parts: Parts = { transforms };
+  const live = await liveRoutes(config, log, metrics);
+  const { first, mappings, mappingLimits } = live;
+  const { actionOptions } = first;
+  const parts: Parts = { routes: { current: first } };
   try {
     const clock = options.clock ?? systemClock;
     const backend = await openBackend(config, parts, log, clock);
@@ -159,18 +193,17 @@ export async function startGateway(
       onDelivery: (outcome) => metrics.deliveries.inc({ status: outcome.status }),
       models: options.models ?? createModelRouter(config),
       channels: createChannels(config, { now: clock.now }),
-      mappingLimits: new Map(
-        mappings.mappings.flatMap((m) => (m.maxConcurrent === undefined ? [] : [[m.id, m.maxConcurrent] as const])),
-      ),
+      mappingLimits,
+      limits: targetLimits(config),
     });
     parts.runtime = runtime;
     metrics.attach({
       queueDepth: () => runtime.queueDepth,
       runsByStatus: () => backend.data.runs.countByStatus(),
       clockSkewMs: () => parts.clockSkew?.skewMs,
+      breakers: () => runtime.breakers(),
     });
     const queries = { ...runtime.queries, mailStatus: () => parts.watcher?.status() };
-    const operator = runtime;
     const deps = {
       mappings,
       metrics,
@@ -180,7 +213,7 @@ export async function startGateway(
       actionOptions,
       gatewayToken,
       queries,
-      operator,
+      operator: runtime,
       consoleSessions: backend.consoleSessions,
       clock,
       ...(runtime.outcomes ? { outcomes: runtime.outcomes } : {}),
@@ -191,7 +224,16 @@ export async function startGateway(
     await runtime.start();
     // Every thread of the gateway's own is running by now: later ones are isolated-vm's
     // (none without a transform, so nothing to watch then).
-    if (parts.transforms.size > 0) parts.transformThreads = await watchTransformThreads({ log });
+    if (first.transforms.size > 0) parts.transformThreads = await watchTransformThreads({ log });
+    const { file } = config;
+    if (options.reload && file !== undefined)
+      parts.configWatch = watchConfigFile({
+        ...live,
+        config: { ...config, file },
+        load: options.reload,
+        routes: parts.routes,
+        log,
+      });
     log.info({ url, hooksPath: config.hooks.enabled ? config.hooks.path : null }, 'hookd listening');
     if (options.mailWatch !== false) parts.watcher = await startMailWatch(config, url, backend, log);
     let closed: Promise<void> | undefined;
@@ -208,4 +250,15 @@ export async function startGateway(
     await stopParts(parts).catch(() => undefined);
     throw err;
   }
+}
+
+/** Each provider's and channel's `maxConcurrent` (docs/runtime.md#fault-isolation), else the defaults. */
+function targetLimits(config: Config): TargetLimits {
+  const providers = providerLimits(config);
+  const channels = channelLimits(config);
+  const fallback = defaultLimits(config.agents.defaults.maxConcurrentRuns);
+  return {
+    provider: (name) => providers.get(name) ?? fallback.provider(name),
+    channel: (id) => channels.get(id) ?? fallback.channel(id),
+  };
 }

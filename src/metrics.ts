@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { OverviewView } from './views.js';
+import type { BreakerView, OverviewView } from './views.js';
 
 /** What the gauges read at scrape time. */
 export interface MetricSources {
@@ -7,6 +7,8 @@ export interface MetricSources {
   runsByStatus(): Promise<Record<string, number>>;
   /** This node's clock against a shared store's (ms, ahead when positive); undefined on the embedded store. */
   clockSkewMs?(): number | undefined;
+  /** This node's circuit breakers (docs/runtime.md#circuit-breakers). */
+  breakers?(): readonly BreakerView[];
 }
 
 /** The Prometheus metrics of one gateway (docs/operations.md#health-and-observability). */
@@ -85,6 +87,18 @@ export function createMetrics(): Metrics {
     collect() {
       const skewMs = sources?.clockSkewMs?.();
       if (skewMs !== undefined) this.set(skewMs / 1000);
+    },
+  });
+  new Gauge({
+    name: 'hookd_breaker_open',
+    help: "1 while a destination's circuit breaker holds its tries back (open or half-open), 0 when closed; target: provider/model or a channel's id",
+    labelNames: ['target'] as const,
+    registers: [registry],
+    collect() {
+      const breakers = sources?.breakers?.();
+      if (!breakers) return;
+      this.reset();
+      for (const b of breakers) this.set({ target: b.target }, b.state === 'closed' ? 0 : 1);
     },
   });
   return {

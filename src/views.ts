@@ -4,8 +4,8 @@
  * only; times are ISO strings.
  */
 
-/** A run's states, in the order a run moves through them. */
-export const RUN_STATUSES = ['queued', 'running', 'ok', 'error', 'timeout'] as const;
+/** A run's states, in the order a run moves through them (`cancelled`: ended by the operator). */
+export const RUN_STATUSES = ['queued', 'running', 'ok', 'error', 'timeout', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** What became of a run's reply: sent, not sent on purpose (and why), or failed after retries. */
@@ -61,6 +61,14 @@ export interface RunView {
    * (`retrying delivery (…)` for the delivery).
    */
   readonly retrying?: string;
+  /**
+   * Why an unfinished run is not trying right now (docs/runtime.md#waiting): `breaker open for
+   * openai/gpt-4o until 2026-…Z`, `waiting for a run slot (4 of 4 in use)`, `waiting for a slot of
+   * ops (4 of 4 in use)`; absent while a try is in flight.
+   */
+  readonly waiting?: string;
+  /** The operator asked to cancel it and the node running it has not ended it yet (several nodes). */
+  readonly cancelling?: boolean;
 }
 
 /** A run in a list, a request's detail or the live log: the run with its mapping and times. */
@@ -69,6 +77,30 @@ export interface RunListItem extends RunView {
   readonly createdAt: string;
   readonly startedAt?: string;
   readonly finishedAt?: string;
+}
+
+/** What a circuit breaker guards: a model (`provider/model`) or a channel (its id). */
+export const TARGET_KINDS = ['model', 'channel'] as const;
+export type TargetKind = (typeof TARGET_KINDS)[number];
+
+/** A circuit breaker's states (docs/runtime.md#circuit-breakers). */
+export const BREAKER_STATES = ['closed', 'open', 'half-open'] as const;
+export type BreakerState = (typeof BREAKER_STATES)[number];
+
+/** A destination's circuit breaker, as `/healthz`, `GET /api/overview` and the console show it. */
+export interface BreakerView {
+  /** `provider/model`, or a channel's id. */
+  readonly target: string;
+  readonly kind: TargetKind;
+  readonly state: BreakerState;
+  /** Failed tries in a row. */
+  readonly failures: number;
+  /** While open: when its next probe may go. */
+  readonly openUntil?: string;
+  /** Its last failed try: a code, an HTTP status, a network error (never a server's answer). */
+  readonly lastError?: string;
+  /** Runs and deliveries waiting for it on this node. */
+  readonly waiting: number;
 }
 
 /** A system event as the admin API shows it. */
@@ -149,8 +181,10 @@ export interface RequestDetail extends RequestView {
   readonly headers: Readonly<Record<string, string>>;
   /** The credential headers by name, and whether each one's check (token, signature) passed. */
   readonly credentials: Readonly<Record<string, { readonly verified: boolean }>>;
-  /** The body as kept (capped, redacted), as UTF-8 text. */
+  /** The body as kept (capped, redacted): its UTF-8 text, or its bytes in base64 when they are not valid UTF-8. */
   readonly body: string;
+  /** `base64`: `body` holds the bytes in base64 (they are not valid UTF-8 text). */
+  readonly bodyEncoding?: 'base64';
   readonly events: readonly EventView[];
   readonly runs: readonly RunListItem[];
   /** Set when it failed on our side and its whole body was kept for replay. */
@@ -179,6 +213,8 @@ export interface OverviewView {
     readonly meanMs: number | null;
     readonly p95AtMostMs: number | null;
   } | null;
+  /** This node's breakers that hold tries back (open or half-open). */
+  readonly breakers: readonly BreakerView[];
 }
 
 /** `GET /api/mappings`: one mapping as the console lists it. */
@@ -196,17 +232,22 @@ export interface MappingView {
   readonly eventType?: string;
   /** A preset's mapping: its preset's name (`github`, a plugin's `acme`). */
   readonly preset?: string;
-  /** A preset's mapping: its preset's recorded fixtures, for the playground (`GET /api/presets/:name/fixtures/:fixture`). */
+  /**
+   * Its fixtures, for the playground: a preset's recorded ones (`GET /api/presets/:name/fixtures/:fixture`),
+   * then the config folder's own (`GET /api/mappings/:id/fixtures/:fixture`).
+   */
   readonly fixtures?: readonly FixtureItem[];
 }
 
-/** A preset's recorded fixture, by name (its file's name without `.json`). */
+/** A fixture, by name (its file's name without `.json`): a preset's recorded delivery, or a case of the config's folder. */
 export interface FixtureItem {
   readonly name: string;
   readonly description?: string;
+  /** `preset`: its preset's `fixtures/`; `folder`: `<transformsDir>/fixtures/<mapping>/`, what `hookd test` runs. */
+  readonly kind: 'preset' | 'folder';
 }
 
-/** `GET /api/presets/:name/fixtures/:fixture`: a recorded delivery, as its sender sent it. */
+/** `GET /api/presets/:name/fixtures/:fixture`, `GET /api/mappings/:id/fixtures/:fixture`: a delivery, as its sender sent it. */
 export interface FixtureView {
   readonly headers: Readonly<Record<string, string>>;
   /** The payload: JSON as an object, any other body as its text. */

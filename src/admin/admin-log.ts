@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { hookdError } from '../errors.js';
-import type { ActivityFeed, AdminQueries } from '../runtime/index.js';
+import type { ActivityFeed, AdminQueries, CancelAnswer } from '../runtime/index.js';
 import type { DeliveryOutcome } from '../store/index.js';
 import type { ConsoleAuth } from './console-auth.js';
 import { registerStream } from './live-stream.js';
@@ -12,6 +12,8 @@ export interface RequestLogRoutesOptions {
   readonly queries: AdminQueries;
   readonly replay: Replayer;
   readonly redeliver: (runId: string) => Promise<DeliveryOutcome>;
+  /** Cancels an unfinished run (docs/runtime.md#cancel). */
+  readonly cancel?: (runId: string) => Promise<CancelAnswer>;
   readonly activity: ActivityFeed;
   /** Console sessions: a stream opened with one ends when it signs out or expires. */
   readonly console?: ConsoleAuth;
@@ -44,6 +46,14 @@ export function requestLogRoutes(app: FastifyInstance, options: RequestLogRoutes
     const delivery = await options.redeliver(request.params.runId);
     return { runId: request.params.runId, delivery };
   });
+  const { cancel } = options;
+  if (cancel)
+    app.post<{ Params: { runId: string } }>('/api/runs/:runId/cancel', async (request, reply) => {
+      const answer = await cancel(request.params.runId);
+      // Another node runs it, and ends it at its next lease renewal.
+      reply.code(answer.status === 'cancelled' ? 200 : 202);
+      return answer;
+    });
   registerStream(app, {
     activity: options.activity,
     ...(options.console ? { console: options.console } : {}),

@@ -57,8 +57,9 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
     throw hookdError('ADMIN_UNAUTHORIZED');
   });
   const { queries } = options;
+  // The run with its mapping and its times, as lists show it (`hookd runs <id>`'s timeline).
   app.get<{ Params: { runId: string } }>('/api/runs/:runId', async (request) => {
-    const run = await queries.run(request.params.runId);
+    const run = await queries.runItem(request.params.runId);
     if (!run) throw hookdError('NOT_FOUND', { resource: 'run', id: request.params.runId });
     return run;
   });

@@ -39,6 +39,7 @@ function page(title: string, body: string, head = ''): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
 <link rel="stylesheet" href="/ui/app.css">
+<link rel="icon" href="/ui/favicon.svg" type="image/svg+xml">
 ${head}
 </head>
 <body>
@@ -153,18 +154,47 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
       throw err;
     }
   });
+  fileRoutes(app);
+}
+
+/** The stylesheet and the icons: no session needed, nothing from elsewhere. */
+function fileRoutes(app: FastifyInstance): void {
   // Read once, like the script is bundled once.
-  let stylesheet: Promise<string> | undefined;
-  app.get('/ui/app.css', async (_request, reply) => {
-    stylesheet ??= readFile(`${SOURCE}style.css`, 'utf8').catch((err: unknown) => {
-      stylesheet = undefined;
-      throw err;
-    });
-    return reply
+  const stylesheet = readOnce(`${SOURCE}style.css`);
+  app.get('/ui/app.css', async (_request, reply) =>
+    reply
       .headers(PAGE_HEADERS)
       .type('text/css; charset=utf-8')
-      .send(await stylesheet);
-  });
+      .send(await stylesheet()),
+  );
+  // The icon, for the console's tab and for a browser that asks the site's root for one.
+  const icon = readOnce(`${SOURCE}favicon.svg`);
+  const ico = readOnce(`${SOURCE}favicon.ico`);
+  const cached = { 'cache-control': 'public, max-age=86400', 'x-content-type-options': 'nosniff' };
+  app.get('/ui/favicon.svg', async (_request, reply) =>
+    reply
+      .headers(cached)
+      .type('image/svg+xml')
+      .send(await icon()),
+  );
+  app.get('/favicon.ico', async (_request, reply) =>
+    reply
+      .headers(cached)
+      .type('image/x-icon')
+      .send(await ico()),
+  );
+}
+
+/** A file of the console's folder, read on first use and kept; read again after a failed read. */
+function readOnce(file: string): () => Promise<Buffer> {
+  let read: Promise<Buffer> | undefined;
+  return () => {
+    read ??= readFile(file).catch((err: unknown) => {
+      read = undefined;
+      throw err;
+    });
+    return read;
+  };
 }
 
 /** Bundles console/main.tsx (Preact) into one script. */

@@ -89,6 +89,8 @@ export function requestFilter(query: Query, now = Date.now()): RequestLogFilter 
   if (query.refused !== undefined) filter.refused = booleanOf('refused', query.refused);
   const eventType = textOf('eventType', query.eventType);
   if (eventType !== undefined) filter.eventType = eventType;
+  const mapping = textOf('mapping', query.mapping);
+  if (mapping !== undefined) filter.mapping = mapping;
   const search = textOf('q', query.q);
   if (search !== undefined) filter.search = search;
   return filter;

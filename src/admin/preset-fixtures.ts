@@ -37,7 +37,11 @@ export function createPresetFixtures(mappings: readonly CompiledMapping[]): Pres
   };
   return {
     list: (preset) =>
-      fixturesOf(preset)?.map(({ name, description }) => ({ name, ...(description ? { description } : {}) })),
+      fixturesOf(preset)?.map(({ name, description }) => ({
+        name,
+        ...(description ? { description } : {}),
+        kind: 'preset' as const,
+      })),
     get(preset, name) {
       if (!isName(preset))
         throw hookdError('INVALID_FIELD', { field: 'name', expected: "a preset's name, such as github" });
@@ -72,7 +76,7 @@ function fixtureIn(file: PresetFixture): Fixture | undefined {
 }
 
 /** A name, never a path: no `/`, `\\` or `..` (they are looked up by name among listed files anyway). */
-const isName = (text: string) => !/[/\\]|\.\./.test(text);
+export const isName = (text: string) => !/[/\\]|\.\./.test(text);
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);

@@ -1,89 +1,12 @@
-import { resolve } from 'node:path';
-import { type Config, configWarnings, inspectConfig, keyPositions, locate, type Position } from '../config/index.js';
+import { type Config, configWarnings, inspectConfig } from '../config/index.js';
 import { isHookdError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { compileRoutes } from '../routes.js';
 import { configFileOf, envFor } from './config-source.js';
+import { byPlace, createLocator, formatFinding } from './findings.js';
 import type { CliIo } from './io.js';
 
-/** One thing `check` found, located in the config file (or a transform's file) where it can be. */
-interface Finding {
-  readonly severity: 'error' | 'warning';
-  /** The config key path (`hooks.mappings[0].messageTemplate`); empty for the file as a whole. */
-  readonly path: string;
-  readonly message: string;
-  readonly file?: string;
-  readonly line?: number;
-  readonly column?: number;
-}
-
-/**
- * `path: message` of a problem (`hooks.mappings[0].id: …`, `hooks.presets[0] (mail): …`,
- * `agents.defaults.models["a/b"]: …`). A name is taken whole (`(?![\w$-])`): a name split anywhere
- * made a long word without `: ` take exponential time to refuse.
- */
-export const PATHED =
-  /^((?:[A-Za-z_$][\w$-]*(?![\w$-])|\[(?:\d+|"(?:[^"\\]|\\.)*")\]|\.| \([^)]*\))+|\(root\)): ([\s\S]*)$/;
-const AT_LINE = /^(\d+):(\d+): ([\s\S]*)$/;
-const IN_FILE = /^(\/[^:\n]+):(\d+):(\d+): ([\s\S]*)$/;
-
-/** A `path: message` problem line as a finding, placed at its key in `text` (or the file it names). */
-function findingOf(
-  problem: string,
-  severity: Finding['severity'],
-  file: string | undefined,
-  positions: ReadonlyMap<string, Position>,
-): Finding {
-  const inFile = (path: string, message: string, at?: Position) => ({
-    severity,
-    path,
-    message,
-    ...(file === undefined ? {} : { file }),
-    ...(at ?? {}),
-  });
-  const syntax = AT_LINE.exec(problem);
-  if (syntax) return inFile('', syntax[3] as string, { line: Number(syntax[1]), column: Number(syntax[2]) });
-  const pathed = PATHED.exec(problem);
-  if (!pathed) return inFile('', problem);
-  // A preset's name in parentheses stays in the path shown, not in the one located.
-  const path = (pathed[1] as string).replace(/^\(root\)$/, '');
-  const located = path.replace(/ \([^)]*\)/g, '');
-  const message = pathed[2] as string;
-  const elsewhere = IN_FILE.exec(message);
-  if (elsewhere) {
-    const [, other, line, column, text] = elsewhere;
-    return {
-      severity,
-      path,
-      message: text as string,
-      file: other as string,
-      line: Number(line),
-      column: Number(column),
-    };
-  }
-  return inFile(path, message, locate(positions, located));
-}
-
-/** `file:line:col: error: path: message`, the shape editors and terminals link. */
-function formatFinding(f: Finding, cwd: string): string {
-  const where =
-    f.file === undefined ? '' : `${relativeOrAbsolute(f.file, cwd)}${f.line ? `:${f.line}:${f.column}` : ''}: `;
-  return `${where}${f.severity}: ${f.path ? `${f.path}: ` : ''}${f.message}`;
-}
-
-/** The config file's findings first, by line and column, then other files' (transforms), then unplaced ones. */
-function byPlace(configFile: string | undefined): (a: Finding, b: Finding) => number {
-  const rank = (f: Finding) => (f.line === undefined ? 2 : f.file === configFile ? 0 : 1);
-  return (a, b) =>
-    rank(a) - rank(b) ||
-    (a.file ?? '').localeCompare(b.file ?? '') ||
-    (a.line ?? 0) - (b.line ?? 0) ||
-    (a.column ?? 0) - (b.column ?? 0);
-}
-
-function relativeOrAbsolute(file: string, cwd: string): string {
-  return file.startsWith(`${resolve(cwd)}/`) ? file.slice(resolve(cwd).length + 1) : file;
-}
+export { PATHED } from './findings.js';
 
 /**
  * `hookd check [--config FILE] [--json]`: every problem of the config in one pass (syntax,
@@ -101,8 +24,8 @@ export async function checkCommand(options: { config?: string; json?: boolean },
         }
       : { file, env: envFor(file, io) },
   );
-  const positions = report.text === undefined ? new Map<string, Position>() : keyPositions(report.text);
-  const findings = report.problems.map((p) => findingOf(p, 'error', file, positions));
+  const { findingOf } = createLocator(file, report.text);
+  const findings = report.problems.map((p) => findingOf(p, 'error'));
   let mappings = 0;
   if (report.config) {
     const later = await laterProblems(report.config, findings.length > 0);
@@ -113,18 +36,18 @@ export async function checkCommand(options: { config?: string; json?: boolean },
       inner === outer || inner.startsWith(`${outer}.`) || inner.startsWith(`${outer}[`);
     const saidAlready = (path: string) => refused.some((r) => nested(path, r) || (path !== '' && nested(r, path)));
     for (const problem of later.problems) {
-      const finding = findingOf(problem, 'error', file, positions);
+      const finding = findingOf(problem, 'error');
       if (!saidAlready(finding.path)) findings.push(finding);
     }
     for (const w of [...configWarnings(report.config), ...later.warnings]) {
-      findings.push(findingOf(w, 'warning', file, positions));
+      findings.push(findingOf(w, 'warning'));
     }
     // The database `serve` would use, when it is PostgreSQL: reachable, the login, the schema.
     const { storage } = report.config;
     if (storage.kind === 'postgres' && storage.url) {
       const diagnosis = await (await import('../store/postgres/index.js')).diagnosePostgres(storage.url);
-      for (const p of diagnosis.problems) findings.push(findingOf(p, 'error', file, positions));
-      for (const w of diagnosis.warnings) findings.push(findingOf(w, 'warning', file, positions));
+      for (const p of diagnosis.problems) findings.push(findingOf(p, 'error'));
+      for (const w of diagnosis.warnings) findings.push(findingOf(w, 'warning'));
     }
   }
   const mask = secretMask(report.config?.storage.url);

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { hookdError } from '../errors.js';
+import { type HookdError, hookdError } from '../errors.js';
 import { classifyContentType, parseBody, toHookdError } from '../ingress/index.js';
 import type { MappingEngine } from '../mapping/index.js';
 import { signDelivery, verifySignature } from '../schemes/index.js';
@@ -13,7 +13,7 @@ import { signDelivery, verifySignature } from '../schemes/index.js';
 /** What a delivery became: its actions (null: nothing, answered 204), or the error answer it got. */
 export type Replayed =
   | { readonly ok: true; readonly actions: readonly unknown[] | null; readonly eventType?: string }
-  | { readonly ok: false; readonly problem: string };
+  | { readonly ok: false; readonly problem: string; readonly error?: HookdError };
 
 /** The actions a fixture expects: one, several, or null for none (204). */
 export type Expected = Readonly<Record<string, unknown>> | readonly Readonly<Record<string, unknown>>[] | null;
@@ -55,7 +55,7 @@ export async function replayDelivery(
     return { ok: true, actions, ...(outcome.eventType === undefined ? {} : { eventType: outcome.eventType }) };
   } catch (err) {
     const e = toHookdError(err);
-    return { ok: false, problem: `answered ${e.statusCode} ${e.code}: ${e.message}` };
+    return { ok: false, problem: `answered ${e.statusCode} ${e.code}: ${e.message}`, error: e };
   }
 }
 

@@ -2,8 +2,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import { hookdError } from '../errors.js';
 import { gatewayTokenFile } from '../store/index.js';
 import { undiciRequest as request } from '../undici.js';
-import type { ResolvedConfig } from './config-source.js';
+import { type ResolvedConfig, resolveConfig } from './config-source.js';
 import type { CliIo } from './io.js';
+
+/** What the commands that talk to a running gateway share: where it is, and how to print. */
+export interface GatewayOptions {
+  config?: string;
+  url?: string;
+  json?: boolean;
+}
 
 /** The gateway's base URL: `--url`, else `HOOKD_URL`, else `server.host:port` from the config. */
 export function baseUrl({ config, need }: ResolvedConfig, url: string | undefined): string {
@@ -46,6 +53,7 @@ export function adminClient(resolved: ResolvedConfig, io: CliIo, url: string | u
   }
   return {
     base,
+    token,
     /** `json`: a JSON body to send. */
     async call(method: 'GET' | 'POST', path: string, json?: object): Promise<AdminAnswer> {
       const headers: Record<string, string> = { authorization: `Bearer ${token}` };
@@ -65,3 +73,24 @@ export function adminClient(resolved: ResolvedConfig, io: CliIo, url: string | u
 }
 
 export type AdminClient = ReturnType<typeof adminClient>;
+
+/** The admin API of the gateway `options` point at; only the config keys it reads must resolve (docs/runtime.md#request-log-and-replay). */
+export function gatewayClient(options: GatewayOptions, io: CliIo): AdminClient {
+  return adminClient(resolveConfig(options.config, io, { createSecrets: false, lenientEnv: true }), io, options.url);
+}
+
+/** `?a=1&b=x` of the parameters that are set; empty when none is. */
+export function query(params: Record<string, string | number | boolean | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) if (value !== undefined) search.set(key, String(value));
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+/** Prints an admin API error answer; returns the exit code (1). */
+export function answerFailed(io: CliIo, answer: AdminAnswer): number {
+  io.err(
+    `hookd: the gateway answered ${answer.status}: ${String(answer.body.error ?? '')} (${String(answer.body.code ?? '')})`,
+  );
+  return 1;
+}

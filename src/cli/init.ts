@@ -13,6 +13,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseEnv } from 'node:util';
 import { hookdError } from '../errors.js';
 import type { CliIo } from './io.js';
@@ -25,13 +26,14 @@ import {
   TOKEN_VARIABLE,
 } from './scaffold.js';
 
-/** hookd's own package.json (at the package root: dist/cli and src/cli sit as deep). */
+/** hookd's package root (dist/cli and src/cli sit as deep), and its package.json. */
+const OWN_ROOT = new URL('../../', import.meta.url);
 function ownPackage(): {
   version: string;
   allowScripts?: Record<string, boolean>;
   devDependencies?: Record<string, string>;
 } {
-  return JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  return JSON.parse(readFileSync(new URL('package.json', OWN_ROOT), 'utf8'));
 }
 
 /** A package name for the folder (npm's rules: lower case, no spaces). */
@@ -137,11 +139,11 @@ function writeEnv(file: string): boolean {
   return true;
 }
 
-/** `.gitignore` with the lines the scaffold needs appended. */
-function writeGitignore(file: string): void {
+/** `file` (`.gitignore`) with the lines the scaffold needs appended. */
+function appendLines(file: string, lines: readonly string[]): void {
   const existing = existsSync(file) ? readFileSync(file, 'utf8') : '';
   const have = new Set(existing.split('\n').map((line) => line.trim()));
-  const missing = GITIGNORE_LINES.filter((line) => !have.has(line));
+  const missing = lines.filter((line) => !have.has(line));
   if (missing.length === 0) return;
   const start = existing === '' || existing.endsWith('\n') ? existing : `${existing}\n`;
   write(file, `${start}${missing.join('\n')}\n`);
@@ -166,7 +168,7 @@ export async function initCommand(
   const own = ownPackage();
   const scaffold: ScaffoldOptions = {
     name: packageName(dir),
-    hookdVersion: own.version,
+    hookdRoot: fileURLToPath(OWN_ROOT).replace(/\/$/, ''),
     typescriptVersion: own.devDependencies?.typescript ?? '5.9.3',
     buildsOnInstall: Object.keys(own.allowScripts ?? {}),
   };
@@ -176,7 +178,7 @@ export async function initCommand(
   const pkg = existsSync(pkgFile) ? mergePackageJson(JSON.parse(readFileSync(pkgFile, 'utf8')), wanted) : wanted;
   write(pkgFile, `${JSON.stringify(pkg, null, 2)}\n`);
   const generated = writeEnv(envFile);
-  writeGitignore(join(dir, '.gitignore'));
+  appendLines(join(dir, '.gitignore'), GITIGNORE_LINES);
 
   const shown = relative(io.cwd, dir) || '.';
   io.out(`hookd: wrote ${shown}/: ${[...Object.keys(files), 'package.json', '.gitignore'].join(', ')}`);
@@ -187,7 +189,7 @@ export async function initCommand(
   );
   io.out('Next:');
   if (shown !== '.') io.out(`  cd ${shown}`);
-  io.out('  npm install    # hookd and TypeScript, for the types of hookd/transform');
+  io.out(`  npm install    # hookd (from ${scaffold.hookdRoot}: not on the npm registry yet) and TypeScript`);
   io.out('  npm test       # hookd test: the example fixtures through their mapping');
   io.out('  npm start      # hookd serve; then, from another terminal:');
   io.out(

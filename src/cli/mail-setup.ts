@@ -79,7 +79,7 @@ export async function mailSetupCommand(options: MailSetupOptions, io: CliIo): Pr
   if (!current.hooks?.token) {
     text = setValue(text, ['hooks', 'token'], '${HOOKD_HOOK_TOKEN}');
     notes.push(
-      "hooks had no token: set hooks.token to '${HOOKD_HOOK_TOKEN}'; put a token in that variable (npm run hookd -- token prints one)",
+      "hooks had no token: set hooks.token to '${HOOKD_HOOK_TOKEN}'; put a token in that variable (hookd token prints one)",
     );
   }
   if (text === original) {

@@ -180,6 +180,6 @@ export default function ${name.replace(/-(.)/g, (_, c: string) => c.toUpperCase(
     'README.md': `# ${name}\n\nWhat ${title} sends, how to point it at \`https://<your host>/hooks/${name}\`, and what comes out.\n`,
   };
   for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, file), text);
-  io.out(`hookd: wrote ${dir}; check it with: npm run hookd -- presets test ./${name}`);
+  io.out(`hookd: wrote ${dir}; check it with: hookd presets test ./${name}`);
   return 0;
 }

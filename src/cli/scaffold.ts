@@ -7,7 +7,11 @@
 /** What the scaffold names: the folder's package name, and the versions it depends on. */
 export interface ScaffoldOptions {
   readonly name: string;
-  readonly hookdVersion: string;
+  /**
+   * The folder hookd runs from (its package root): while hookd is not on the npm registry, the
+   * folder depends on it there (`file:`, which `npm install` links).
+   */
+  readonly hookdRoot: string;
   readonly typescriptVersion: string;
   /** hookd's dependencies that build on install (its own `allowScripts`). */
   readonly buildsOnInstall: readonly string[];
@@ -60,7 +64,7 @@ export default {
 `;
 
 const TRANSFORM = `// /hooks/${EXAMPLE.id} → an agent run per source; info is skipped. Runs sandboxed: no Node
-// APIs, no network, only the request it is given. Test it with \`npx hookd test\`.
+// APIs, no network, only the request it is given. Test it with \`npm test\` (hookd test).
 import { defineTransform, type FromSchema } from 'hookd/transform';
 import type schema from './${EXAMPLE.id}.schema.js';
 
@@ -105,7 +109,7 @@ export function packageJson(options: ScaffoldOptions): Record<string, unknown> {
     name: options.name,
     private: true,
     scripts: { start: 'hookd serve', test: 'hookd test', check: 'hookd check && tsc' },
-    dependencies: { hookd: `^${options.hookdVersion}` },
+    dependencies: { hookd: `file:${options.hookdRoot}` },
     devDependencies: { typescript: `^${options.typescriptVersion}` },
     allowScripts: Object.fromEntries(options.buildsOnInstall.map((name) => [name, true])),
   };
@@ -120,13 +124,15 @@ const README = `# Webhooks, through hookd
 Next:
 
 \`\`\`sh
-npm install          # hookd and TypeScript (until hookd is on the npm registry: npm install <its .tgz>)
+npm install          # hookd (from the folder package.json names) and TypeScript
 npm test             # hookd test: every fixture through its mapping (--update records what comes out)
 npm run check        # hookd check, and tsc on the transforms
 npm start            # hookd serve: the gateway on http://127.0.0.1:8787
 \`\`\`
 
-Any other command: \`npx --no hookd <command>\` (\`--no\`: never fetch a package of that name).
+hookd is not on the npm registry yet: \`package.json\` depends on the hookd that wrote this
+folder, where it is installed (a \`file:\` path, which \`npm install\` links). Any other command:
+\`npx --no hookd <command>\` (\`--no\`: never fetch a package of that name).
 
 Then send it a delivery:
 

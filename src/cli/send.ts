@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createModelCatalog } from '../actions/index.js';
 import { hookdError } from '../errors.js';
@@ -8,15 +6,13 @@ import { signDelivery } from '../schemes/index.js';
 import { undiciRequest as request } from '../undici.js';
 import type { RunView } from '../views.js';
 import { resolveConfig } from './config-source.js';
+import { type DeliveryOptions, readDelivery } from './delivery-input.js';
 import { baseUrl, gatewayToken } from './gateway-client.js';
 import type { CliIo } from './io.js';
 
-export interface SendOptions {
+export interface SendOptions extends DeliveryOptions {
   config?: string;
-  payload?: string;
-  fixture?: string;
   url?: string;
-  header: string[];
   /** Seconds to wait for the runs the delivery made (0: do not wait). */
   wait: string;
   json?: boolean;
@@ -24,39 +20,6 @@ export interface SendOptions {
 
 /** A run as `send` saw it: the admin API's view, or what the gateway answered instead. */
 type SeenRun = Pick<RunView, 'runId' | 'output' | 'error' | 'delivery'> & { readonly status: string };
-
-/**
- * A fixture: what a provider sends, `{ "headers": {…}, "body": … }` as a preset's recorded
- * deliveries hold it (`body` an object for JSON, or the raw text), or `"payload"` for the body.
- */
-function readBody(options: SendOptions, io: CliIo): { raw: Buffer; headers: Record<string, string> } {
-  if (options.payload !== undefined && options.fixture !== undefined) {
-    throw hookdError('CLI_USAGE', { option: '--fixture', expected: 'either --fixture or --payload', got: 'both' });
-  }
-  if (options.fixture !== undefined) {
-    const fixture = JSON.parse(readFileSync(resolve(io.cwd, options.fixture), 'utf8')) as {
-      headers?: Record<string, string>;
-      payload?: unknown;
-      body?: unknown;
-    };
-    const headers = Object.fromEntries(Object.entries(fixture.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
-    const body = fixture.body ?? fixture.payload ?? {};
-    const raw = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
-    return { raw, headers };
-  }
-  if (options.payload === undefined) return { raw: Buffer.from('{}'), headers: {} };
-  return { raw: readFileSync(options.payload === '-' ? 0 : resolve(io.cwd, options.payload)), headers: {} };
-}
-
-function parseHeaders(entries: readonly string[]): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const entry of entries) {
-    const at = entry.indexOf(':');
-    if (at <= 0) throw hookdError('CLI_USAGE', { option: '--header', expected: 'K:V', got: entry });
-    headers[entry.slice(0, at).trim().toLowerCase()] = entry.slice(at + 1).trim();
-  }
-  return headers;
-}
 
 /**
  * `hookd send NAME`: sends a test delivery to a running gateway, signed with the mapping's
@@ -78,12 +41,8 @@ export async function sendCommand(name: string, options: SendOptions, io: CliIo)
       hint: `known: ${['wake', 'agent', ...known].join(', ')}`,
     });
   }
-  const body = readBody(options, io);
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    ...body.headers,
-    ...parseHeaders(options.header),
-  };
+  const body = readDelivery(options, io, Buffer.from('{}'));
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...body.headers };
   // The mapping's own entry holds its signing secret (a preset's, in its hooks.presets entry).
   need('hooks.path', ...(mapping ? [mapping.configPath.replace(/ \(.*\)$/, '')] : []));
   if (mapping?.verify) Object.assign(headers, signDelivery(mapping.verify, body.raw));

@@ -1,20 +1,18 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { ActionOptions } from '../actions/index.js';
 import { dryRun } from '../admin/index.js';
 import type { Config } from '../config/index.js';
-import { type HookdError, hookdError, isHookdError } from '../errors.js';
+import { hookdError, isHookdError } from '../errors.js';
 import { toHookdError } from '../ingress/index.js';
 import { createLogger } from '../log.js';
 import type { MappingEngine } from '../mapping/index.js';
 import { compileRoutes } from '../routes.js';
 import { resolveConfig } from './config-source.js';
+import { type DeliveryOptions, readDelivery } from './delivery-input.js';
+import { errorDetails, errorHeadline, type SchemaProblemView, structuredError } from './error-report.js';
 import type { CliIo } from './io.js';
 
-export interface TryOptions {
+export interface TryOptions extends DeliveryOptions {
   config?: string;
-  payload: string;
-  header: string[];
   query: string[];
   /** Print an error as JSON on stdout (the actions are JSON either way). */
   json?: boolean;
@@ -41,12 +39,7 @@ async function dryRunCommand(
   io: CliIo,
   { config, actionOptions, mappings }: { config: Config; actionOptions: ActionOptions; mappings: MappingEngine },
 ): Promise<number> {
-  const headers: Record<string, string> = {};
-  for (const entry of options.header) {
-    const at = entry.indexOf(':');
-    if (at <= 0) throw hookdError('CLI_USAGE', { option: '--header', expected: 'K:V', got: entry });
-    headers[entry.slice(0, at).trim().toLowerCase()] = entry.slice(at + 1).trim();
-  }
+  const { raw, headers } = readDelivery(options, io);
   const query: Record<string, string> = {};
   for (const entry of options.query) {
     const at = entry.indexOf('=');
@@ -54,8 +47,6 @@ async function dryRunCommand(
     query[entry.slice(0, at)] = entry.slice(at + 1);
   }
   const subPath = name.replace(/^\/+|\/+$/g, '');
-  // `-` is standard input, as with curl's `-d @-`.
-  const raw = readFileSync(options.payload === '-' ? 0 : resolve(io.cwd, options.payload));
   try {
     const outcome = await dryRun(
       { subPath, raw, headers, query },
@@ -67,31 +58,26 @@ async function dryRunCommand(
     return 0;
   } catch (err) {
     const e = toHookdError(err);
-    if (options.json) io.out(JSON.stringify({ ok: false, status: e.statusCode, error: structured(e) }, null, 2));
-    else io.err(human(e));
+    const problems = isHookdError(e, 'PAYLOAD_INVALID') ? schemaProblems(mappings, subPath, raw, headers) : undefined;
+    if (options.json)
+      io.out(JSON.stringify({ ok: false, status: e.statusCode, error: structuredError(e, problems) }, null, 2));
+    else io.err(`hookd: ${[errorHeadline(e), ...errorDetails(e, problems)].join('\n')}`);
     return 1;
   }
 }
 
-/** `{ code, message, location?, frames?, codeFrame? }`: a failed transform keeps where its author's code threw. */
-function structured(e: HookdError): Record<string, unknown> {
-  const error = { code: e.code, message: e.message };
-  if (!isHookdError(e, 'TRANSFORM_FAILED')) return error;
-  const { location, frames, codeFrame } = e.params;
-  return {
-    ...error,
-    ...(location ? { location } : {}),
-    ...(frames ? { frames } : {}),
-    ...(codeFrame ? { codeFrame } : {}),
-  };
-}
-
-/** The message with the code and status, then the author's frames and the code frame of a failed transform. */
-function human(e: HookdError): string {
-  const lines = [`hookd: ${e.message} (${e.code}, HTTP ${e.statusCode})`];
-  if (isHookdError(e, 'TRANSFORM_FAILED')) {
-    for (const frame of e.params.frames ?? []) lines.push(`    ${frame}`);
-    if (e.params.codeFrame) lines.push('', e.params.codeFrame);
+/** Every problem the mapping's schema finds in a JSON body (a live request is answered with the first). */
+function schemaProblems(
+  mappings: MappingEngine,
+  subPath: string,
+  raw: Buffer,
+  headers: Record<string, string>,
+): readonly SchemaProblemView[] | undefined {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(raw.toString('utf8'));
+  } catch {
+    return undefined;
   }
-  return lines.join('\n');
+  return mappings.resolve(subPath, payload, headers)?.payloadProblems?.(payload);
 }

@@ -1,3 +1,5 @@
+import { didYouMean } from './suggest.js';
+
 const REFERENCE = /\$(\$)?\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 /** A `${NAME}` whose variable is not set: where it is, and its problem line. */
@@ -5,14 +7,15 @@ export interface UnsetVariable {
   /** The key path of the string that holds it (`hooks.token`). */
   readonly path: string;
   readonly name: string;
-  /** `path: environment variable NAME is not set`. */
+  /** `path: environment variable NAME is not set`, with the nearest name that is set when one is close. */
   readonly problem: string;
 }
 
 /**
  * Replaces `${NAME}` in every string of `value` with the environment variable NAME
  * (`$${NAME}` stays a literal `${NAME}`). A variable that is not set expands to nothing and is
- * added to `unset` with its path.
+ * added to `unset` with its path, and the set variable (of `env`: the process's environment
+ * and a `.env` beside the config) whose name is nearest, when one is close.
  */
 export function expandEnv(value: unknown, env: NodeJS.ProcessEnv, path: string, unset: UnsetVariable[]): unknown {
   if (typeof value === 'string') {
@@ -20,7 +23,9 @@ export function expandEnv(value: unknown, env: NodeJS.ProcessEnv, path: string, 
       if (escaped) return whole.slice(1);
       const found = env[name];
       if (found === undefined) {
-        unset.push({ path, name, problem: `${path || '(root)'}: environment variable ${name} is not set` });
+        const near = didYouMean(name, Object.keys(env));
+        const hint = near === undefined ? '' : ` (did you mean ${near}?)`;
+        unset.push({ path, name, problem: `${path || '(root)'}: environment variable ${name} is not set${hint}` });
         return '';
       }
       return found;

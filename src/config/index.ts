@@ -10,7 +10,7 @@ export {
   loadConfig,
   normalizeHooksPath,
 } from './load.js';
-export { keyPositions, locate, type Position } from './locate.js';
+export { keyPositions, locate, type Position, stringCharPosition } from './locate.js';
 export { formatSchemaErrors } from './schema-errors.js';
 export { didYouMean, nearest } from './suggest.js';
 export type {

@@ -3,7 +3,7 @@ import { expectedChannel, type ModelCatalog } from '../actions/index.js';
 import { type Config, configInvalid, type MappingConfig } from '../config/index.js';
 import { isHookdError } from '../errors.js';
 import type { EventTypeRule } from './event-type.js';
-import { payloadChecker, readSchema } from './payload-schema.js';
+import { everyProblem, payloadChecker, readSchema } from './payload-schema.js';
 import { type PresetSource, presetMappings } from './preset-entries.js';
 import { compileTemplate, type Template, type TemplateView } from './templates.js';
 import type { Draft, MappingPolicy } from './types.js';
@@ -28,7 +28,12 @@ export interface CompiledMapping {
   /** `path: message` lines for what compiles but will not do what it says (a name the schema lacks). */
   readonly warnings: readonly string[];
   /** The payload's problem against the mapping's `schema` (a JSON pointer and what is wrong), if any. */
-  readonly checkPayload?: (payload: unknown) => { readonly pointer: string; readonly problem: string } | undefined;
+  readonly checkPayload?: (payload: unknown) => SchemaProblem | undefined;
+  /**
+   * Every problem of the payload against the schema, not only the first that a live request
+   * answers with (`hookd test`'s report); its validator is compiled on first use.
+   */
+  readonly payloadProblems?: (payload: unknown) => readonly SchemaProblem[];
   readonly forEach?: string;
   readonly maxBodyBytes?: number;
   /** Runs of this mapping executing at once, at most. */
@@ -73,7 +78,7 @@ export function compileMapping(
 ): CompiledMapping {
   const transformRoot = preset?.root;
   const problems: string[] = [];
-  const { schema, checkPayload } = payloadSchemaOf(mapping, context, (problem) => {
+  const { schema, ...schemaChecks } = payloadSchemaOf(mapping, context, (problem) => {
     // A plugin's schema is placed in its manifest, where its author fixes it.
     const at = preset?.place ? `${preset.place('schema')}: ` : '';
     problems.push(`${configPath}.schema: ${at}${problem}`);
@@ -85,7 +90,7 @@ export function compileMapping(
     try {
       templates.set(entry, compileTemplate(source));
     } catch (err) {
-      problems.push(`${configPath}.${entry.template}: template error: ${(err as Error).message}`);
+      problems.push(templateProblem(`${configPath}.${entry.template}`, mapping.id, err));
     }
   }
   if (mapping.model !== undefined && !mapping.model.includes('{{')) {
@@ -115,7 +120,7 @@ export function compileMapping(
             ([name, values]) => [name.toLowerCase(), new Set(values.split('|').map((v) => v.trim()))] as const,
           ),
         }),
-    ...(checkPayload ? { checkPayload } : {}),
+    ...schemaChecks,
     ...(preset ? { presetOptions: preset.options } : {}),
     ...(preset?.preset ? { preset: preset.preset } : {}),
     ...(preset?.maxTimeoutSeconds === undefined ? {} : { maxTimeoutSeconds: preset.maxTimeoutSeconds }),
@@ -164,11 +169,12 @@ function payloadSchemaOf(
   mapping: MappingConfig,
   context: { readonly baseDir: string; readonly maxBodyBytes: number },
   problem: (text: string) => void,
-): { schema?: object; checkPayload?: CompiledMapping['checkPayload'] } {
+): { schema?: object } & Pick<CompiledMapping, 'checkPayload' | 'payloadProblems'> {
   if (mapping.schema === undefined) return {};
   try {
     const schema = readSchema(mapping.schema, context.baseDir);
-    return { schema, checkPayload: payloadChecker(schema, mapping.maxBodyBytes ?? context.maxBodyBytes) };
+    const maxBodyBytes = mapping.maxBodyBytes ?? context.maxBodyBytes;
+    return { schema, checkPayload: payloadChecker(schema, maxBodyBytes), payloadProblems: everyProblem(schema) };
   } catch (err) {
     problem((err as Error).message);
     return {};
@@ -238,4 +244,18 @@ function undeclared(schema: object, name: string): boolean {
     } else return false;
   }
   return false;
+}
+/**
+ * A template's syntax error, naming its mapping; `at N` in the message is the offset in the
+ * template, which the CLI turns into the line and column in the config file.
+ */
+function templateProblem(path: string, mappingId: string | undefined, err: unknown): string {
+  const named = mappingId === undefined ? '' : ` (mapping ${mappingId})`;
+  return `${path}: template error${named}: ${(err as Error).message}`;
+}
+
+/** A payload's problem against a mapping's schema: the JSON pointer of the value, and what is wrong with it. */
+export interface SchemaProblem {
+  readonly pointer: string;
+  readonly problem: string;
 }

@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
-import type { Ajv } from 'ajv';
+import type { Ajv, ErrorObject } from 'ajv';
 import JSON5 from 'json5';
 import { hookdError } from '../errors.js';
 import { readRegularFile } from '../read-file.js';
-import type { CompiledMapping } from './compile.js';
+import type { CompiledMapping, SchemaProblem } from './compile.js';
 import { PATTERN_STEP_BUDGET, patternCostProblem } from './schema-cost.js';
 import { compileSchema, createSchemaAjv, PatternBudgetSpent, type PatternMeter } from './user-schema.js';
 
@@ -18,6 +18,8 @@ const meter: PatternMeter = { stepsLeft: PATTERN_STEP_BUDGET };
 const MAX_SCHEMA_FILE_BYTES = 16 * 1024 * 1024;
 /** Made for the first mapping with a schema, not at start (a config without one never makes it). */
 let ajv: Ajv | undefined;
+/** The same with every error kept, for `hookd test` and `hookd try` (never on a live request's way). */
+let allErrorsAjv: Ajv | undefined;
 
 /**
  * A mapping's `schema`: an object, or a file relative to the config's folder — JSON, or a
@@ -90,11 +92,39 @@ export function payloadChecker(source: object, maxBodyBytes: number): NonNullabl
       if (validate(payload)) return undefined;
     } catch (err) {
       if (!(err instanceof PatternBudgetSpent)) throw err;
-      const problem = `checking it against the schema's patterns would take more than ${PATTERN_STEP_BUDGET.toLocaleString('en')} steps (${JSON.stringify(err.pattern)} on a long string or many); the check stops there`;
-      return { pointer: '', problem };
+      return budgetSpent(err);
     }
-    const [first] = validate.errors ?? [];
-    const extra = first?.keyword === 'additionalProperties' ? ` (${String(first.params.additionalProperty)})` : '';
-    return { pointer: first?.instancePath ?? '', problem: `${first?.message ?? 'does not match'}${extra}` };
+    return problemOf(validate.errors?.[0]);
+  };
+}
+
+/** A pattern budget spent, as the payload's problem. */
+const budgetSpent = (err: PatternBudgetSpent): SchemaProblem => ({
+  pointer: '',
+  problem: `checking it against the schema's patterns would take more than ${PATTERN_STEP_BUDGET.toLocaleString('en')} steps (${JSON.stringify(err.pattern)} on a long string or many); the check stops there`,
+});
+
+/** An ajv error as a problem (`additionalProperties` names the extra key). */
+function problemOf(error: ErrorObject | undefined): SchemaProblem {
+  const extra = error?.keyword === 'additionalProperties' ? ` (${String(error.params.additionalProperty)})` : '';
+  return { pointer: error?.instancePath ?? '', problem: `${error?.message ?? 'does not match'}${extra}` };
+}
+
+/**
+ * Every problem of a payload against the schema (`hookd test`'s report), within the same
+ * pattern budget; compiled on first use, never on a live request's way.
+ */
+export function everyProblem(source: object): NonNullable<CompiledMapping['payloadProblems']> {
+  let validate: ReturnType<typeof compileSchema> | undefined;
+  return (payload) => {
+    allErrorsAjv ??= createSchemaAjv({ allErrors: true }, meter);
+    validate ??= compileSchema(allErrorsAjv, source);
+    meter.stepsLeft = PATTERN_STEP_BUDGET;
+    try {
+      return validate(payload) ? [] : (validate.errors ?? []).map(problemOf);
+    } catch (err) {
+      if (!(err instanceof PatternBudgetSpent)) throw err;
+      return [budgetSpent(err)];
+    }
   };
 }

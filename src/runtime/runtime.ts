@@ -3,11 +3,13 @@ import { type Cancel, type Clock, systemClock } from '../clock.js';
 import { type Config, parseDurationMs } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { createLogRetention, type DeliveryOutcome, type StoreBackend } from '../store/index.js';
+import { createLogRetention, type DeliveryOutcome, type RunRecord, type StoreBackend } from '../store/index.js';
+import type { BreakerView } from '../views.js';
 import { type Alerts, alertSettingsOf, createAlerts, type HookOutcomes } from './alerts/index.js';
 import { createPromptBudgets } from './attempts/index.js';
 import { createDelivery, createRedeliveries } from './delivery/index.js';
 import { createHeartbeat, createOwnedHeartbeat } from './heartbeat/index.js';
+import { type BreakerSnapshot, breakerViews, modelTarget, type Target, type TargetLimits } from './isolation/index.js';
 import type { ChatChannel, ModelRouter } from './ports.js';
 import { createPruneReport } from './prune-report.js';
 import {
@@ -17,7 +19,15 @@ import {
   createAdminQueries,
   requestViewOf,
 } from './queries/index.js';
-import { createClaimedRunQueue, createIngressPressure, createRunQueue } from './runs/index.js';
+import {
+  type CancelAnswer,
+  cancelRun,
+  createClaimedRunQueue,
+  createIngressPressure,
+  createRunQueue,
+  sourceOf,
+} from './runs/index.js';
+import { createRuntimeSlots } from './slots.js';
 
 export interface RuntimeOptions {
   readonly config: Config;
@@ -28,8 +38,13 @@ export interface RuntimeOptions {
   readonly models: ModelRouter;
   /** The configured channels by id, in the config's order (docs/channels.md). */
   readonly channels: ReadonlyMap<string, ChatChannel>;
-  /** Runs of a mapping executing at once, at most, by mapping id (its `maxConcurrent`). */
+  /** Run slots a mapping's runs hold at once, at most, by mapping id (its `maxConcurrent`). */
   readonly mappingLimits?: ReadonlyMap<string, number>;
+  /**
+   * Tries in flight at once per provider (across its models) and per channel (its id); default: a
+   * provider `agents.defaults.maxConcurrentRuns`, a channel 4 (docs/runtime.md#fault-isolation).
+   */
+  readonly limits?: TargetLimits;
   readonly onDelivery?: (outcome: DeliveryOutcome) => void;
   /** Time for leases, heartbeats, run limits, retries, pruning and alert windows (tests move it). */
   readonly clock?: Clock;
@@ -59,6 +74,10 @@ export interface Runtime {
   readonly activity: ActivityFeed;
   /** Delivers a run's reply again after its delivery failed (409 otherwise). */
   redeliver(runId: string): Promise<DeliveryOutcome>;
+  /** Cancels an unfinished run (docs/runtime.md#cancel); 404 unknown, 409 RUN_FINISHED when over. */
+  cancel(runId: string): Promise<CancelAnswer>;
+  /** This node's circuit breakers, with the runs and deliveries waiting for each. */
+  breakers(): BreakerView[];
   /** Agent runs queued or executing. */
   readonly queueDepth: number;
   /** Resumes unfinished runs and starts periodic heartbeats. */
@@ -73,7 +92,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const clock = options.clock ?? systemClock;
   const { data } = backend;
   const defaults = config.agents.defaults;
-  const alerts = alertsOf(options, clock);
+  // Alert messages name a destination's breaker: the slots, made below, have them.
+  const alerts = alertsOf(options, clock, (target) => slots.breakerOf(target));
   // Alerts count every model try and delivery; they send through the bare chat channel.
   const models = alerts?.watchModels(options.models) ?? options.models;
   const onDelivery = (outcome: DeliveryOutcome) => {
@@ -90,6 +110,18 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     onOutcome: onDelivery,
   });
   const { share } = backend;
+  // Runs start spaced while hook requests saturate the event loop (see pressure.ts).
+  const pressure = createIngressPressure({ onRelease: () => runs.kick() });
+  // One try holds one slot; a wait between tries holds none (docs/runtime.md#fault-isolation).
+  const { slots, heartbeatGate, gateOf } = createRuntimeSlots({
+    runSlots: defaults.maxConcurrentRuns,
+    ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.mappingLimits ? { mappingLimits: options.mappingLimits } : {}),
+    startSpacingMs: () => (pressure.high ? RUN_SPACING_UNDER_PRESSURE_MS : 0),
+    clock,
+    log,
+    ...(alerts ? { onBreaker: alerts.breakerChanged } : {}),
+  });
   // What each model is sent at most: a context-length refusal to a run or a heartbeat shrinks both.
   const budgets = createPromptBudgets(log.child({ component: 'models' }));
   const makeHeartbeat = () =>
@@ -104,16 +136,24 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       budgets,
       log,
       clock,
+      gate: heartbeatGate,
       ...(defaults.thinking ? { thinking: defaults.thinking } : {}),
       ...(defaults.heartbeat.prompt ? { prompt: defaults.heartbeat.prompt } : {}),
     });
   // On a shared store, one node at a time runs the heartbeat (docs/scale.md).
   const owned = share ? createOwnedHeartbeat({ share, make: makeHeartbeat, log, clock }) : undefined;
   const heartbeat = owned ?? makeHeartbeat();
-  // Runs start spaced while hook requests saturate the event loop (see pressure.ts).
-  const pressure = createIngressPressure({ onRelease: () => runs.kick() });
   const activity = createActivityFeed();
-  const queries = createAdminQueries(data, clock.now);
+  // Why a run waits: as the node holding it knows, else this node's breaker of its model.
+  const waitingOf = (run: RunRecord) => {
+    const known = runs.waitOf(run.id);
+    if (known !== undefined || (run.status !== 'queued' && run.status !== 'running')) return known;
+    const breaker = slots.breakerOf(modelTarget(run.model));
+    return breaker?.state === 'open' && breaker.openUntil !== undefined
+      ? `breaker open for ${run.model} until ${new Date(breaker.openUntil).toISOString()}`
+      : undefined;
+  };
+  const queries = createAdminQueries(data, clock.now, waitingOf);
   // Read only while a stream listens (the read is a round trip on a shared store).
   const publishRun = (runId: string) => {
     if (activity.subscribers === 0) return;
@@ -125,12 +165,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const runOptions = {
     store: data,
     onRunUpdate: publishRun,
-    ...(options.mappingLimits ? { mappingLimits: options.mappingLimits } : {}),
+    slots,
     models,
     delivery,
     heartbeat,
     maxConcurrent: defaults.maxConcurrentRuns,
-    spacingMs: () => (pressure.high ? RUN_SPACING_UNDER_PRESSURE_MS : 0),
     defaultTimeoutSeconds: defaults.timeoutSeconds,
     maxPromptChars: defaults.maxPromptChars,
     budgets,
@@ -175,9 +214,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       pressure.accepted();
       accepted.forEach((a, i) => {
         const action = actions[i];
-        if (a.kind === 'agent')
-          runs.enqueue(a.runId, a.sessionKey, action?.kind === 'agent' ? action.mappingId : undefined);
-        else if (action?.kind === 'wake' && a.mode === 'now') heartbeat.request();
+        if (a.kind === 'agent') {
+          if (action?.kind === 'agent')
+            runs.enqueue({
+              id: a.runId,
+              sessionKey: a.sessionKey,
+              model: action.model,
+              ...(action.mappingId === undefined ? {} : { mappingId: action.mappingId }),
+            });
+        } else if (action?.kind === 'wake' && a.mode === 'now') heartbeat.request();
       });
     },
   });
@@ -189,13 +234,22 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       log.warn({ err }, 'pruning the request log failed');
     }
   };
-  const redeliveries = createRedeliveries({ store: data, delivery, log, onRunUpdate: publishRun, ...onAttempt });
+  const redeliveries = createRedeliveries({
+    store: data,
+    delivery,
+    log,
+    onRunUpdate: publishRun,
+    gate: (run) => gateOf(sourceOf(run)),
+    ...onAttempt,
+  });
   return {
     sink,
     ...(alerts ? { outcomes: alerts.outcomes } : {}),
     queries,
     activity,
     redeliver: redeliveries.redeliver,
+    cancel: (runId) => cancelRun(data, runs, runId),
+    breakers: () => breakerViews(slots.breakers()),
     get queueDepth() {
       return runs.depth;
     },
@@ -218,13 +272,18 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       pressure.stop();
       await runs.stop();
       await heartbeat.stop();
+      slots.stop();
       await unlisten?.();
     },
   };
 }
 
 /** The gateway's alerts when `hooks.alerts` is on (docs/operations.md#alerts). */
-function alertsOf(options: RuntimeOptions, clock: Clock): Alerts | undefined {
+function alertsOf(
+  options: RuntimeOptions,
+  clock: Clock,
+  breakerOf: (target: Target) => BreakerSnapshot | undefined,
+): Alerts | undefined {
   const settings = alertSettingsOf(options.config);
   const channel = settings && options.channels.get(settings.channel);
   if (!settings || !channel) return undefined;
@@ -236,5 +295,6 @@ function alertsOf(options: RuntimeOptions, clock: Clock): Alerts | undefined {
     log: options.log,
     clock,
     shared: options.backend.share !== undefined,
+    breakerOf,
   });
 }

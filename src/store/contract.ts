@@ -24,7 +24,15 @@ export interface Writes {
   readonly events: Pick<EventRepository, 'insert' | 'markConsumed'>;
   readonly runs: Pick<
     RunRepository,
-    'insert' | 'markRunning' | 'finish' | 'markSummarized' | 'recordDelivery' | 'recordAttempt'
+    | 'insert'
+    | 'markRunning'
+    | 'finish'
+    | 'markSummarized'
+    | 'recordDelivery'
+    | 'recordAttempt'
+    | 'recordWait'
+    | 'cancel'
+    | 'requestCancel'
   >;
   readonly messages: Pick<MessageRepository, 'append'>;
   readonly idempotency: Pick<IdempotencyRepository, 'put'>;
@@ -133,6 +141,8 @@ export interface RenewedRuns {
   readonly renewed: ReadonlySet<string>;
   /** Held, but locked by another transaction at that moment: not extended this time. */
   readonly busy: ReadonlySet<string>;
+  /** Held, and the operator asked to cancel them (docs/runtime.md#cancel). */
+  readonly cancelled: ReadonlySet<string>;
 }
 
 /** A run this node holds a lease on. */
@@ -140,6 +150,16 @@ export interface ClaimedRun {
   readonly id: string;
   readonly sessionKey: string;
   readonly mappingId?: string;
+  /** Its model, while its model call is still to be made. */
+  readonly model?: string;
+  /** The operator asked to cancel it: it is ended, not run. */
+  readonly cancelRequested?: boolean;
+}
+
+/** What a claim leaves out. */
+export interface ClaimFilter {
+  /** Models whose breaker is open on this node: their runs not yet past the model call stay for later. */
+  readonly skipModels?: readonly string[];
 }
 
 /**
@@ -152,8 +172,13 @@ export interface WorkShare {
   readonly node: string;
   /** How long a lease lasts without renewal: a dead node's work is taken over after it. */
   readonly leaseMs: number;
-  /** Claims up to `limit` runs no live lease holds: the oldest open run of each session key. */
-  claimRuns(limit: number): Promise<ClaimedRun[]>;
+  /**
+   * Claims up to `limit` runs no live lease holds and no wait holds back: the oldest open run of
+   * each session key, taken fairly across mappings (docs/runtime.md#fairness).
+   */
+  claimRuns(limit: number, filter?: ClaimFilter): Promise<ClaimedRun[]>;
+  /** Takes the lease of one unsummarized run when no live lease holds it (to cancel it); false otherwise. */
+  takeRun(id: string): Promise<boolean>;
   /** Renews this node's leases on `ids`, never waiting on a row another transaction holds. */
   renewRuns(ids: readonly string[]): Promise<RenewedRuns>;
   /** Frees this node's leases on unfinished runs and wakes the other nodes to take them. */

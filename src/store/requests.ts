@@ -13,6 +13,8 @@ export type RequestLogEntry = Omit<RequestLogRecord, 'body'> & {
 
 export interface RequestLogFilter {
   readonly path?: string;
+  /** The mapping that took it (its id). */
+  readonly mapping?: string;
   /** An exact status (`500`) or a class (`5`, from `5xx`). */
   readonly status?: { readonly exact: number } | { readonly class: number };
   /** Only requests answered 4xx or 5xx. */
@@ -220,6 +222,7 @@ export function requestListWhere(
   };
   const { status } = filter;
   if (filter.path !== undefined) clauses.push(`path = ${at(filter.path)}`);
+  if (filter.mapping !== undefined) clauses.push(`mapping_id = ${at(filter.mapping)}`);
   if (status && 'exact' in status) clauses.push(`status = ${at(status.exact)}`);
   if (status && 'class' in status)
     clauses.push(`status >= ${at(status.class * 100)} AND status < ${at(status.class * 100 + 100)}`);

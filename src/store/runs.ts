@@ -13,6 +13,14 @@ export interface RunRecord extends Omit<AgentAction, 'kind'> {
   readonly createdAt: number;
   readonly startedAt?: number;
   readonly finishedAt?: number;
+  /** When its summary was posted: the run is over (a later redelivery aside). */
+  readonly summarizedAt?: number;
+  /** Why it waits, as stored while a breaker holds it (docs/runtime.md#waiting). */
+  readonly waiting?: string;
+  /** Not to be tried before this time (the end of the wait it stands in). */
+  readonly notBefore?: number;
+  /** When the operator asked to cancel it (docs/runtime.md#cancel). */
+  readonly cancelRequestedAt?: number;
 }
 
 /** A row as the database answers it. */
@@ -38,6 +46,10 @@ export interface RunRow {
   started_at: number | null;
   finished_at: number | null;
   mapping_id: string | null;
+  summarized_at: number | null;
+  waiting: string | null;
+  not_before: number | null;
+  cancel_requested_at: number | null;
 }
 
 const optional = <K extends string, V>(key: K, value: V | null): { [P in K]?: V } =>
@@ -67,6 +79,10 @@ export function runOf(row: RunRow): RunRecord {
     ...optional('startedAt', row.started_at),
     ...optional('finishedAt', row.finished_at),
     ...optional('mappingId', row.mapping_id),
+    ...optional('summarizedAt', row.summarized_at),
+    ...optional('waiting', row.waiting),
+    ...optional('notBefore', row.not_before),
+    ...optional('cancelRequestedAt', row.cancel_requested_at),
   };
 }
 
@@ -103,7 +119,7 @@ export function hookRun(action: AgentAction, id: string, requestId: string, crea
 
 /** A run's final status and what it produced. */
 export interface RunResult {
-  readonly status: Exclude<RunStatus, 'queued' | 'running'>;
+  readonly status: Exclude<RunStatus, 'queued' | 'running' | 'cancelled'>;
   readonly output?: string;
   readonly error?: string;
 }
@@ -118,6 +134,19 @@ export interface RunRepository {
   finish(id: string, result: RunResult, at: number): void;
   markSummarized(id: string, at: number): void;
   recordDelivery(id: string, delivery: DeliveryOutcome): void;
+  /**
+   * Records why an unfinished run waits, and until when (docs/runtime.md#waiting); null clears
+   * it once it tries again.
+   */
+  recordWait(id: string, wait: RunWait | null): void;
+  /**
+   * Ends an unsummarized run as `cancelled` with `error`, whatever it had reached (a reply is
+   * kept), its delivery (unless one was recorded) `skipped` because `cancelled`; its summary
+   * follows in the same commit (docs/runtime.md#cancel).
+   */
+  cancel(id: string, error: string, at: number): void;
+  /** Asks the node running an unsummarized run to cancel it (several nodes, docs/scale.md). */
+  requestCancel(id: string, at: number): void;
   /** Records a failed try of a run's model call or delivery (docs/runtime.md#attempts). */
   recordAttempt(attempt: RunAttempt): void;
   /** The failed tries of these runs, oldest first. */
@@ -127,6 +156,15 @@ export interface RunRepository {
   list(filter: RunListFilter): (RunRecord & { readonly seq: number })[];
   /** The status and delivery status of these runs, in one query (any order; unknown ids left out). */
   outcomes(runIds: readonly string[]): RunStatusRow[];
+}
+
+/** The delivery outcome of a run cancelled before one was recorded, as stored. */
+export const CANCELLED_DELIVERY = JSON.stringify({ status: 'skipped', reason: 'cancelled' });
+
+/** Why a run waits, as stored: the reason shown, and when the wait ends when that is known. */
+export interface RunWait {
+  readonly reason: string;
+  readonly until?: number;
 }
 
 /** A run's status and its delivery's, as a request's outcome sums them up. */

@@ -8,8 +8,8 @@ import { type Answer, call, until } from '../helpers/http.js';
 import { type SuiteStore, suiteStore, suiteStores } from '../helpers/postgres.js';
 
 /**
- * What the console reads of the request log and the runs (docs/runtime.md#request-log-and-replay,
- * issue 28 item 5): event types, run outcomes, search and filters, over a spawned gateway on
+ * What the console reads of the request log and the runs (docs/runtime.md#request-log-and-replay):
+ * event types, run outcomes, search and filters, over a spawned gateway on
  * each store.
  */
 
@@ -239,11 +239,11 @@ describe.each(suiteStores)('the request log API on %s', (kind) => {
     expect(byId.get('plugin:acme:deploy')).toMatchObject({
       eventType: 'path action',
       preset: 'acme',
-      fixtures: [{ name: 'deploy', description: 'a deploy finished' }],
+      fixtures: [{ name: 'deploy', description: 'a deploy finished', kind: 'preset' }],
     });
     const github = byId.get('preset:github');
     expect(github).toMatchObject({ eventType: 'header x-github-event', preset: 'github' });
-    expect(github?.fixtures).toContainEqual({ name: 'push', description: expect.any(String) });
+    expect(github?.fixtures).toContainEqual({ name: 'push', description: expect.any(String), kind: 'preset' });
     expect(github?.fixtures?.length).toBe(12);
 
     const recorded = JSON.parse(readFileSync(join(ROOT, 'presets/github/fixtures/push.json'), 'utf8'));

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeModel } from '../helpers/fake-model.js';
 import { makeTempDir, runHookd, startHookd, writeConfig } from '../helpers/hookd-process.js';
-import { call } from '../helpers/http.js';
+import { call, until } from '../helpers/http.js';
 
 const TOKEN = 'cli-log-hook-token-0123456789';
 const GATEWAY = 'cli-log-gateway-token-0123456789';
@@ -45,9 +45,11 @@ describe('hookd requests, replay and runs (docs/runtime.md#request-log-and-repla
     const listed = await cli('requests', '--failed');
     expect(listed.code).toBe(0);
     const [header, row] = listed.stdout.trim().split('\n');
-    expect(header).toMatch(/^RECEIVED\s+ID\s+PATH\s+STATUS\s+CODE\s+MAPPING\s+MS\s+ACTIONS$/);
+    expect(header).toMatch(/^RECEIVED\s+ID\s+PATH\s+EVENT\s+STATUS\s+CODE\s+MAPPING\s+MS\s+ACTIONS\s+REASON$/);
     expect(row).toContain(id);
-    expect(row).toMatch(/ci\s+500\s+TRANSFORM_FAILED\s+ci/);
+    // The reason column says why it failed.
+    expect(row).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}/);
+    expect(row).toMatch(/ci\s+-\s+500\s+TRANSFORM_FAILED\s+ci\s+\d+\s+-\s+.*broken on purpose/);
 
     // Still broken: the replay answers what a live request would, and the command fails.
     const stillBroken = await cli('replay', id);
@@ -59,11 +61,9 @@ describe('hookd requests, replay and runs (docs/runtime.md#request-log-and-repla
       join(temp.dir, 'transforms/t.ts'),
       `export default ({ payload }: { payload: { n: number } }) => ({ kind: 'agent', message: 'build ' + payload.n });\n`,
     );
-    let replayed = { code: null as number | null, stdout: '', stderr: '' };
-    for (let i = 0; i < 40 && replayed.code !== 0; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      replayed = await cli('replay', '--failed', '--since', '1h');
-    }
+    // Replayed once the gateway has reloaded the fixed transform (it says so in its log).
+    await until(async () => (hookd.stdout().includes('"msg":"transform reloaded"') ? true : undefined), 'the reload');
+    const replayed = await cli('replay', '--failed', '--since', '1h');
     expect(replayed.code).toBe(0);
     expect(replayed.stdout).toMatch(new RegExp(`^${id} → 202 \\(replay [^)]+\\) \\{"ok":true,"runId"`));
     // Replayed once: a second --failed finds nothing.
@@ -80,11 +80,13 @@ describe('hookd requests, replay and runs (docs/runtime.md#request-log-and-repla
     expect(runIdOf(forced.stdout)).not.toBe(runIdOf(again.stdout));
     expect((await cli('requests')).stdout).toContain(`forced replay of ${id}`);
 
-    let runs = '';
-    for (let i = 0; i < 50 && !runs.includes(' ok '); i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      runs = (await cli('runs')).stdout;
-    }
+    // Listed once the replay's run has ended.
+    const admin = { method: 'GET', headers: { authorization: `Bearer ${GATEWAY}` } };
+    await until(async () => {
+      const run = await call(`${hookd.url}/api/runs/${runIdOf(replayed.stdout)}`, admin);
+      return run.body.status === 'ok' ? true : undefined;
+    }, 'the replayed run to end');
+    const runs = (await cli('runs')).stdout;
     expect(runs.split('\n')[0]).toMatch(/^CREATED\s+RUN\s+STATUS\s+NAME\s+MODEL\s+DELIVERY$/);
     expect(runs).toMatch(/ ok\s+CI\s+fake\/m\s+skipped \(deliver is false\)/);
     const json = JSON.parse((await cli('requests', '--json', '--limit', '10')).stdout) as { requests: unknown[] };
@@ -99,9 +101,24 @@ describe('hookd requests, replay and runs (docs/runtime.md#request-log-and-repla
     });
     expect(noToken.code).toBe(1);
     expect(noToken.stderr).toContain('401');
+
+    // A replay refused before running (409) made no record: no replay id is printed.
+    const refused = await call(`${hookd.url}/hooks/ci`, {
+      headers: { authorization: 'Bearer not-the-hook-token-0123' },
+      json: { n: 2 },
+    });
+    const refusedId = refused.headers['x-request-id'] as string;
+    let notAllowed = await cli('replay', refusedId);
+    for (let i = 0; i < 40 && !notAllowed.stdout.includes('409'); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      notAllowed = await cli('replay', refusedId);
+    }
+    expect(notAllowed.code).toBe(1);
+    expect(notAllowed.stdout).toMatch(new RegExp(`^${refusedId} → 409 REPLAY_NOT_ALLOWED: `));
+    expect(notAllowed.stdout).not.toContain('(replay');
   });
 
-  it('resolve only the config keys they read: an unrelated ${NAME} not set is no error for runs, requests, replay and send (issue 28 item 8)', async () => {
+  it('resolve only the config keys they read: an unrelated ${NAME} not set is no error for runs, requests, replay and send', async () => {
     const temp = makeTempDir();
     cleanups.push(temp.cleanup);
     const note = { id: 'note', match: { path: 'note' }, action: 'wake', textTemplate: 'note {{n}}' };

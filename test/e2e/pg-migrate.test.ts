@@ -67,9 +67,14 @@ const ONLY_POSTGRES = new Set([
   'runs.lease_owner', // run leases among nodes
   'runs.lease_until',
 ]);
+const ONLY_SQLITE = new Set([
+  // A request's body in the body log beside the SQLite file (PostgreSQL keeps it in the row).
+  'requests.body_at',
+  'requests.body_len',
+]);
 
 describe.skipIf(!postgresTestsRun)('the PostgreSQL schema', () => {
-  it('has the tables and columns of the SQLite store, with the same types, and only the leases besides', async () => {
+  it('has the tables and columns of the SQLite store, with the same types, the leases besides, the body log aside', async () => {
     const client = await connect(await emptyDatabase('agree'));
     await migratePostgres(client);
     const { rows } = await client.query<{ table_name: string; column_name: string; data_type: string }>(
@@ -88,7 +93,7 @@ describe.skipIf(!postgresTestsRun)('the PostgreSQL schema', () => {
       for (const column of new Set([...Object.keys(lite), ...Object.keys(pgColumns)])) {
         const [a, b] = [lite[column], pgColumns[column]];
         if (a === undefined || b === undefined) {
-          if (a !== undefined || !ONLY_POSTGRES.has(`${table}.${column}`))
+          if (!(a === undefined ? ONLY_POSTGRES : ONLY_SQLITE).has(`${table}.${column}`))
             problems.push(`${table}.${column}: only in ${a ? 'SQLite' : 'PostgreSQL'}`);
         } else if (!SAME_TYPE[a]?.includes(b)) problems.push(`${table}.${column}: ${a} in SQLite, ${b} in PostgreSQL`);
       }

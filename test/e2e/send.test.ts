@@ -12,7 +12,7 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-describe('hookd send (issue 17)', () => {
+describe('hookd send', () => {
   it('sends a correctly signed delivery for a GitHub-verified mapping and prints the run it became', async () => {
     const temp = makeTempDir();
     cleanups.push(temp.cleanup);
@@ -57,7 +57,10 @@ describe('hookd send (issue 17)', () => {
     expect(model.requests.some((r) => JSON.stringify(r).includes('push to octo/hello by mona'))).toBe(true);
 
     // The same delivery with another secret is refused, and send says so with a non-zero exit.
-    const wrong = writeConfig(temp.dir, {
+    // (A config of its own: the gateway reloads the file it serves when that changes.)
+    const elsewhere = makeTempDir();
+    cleanups.push(elsewhere.cleanup);
+    const wrong = writeConfig(elsewhere.dir, {
       ...config,
       hooks: {
         ...config.hooks,

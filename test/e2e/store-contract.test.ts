@@ -246,6 +246,7 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
             replayOf: 'b',
             receivedAt: 7000,
             eventType: 'push',
+            mappingId: 'gh',
           }),
         );
         w.requests.insert(record('a', { status: 400, code: 'TEXT_REQUIRED', receivedAt: 8000 }));
@@ -254,6 +255,7 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
         (await store.requests.list({ limit: 10, ...filter })).map((r) => `${r.id}:${r.status}`);
       expect(await ids({})).toEqual(['a:400', 'c:202', 'b:500', 'a:200']);
       expect(await ids({ path: 'note' })).toEqual(['a:400', 'b:500', 'a:200']);
+      expect(await ids({ mapping: 'gh' })).toEqual(['c:202']);
       expect(await ids({ status: { class: 5 } })).toEqual(['b:500']);
       expect(await ids({ status: { exact: 202 } })).toEqual(['c:202']);
       expect(await ids({ failed: true })).toEqual(['a:400', 'b:500']);
@@ -503,6 +505,60 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
       expect((outcomes[2] as PromiseFulfilledResult<string>).value).toBe('value');
       expect((await store.events.list('main')).map((e) => e.id)).toEqual(['g1', 'g2']);
+    });
+
+    it('keeps why a run waits until it tries again, and nothing of it once the run is over', async () => {
+      const store = make();
+      await store.commit((w) => w.runs.insert(run('waits')));
+      await store.commit((w) => w.runs.recordWait('waits', { reason: 'breaker open for fake/m until …', until: 9000 }));
+      expect(await store.runs.get('waits')).toMatchObject({
+        waiting: 'breaker open for fake/m until …',
+        notBefore: 9000,
+      });
+      await store.commit((w) => w.runs.recordWait('waits', null));
+      const cleared = await store.runs.get('waits');
+      expect(cleared?.waiting).toBeUndefined();
+      expect(cleared?.notBefore).toBeUndefined();
+      await store.commit((w) => w.runs.markSummarized('waits', 10));
+      await store.commit((w) => w.runs.recordWait('waits', { reason: 'late' }));
+      expect((await store.runs.get('waits'))?.waiting).toBeUndefined();
+    });
+
+    it('cancels an unsummarized run whatever it reached, keeping its reply, and never a summarized one', async () => {
+      const store = make();
+      await store.commit((w) => {
+        w.runs.insert(run('queued'));
+        w.runs.insert(run('delivering'));
+        w.runs.insert(run('over'));
+      });
+      await store.commit((w) => {
+        w.runs.requestCancel('queued', 5);
+        w.runs.finish('delivering', { status: 'ok', output: 'the reply' }, 6);
+        w.runs.finish('over', { status: 'ok', output: 'done' }, 6);
+        w.runs.recordDelivery('over', { status: 'sent', channel: 'chatnet', to: '42' });
+        w.runs.markSummarized('over', 7);
+      });
+      expect((await store.runs.get('queued'))?.cancelRequestedAt).toBe(5);
+      await store.commit((w) => {
+        for (const id of ['queued', 'delivering', 'over']) w.runs.cancel(id, 'cancelled by the operator', 8);
+        w.runs.requestCancel('over', 9);
+      });
+      expect(await store.runs.get('queued')).toMatchObject({
+        status: 'cancelled',
+        error: 'cancelled by the operator',
+        finishedAt: 8,
+        delivery: { status: 'skipped', reason: 'cancelled' },
+      });
+      expect(await store.runs.get('delivering')).toMatchObject({
+        status: 'cancelled',
+        output: 'the reply',
+        finishedAt: 6,
+        delivery: { status: 'skipped', reason: 'cancelled' },
+      });
+      const over = await store.runs.get('over');
+      expect(over).toMatchObject({ status: 'ok', delivery: { status: 'sent' }, summarizedAt: 7 });
+      expect(over?.cancelRequestedAt).toBeUndefined();
+      expect(await store.runs.countByStatus()).toMatchObject({ cancelled: 2, ok: 1 });
     });
 
     it("keeps a run's first result: a late second finish (a node that lost the lease) changes nothing", async () => {

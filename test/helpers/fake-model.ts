@@ -19,6 +19,8 @@ export interface FakeModel {
   /** The provider's baseUrl. */
   readonly url: string;
   readonly requests: ChatRequest[];
+  /** Requests whose client went away before they were answered (an aborted call). */
+  readonly abandoned: number;
   respond(fn: (request: ChatRequest, index: number) => FakeReply): void;
   close(): Promise<void>;
 }
@@ -51,6 +53,7 @@ export async function startFakeModel(
 ): Promise<FakeModel> {
   const requests: ChatRequest[] = [];
   const sockets = new Set<Socket>();
+  let abandoned = 0;
   let responder = fn ?? ((_req: ChatRequest, i: number) => `reply ${i + 1}`);
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let raw = '';
@@ -63,6 +66,9 @@ export async function startFakeModel(
         return;
       }
       const body = JSON.parse(raw) as ChatRequest;
+      res.on('close', () => {
+        if (!res.writableFinished) abandoned++;
+      });
       if (req.headers.authorization) body.authorization = req.headers.authorization;
       const index = requests.push(body) - 1;
       const tooLong = options.maxContextChars !== undefined && charsOf(body) > options.maxContextChars;
@@ -98,6 +104,9 @@ export async function startFakeModel(
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    get abandoned() {
+      return abandoned;
+    },
     respond(next) {
       responder = next;
     },

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { assertLogLines } from './log-lines.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/hookd.js');
@@ -33,7 +34,7 @@ export interface StartOptions {
   args?: string[];
   /** The hookd command to run (default `serve`). */
   command?: string[];
-  /** Ready when stdout matches this; default: the `hookd listening` line (which gives the URL). */
+  /** Ready when stdout or stderr matches this; default: the `hookd listening` line (which gives the URL). */
   readyPattern?: RegExp;
 }
 
@@ -88,7 +89,7 @@ export async function startHookd(options: StartOptions = {}): Promise<HookdProce
     const timer = setTimeout(() => fail(new Error(`hookd did not start:\n${output.out}\n${output.err}`)), 20_000);
     const check = () => {
       const match = (options.readyPattern ?? /"url":"(http:\/\/[^"]+)","hooksPath"[^\n]*"msg":"hookd listening"/).exec(
-        output.out,
+        `${output.out}\n${output.err}`,
       );
       if (match) {
         clearTimeout(timer);
@@ -96,6 +97,7 @@ export async function startHookd(options: StartOptions = {}): Promise<HookdProce
       }
     };
     child.stdout?.on('data', check);
+    child.stderr?.on('data', check);
     exited.then(({ code }) => {
       clearTimeout(timer);
       fail(new Error(`hookd exited with ${code} before listening:\n${output.out}\n${output.err}`));
@@ -112,6 +114,8 @@ export async function startHookd(options: StartOptions = {}): Promise<HookdProce
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;
       if (!options.dir) temp.cleanup();
+      // Every spawned gateway's lines are checked once it is done (test/helpers/log-lines.ts).
+      assertLogLines(output.out + output.err, `hookd ${args.join(' ')}`);
     },
   };
 }
@@ -126,5 +130,6 @@ export async function runHookd(
   const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
   const code = await new Promise<number | null>((done) => child.on('exit', (c) => done(c)));
   clearTimeout(timer);
+  assertLogLines(output.out + output.err, `hookd ${args.join(' ')}`);
   return { code, stdout: output.out, stderr: output.err };
 }

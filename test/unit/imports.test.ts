@@ -3,18 +3,29 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The dependency rule of STYLE.md, checked on the import graph of src/: a module imports
- * only from a lower layer or its own folder, never sideways, and another folder only
- * through that folder's index.ts. Type-only imports count like any other.
+ * Dependencies in src/ point one way, checked on its import graph: a module imports only
+ * from a lower layer or its own folder, never sideways, and another folder only through
+ * that folder's index.ts (its public surface). Type-only imports count like any other.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['errors.ts', 'action-shape.ts', 'ids.ts', 'backoff.ts', 'clock.ts', 'views.ts', 'undici.ts', 'read-file.ts'],
+  [
+    'errors.ts',
+    'action-shape.ts',
+    'ids.ts',
+    'backoff.ts',
+    'clock.ts',
+    'views.ts',
+    'undici.ts',
+    'read-file.ts',
+    'time-format.ts',
+  ],
   ['schemes'],
   ['headers.ts', 'log.ts'],
   ['config'],
   ['actions'],
   ['mapping'],
   ['transforms', 'store'],
+  ['runtime/isolation'],
   ['runtime/attempts'],
   ['runtime/safety', 'runtime/delivery', 'runtime/queries', 'runtime/alerts'],
   ['runtime/heartbeat'],
@@ -23,7 +34,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['providers', 'channels', 'mail', 'store/sqlite', 'store/postgres'],
   ['ingress', 'metrics.ts', 'routes.ts'],
   ['admin'],
-  ['app.ts', 'backend.ts'],
+  ['app.ts', 'backend.ts', 'config-reload.ts'],
   ['main.ts'],
   ['cli'],
 ];
@@ -45,6 +56,7 @@ function filesUnder(dir: string): string[] {
 const SUB_UNITS = [
   'store/sqlite',
   'store/postgres',
+  'runtime/isolation',
   'runtime/attempts',
   'runtime/alerts',
   'runtime/safety',

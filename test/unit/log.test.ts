@@ -1,21 +1,53 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger, LazyChildLogger } from '../../src/log.js';
+import { assertLogLines, duplicateKeys } from '../helpers/log-lines.js';
 
-function capture() {
-  const lines: Record<string, unknown>[] = [];
+/** A logger writing into an array of lines. */
+function captured(level: 'info' | 'debug' = 'info') {
+  const lines: string[] = [];
   const destination = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)));
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...chunk.toString().split('\n').filter(Boolean));
       done();
     },
   });
-  return { lines, log: createLogger({ level: 'info', destination }) };
+  return { log: createLogger({ level, destination }), lines };
 }
+
+describe('the duplicate-key check of log lines', () => {
+  it('finds a key named twice at the top and inside nested objects and arrays', () => {
+    expect(duplicateKeys('{"a":1,"b":{"c":"x","c":"y"},"a":[{"d":1,"d":2}]}')).toEqual(['b.c', 'a', 'a[0].d']);
+    expect(duplicateKeys('{"a":"with \\" and , inside","b":[1,2,{"a":null}],"c":true}')).toEqual([]);
+  });
+
+  it('fails on an output with such a line and passes one without (hints and cut lines are not log lines)', () => {
+    expect(() => assertLogLines('hookd: ready\n{"component":"runs","component":"attempts"}\n', 'x')).toThrow(
+      /component twice/,
+    );
+    expect(() => assertLogLines('hookd: ready\n{"level":30,"msg":"ok"}\n{"cut', 'x')).not.toThrow();
+  });
+});
+
+describe('createLogger', () => {
+  it("writes a child's binding once, the child's value replacing its parent's, at the parent's level", () => {
+    const { log, lines } = captured();
+    const runs = log.child({ component: 'runs', job: 'pump' });
+    runs.child({ component: 'attempts' }).info('attempt recorded');
+    runs.child({ attempt: 2 }).info('plain child');
+    const quiet = log.child({ component: 'runs' });
+    quiet.level = 'warn';
+    quiet.child({ component: 'attempts' }).info('not at info');
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(duplicateKeys(line)).toEqual([]);
+    expect(JSON.parse(lines[0] as string)).toMatchObject({ component: 'attempts', job: 'pump', pid: process.pid });
+    expect(JSON.parse(lines[1] as string)).toMatchObject({ component: 'runs', job: 'pump', attempt: 2 });
+  });
+});
 
 describe("a request's lazy logger", () => {
   it('makes no child logger until something logs through it', () => {
-    const { log } = capture();
+    const { log } = captured();
     let children = 0;
     const parent = new Proxy(log, {
       get: (target, key, receiver) =>
@@ -36,11 +68,11 @@ describe("a request's lazy logger", () => {
   });
 
   it("logs with the request's bindings, redacted like the root logger's lines", () => {
-    const { lines, log } = capture();
+    const { lines, log } = captured();
     const lazy = new LazyChildLogger(log, { reqId: 'r2' });
     lazy.warn({ headers: { authorization: 'Bearer secret-token' } }, 'refused');
     lazy.child({ component: 'x' }).error('failed');
-    expect(lines).toMatchObject([
+    expect(lines.map((line) => JSON.parse(line))).toMatchObject([
       { reqId: 'r2', msg: 'refused', level: 40, headers: { authorization: '[redacted]' } },
       { reqId: 'r2', component: 'x', msg: 'failed', level: 50 },
     ]);

@@ -2,7 +2,9 @@ import type { Clock } from '../../clock.js';
 import { newId } from '../../ids.js';
 import type { Logger } from '../../log.js';
 import type { AlertRecord, StoreContract, StoredAlert } from '../../store/index.js';
+import type { AlertCondition } from '../../views.js';
 import { sendWithRetries } from '../attempts/index.js';
+import type { BreakerSnapshot } from '../isolation/index.js';
 import type { ChatChannel } from '../ports.js';
 import { firingText, recoveryText } from './alert-text.js';
 import { countOf, isActive, type Watch } from './watch.js';
@@ -16,6 +18,8 @@ export interface AlertSenderOptions {
   readonly consoleUrl: () => string;
   readonly log: Logger;
   readonly clock: Clock;
+  /** The breaker a condition's source has, while it holds tries back (model and delivery alerts). */
+  readonly breakerOf?: (condition: AlertCondition, source: string) => BreakerSnapshot | undefined;
 }
 
 /** Stores and sends the firings and recoveries of watches (docs/operations.md#alerts). */
@@ -105,7 +109,14 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
       const link = linkOf(watch);
       const count = countOf(watch);
       const { lastError } = watch;
-      const facts = { count, windowMs: watch.windowMs, link, ...(lastError === undefined ? {} : { lastError }) };
+      const breaker = options.breakerOf?.(watch.condition, watch.source);
+      const facts = {
+        count,
+        windowMs: watch.windowMs,
+        link,
+        ...(lastError === undefined ? {} : { lastError }),
+        ...(breaker && breaker.state !== 'closed' ? { breaker } : {}),
+      };
       const alert: AlertRecord = {
         id: newId(),
         at: now,

@@ -1,5 +1,5 @@
 import type { AlertCondition } from '../../views.js';
-import type { Failure } from '../attempts/index.js';
+import type { BreakerSnapshot } from '../isolation/index.js';
 import type { MappingAnswer } from './types.js';
 import { MAX_TIMES } from './watch.js';
 
@@ -26,16 +26,6 @@ export function durationText(ms: number): string {
 export function answerError(answer: MappingAnswer): string {
   const where = answer.where === undefined ? '' : ` at ${answer.where}`;
   return `${answer.code ?? 'error'} (HTTP ${answer.status})${where}`;
-}
-
-/**
- * A failed try of a model or a chat service: its code and status; for a network failure the
- * network's own error (a server's answer is left out: it may repeat what it was sent).
- */
-export function tryError(failure: Failure): string {
-  const status = failure.status === undefined ? '' : ` (HTTP ${failure.status})`;
-  const network = failure.outcome.endsWith('_UNREACHABLE') && failure.error ? `: ${failure.error}` : '';
-  return `${failure.outcome}${status}${network}`;
 }
 
 const counted = (n: number) => (n >= MAX_TIMES ? `${n} or more` : String(n));
@@ -74,17 +64,28 @@ function subject(condition: AlertCondition, source: string): string {
   }
 }
 
-/** The message of a firing: what, how often, the last error and where to look. */
+/** The message of a firing: what, how often, the last error, its destination's breaker and where to look. */
 export function firingText(
   condition: AlertCondition,
   source: string,
-  facts: { count: number; windowMs: number; lastError?: string; link: string },
+  facts: { count: number; windowMs: number; lastError?: string; breaker?: BreakerSnapshot; link: string },
 ): string {
   return [
     `hookd alert: ${firingLine(condition, source, facts.count, durationText(facts.windowMs))}`,
     ...(facts.lastError === undefined ? [] : [`last error: ${facts.lastError}`]),
+    ...(facts.breaker === undefined ? [] : [breakerLine(facts.breaker)]),
     `console: ${facts.link}`,
   ].join('\n');
+}
+
+/**
+ * A destination's breaker while it holds tries back (docs/operations.md#alerts): `breaker: open
+ * until 2026-…Z, its runs and deliveries wait`, or half-open while a probe goes.
+ */
+export function breakerLine(breaker: BreakerSnapshot): string {
+  if (breaker.state === 'half-open') return 'breaker: half-open, one probe at a time';
+  const until = breaker.openUntil === undefined ? '' : ` until ${new Date(breaker.openUntil).toISOString()}`;
+  return `breaker: open${until}, its runs and deliveries wait`;
 }
 
 /**

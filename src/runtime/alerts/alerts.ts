@@ -3,12 +3,17 @@ import type { Logger } from '../../log.js';
 import type { DeliveryOutcome, StoreContract } from '../../store/index.js';
 import type { AlertCondition } from '../../views.js';
 import type { Attempt, AttemptOwner } from '../attempts/index.js';
+import { type BreakerSnapshot, channelTarget, modelTarget, type Target } from '../isolation/index.js';
 import type { ChatChannel, ModelRouter } from '../ports.js';
 import { createAlertSender } from './alert-sender.js';
 import { answerError, UNROUTED } from './alert-text.js';
 import type { AlertSettings, HookOutcomes, MappingAnswer } from './types.js';
 import { countFailure, createWatch, isActive, isIdle, isQuiet, type Watch } from './watch.js';
 import { watchedChannels, watchedModels } from './watched-ports.js';
+
+/** The destination an alert's source names: a model for modelUnreachable, else a channel. */
+const breakerTargetOf = (condition: AlertCondition, source: string): Target =>
+  condition === 'modelUnreachable' ? modelTarget(source) : channelTarget(source);
 
 /** How often windows are looked at: a quiet window, a streak that lasted, a firing `every` held back. */
 export const ALERT_TICK_MS = 5000;
@@ -29,6 +34,8 @@ export interface AlertsOptions {
    * their failures: only a success it sees closes them (docs/operations.md#alerts).
    */
   readonly shared: boolean;
+  /** A destination's breaker, for the model and delivery alerts' messages. */
+  readonly breakerOf?: (target: Target) => BreakerSnapshot | undefined;
 }
 
 /** Alerts (docs/operations.md#alerts): failures counted per source, one message per condition, then one when it clears. */
@@ -43,6 +50,11 @@ export interface Alerts {
   delivered(outcome: DeliveryOutcome): void;
   /** A run's failed try: alerts about it link to its run. */
   attempted(run: AttemptOwner, attempt: Attempt): void;
+  /**
+   * A breaker opened or closed. While a channel's is open its deliveries wait instead of failing,
+   * so each opening counts as one failed delivery (docs/operations.md#alerts).
+   */
+  breakerChanged(breaker: BreakerSnapshot): void;
   /** Reads the open alerts and starts looking at windows. */
   start(): Promise<void>;
   /** Stops counting, aborts messages in flight and waits for the store writes under way. */
@@ -53,7 +65,13 @@ export interface Alerts {
 export function createAlerts(options: AlertsOptions): Alerts {
   const { settings, clock } = options;
   const log = options.log.child({ component: 'alerts' });
-  const sender = createAlertSender({ ...options, to: settings.to, everyMs: settings.everyMs });
+  const { breakerOf, ...senderOptions } = options;
+  const sender = createAlertSender({
+    ...senderOptions,
+    to: settings.to,
+    everyMs: settings.everyMs,
+    ...(breakerOf ? { breakerOf: (condition, source) => breakerOf(breakerTargetOf(condition, source)) } : {}),
+  });
   const watches = new Map<string, Watch>();
   const channelErrors = new Map<string, string>();
   let lastDeliveryRun: string | undefined;
@@ -173,6 +191,11 @@ export function createAlerts(options: AlertsOptions): Alerts {
         const watch = watches.get(keyOf('modelUnreachable', run.model));
         if (watch) watch.page = `#/runs/${encodeURIComponent(run.id)}`;
       }
+    },
+    breakerChanged(breaker) {
+      if (breaker.kind !== 'channel' || breaker.state !== 'open') return;
+      const last = breaker.lastError === undefined ? '' : ` (last: ${breaker.lastError})`;
+      fail('deliveryFailures', breaker.target, `breaker open after ${breaker.failures} failed tries in a row${last}`);
     },
     async start() {
       await readOpen();

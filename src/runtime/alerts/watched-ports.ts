@@ -1,7 +1,6 @@
 import { isHookdError } from '../../errors.js';
-import { failureOf } from '../attempts/index.js';
+import { failureOf, tryError } from '../attempts/index.js';
 import type { ChatChannel, ModelRouter } from '../ports.js';
-import { tryError } from './alert-text.js';
 
 /** What a watched model port reports of each try (docs/operations.md#alerts). */
 export interface ModelTries {

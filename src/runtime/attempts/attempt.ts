@@ -35,10 +35,12 @@ export function failureOf(err: unknown): Failure {
     return { outcome: err.code, status, error: cut(excerpt), transient, ...after(retryAfterMs) };
   }
   if (isHookdError(err, 'CHANNEL_REFUSED')) {
-    const { status, description, retryAfterMs } = err.params;
-    const error = description === undefined ? {} : { error: cut(description) };
+    const { status, description, retryAfterMs, protocol } = err.params;
     // A kind whose statuses are not HTTP's (SMTP's 4xx are the transient ones) says so itself.
     const transient = err.params.transient ?? transientStatus(status);
+    // An attempt's status is an HTTP status (docs/runtime.md#attempts): another protocol's code leads its text.
+    if (protocol) return { outcome: err.code, error: cut(err.message), transient, ...after(retryAfterMs) };
+    const error = description === undefined ? {} : { error: cut(description) };
     return { outcome: err.code, status, ...error, transient, ...after(retryAfterMs) };
   }
   if (isHookdError(err, 'MODEL_UNREACHABLE', 'CHANNEL_UNREACHABLE'))
@@ -65,4 +67,14 @@ export function attemptOf(failure: Failure, kind: AttemptKind, n: number, at: nu
 export function lastText(attempt: Pick<Attempt, 'status' | 'error' | 'outcome'>): string {
   if (attempt.status !== undefined) return `HTTP ${attempt.status} ${attempt.error ?? ''}`.trim();
   return attempt.error ?? attempt.outcome;
+}
+
+/**
+ * A failed try in hookd's own words (alerts, breakers): its code and status; for a network
+ * failure the network's own error. A server's answer is left out: it may repeat what it was sent.
+ */
+export function tryError(failure: Failure): string {
+  const status = failure.status === undefined ? '' : ` (HTTP ${failure.status})`;
+  const network = failure.outcome.endsWith('_UNREACHABLE') && failure.error ? `: ${failure.error}` : '';
+  return `${failure.outcome}${status}${network}`;
 }

@@ -1,9 +1,11 @@
 import { type BackoffBounds, backoffMs } from '../../backoff.js';
 import type { Clock } from '../../clock.js';
 import { type HookdError, hookdError } from '../../errors.js';
+import { channelTarget, type Permit } from '../isolation/index.js';
 import type { ChatChannel } from '../ports.js';
 import { deadline } from '../timeout.js';
-import { type Attempt, attemptOf, type Failure, failureOf } from './attempt.js';
+import { type Attempt, attemptOf, type Failure, failureOf, tryError } from './attempt.js';
+import { OPEN_GATE, type TryGate } from './gate.js';
 
 /** Tries of one message, at most. */
 export const DELIVERY_ATTEMPTS = 4;
@@ -20,6 +22,8 @@ export interface ChannelTryOptions {
   readonly signal?: AbortSignal;
   /** Told of every failed try as it fails. */
   readonly onFailure?: (attempt: Attempt) => void;
+  /** Where each try takes its slot (the runtime's slots and the channel's breaker); none: no wait. */
+  readonly gate?: TryGate;
 }
 
 const shuttingDown = () => hookdError('SHUTTING_DOWN', { what: 'delivery' });
@@ -41,18 +45,30 @@ export async function sendWithRetries(
 
 async function sendOne(channel: ChatChannel, to: string, text: string, options: ChannelTryOptions): Promise<void> {
   const { clock, signal = new AbortController().signal } = options;
+  const gate = options.gate ?? OPEN_GATE;
   for (let n = 1; ; n++) {
     let failure: Failure;
+    let permit: Permit;
+    try {
+      permit = await gate.acquire(channelTarget(channel.id), signal);
+    } catch {
+      throw shuttingDown();
+    }
     const limit = deadline(DELIVERY_TRY_SECONDS, signal, clock);
     try {
       await channel.sendMessage(to, text, limit.signal);
+      permit.release('ok');
       return;
     } catch (caught) {
-      if (signal.aborted) throw shuttingDown();
+      if (signal.aborted) {
+        permit.release('cut');
+        throw shuttingDown();
+      }
       const err: unknown = limit.timedOut
         ? hookdError('CHANNEL_UNREACHABLE', { channel: channel.id, reason: `no answer in ${DELIVERY_TRY_SECONDS} s` })
         : caught;
       failure = failureOf(err);
+      permit.release(failure.transient ? 'failed' : 'refused', tryError(failure));
       options.onFailure?.(attemptOf(failure, 'delivery', n, clock.now()));
       if (!failure.transient) throw err;
       if (n >= DELIVERY_ATTEMPTS)

@@ -1,8 +1,10 @@
 import { type BackoffBounds, backoffMs } from '../../backoff.js';
 import type { Clock } from '../../clock.js';
 import { hookdError } from '../../errors.js';
+import { modelTarget, type Permit } from '../isolation/index.js';
 import type { CompletionRequest, ModelRouter } from '../ports.js';
-import { type Attempt, attemptOf, type Failure, failureOf, lastText } from './attempt.js';
+import { type Attempt, attemptOf, type Failure, failureOf, lastText, tryError } from './attempt.js';
+import { OPEN_GATE, type TryGate } from './gate.js';
 
 /** Between model tries: 250 ms doubling to 5 s, unless the server says (`Retry-After`). */
 export const MODEL_BACKOFF: BackoffBounds = { minMs: 250, maxMs: 5_000 };
@@ -12,13 +14,16 @@ export interface ModelTryOptions {
   readonly clock: Clock;
   /** Told of every failed try as it fails (not of one cut off by the signal). */
   readonly onFailure?: (attempt: Attempt) => void;
+  /** Where each try takes its slot (the runtime's slots and the model's breaker); none: no wait. */
+  readonly gate?: TryGate;
 }
 
 /**
  * Calls `ref` until it answers (docs/runtime.md#attempts): 429, 5xx and network errors are tried
  * again after a back-off on the clock, until `request.signal` aborts; then it rejects with
  * MODEL_UNAVAILABLE (how many tries failed, and the last failure) when any did, else with the
- * signal's reason. Any other failure, a context-length refusal included, rejects at once.
+ * signal's reason. Any other failure, a context-length refusal included, rejects at once. Each
+ * try holds a slot of `gate` while in flight, and only then (docs/runtime.md#fault-isolation).
  */
 export async function completeWithRetries(
   models: ModelRouter,
@@ -27,6 +32,7 @@ export async function completeWithRetries(
   options: ModelTryOptions,
 ): Promise<string> {
   const { signal } = request;
+  const gate = options.gate ?? OPEN_GATE;
   let last: Attempt | undefined;
   // Cut off after failures: the failures, not only the cut, are the news.
   const cutOff = () =>
@@ -35,11 +41,23 @@ export async function completeWithRetries(
       : hookdError('MODEL_UNAVAILABLE', { attempts: last.n, last: lastText(last) }, { cause: signal.reason });
   for (let n = 1; ; n++) {
     let failure: Failure;
+    let permit: Permit;
     try {
-      return await models.complete(ref, request);
+      permit = await gate.acquire(modelTarget(ref), signal);
+    } catch {
+      throw cutOff();
+    }
+    try {
+      const reply = await models.complete(ref, request);
+      permit.release('ok');
+      return reply;
     } catch (err) {
-      if (signal.aborted) throw cutOff();
+      if (signal.aborted) {
+        permit.release('cut');
+        throw cutOff();
+      }
       failure = failureOf(err);
+      permit.release(failure.transient ? 'failed' : 'refused', tryError(failure));
       last = attemptOf(failure, 'model', n, options.clock.now());
       options.onFailure?.(last);
       if (!failure.transient) throw err;

@@ -2,7 +2,7 @@ import { LAST_CHANNEL } from '../../action-shape.js';
 import { type Clock, systemClock } from '../../clock.js';
 import type { Logger } from '../../log.js';
 import type { DeliveryOutcome, MetaStore } from '../../store/index.js';
-import { type Attempt, sendWithRetries } from '../attempts/index.js';
+import { type Attempt, sendWithRetries, type TryGate } from '../attempts/index.js';
 import type { ChatChannel, DeliveryContext } from '../ports.js';
 
 export const HEARTBEAT_OK = 'HEARTBEAT_OK';
@@ -52,22 +52,24 @@ export interface DeliveryTarget {
   readonly mainSession?: boolean;
 }
 
+/** How one delivery is made. */
+export interface DeliverOptions {
+  /** Aborts a delivery still retrying or waiting (the gateway stops, its run is cancelled). */
+  readonly signal?: AbortSignal;
+  /** Told of every failed try. */
+  readonly onAttempt?: (attempt: Attempt) => void;
+  /** Where each try takes its slot (docs/runtime.md#fault-isolation); none: no wait. */
+  readonly gate?: TryGate;
+}
+
 /** Delivers replies to chat channels (docs/runtime.md#delivery). */
 export interface Delivery {
   /** Where a reply to `target` would go, or why it cannot go anywhere. */
   resolve(target: DeliveryTarget): Promise<Route | { reason: string }>;
   /** An outcome decided without trying (deliver false, a failed run), counted like the rest. */
   skipped(reason: string): DeliveryOutcome;
-  /**
-   * Delivers `reply`, telling `onAttempt` of every failed try; `signal` aborts a delivery still
-   * retrying when the gateway stops. Never throws.
-   */
-  deliver(
-    target: DeliveryTarget,
-    reply: string,
-    signal?: AbortSignal,
-    onAttempt?: (attempt: Attempt) => void,
-  ): Promise<DeliveryOutcome>;
+  /** Delivers `reply` (docs/runtime.md#attempts). Never throws. */
+  deliver(target: DeliveryTarget, reply: string, options?: DeliverOptions): Promise<DeliveryOutcome>;
 }
 
 /** Why a reply is not delivered when no chat channel is configured. */
@@ -110,19 +112,15 @@ export function createDelivery(options: DeliveryOptions): Delivery {
       options.onOutcome?.(outcome);
       return outcome;
     },
-    async deliver(target, reply, signal, onAttempt) {
-      const outcome = await attempt(target, reply, signal, onAttempt);
+    async deliver(target, reply, deliverOptions = {}) {
+      const outcome = await attempt(target, reply, deliverOptions);
       options.onOutcome?.(outcome);
       return outcome;
     },
   };
 
-  async function attempt(
-    target: DeliveryTarget,
-    reply: string,
-    signal: AbortSignal | undefined,
-    onFailure: ((attempt: Attempt) => void) | undefined,
-  ): Promise<DeliveryOutcome> {
+  async function attempt(target: DeliveryTarget, reply: string, how: DeliverOptions): Promise<DeliveryOutcome> {
+    const { signal, onAttempt: onFailure, gate } = how;
     if (reply.trim() === NO_REPLY) return { status: 'skipped', reason: 'NO_REPLY' };
     if (isAckOnly(reply, options.ackMaxChars)) return { status: 'skipped', reason: 'heartbeat acknowledgement' };
     // Nothing to deliver to is a choice (the embedded default has no channel), not a failure.
@@ -141,6 +139,7 @@ export function createDelivery(options: DeliveryOptions): Delivery {
         clock,
         ...(signal ? { signal } : {}),
         ...(onFailure ? { onFailure } : {}),
+        ...(gate ? { gate } : {}),
       });
       if (target.mainSession) await options.meta.set(LAST_ROUTE_KEY, route);
       return { status: 'sent', ...where };

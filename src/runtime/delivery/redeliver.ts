@@ -1,7 +1,7 @@
 import { hookdError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { DeliveryOutcome, StoreContract } from '../../store/index.js';
-import { type Attempt, type AttemptOwner, createAttemptRecorder } from '../attempts/index.js';
+import { type Attempt, type AttemptOwner, createAttemptRecorder, type TryGate } from '../attempts/index.js';
 import type { Delivery } from './delivery.js';
 
 export interface RedeliveriesOptions {
@@ -11,6 +11,8 @@ export interface RedeliveriesOptions {
   readonly onRunUpdate?: (runId: string) => void;
   /** Told of every failed delivery attempt with its run (alerts). */
   readonly onAttempt?: (run: AttemptOwner, attempt: Attempt) => void;
+  /** Where a redelivery's tries take their slots: its run's (docs/runtime.md#fault-isolation). */
+  readonly gate?: (run: AttemptOwner) => TryGate;
 }
 
 /**
@@ -38,7 +40,11 @@ export function createRedeliveries(options: RedeliveriesOptions) {
           sessionKey: run.sessionKey,
           ...(run.to === undefined ? {} : { to: run.to }),
         };
-        const outcome = await delivery.deliver(target, run.output ?? '', stopping.signal, recordAttempt(run));
+        const outcome = await delivery.deliver(target, run.output ?? '', {
+          signal: stopping.signal,
+          onAttempt: recordAttempt(run),
+          ...(options.gate ? { gate: options.gate(run) } : {}),
+        });
         await store.group.write((w) => w.runs.recordDelivery(runId, outcome));
         options.onRunUpdate?.(runId);
         return outcome;

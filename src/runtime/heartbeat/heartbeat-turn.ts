@@ -11,6 +11,7 @@ import {
   createPromptBudgets,
   historyWithin,
   type PromptBudgets,
+  type TryGate,
 } from '../attempts/index.js';
 import type { Delivery } from '../delivery/index.js';
 import type { ModelRouter } from '../ports.js';
@@ -43,6 +44,11 @@ export interface HeartbeatTurnOptions {
   readonly budgets?: PromptBudgets;
   /** Time for records, the turn's time limit and the coalescing and periodic timers. */
   readonly clock?: Clock;
+  /**
+   * Where its model tries and deliveries take their slots: its model's and channel's, never a
+   * run slot (docs/runtime.md#fault-isolation).
+   */
+  readonly gate?: TryGate;
 }
 
 /** The heartbeat turn's one user message: the prompt, then every pending event (docs/runtime.md#wake--main-session--heartbeat). */
@@ -153,7 +159,7 @@ export function createHeartbeatTurn(options: HeartbeatTurnOptions): HeartbeatTur
           models,
           options.model,
           { messages: request.messages, ...(options.thinking ? { thinking: options.thinking } : {}), signal },
-          { clock, onFailure },
+          { clock, onFailure, ...(options.gate ? { gate: options.gate } : {}) },
         );
         return { reply, request };
       } catch (err) {
@@ -205,7 +211,11 @@ export function createHeartbeatTurn(options: HeartbeatTurnOptions): HeartbeatTur
     const more =
       events.length < pending.length ||
       (pending.length === maxEvents && (await store.events.countPending(MAIN_SESSION)) > 0);
-    const outcome = await delivery.deliver({ channel: 'last', mainSession: true }, reply, shutdown, onFailure);
+    const outcome = await delivery.deliver({ channel: 'last', mainSession: true }, reply, {
+      signal: shutdown,
+      onAttempt: onFailure,
+      ...(options.gate ? { gate: options.gate } : {}),
+    });
     log.info({ reason, events: events.length, delivery: outcome.status, why: outcome.reason }, 'heartbeat done');
     return more;
   };

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { MAIN_SESSION } from '../../action-shape.js';
 import type {
   AlertFilter,
@@ -20,7 +21,6 @@ import type {
   OverviewView,
   RequestDetail,
   RequestView,
-  RunAttemptView,
   RunListItem,
   RunOutcome,
   RunTranscript,
@@ -28,7 +28,7 @@ import type {
   SessionsView,
   SessionView,
 } from '../../views.js';
-import { lastText } from '../attempts/index.js';
+import { runTimesOf, runViewOf, type WaitingOf, waitOf } from './run-view.js';
 
 /**
  * The read model the admin API shows (docs/runtime.md#admin-api, docs/runtime.md#request-log-and-replay). Every answer is a promise: a shared
@@ -56,8 +56,21 @@ export interface AdminQueries {
   mailStatus?(): object | undefined;
 }
 
-/** Read-only views of the store for the admin API (docs/runtime.md#admin-api). */
-export function createAdminQueries(store: StoreContract, now: () => number = Date.now): AdminQueries {
+/**
+ * Read-only views of the store for the admin API (docs/runtime.md#admin-api); `waitingOf` adds
+ * what this node knows of a run's wait to what the store says (docs/runtime.md#waiting).
+ */
+export function createAdminQueries(
+  store: StoreContract,
+  now: () => number = Date.now,
+  waitingOf: WaitingOf = () => undefined,
+): AdminQueries {
+  const toRunView = (run: RunRecord, attempts: readonly RunAttempt[]) =>
+    runViewOf(run, attempts, waitOf(run, now(), waitingOf));
+  const toRunListItem = (run: RunRecord, attempts: readonly RunAttempt[]) => ({
+    ...toRunView(run, attempts),
+    ...runTimesOf(run),
+  });
   /** Runs with their attempts, read in one query. */
   const withAttempts = async <R extends RunRecord>(runs: readonly R[]) => {
     const attempts = await store.runs.attempts(runs.map((r) => r.id));
@@ -113,7 +126,7 @@ export function createAdminQueries(store: StoreContract, now: () => number = Dat
         ...toRequestView(entry),
         headers,
         credentials,
-        body: body.toString('utf8'),
+        ...bodyView(body),
         events: events.flatMap((event) => (event ? [eventView(event)] : [])),
         runs: runs.flatMap((run) => run ?? []),
         ...(failure ? { failure: { code: failure.code, error: failure.error } } : {}),
@@ -183,55 +196,13 @@ function alertView(a: StoredAlert): AlertView {
   };
 }
 
-function attemptView(a: RunAttempt): RunAttemptView {
-  return {
-    at: iso(a.at),
-    kind: a.kind,
-    n: a.n,
-    outcome: a.outcome,
-    ...(a.status === undefined ? {} : { status: a.status }),
-    ...(a.error === undefined ? {} : { error: a.error }),
-  };
-}
-
 /**
- * `retrying (attempt N, last: …)` while the run's model call is being retried, `retrying
- * delivery (…)` while its delivery is: its last failed try is of this execution and of the
- * step the run stands at (docs/runtime.md#attempts).
+ * A kept body as the API shows it: its text, or, when its bytes are not valid UTF-8 (a binary
+ * body, or one cut inside a character), base64 marked `bodyEncoding: 'base64'`, so that no byte
+ * is lost to a replacement character (docs/runtime.md#request-log-and-replay).
  */
-function retryingOf(run: RunRecord, attempts: readonly RunAttempt[]): string | undefined {
-  const last = attempts.at(-1);
-  if (!last || last.at < (run.startedAt ?? 0)) return undefined;
-  const what = (label: string) => `${label} (attempt ${last.n + 1}, last: ${lastText(last)})`;
-  if (run.status === 'running' && last.kind === 'model') return what('retrying');
-  if (run.status === 'ok' && run.delivery === undefined && last.kind === 'delivery') return what('retrying delivery');
-  return undefined;
-}
-
-function toRunView(run: RunRecord, attempts: readonly RunAttempt[]): RunView {
-  const retrying = retryingOf(run, attempts);
-  return {
-    runId: run.id,
-    sessionKey: run.sessionKey,
-    name: run.name ?? null,
-    status: run.status,
-    model: run.model,
-    ...(run.output === undefined ? {} : { output: run.output }),
-    ...(run.error === undefined ? {} : { error: run.error }),
-    ...(run.delivery === undefined ? {} : { delivery: run.delivery }),
-    attempts: attempts.map(attemptView),
-    ...(retrying === undefined ? {} : { retrying }),
-  };
-}
-
-function toRunListItem(run: RunRecord, attempts: readonly RunAttempt[]): RunListItem {
-  return {
-    ...toRunView(run, attempts),
-    ...(run.mappingId === undefined ? {} : { mappingId: run.mappingId }),
-    createdAt: iso(run.createdAt),
-    ...(run.startedAt === undefined ? {} : { startedAt: iso(run.startedAt) }),
-    ...(run.finishedAt === undefined ? {} : { finishedAt: iso(run.finishedAt) }),
-  };
+function bodyView(body: Buffer): Pick<RequestDetail, 'body' | 'bodyEncoding'> {
+  return isUtf8(body) ? { body: body.toString('utf8') } : { body: body.toString('base64'), bodyEncoding: 'base64' };
 }
 
 function toRequestView({

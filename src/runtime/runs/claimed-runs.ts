@@ -2,9 +2,7 @@ import { type Cancel, systemClock } from '../../clock.js';
 import { hookdError } from '../../errors.js';
 import type { ClaimedRun, WorkShare } from '../../store/index.js';
 import { createRunPump } from './run-pump.js';
-import { pendingOf } from './run-queue.js';
-import type { PendingRun } from './run-scheduler.js';
-import type { RunQueue, RunQueueOptions } from './types.js';
+import type { PendingRun, RunQueue, RunQueueOptions } from './types.js';
 
 export interface ClaimedRunQueueOptions extends RunQueueOptions {
   readonly share: WorkShare;
@@ -23,10 +21,12 @@ interface Held {
  * The agent runs of one node among several on a shared store (docs/scale.md). No run is handed to
  * the node: it claims runs under a lease, at most as many as it may execute, when it is told
  * of new ones (its own accepts, another node's notification), when a run of its own ends, and
- * every quarter lease (a dead node's lapsed leases). It renews its leases every quarter lease;
- * a run whose lease was not renewed in time is aborted a quarter lease before the lease ends,
- * so that the node that takes it over never runs it at the same time. At shutdown its leases
- * are freed for the other nodes.
+ * every quarter lease (a dead node's lapsed leases). A run waiting out a back-off or a breaker
+ * keeps its lease but takes no room (docs/runtime.md#fault-isolation), and runs of a model whose
+ * breaker is open here are not claimed. It renews its leases every quarter lease, and ends the
+ * runs the operator asked to cancel then; a run whose lease was not renewed in time is aborted a
+ * quarter lease before the lease ends, so that the node that takes it over never runs it at the
+ * same time. At shutdown its leases are freed for the other nodes.
  */
 export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue {
   const { share } = options;
@@ -39,7 +39,14 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
       held.delete(run.id);
       claim();
     },
+    freed: () => claim(),
   });
+  /** Models whose breaker is open here: their runs would only wait (half-open ones may probe). */
+  const openModels = () =>
+    runs.slots
+      .breakers()
+      .filter((b) => b.kind === 'model' && b.state === 'open')
+      .map((b) => b.target);
   const tickMs = share.leaseMs / 4;
   // A lease is given up this long before it ends: the node taking it over starts only after.
   const marginMs = share.leaseMs / 4;
@@ -61,13 +68,24 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
         if (!entry.abort.signal.aborted) entry.until = sentAt + share.leaseMs;
         continue;
       }
-      const pending = pendingOf(run);
+      const pending: PendingRun = {
+        id: run.id,
+        sessionKey: run.sessionKey,
+        ...(run.mappingId === undefined ? {} : { mappingId: run.mappingId }),
+        ...(run.model === undefined ? {} : { model: run.model }),
+      };
       held.set(run.id, { run: pending, until: sentAt + share.leaseMs, abort: new AbortController() });
       runs.add(pending);
+      if (run.cancelRequested) void endCancelled(run.id);
     }
     backlog = Math.max(0, backlog - claimed.length);
     arm();
     runs.pump();
+  }
+
+  /** Ends a held run the operator asked to cancel (logged, never thrown). */
+  function endCancelled(id: string): Promise<unknown> {
+    return runs.cancel(id).catch((err: unknown) => log.warn({ err, runId: id }, 'cancelling a run failed'));
   }
 
   /** Claims runs up to what this node may hold; one claim at a time, another after it when asked meanwhile. */
@@ -77,11 +95,13 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
       claimAgain = true;
       return;
     }
-    const room = options.maxConcurrent - held.size;
+    // Runs waiting out a back-off or a breaker hold a lease, not room.
+    const room = options.maxConcurrent - runs.busy();
     if (room <= 0) return;
     const sentAt = clock.now();
+    const skipModels = openModels();
     claiming = share
-      .claimRuns(room)
+      .claimRuns(room, skipModels.length > 0 ? { skipModels } : undefined)
       .then((claimed) => {
         // Claimed while stopping: `stop` frees every lease of this node.
         if (stopped) return;
@@ -128,13 +148,14 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
     renewing = true;
     const sentAt = clock.now();
     try {
-      const { renewed, busy } = await share.renewRuns(ids);
+      const { renewed, busy, cancelled } = await share.renewRuns(ids);
       for (const id of ids) {
         const entry = held.get(id);
         // A busy lease keeps its end: renewed at the next tick, or given up in time.
         if (entry && !busy.has(id)) entry.until = renewed.has(id) ? sentAt + share.leaseMs : 0;
       }
       dropLapsing();
+      for (const id of cancelled) if (held.has(id)) void endCancelled(id);
     } catch (err) {
       log.warn({ err }, 'renewing run leases failed');
     } finally {
@@ -174,6 +195,20 @@ export function createClaimedRunQueue(options: ClaimedRunQueueOptions): RunQueue
     },
     get depth() {
       return held.size + backlog;
+    },
+    waitOf: runs.waitOf,
+    async cancel(runId) {
+      if (await runs.cancel(runId)) return 'ended';
+      // Held by no live lease: this node takes it and ends it. Held by another node: it is asked,
+      // and ends it at its next renewal.
+      if (await share.takeRun(runId)) {
+        await runs.cancelStored(runId, new AbortController().signal);
+        return 'ended';
+      }
+      const run = await options.store.runs.get(runId);
+      if (!run || run.summarizedAt !== undefined) return 'finished';
+      await options.store.commit((w) => w.runs.requestCancel(runId, clock.now()));
+      return 'requested';
     },
     async stop() {
       stopped = true;

@@ -1,3 +1,5 @@
+export { type CancelAnswer, cancelRun } from './cancel.js';
 export { createClaimedRunQueue } from './claimed-runs.js';
 export { createIngressPressure } from './pressure.js';
+export { sourceOf } from './run-gate.js';
 export { createRunQueue } from './run-queue.js';

@@ -1,10 +1,8 @@
 import type { ThinkingLevel } from '../../action-shape.js';
-import { MAIN_SESSION } from '../../action-shape.js';
-import { type BackoffBounds, backoffMs } from '../../backoff.js';
 import { type Clock, systemClock } from '../../clock.js';
 import { hookdError, isHookdError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { DeliveryOutcome, RunRecord, SessionMessage, StoreContract, Writes } from '../../store/index.js';
+import type { DeliveryOutcome, RunRecord, SessionMessage, StoreContract } from '../../store/index.js';
 import {
   type Attempt,
   type AttemptOwner,
@@ -15,28 +13,16 @@ import {
   historyWithin,
   type PromptBudgets,
   shortened,
+  type TryGate,
 } from '../attempts/index.js';
 import type { Delivery } from '../delivery/index.js';
 import type { Heartbeat } from '../heartbeat/index.js';
 import type { ModelRouter } from '../ports.js';
 import { findInjectionPhrases, wrapExternalContent } from '../safety/index.js';
 import { deadline } from '../timeout.js';
+import { createRunCommits, type Turn } from './run-commits.js';
 
-export const SUMMARY_MAX_CHARS = 2000;
-/** Between tries of a run's write the store refused (a full disk): 250 ms doubling to 30 s. */
-export const WRITE_RETRY: BackoffBounds = { minMs: 250, maxMs: 30_000 };
-
-/** `Hook <name>: <reply>` / `Hook <name> (error): <reason>` (docs/runtime.md#agent-runs). */
-export function summaryText(run: RunRecord): string {
-  const label = run.name ? `Hook ${run.name}` : 'Hook';
-  if (run.status === 'ok') return `${label}: ${trimTo(run.output ?? '', SUMMARY_MAX_CHARS)}`;
-  return `${label} (error): ${trimTo(run.error ?? run.status, SUMMARY_MAX_CHARS)}`;
-}
-
-function trimTo(text: string, max: number): string {
-  const trimmed = text.trim();
-  return trimmed.length > max ? `${trimmed.slice(0, max - 1)}…` : trimmed;
-}
+export { SUMMARY_MAX_CHARS, summaryText, WRITE_RETRY } from './run-commits.js';
 
 export interface RunExecutorOptions {
   readonly store: StoreContract;
@@ -60,17 +46,36 @@ export interface RunExecutorOptions {
   readonly clock?: Clock;
 }
 
+/** What one execution of a run runs under. */
+export interface RunContext {
+  /**
+   * Aborts the run's work (its model call, its delivery, its waits): a cancel (its reason is
+   * RUN_CANCELLED, and the run ends `cancelled`), or a shutdown (the run stays unsummarized).
+   */
+  readonly signal: AbortSignal;
+  /** Aborted only by a shutdown (or a lease given up): it ends a cancelled run's write tries too. */
+  readonly shutdown: AbortSignal;
+  /** Where each model try and delivery try takes its slot (docs/runtime.md#fault-isolation). */
+  readonly gate: TryGate;
+  /** What the run waits for right now, if anything: a time-out says it. */
+  readonly waiting?: () => string | undefined;
+}
+
+/** True when `signal` was aborted by the operator's cancel, not a shutdown. */
+export const isCancelled = (signal: AbortSignal): boolean =>
+  signal.aborted && isHookdError(signal.reason, 'RUN_CANCELLED');
+
 /** Carries one run through its steps: model turn, delivery, summary, heartbeat. */
 export interface RunExecutor {
   /**
    * Executes `run` from where it stands (a run resumed after a crash skips the steps it
-   * finished). `shutdown` aborts the model call and the delivery; the run then stays
-   * unsummarised and resumes at the next start.
+   * finished). A shutdown aborts the model call and the delivery; the run then stays
+   * unsummarised and resumes at the next start. A cancel ends it as `cancelled`.
    */
-  execute(run: RunRecord, shutdown: AbortSignal): Promise<void>;
+  execute(run: RunRecord, context: RunContext): Promise<void>;
+  /** Ends the stored run `runId` as cancelled, unless it is over (docs/runtime.md#cancel). */
+  cancel(runId: string, shutdown: AbortSignal): Promise<void>;
 }
-
-type Turn = { readonly run: RunRecord; readonly messages: readonly SessionMessage[] };
 
 /** A wrapper's own characters: a message cut to fit the budget is cut before it is wrapped. */
 const WRAPPER_CHARS = wrapExternalContent('').length;
@@ -107,27 +112,15 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
     ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
   });
 
-  /** Writes a finished turn: the transcript (for a reply) and the run's final status. */
-  function recordTurn(w: Writes, { run, messages }: Turn): void {
-    const at = run.finishedAt ?? now();
-    w.messages.append(run.sessionKey, messages, run.id, at);
-    w.runs.finish(
-      run.id,
-      {
-        status: run.status as 'ok' | 'error' | 'timeout',
-        ...(run.output === undefined ? {} : { output: run.output }),
-        ...(run.error === undefined ? {} : { error: run.error }),
-      },
-      at,
-    );
-  }
+  const commits = createRunCommits({ store, log, clock });
 
   /**
    * Runs the model turn and returns the finished run (not yet written) with the transcript
-   * messages it adds, or undefined when shut down mid-call. Marking the run `running` joins the
-   * next group commit: a crash before the result is written runs it again either way.
+   * messages it adds, or undefined when shut down or cancelled mid-call. Marking the run
+   * `running` joins the next group commit: a crash before the result is written runs it again
+   * either way.
    */
-  async function callModel(run: RunRecord, shutdown: AbortSignal): Promise<Turn | undefined> {
+  async function callModel(run: RunRecord, context: RunContext): Promise<Turn | undefined> {
     const startedAt = now();
     store.group
       .write((w) => w.runs.markRunning(run.id, startedAt))
@@ -139,7 +132,7 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
     if (phrases.length > 0) log.warn({ runId: run.id, phrases }, 'possible prompt injection in hook content');
     const history = await store.messages.recent(run.sessionKey, historyLimit);
     const timeoutSeconds = run.timeoutSeconds ?? options.defaultTimeoutSeconds;
-    const timeout = deadline(timeoutSeconds, shutdown, clock);
+    const timeout = deadline(timeoutSeconds, context.signal, clock);
     const thinking = run.thinking ?? options.defaultThinking;
     const { messages, content } = requestOf(run, history, budgets.of(run.model, maxPromptChars));
     try {
@@ -147,7 +140,7 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
         models,
         run.model,
         { messages, ...(thinking ? { thinking } : {}), signal: timeout.signal },
-        { clock, onFailure: recordAttempt(run) },
+        { clock, onFailure: recordAttempt(run), gate: context.gate },
       );
       const turn: SessionMessage[] = [
         { role: 'user', content },
@@ -155,9 +148,10 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
       ];
       return { run: { ...run, status: 'ok', output: reply, startedAt, finishedAt: now() }, messages: turn };
     } catch (err) {
-      if (shutdown.aborted && !timeout.timedOut) return undefined;
+      if (context.signal.aborted && !timeout.timedOut) return undefined;
       const status = timeout.timedOut ? 'timeout' : 'error';
-      const error = errorOf(err, timeout.timedOut ? timeoutSeconds : undefined, run.model, charsOf(messages));
+      const waited = timeout.timedOut ? context.waiting?.() : undefined;
+      const error = errorOf(err, timeout.timedOut ? timeoutSeconds : undefined, run.model, charsOf(messages), waited);
       log.warn({ runId: run.id, mapping: run.mappingId, status, error }, 'run failed');
       // A failed turn adds nothing to the transcript, but its status is still written.
       return { run: { ...run, status, error, startedAt, finishedAt: now() }, messages: [] };
@@ -170,9 +164,17 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
    * A run's error text. A context-length refusal says how much was sent, and makes the model's
    * later requests smaller (docs/runtime.md#context-length).
    */
-  function errorOf(err: unknown, timedOutAfter: number | undefined, model: string, sentChars: number): string {
+  function errorOf(
+    err: unknown,
+    timedOutAfter: number | undefined,
+    model: string,
+    sentChars: number,
+    waited?: string,
+  ): string {
     if (timedOutAfter !== undefined) {
-      const unavailable = isHookdError(err, 'MODEL_UNAVAILABLE') ? { unavailable: err.message } : {};
+      const failed = isHookdError(err, 'MODEL_UNAVAILABLE') ? err.message : undefined;
+      const why = failed !== undefined && waited !== undefined ? `${failed}; ${waited}` : (failed ?? waited);
+      const unavailable = why === undefined ? {} : { unavailable: why };
       return hookdError('RUN_TIMED_OUT', { seconds: timedOutAfter, ...unavailable }).message;
     }
     if (!isHookdError(err, 'MODEL_CONTEXT_EXCEEDED')) return (err as Error).message;
@@ -180,7 +182,7 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
     return hookdError('MODEL_CONTEXT_EXCEEDED', { ...err.params, sentChars }).message;
   }
 
-  function deliveryOf(run: RunRecord, shutdown: AbortSignal): Promise<DeliveryOutcome> {
+  function deliveryOf(run: RunRecord, context: RunContext): Promise<DeliveryOutcome> {
     if (!run.deliver) return Promise.resolve(delivery.skipped('deliver is false'));
     if (run.status !== 'ok') return Promise.resolve(delivery.skipped(`the run ended with ${run.status}`));
     const target = {
@@ -189,56 +191,24 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
       sessionKey: run.sessionKey,
       ...(run.to === undefined ? {} : { to: run.to }),
     };
-    return delivery.deliver(target, run.output ?? '', shutdown, recordAttempt(run));
+    const { signal, gate } = context;
+    return delivery.deliver(target, run.output ?? '', { signal, gate, onAttempt: recordAttempt(run) });
   }
 
-  /**
-   * Commits `write`, trying again with back-off while the store refuses it (a full disk, a
-   * locked file): the run keeps its model reply and its delivery instead of being stuck
-   * `running` until a restart. A failed commit rolled back, so trying again is safe. Only a
-   * shutdown ends the tries; the run then resumes at the next start.
-   */
-  async function commit(runId: string, write: (w: Writes) => void, shutdown: AbortSignal): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await store.group.write(write);
-        if (attempt > 0) log.info({ runId, attempts: attempt + 1 }, 'run write committed after retries');
-        return;
-      } catch (err) {
-        if (shutdown.aborted) throw err;
-        const retryInMs = backoffMs(attempt, WRITE_RETRY);
-        log.error({ err, runId, attempt: attempt + 1, retryInMs }, 'run write failed; retrying');
-        await clock.sleep(retryInMs, shutdown);
-      }
-    }
-  }
-
-  /** The turn (unless written before), the delivery outcome and the summary, in one commit. */
-  function summarize(run: RunRecord, turn: Turn | undefined, outcome: DeliveryOutcome, shutdown: AbortSignal) {
-    return commit(
-      run.id,
-      (w) => {
-        if (turn) recordTurn(w, turn);
-        if (!run.delivery) w.runs.recordDelivery(run.id, outcome);
-        w.events.insert({
-          id: `${run.id}:summary`,
-          sessionKey: MAIN_SESSION,
-          text: summaryText(run),
-          origin: 'run-summary',
-          allowUnsafeExternalContent: run.allowUnsafeExternalContent,
-          contentSource: run.contentSource,
-          createdAt: now(),
-        });
-        w.runs.markSummarized(run.id, now());
-      },
-      shutdown,
-    );
+  /** Ends `run` as cancelled and tells the live log. */
+  async function endCancelled(run: RunRecord, shutdown: AbortSignal): Promise<void> {
+    await commits.cancelled(run, shutdown);
+    options.onRunUpdate?.(run.id);
+    log.info({ runId: run.id, mapping: run.mappingId }, 'run cancelled');
   }
 
   return {
-    async execute(queued, shutdown) {
+    async execute(queued, context) {
+      const { shutdown } = context;
+      if (isCancelled(context.signal)) return endCancelled(queued, shutdown);
       const fresh = queued.status === 'queued' || queued.status === 'running';
-      const turn = fresh ? await callModel(queued, shutdown) : undefined;
+      const turn = fresh ? await callModel(queued, context) : undefined;
+      if (isCancelled(context.signal)) return endCancelled(queued, shutdown);
       if (fresh && !turn) return;
       const run = turn?.run ?? queued;
       // The finished turn not yet written (none when a previous process wrote it).
@@ -250,17 +220,23 @@ export function createRunExecutor(options: RunExecutorOptions): RunExecutor {
           // A delivery is network I/O: the turn is committed first, so that a crash while
           // delivering does not ask the model again.
           const written = unwritten;
-          await commit(run.id, (w) => recordTurn(w, written), shutdown);
+          await commits.commit(run.id, (w) => commits.recordTurn(w, written), shutdown);
           unwritten = undefined;
         }
-        outcome = await deliveryOf(run, shutdown);
-        // Cut off by shutdown: left unsummarised, so the next start delivers it again.
-        if (delivering && shutdown.aborted) return;
+        outcome = await deliveryOf(run, context);
+        // Cancelled while delivering: nothing more is sent. Cut off by shutdown: left
+        // unsummarised, so the next start delivers it again.
+        if (delivering && isCancelled(context.signal)) return endCancelled(run, shutdown);
+        if (delivering && context.signal.aborted) return;
       }
-      await summarize(run, unwritten, outcome, shutdown);
+      await commits.summarize(run, unwritten, outcome, shutdown);
       options.onRunUpdate?.(run.id);
       log.info({ runId: run.id, status: run.status, delivery: outcome.status, why: outcome.reason }, 'run done');
       if (run.wakeMode === 'now') heartbeat.request();
+    },
+    async cancel(runId, shutdown) {
+      const run = await store.runs.get(runId);
+      if (run && run.summarizedAt === undefined) await endCancelled(run, shutdown);
     },
   };
 }

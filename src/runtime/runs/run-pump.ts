@@ -1,17 +1,47 @@
 import { systemClock } from '../../clock.js';
-import { createRunExecutor } from './run-executor.js';
-import { createRunScheduler, type PendingRun } from './run-scheduler.js';
-import type { RunQueueOptions } from './types.js';
+import { hookdError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import {
+  createTrySlots,
+  defaultLimits,
+  modelTarget,
+  type Permit,
+  type Ticket,
+  type TrySlots,
+} from '../isolation/index.js';
+import { createRunExecutor, type RunContext, type RunExecutor } from './run-executor.js';
+import { createRunGates, type Started, sourceOf, startedRun } from './run-gate.js';
+import type { PendingRun, RunQueueOptions } from './types.js';
 
-/** Waiting runs started up to `maxConcurrent`, each read and executed; what both run queues share. */
+/** Waiting runs started as slots allow, each read and executed; what both run queues share. */
 export interface RunPump {
+  /** The slots it starts runs with (the runtime's, or its own). */
+  readonly slots: TrySlots;
+  /** Queues a run to start once it is its turn (a second add of a run it holds does nothing). */
   add(run: PendingRun): void;
   /** Takes a waiting run out without starting it; false when it is not waiting. */
   remove(id: string): boolean;
-  /** Starts waiting runs up to `maxConcurrent`, spaced while the runtime asks for it. */
+  /** Starts what may start now. */
   pump(): void;
+  /** Runs added and not started. */
   readonly waiting: number;
+  /** Runs started and not ended, trying or waiting between tries. */
   readonly executing: number;
+  /**
+   * Runs that take this node's room: waiting ones no breaker holds back, and started ones with
+   * a try in flight or work of their own between tries (writing a result). A run waiting out a
+   * back-off, a breaker or a slot is not counted.
+   */
+  busy(): number;
+  /** Why a run it holds is not trying now, if it says. */
+  waitOf(id: string): string | undefined;
+  /**
+   * Ends a run it holds as cancelled (docs/runtime.md#cancel): a waiting one at once, a started
+   * one by aborting its work; resolves once it ended, with false when it holds no such run.
+   */
+  cancel(id: string): Promise<boolean>;
+  /** Ends the stored run `id`, which no one executes, as cancelled (unless it is over). */
+  cancelStored(id: string, shutdown: AbortSignal): Promise<void>;
   /** Starts no more runs; resolves once the executing ones ended (abort them first). */
   stop(): Promise<void>;
 }
@@ -21,80 +51,172 @@ export interface RunPumpHooks {
   signalOf(run: PendingRun): AbortSignal | undefined;
   /** Told when an execution of `run` ended, whatever its outcome. */
   ended?(run: PendingRun): void;
+  /** Told when a started run stops holding a slot: its try ended, a wait may follow. */
+  freed?(): void;
+}
+
+/** The slots of a queue made without the runtime's (tests, tools): the queue's own limits. */
+function ownSlots(options: RunQueueOptions): TrySlots {
+  const limits = options.mappingLimits;
+  return createTrySlots({
+    runSlots: options.maxConcurrent,
+    limits: defaultLimits(options.maxConcurrent),
+    clock: options.clock ?? systemClock,
+    ...(limits ? { sourceLimit: (source: string) => limits.get(source) } : {}),
+    ...(options.spacingMs ? { startSpacingMs: options.spacingMs } : {}),
+  });
+}
+
+/** Runs queued on this node, each with its ticket in the slots. */
+interface Pending {
+  has(id: string): boolean;
+  add(run: PendingRun): void;
+  /** Takes a waiting run out of the slots' queue; undefined when it is not waiting. */
+  take(id: string): PendingRun | undefined;
+  /** Forgets a run its start was granted to. */
+  delete(id: string): void;
+  waitOf(id: string): string | undefined;
+  /** Waiting runs no breaker holds back. */
+  free(): number;
+  readonly size: number;
+  /** Takes every waiting run out. */
+  clear(): void;
+}
+
+function createPending(
+  slots: TrySlots,
+  ready: (run: PendingRun) => boolean,
+  start: (run: PendingRun, permit: Permit) => void,
+): Pending {
+  const pending = new Map<string, { readonly run: PendingRun; ticket?: Ticket }>();
+  return {
+    has: (id) => pending.has(id),
+    add(run) {
+      const entry: { run: PendingRun; ticket?: Ticket } = { run };
+      pending.set(run.id, entry);
+      const target = run.model === undefined ? {} : { target: modelTarget(run.model) };
+      const request = { source: sourceOf(run), ...target, runSlot: true, start: true, ready: () => ready(run) };
+      entry.ticket = slots.enqueue(request, (permit) => start(run, permit));
+    },
+    take(id) {
+      const entry = pending.get(id);
+      if (!entry?.ticket?.cancel()) return undefined;
+      pending.delete(id);
+      return entry.run;
+    },
+    delete: (id) => pending.delete(id),
+    waitOf: (id) => pending.get(id)?.ticket?.wait()?.reason,
+    free() {
+      let n = 0;
+      for (const entry of pending.values()) if (!entry.ticket?.wait()?.breaker) n++;
+      return n;
+    },
+    get size() {
+      return pending.size;
+    },
+    clear() {
+      for (const entry of pending.values()) entry.ticket?.cancel();
+      pending.clear();
+    },
+  };
+}
+
+/** A started run with a try in flight, or between tries doing work of its own (not waiting). */
+const takesRoom = (s: Started): boolean => s.holding > 0 || (!s.resting && s.wait === undefined);
+
+/** Reads a started run and executes it; an abort ends a write's tries (the run resumes later, or elsewhere). */
+async function executed(
+  store: RunQueueOptions['store'],
+  executor: RunExecutor,
+  runId: string,
+  context: RunContext,
+  log: Logger,
+): Promise<void> {
+  try {
+    const record = await store.runs.get(runId);
+    if (record) await executor.execute(record, context);
+  } catch (err) {
+    if (!context.shutdown.aborted) log.error({ err, runId }, 'run crashed');
+  }
 }
 
 /**
- * Starts waiting runs in arrival order, at most `maxConcurrent` at once, runs of one session key strictly one after another (the scheduler).
+ * Starts runs as the try slots grant them (docs/runtime.md#fault-isolation): a run starts when
+ * its first try may go, fairly across sources, runs of one session key strictly one after
+ * another. A started run holds a slot only while one of its tries is in flight.
  */
 export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): RunPump {
   const { store } = options;
   const log = options.log.child({ component: 'runs' });
-  const scheduler = createRunScheduler(options.mappingLimits);
+  const slots = options.slots ?? ownSlots(options);
   const executor = createRunExecutor(options);
-  const inFlight = new Set<Promise<void>>();
+  const gates = createRunGates({ slots, store, log, onRunUpdate: options.onRunUpdate, freed: hooks.freed });
+  const started = new Map<string, Started>();
+  const busySessions = new Set<string>();
+  const pending = createPending(slots, (run) => !busySessions.has(run.sessionKey), start);
   let stopped = false;
-  let lastStart = Number.NEGATIVE_INFINITY;
-  const clock = options.clock ?? systemClock;
-  let spaced: (() => void) | undefined;
 
-  function start(next: PendingRun): void {
-    const signal = hooks.signalOf(next);
-    if (!signal) {
-      scheduler.release(next);
+  function start(run: PendingRun, permit: Permit): void {
+    pending.delete(run.id);
+    const signal = hooks.signalOf(run);
+    if (!signal || stopped) {
+      permit.release('cut');
       return;
     }
-    // Counted in flight from here, while its row is read: the concurrency cap holds.
-    const task = store.runs
-      .get(next.id)
-      .then((run) => run && executor.execute(run, signal))
-      .catch((err: unknown) => {
-        // An abort ends a write's tries: the run resumes at the next start, or on another node.
-        if (!signal.aborted) log.error({ err, runId: next.id }, 'run crashed');
-      })
-      .finally(() => {
-        scheduler.release(next);
-        inFlight.delete(task);
-        hooks.ended?.(next);
-        pump();
-      });
-    inFlight.add(task);
-  }
-
-  function pump(): void {
-    const limit = options.maxConcurrent;
-    while (!stopped && inFlight.size < limit) {
-      const now = clock.now();
-      const wait = lastStart + (options.spacingMs?.() ?? 0) - now;
-      if (wait > 0) {
-        if (scheduler.waiting > 0 && !spaced) {
-          spaced = clock.setTimeout(() => {
-            spaced = undefined;
-            pump();
-          }, Math.ceil(wait));
-        }
-        return;
-      }
-      const next = scheduler.take();
-      if (!next) return;
-      lastStart = now;
-      start(next);
-    }
+    busySessions.add(run.sessionKey);
+    const s = startedRun(run, permit, signal);
+    started.set(run.id, s);
+    const context: RunContext = {
+      signal: s.stop.signal,
+      shutdown: signal,
+      gate: gates.gateOf(s),
+      waiting: () => s.wait?.reason,
+    };
+    s.task = executed(store, executor, run.id, context, log).finally(() => {
+      s.unlink();
+      gates.unused(s);
+      busySessions.delete(run.sessionKey);
+      started.delete(run.id);
+      hooks.ended?.(run);
+      slots.dispatch();
+    });
   }
 
   return {
-    add: scheduler.add,
-    remove: scheduler.remove,
-    pump,
+    slots,
+    add(run) {
+      if (!stopped && !pending.has(run.id) && !started.has(run.id)) pending.add(run);
+    },
+    remove: (id) => pending.take(id) !== undefined,
+    pump: () => slots.dispatch(),
     get waiting() {
-      return scheduler.waiting;
+      return pending.size;
     },
     get executing() {
-      return inFlight.size;
+      return started.size;
     },
+    busy: () => pending.free() + [...started.values()].filter(takesRoom).length,
+    waitOf: (id) => pending.waitOf(id) ?? started.get(id)?.wait?.reason,
+    async cancel(id) {
+      const run = pending.take(id);
+      if (run) {
+        await executor.cancel(id, hooks.signalOf(run) ?? new AbortController().signal);
+        hooks.ended?.(run);
+        return true;
+      }
+      const s = started.get(id);
+      if (!s) return false;
+      s.stop.abort(hookdError('RUN_CANCELLED'));
+      await s.task;
+      return true;
+    },
+    cancelStored: (id, shutdown) => executor.cancel(id, shutdown),
     async stop() {
       stopped = true;
-      spaced?.();
-      await Promise.allSettled([...inFlight]);
+      pending.clear();
+      // Its own slots end with it; the runtime's outlive it (the heartbeat's tries).
+      if (!options.slots) slots.stop();
+      await Promise.allSettled([...started.values()].map((s) => s.task));
     },
   };
 }

@@ -2,44 +2,54 @@ import { setMaxListeners } from 'node:events';
 import { hookdError } from '../../errors.js';
 import type { RunRecord } from '../../store/index.js';
 import { createRunPump } from './run-pump.js';
-import type { PendingRun } from './run-scheduler.js';
-import type { RunQueue, RunQueueOptions } from './types.js';
+import type { PendingRun, RunQueue, RunQueueOptions } from './types.js';
 
-export const pendingOf = (run: Pick<RunRecord, 'id' | 'sessionKey' | 'mappingId'>): PendingRun => ({
+/** A stored run as the pump takes it: its first try goes to its model unless it is past the model call. */
+export const pendingOf = (
+  run: Pick<RunRecord, 'id' | 'sessionKey' | 'mappingId' | 'model' | 'status'>,
+): PendingRun => ({
   id: run.id,
   sessionKey: run.sessionKey,
   ...(run.mappingId === undefined ? {} : { mappingId: run.mappingId }),
+  ...(run.status === 'queued' || run.status === 'running' ? { model: run.model } : {}),
 });
 
 /**
- * Agent runs: executed in arrival order with at most `maxConcurrent` at once, runs of
- * one session key strictly one after another. Each run ends with its delivery outcome
- * recorded, then its summary on the main session, then (wakeMode now) a heartbeat.
+ * Agent runs: started as slots allow (fairly across sources, runs of one session key strictly
+ * one after another). Each run ends with its delivery outcome recorded, then its summary on the
+ * main session, then (wakeMode now) a heartbeat.
  */
 export function createRunQueue(options: RunQueueOptions): RunQueue {
   const { store } = options;
   const shutdown = new AbortController();
-  // Each executing run listens on it (its model call's deadline, a delivery's back-off) and stops
-  // listening when done: `maxConcurrent` bounds them, not Node's default warning at 10.
+  // Each executing run listens on it (its own signal, its model call's deadline, a delivery's
+  // back-off) and stops listening when done: runs bound them, not Node's default warning at 10.
   setMaxListeners(0, shutdown.signal);
   const runs = createRunPump(options, { signalOf: () => shutdown.signal });
   let stopped = false;
 
   return {
-    enqueue(runId, sessionKey, mappingId) {
+    enqueue(run) {
       if (stopped) return;
-      runs.add(pendingOf({ id: runId, sessionKey, mappingId }));
-      runs.pump();
+      runs.add(run);
     },
     kick: runs.pump,
     async resume() {
       const unfinished = await store.runs.unfinished();
       for (const run of unfinished) runs.add(pendingOf(run));
-      runs.pump();
       return unfinished.length;
     },
     get depth() {
       return runs.waiting + runs.executing;
+    },
+    waitOf: runs.waitOf,
+    async cancel(runId) {
+      if (await runs.cancel(runId)) return 'ended';
+      // Not held here (this one gateway holds every unfinished run once started): end it as stored.
+      const run = await store.runs.get(runId);
+      if (!run || run.summarizedAt !== undefined) return 'finished';
+      await runs.cancelStored(run.id, shutdown.signal);
+      return 'ended';
     },
     async stop() {
       stopped = true;

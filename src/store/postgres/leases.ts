@@ -22,49 +22,114 @@ export interface RunClaim {
   readonly owner: string;
   readonly leaseMs: number;
   readonly limit: number;
+  /** Models whose runs not yet past their model call are left (their breaker is open on this node). */
+  readonly skipModels?: readonly string[];
   /** The time to claim at (tests); the database's clock otherwise. */
   readonly now?: number;
 }
 
 /**
- * Claims up to `limit` runs not yet summarized whose lease is free or lapsed, oldest first, for
- * `owner` for `leaseMs`. Only the oldest open run of a session key is claimable, and none while
- * another run of its session is held (two runs accepted at once may commit out of order), so
- * that the runs of one session execute one after another across nodes. Rows another node is
- * claiming at this moment are skipped, not waited for.
+ * Claims up to `limit` runs not yet summarized whose lease is free or lapsed and whose wait is
+ * over (`not_before`), for `owner` for `leaseMs`. Only the oldest open run of a session key is
+ * claimable, and none while another run of its session is held (two runs accepted at once may
+ * commit out of order), so that the runs of one session execute one after another across nodes.
+ * Runs are taken fairly across mappings (docs/runtime.md#fairness): each mapping's oldest
+ * claimable runs (read through its own index range, never the whole backlog) are ranked
+ * first by their place in their mapping, then by age: one claimable run of every mapping goes
+ * before a second of any. Rows another node is claiming at this moment are skipped, not waited for;
+ * the lease is checked again on the row as locked, so that a run another node claimed since this
+ * query's snapshot is not claimed twice.
  */
 export async function claimRuns(db: pg.Pool | pg.PoolClient, claim: RunClaim): Promise<ClaimedRun[]> {
-  const { rows } = await db.query<{ seq: number; id: string; session_key: string; mapping_id: string | null }>(
-    `WITH clock AS (SELECT ${NOW(3)} AS now)
+  const { rows } = await db.query<ClaimedRow>(
+    `WITH RECURSIVE clock AS (SELECT ${NOW(3)} AS now),
+     sources (src) AS (
+       SELECT min(COALESCE(mapping_id, '')) FROM runs WHERE summarized_at IS NULL
+       UNION ALL
+       SELECT (SELECT min(COALESCE(r.mapping_id, '')) FROM runs r
+               WHERE r.summarized_at IS NULL AND COALESCE(r.mapping_id, '') > s.src)
+       FROM sources s WHERE s.src IS NOT NULL
+     ),
+     ranked AS (
+       SELECT c.seq, row_number() OVER (PARTITION BY s.src ORDER BY c.seq) AS turn
+       FROM sources s CROSS JOIN LATERAL (
+         SELECT r.seq FROM runs r
+         WHERE COALESCE(r.mapping_id, '') = s.src AND r.summarized_at IS NULL
+           AND (r.lease_until IS NULL OR r.lease_until < (SELECT now FROM clock))
+           AND (r.not_before IS NULL OR r.not_before <= (SELECT now FROM clock))
+           AND NOT (r.finished_at IS NULL AND r.model = ANY($5::text[]))
+           AND NOT EXISTS (
+             SELECT 1 FROM runs o
+             WHERE o.session_key = r.session_key AND o.summarized_at IS NULL AND o.id <> r.id
+               AND (o.seq < r.seq OR o.lease_until >= (SELECT now FROM clock)))
+         ORDER BY r.seq LIMIT $6
+       ) c
+       WHERE s.src IS NOT NULL
+     )
      UPDATE runs SET lease_owner = $1, lease_until = (SELECT now FROM clock) + $2
      WHERE seq IN (
-       SELECT r.seq FROM runs r
-       WHERE r.summarized_at IS NULL
-         AND (r.lease_until IS NULL OR r.lease_until < (SELECT now FROM clock))
-         AND NOT EXISTS (
-           SELECT 1 FROM runs o
-           WHERE o.session_key = r.session_key AND o.summarized_at IS NULL AND o.id <> r.id
-             AND (o.seq < r.seq OR o.lease_until >= (SELECT now FROM clock)))
-       ORDER BY r.seq LIMIT $4
+       SELECT r.seq FROM runs r JOIN ranked k ON k.seq = r.seq
+       WHERE r.summarized_at IS NULL AND (r.lease_until IS NULL OR r.lease_until < (SELECT now FROM clock))
+       ORDER BY k.turn, k.seq LIMIT $4
        FOR UPDATE OF r SKIP LOCKED)
-     RETURNING seq, id, session_key, mapping_id`,
-    [claim.owner, claim.leaseMs, claim.now ?? null, claim.limit],
+     RETURNING seq, id, session_key, mapping_id, model, finished_at IS NOT NULL AS model_done,
+       cancel_requested_at IS NOT NULL AS cancel_requested`,
+    [
+      claim.owner,
+      claim.leaseMs,
+      claim.now ?? null,
+      claim.limit,
+      [...(claim.skipModels ?? [])],
+      // Each mapping's candidates: more than the claim, as other nodes may be claiming some right now.
+      claim.limit * 4 + 8,
+    ],
   );
   // RETURNING has no order: oldest first, as the scheduler expects.
-  return rows
-    .sort((a, b) => a.seq - b.seq)
-    .map((r) => ({
-      id: r.id,
-      sessionKey: r.session_key,
-      ...(r.mapping_id === null ? {} : { mappingId: r.mapping_id }),
-    }));
+  return rows.sort((a, b) => a.seq - b.seq).map(claimedOf);
+}
+
+interface ClaimedRow {
+  seq: number;
+  id: string;
+  session_key: string;
+  mapping_id: string | null;
+  model: string;
+  model_done: boolean;
+  cancel_requested: boolean;
+}
+
+const claimedOf = (r: ClaimedRow): ClaimedRun => ({
+  id: r.id,
+  sessionKey: r.session_key,
+  ...(r.mapping_id === null ? {} : { mappingId: r.mapping_id }),
+  ...(r.model_done ? {} : { model: r.model }),
+  ...(r.cancel_requested ? { cancelRequested: true } : {}),
+});
+
+/**
+ * Takes the lease of the unsummarized run `id` for `owner` when no live lease holds it (an operator
+ * cancels it here); false when another node holds it, or it is over.
+ */
+export async function takeRun(
+  db: pg.Pool | pg.PoolClient,
+  take: { readonly owner: string; readonly id: string; readonly leaseMs: number; readonly now?: number },
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `WITH clock AS (SELECT ${NOW(4)} AS now)
+     UPDATE runs SET lease_owner = $1, lease_until = (SELECT now FROM clock) + $3
+     WHERE id = $2 AND summarized_at IS NULL
+       AND (lease_until IS NULL OR lease_until < (SELECT now FROM clock) OR lease_owner = $1)`,
+    [take.owner, take.id, take.leaseMs, take.now ?? null],
+  );
+  return rowCount === 1;
 }
 
 /**
  * Extends the leases `owner` holds on `ids` by `leaseMs`. A lease that lapsed and was taken by
  * another node is in neither set. A row another transaction holds locked right now (this
  * node's own commit finishing the run, say) is skipped, not waited for, and answered as
- * `busy`: still this node's, not extended. Waiting would take the rows' locks in an order of
+ * `busy`: still this node's, not extended. Runs the operator asked to cancel are answered in
+ * `cancelled` (docs/runtime.md#cancel): the node ends them within a renewal. Waiting would take the rows' locks in an order of
  * its own while a commit takes them in another, and PostgreSQL breaks that cycle by failing
  * one of them (`deadlock detected`).
  */
@@ -72,21 +137,22 @@ export async function renewRuns(
   db: pg.Pool | pg.PoolClient,
   renewal: { readonly owner: string; readonly ids: readonly string[]; readonly leaseMs: number; readonly now?: number },
 ): Promise<RenewedRuns> {
-  if (renewal.ids.length === 0) return { renewed: new Set(), busy: new Set() };
-  const { rows } = await db.query<{ id: string; renewed: boolean }>(
+  if (renewal.ids.length === 0) return { renewed: new Set(), busy: new Set(), cancelled: new Set() };
+  const { rows } = await db.query<{ id: string; renewed: boolean; cancel: boolean }>(
     `WITH mine AS (
-       SELECT seq, id FROM runs WHERE lease_owner = $1 AND id = ANY($2::text[])
+       SELECT seq, id, cancel_requested_at FROM runs WHERE lease_owner = $1 AND id = ANY($2::text[])
      ), locked AS (
        SELECT seq FROM runs WHERE seq IN (SELECT seq FROM mine) AND lease_owner = $1 FOR UPDATE SKIP LOCKED
      ), renewed AS (
        UPDATE runs SET lease_until = ${NOW(4)} + $3 WHERE seq IN (SELECT seq FROM locked) RETURNING id
      )
-     SELECT id, id IN (SELECT id FROM renewed) AS renewed FROM mine`,
+     SELECT id, id IN (SELECT id FROM renewed) AS renewed, cancel_requested_at IS NOT NULL AS cancel FROM mine`,
     [renewal.owner, [...renewal.ids], renewal.leaseMs, renewal.now ?? null],
   );
   return {
     renewed: new Set(rows.filter((r) => r.renewed).map((r) => r.id)),
     busy: new Set(rows.filter((r) => !r.renewed).map((r) => r.id)),
+    cancelled: new Set(rows.filter((r) => r.cancel).map((r) => r.id)),
   };
 }
 

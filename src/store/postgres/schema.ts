@@ -225,4 +225,12 @@ export const pgMigrations: readonly string[] = [
     url = left(split_part(url, '?', 1), 256)
     WHERE NOT authenticated;
   `,
+  // Runs that wait (a breaker holds them) say why and until when; the operator may cancel a run
+  // (docs/runtime.md#waiting, docs/runtime.md#cancel).
+  `
+  ALTER TABLE runs ADD COLUMN waiting TEXT;
+  ALTER TABLE runs ADD COLUMN not_before BIGINT;
+  ALTER TABLE runs ADD COLUMN cancel_requested_at BIGINT;
+  CREATE INDEX runs_open_source ON runs ((COALESCE(mapping_id, '')), seq) WHERE summarized_at IS NULL;
+  `,
 ];

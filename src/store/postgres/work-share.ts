@@ -11,6 +11,7 @@ import {
   releaseLease,
   releaseRuns,
   renewRuns,
+  takeRun,
 } from './leases.js';
 
 export interface PgWorkShareOptions {
@@ -30,7 +31,8 @@ export function createPgWorkShare(pool: pg.Pool, options: PgWorkShareOptions): W
   return {
     node: owner,
     leaseMs,
-    claimRuns: (limit) => claimRuns(pool, { owner, leaseMs, limit }),
+    claimRuns: (limit, filter) => claimRuns(pool, { owner, leaseMs, limit, ...filter }),
+    takeRun: (id) => takeRun(pool, { owner, id, leaseMs }),
     renewRuns: (ids) => renewRuns(pool, { owner, ids, leaseMs }),
     async releaseRuns() {
       if ((await releaseRuns(pool, owner)) > 0) await notify(pool, RUNS_CHANNEL);

@@ -4,7 +4,7 @@ import { EVENT_COLUMNS, eventRow } from '../events.js';
 import { FAILED_REQUEST_COLUMNS, failedRequestRow } from '../failed-requests.js';
 import { IDEMPOTENCY_COLUMNS, idempotencyRow } from '../idempotency.js';
 import { REQUEST_COLUMNS, requestRow } from '../requests.js';
-import { RUN_COLUMNS, runRow } from '../runs.js';
+import { CANCELLED_DELIVERY, RUN_COLUMNS, runRow } from '../runs.js';
 import { DB_NOW_MS, onDbClock } from './clock.js';
 import { pgValue, placeholders } from './rows.js';
 
@@ -78,6 +78,31 @@ export function createPgWrites(now: () => number = Date.now): {
       },
       recordDelivery(id, delivery) {
         add('UPDATE runs SET delivery = $1 WHERE id = $2', JSON.stringify(delivery), id);
+      },
+      recordWait(id, wait) {
+        add(
+          'UPDATE runs SET waiting = $1, not_before = $2 WHERE id = $3 AND summarized_at IS NULL',
+          wait?.reason ?? null,
+          wait?.until ?? null,
+          id,
+        );
+      },
+      cancel(id, error, at) {
+        add(
+          `UPDATE runs SET status = 'cancelled', error = $1, finished_at = COALESCE(finished_at, $2), waiting = NULL,
+             not_before = NULL, delivery = COALESCE(delivery, $4) WHERE id = $3 AND summarized_at IS NULL`,
+          error,
+          at,
+          id,
+          CANCELLED_DELIVERY,
+        );
+      },
+      requestCancel(id, at) {
+        add(
+          'UPDATE runs SET cancel_requested_at = $1 WHERE id = $2 AND summarized_at IS NULL AND cancel_requested_at IS NULL',
+          at,
+          id,
+        );
       },
       recordAttempt(a) {
         add(`INSERT INTO run_attempts (${ATTEMPT_COLUMNS}) VALUES (${placeholders(7)})`, ...attemptRow(a));

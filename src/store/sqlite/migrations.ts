@@ -212,8 +212,15 @@ export const migrations: readonly string[] = [
     url = substr(CASE WHEN instr(url, '?') > 0 THEN substr(url, 1, instr(url, '?') - 1) ELSE url END, 1, 256)
     WHERE NOT authenticated;
   `,
+  // Runs that wait (a breaker holds them) say why and until when; the operator may cancel a run
+  // (docs/runtime.md#waiting, docs/runtime.md#cancel).
+  `
+  ALTER TABLE runs ADD COLUMN waiting TEXT;
+  ALTER TABLE runs ADD COLUMN not_before INTEGER;
+  ALTER TABLE runs ADD COLUMN cancel_requested_at INTEGER;
+  `,
   // A record's body is kept in the body log beside the database (src/store/sqlite/bodies.ts):
-  // its position and length there. Records stored before keep theirs in \`body\`.
+  // its position and length there. Records stored before keep theirs in `body`.
   `
   ALTER TABLE requests ADD COLUMN body_at INTEGER;
   ALTER TABLE requests ADD COLUMN body_len INTEGER;

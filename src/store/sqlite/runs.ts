@@ -1,5 +1,13 @@
 import { ATTEMPT_COLUMNS, type AttemptRow, attemptOf, attemptRow } from '../attempts.js';
-import { RUN_COLUMNS, type RunRepository, type RunRow, runOf, runRow, runStatusOf } from '../runs.js';
+import {
+  CANCELLED_DELIVERY,
+  RUN_COLUMNS,
+  type RunRepository,
+  type RunRow,
+  runOf,
+  runRow,
+  runStatusOf,
+} from '../runs.js';
 import type { Db } from './db.js';
 
 /** The SQLite run repository. */
@@ -16,6 +24,14 @@ export function createRunRepository(db: Db): RunRepository {
     'UPDATE runs SET status = ?, output = ?, error = ?, finished_at = ? WHERE id = ? AND finished_at IS NULL',
   );
   const deliver = db.prepare('UPDATE runs SET delivery = ? WHERE id = ?');
+  const wait = db.prepare('UPDATE runs SET waiting = ?, not_before = ? WHERE id = ? AND summarized_at IS NULL');
+  const cancel = db.prepare(
+    `UPDATE runs SET status = 'cancelled', error = ?, finished_at = COALESCE(finished_at, ?), waiting = NULL,
+       not_before = NULL, delivery = COALESCE(delivery, ?) WHERE id = ? AND summarized_at IS NULL`,
+  );
+  const requestCancel = db.prepare(
+    'UPDATE runs SET cancel_requested_at = ? WHERE id = ? AND summarized_at IS NULL AND cancel_requested_at IS NULL',
+  );
   const attempt = db.prepare(`INSERT INTO run_attempts (${ATTEMPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`);
   const attemptsOf = db.prepare(
     'SELECT * FROM run_attempts WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY seq',
@@ -55,6 +71,15 @@ export function createRunRepository(db: Db): RunRepository {
     },
     recordDelivery(id, delivery) {
       deliver.run(JSON.stringify(delivery), id);
+    },
+    recordWait(id, w) {
+      wait.run(w?.reason ?? null, w?.until ?? null, id);
+    },
+    cancel(id, error, at) {
+      cancel.run(error, at, CANCELLED_DELIVERY, id);
+    },
+    requestCancel(id, at) {
+      requestCancel.run(at, id);
     },
     recordAttempt(a) {
       attempt.run(...attemptRow(a));

@@ -27,8 +27,12 @@ describe('GET /api/requests filters', () => {
     });
   });
 
-  it('leaves out an empty q or eventType', () => {
-    expect(requestFilter({ q: '   ', eventType: '' }, NOW)).toEqual({ limit: 50 });
+  it('leaves out an empty q, eventType or mapping', () => {
+    expect(requestFilter({ q: '   ', eventType: '', mapping: ' ' }, NOW)).toEqual({ limit: 50 });
+  });
+
+  it('reads mapping: the id of the mapping that took the request', () => {
+    expect(requestFilter({ mapping: 'github' }, NOW)).toEqual({ limit: 50, mapping: 'github' });
   });
 
   it.each([

@@ -19,7 +19,10 @@ describe("a preset's fixtures", () => {
       'broken.json': '{ not json',
       'no-body.json': JSON.stringify({ headers: {} }),
     });
-    expect(fixtures.list('acme')).toEqual([{ name: 'a', description: 'first' }, { name: 'b' }]);
+    expect(fixtures.list('acme')).toEqual([
+      { name: 'a', description: 'first', kind: 'preset' },
+      { name: 'b', kind: 'preset' },
+    ]);
     // Only string headers: a fixture is data from someone else.
     expect(fixtures.get('acme', 'a')).toEqual({ headers: { 'X-A': '1' }, body: 'raw=text' });
     expect(fixtures.get('acme', 'b')).toEqual({ headers: {}, body: { n: 1 } });

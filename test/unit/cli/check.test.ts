@@ -158,7 +158,8 @@ describe('hookd check', () => {
       'hookd.json5:4:25: error: agents.defaults.model: unknown model provider "nowhere"',
       'hookd.json5:7:5: error: hooks.mapings: unknown key (did you mean "mappings"?)',
       expect.stringMatching(
-        /^hookd\.json5:9:31: error: hooks\.mappings\[0\]\.messageTemplate: template error: unbalanced braces/,
+        // At the faulty tag itself: the template's 9th character, in the file's line 9.
+        /^hookd\.json5:9:57: error: hooks\.mappings\[0\]\.messageTemplate: template error: unbalanced braces/,
       ),
       expect.stringMatching(/^transforms\/broken\.ts:1:\d+: error: hooks\.mappings\[1\]\.transform\.module: /),
     ]);
@@ -178,7 +179,7 @@ describe('hookd check', () => {
     ]);
   });
 
-  it('reports six mistakes of six kinds in one run, in text and JSON, a mapping refused by the schema included (issue 28 item 7)', async () => {
+  it('reports six mistakes of six kinds in one run, in text and JSON, a mapping refused by the schema included', async () => {
     mkdirSync(join(temp.dir, 'transforms'));
     writeFileSync(join(temp.dir, 'transforms/meterly.ts'), 'export default () => undefined;\n');
     writeFileSync(join(temp.dir, 'transforms/broken.ts'), 'export default function (x: number {\n  return x;\n}\n');
@@ -206,7 +207,7 @@ describe('hookd check', () => {
       'hookd.json5:5:5: error: hooks.mapings: unknown key (did you mean "mappings"?)',
       'hookd.json5:7:31: error: hooks.mappings[0].deliver: expected boolean, got string',
       expect.stringMatching(
-        /^hookd\.json5:7:47: error: hooks\.mappings\[0\]\.messageTemplate: template error: single braces at 8: \{repository\.full_name\} renders as it is/,
+        /^hookd\.json5:7:73: error: hooks\.mappings\[0\]\.messageTemplate: template error: single braces at 8: \{repository\.full_name\} renders as it is/,
       ),
       `hookd.json5:8:44: error: hooks.mappings[1].transform.module: no such file: ${join(temp.dir, 'transforms/meterli.ts')} (did you mean "meterly.ts"?)`,
       expect.stringMatching(/^transforms\/broken\.ts:1:\d+: error: hooks\.mappings\[2\]\.transform\.module: /),
@@ -237,7 +238,7 @@ describe('hookd check', () => {
     expect(result.err).toContain('2 problem(s)');
   });
 
-  it("warns of a template name the mapping's schema does not declare, and stays OK (issue 17)", async () => {
+  it("warns of a template name the mapping's schema does not declare, and stays OK", async () => {
     const schema = {
       type: 'object',
       properties: {

@@ -39,7 +39,9 @@ describe('hookd init (docs/transforms.md#a-folder-of-your-own)', () => {
     expect(JSON.parse(read('hooks/transforms/fixtures/example/info.json')).expect).toBeNull();
     expect(read('hooks/.gitignore').split('\n')).toEqual(expect.arrayContaining(['node_modules/', 'data/', '.env']));
     const pkg = JSON.parse(read('hooks/package.json'));
-    expect(pkg.dependencies).toEqual({ hookd: `^${own.version}` });
+    // hookd is not on the npm registry yet: the folder depends on the hookd that wrote it.
+    expect(pkg.dependencies).toEqual({ hookd: `file:${ROOT}` });
+    expect(out).toContain(`npm install    # hookd (from ${ROOT}: not on the npm registry yet)`);
     expect(Object.keys(pkg.devDependencies)).toEqual(['typescript']);
     // What hookd's dependencies need to build on install, approved for npm.
     expect(pkg.allowScripts).toEqual(own.allowScripts);

@@ -119,7 +119,16 @@ describe('normalizeHooksPath', () => {
 });
 
 describe('inspectConfig', () => {
-  it('compares hooks.token and gateway.auth.token only when both resolve (issue 28 item 8)', () => {
+  it('names the nearest variable that is set when one is not, and none when nothing is close', () => {
+    const data = { hooks: { enabled: true, token: '${PAYLARK_SECRT}' }, gateway: { auth: { token: '${NOPE}' } } };
+    const env = { PAYLARK_SECRET: 'x', HOME: '/root', PATH: '/bin' };
+    expect(inspectConfig({ data, env }).problems).toEqual([
+      'hooks.token: environment variable PAYLARK_SECRT is not set (did you mean PAYLARK_SECRET?)',
+      'gateway.auth.token: environment variable NOPE is not set',
+    ]);
+  });
+
+  it('compares hooks.token and gateway.auth.token only when both resolve', () => {
     const data = { gateway: { auth: { token: '${GW}' } }, hooks: { enabled: true, token: '${HOOK}' } };
     const unset = inspectConfig({ data, env: {} });
     expect(unset.problems).toEqual([
@@ -137,7 +146,7 @@ describe('inspectConfig', () => {
     expect(inspectConfig({ data, env: { GW: same, HOOK: `${same}-other` } }).problems).toEqual([]);
   });
 
-  it('builds the config past the values the schema refused, their defaults in their place (issue 28 item 7)', () => {
+  it('builds the config past the values the schema refused, their defaults in their place', () => {
     const report = inspectConfig({
       data: {
         server: { port: 'eighty' },

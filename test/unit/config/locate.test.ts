@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keyPositions, locate, parentPath } from '../../../src/config/locate.js';
+import { keyPositions, locate, parentPath, stringCharPosition } from '../../../src/config/locate.js';
 
 const TEXT = [
   '// hookd.json5',
@@ -44,5 +44,27 @@ describe('locating config keys in JSON5 text', () => {
     expect(parentPath('a.b[0]["c d"]')).toBe('a.b[0]');
     expect(parentPath('a.b[0]')).toBe('a.b');
     expect(parentPath('a')).toBe('');
+  });
+});
+
+describe("a template's character in its config file", () => {
+  const text = ['{', "  a: 'abc {{x} d',", '  b: "\\u00e9\\t{{y}",', "  c: 'one \\", "two {{z}',", '  n: 7,', '}'].join(
+    '\n',
+  );
+
+  it('counts the characters as written: escapes by their source, a line continuation as none', () => {
+    expect(stringCharPosition(text, 'a', 0)).toEqual({ line: 2, column: 7 });
+    expect(stringCharPosition(text, 'a', 4)).toEqual({ line: 2, column: 11 });
+    // \u00e9 (six characters written) and \t (two) are one character each.
+    expect(stringCharPosition(text, 'b', 2)).toEqual({ line: 3, column: 15 });
+    // The backslash-newline stands for nothing: the template's 5th character starts line 5.
+    expect(stringCharPosition(text, 'c', 4)).toEqual({ line: 5, column: 1 });
+    expect(stringCharPosition(text, 'c', 8)).toEqual({ line: 5, column: 5 });
+  });
+
+  it('places nothing where the key holds no string', () => {
+    expect(stringCharPosition(text, 'n', 0)).toBeUndefined();
+    expect(stringCharPosition(text, 'missing', 0)).toBeUndefined();
+    expect(stringCharPosition('{ broken', 'a', 0)).toBeUndefined();
   });
 });

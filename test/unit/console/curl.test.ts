@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { type CurlSource, curlOf } from '../../../console/curl.js';
@@ -73,5 +76,19 @@ describe('Copy as curl', () => {
   it('sends no body when none was kept', async () => {
     const args = await argsOf(curlOf(request({ body: '' }), 'http://h'));
     expect(args).not.toContain('--data-raw');
+  });
+
+  it('sends a body that is not text byte for byte, decoded from base64 on its standard input', async () => {
+    const bytes = Buffer.from([0xff, 0xfe, 0x7b, 0x22, 0x61, 0x22, 0x3a, 0x80, 0x7d, 0x00, 0x27]);
+    const command = curlOf(request({ body: bytes.toString('base64'), bodyEncoding: 'base64' }), 'http://h');
+    const script = `curl() { printf '%s\\0' "$@"; cat > sent.bin; }\n${command}`;
+    const dir = mkdtempSync(join(tmpdir(), 'hookd-curl-'));
+    try {
+      const { stdout } = await promisify(execFile)('bash', ['-c', script], { cwd: dir });
+      expect(stdout.split('\0').slice(-3, -1)).toEqual(['--data-binary', '@-']);
+      expect(readFileSync(join(dir, 'sent.bin'))).toEqual(bytes);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

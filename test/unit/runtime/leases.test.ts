@@ -39,11 +39,15 @@ function fakeShare(runIds: string[], clock: ManualClock) {
       return runIds.splice(0, limit).map((id) => ({ id, sessionKey: `hook:${id}` }));
     },
     async renewRuns(ids) {
-      if (!state.renewing) return { renewed: new Set(), busy: new Set() };
-      if (state.busy) return { renewed: new Set(), busy: new Set(ids) };
+      const cancelled = new Set<string>();
+      if (!state.renewing) return { renewed: new Set(), busy: new Set(), cancelled };
+      if (state.busy) return { renewed: new Set(), busy: new Set(ids), cancelled };
       state.renewed.push(...ids);
       state.lastRenewalAt = clock.now();
-      return { renewed: new Set(ids), busy: new Set() };
+      return { renewed: new Set(ids), busy: new Set(), cancelled };
+    },
+    async takeRun() {
+      return false;
     },
     async releaseRuns() {},
     async claimableRuns() {

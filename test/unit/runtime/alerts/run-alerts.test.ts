@@ -18,9 +18,17 @@ async function agent(w: World, extra: object = {}): Promise<string> {
   return answer.body.runId as string;
 }
 
+/** What the run waits before its try after `n` failed ones: its back-off, or its model's open breaker. */
+function waitAfter(w: World, n: number): number {
+  const breaker = w.gateway.runtime.breakers().find((b) => b.target === 'fake/m' && b.openUntil !== undefined);
+  const open = breaker?.openUntil === undefined ? 0 : Date.parse(breaker.openUntil) - w.clock.now();
+  return Math.max(backoffMs(n - 1, MODEL_BACKOFF), open);
+}
+
 /**
  * Moves the clock through a run's retries until `untilMs` has passed since its first try: after
- * each failed try (seen in its attempts), the back-off it waits.
+ * each failed try (seen in its attempts), the back-off it waits, or its model's breaker's time
+ * open (5 failed tries in a row open it: docs/runtime.md#circuit-breakers).
  */
 async function retryFor(w: World, runId: string, untilMs: number): Promise<number> {
   const first = await until(async () => (await w.run(runId)).attempts[0], 'the first failed try');
@@ -28,7 +36,7 @@ async function retryFor(w: World, runId: string, untilMs: number): Promise<numbe
   let n = 1;
   while (w.clock.now() - start < untilMs) {
     await until(async () => ((await w.run(runId)).attempts.length >= n ? true : undefined), `try ${n}`);
-    await w.clock.advance(backoffMs(n - 1, MODEL_BACKOFF));
+    await w.clock.advance(waitAfter(w, n));
     n++;
   }
   return start;
@@ -43,7 +51,7 @@ describe('modelUnreachable', () => {
     const [alert] = await w.alertsSent(1);
     expect(alert).toMatch(
       new RegExp(
-        `^hookd alert: model fake/m failed every try for 2 min \\(\\d+ tries\\)\nlast error: MODEL_REFUSED \\(HTTP 503\\)\nconsole: ${w.gateway.url}/ui/#/runs/${runId}$`,
+        `^hookd alert: model fake/m failed every try for 2 min \\(\\d+ tries\\)\nlast error: MODEL_REFUSED \\(HTTP 503\\)\nbreaker: open until \\S+Z, its runs and deliveries wait\nconsole: ${w.gateway.url}/ui/#/runs/${runId}$`,
       ),
     );
     // Not before: it was decided two minutes or more after the first failed try.
@@ -54,7 +62,7 @@ describe('modelUnreachable', () => {
     // The server answers again: the run's next try succeeds, and one recovery is sent.
     reply = 'back again';
     const { attempts } = await w.run(runId);
-    await w.clock.advance(backoffMs(attempts.length - 1, MODEL_BACKOFF));
+    await w.clock.advance(waitAfter(w, attempts.length));
     const [, recovery] = await w.alertsSent(2);
     expect(recovery).toMatch(/^hookd recovered: model fake\/m \(a try succeeded; \d+ failures before\)/);
     await until(async () => ((await w.run(runId)).status === 'ok' ? true : undefined), 'the run to end');
@@ -111,5 +119,47 @@ describe('deliveryFailures', () => {
     await until(async () => ((await w.run(next)).delivery?.status === 'sent' ? true : undefined), 'a delivery');
     const [recovery] = await w.alertsSent(1);
     expect(recovery).toMatch(/^hookd recovered: deliveries to chatnet/);
+  });
+});
+
+describe("deliveryFailures and a channel's breaker", () => {
+  it('counts the opening of the breaker as a failed delivery, and names it in the message', async () => {
+    const w = await world({ alerts: { deliveryFailures: { count: 2 } } });
+    // The chat service answers 502 to everything: replies and alerts alike.
+    w.chat.failNext(1_000_000);
+    const first = await agent(w, { deliver: true, channel: 'chatnet', to: '42' });
+    for (const [n, ms] of [500, 1000, 2000].entries()) {
+      await until(async () => ((await w.run(first)).attempts.length > n ? true : undefined), `delivery try ${n + 1}`);
+      await w.clock.advance(ms);
+    }
+    await until(async () => ((await w.run(first)).delivery?.status === 'failed' ? true : undefined), 'it to fail');
+    // Four failed tries in a row so far: the next delivery's first try opens the breaker, and it
+    // waits instead of failing; the opening is the second failure the alert counts.
+    const second = await agent(w, { deliver: true, channel: 'chatnet', to: '42' });
+    const [firing] = (
+      await until(async () => {
+        const { alerts } = await w.alerts();
+        return alerts.length > 0 ? alerts : undefined;
+      }, 'the firing')
+    ).filter((a) => a.kind === 'firing');
+    expect(firing?.text).toMatch(
+      new RegExp(
+        [
+          '^hookd alert: 2 deliveries to chatnet failed in 10 min',
+          'last error: breaker open after 5 failed tries in a row \\(last: CHANNEL_REFUSED \\(HTTP 502\\)\\)',
+          'breaker: open until \\S+Z, its runs and deliveries wait',
+          'console: ',
+        ].join('\n'),
+      ),
+    );
+    // Its back-off over, the reply waits for the breaker, without a try.
+    await w.clock.advance(500);
+    const waiting = await until(async () => {
+      const run = await w.run(second);
+      return run.waiting ? run : undefined;
+    }, 'the wait');
+    expect(waiting.waiting).toMatch(/^breaker open for chatnet until \S+Z$/);
+    expect(waiting.delivery).toBeUndefined();
+    expect(waiting.attempts.filter((a) => a.kind === 'delivery')).toHaveLength(1);
   });
 });
