@@ -72,66 +72,12 @@ const EMPTY = Buffer.alloc(0);
 
 /** The body log in segment files under `options.folder`; nothing is touched before its first use. */
 export function openBodyLog(options: BodyLogOptions): BodyLog {
-  const { folder, segmentBytes } = options;
-  let segments: Segment[] | undefined;
-  /** The next position: past every segment and every position the database refers to. */
-  let end = options.floor;
+  const files = segmentFiles(options.folder, options.segmentBytes, options.floor);
   let pending: Buffer[] = [];
   let pendingBytes = 0;
 
-  const fdOf = (segment: Segment) => {
-    segment.fd ??= openSync(join(folder, nameOf(segment.start)), 'r+');
-    return segment.fd;
-  };
-  /** The segments found on disk, read once. */
-  const open = (): Segment[] => {
-    if (segments) return segments;
-    segments = namesIn(folder)
-      .filter((name) => /^[0-9a-f]{16}\.seg$/.test(name))
-      .map((name) => ({ start: Number.parseInt(name, 16), bytes: 0, fd: undefined as number | undefined }))
-      .sort((a, b) => a.start - b.start);
-    for (const segment of segments) segment.bytes = fstatSync(fdOf(segment)).size;
-    const last = segments.at(-1);
-    if (last) end = Math.max(end, last.start + last.bytes);
-    return segments;
-  };
-  /** The segment the next write goes to: the last one, or a new one once it is full (or none ends where the log does). */
-  const current = (): Segment => {
-    const list = open();
-    const last = list.at(-1);
-    if (last && last.start + last.bytes === end && last.bytes < segmentBytes) return last;
-    mkdirSync(folder, { recursive: true, mode: 0o700 });
-    const segment = { start: end, bytes: 0, fd: openSync(join(folder, nameOf(end)), 'wx+', 0o600) };
-    list.push(segment);
-    return segment;
-  };
-  const segmentAt = (position: number): Segment | undefined => {
-    const list = open();
-    let low = 0;
-    let high = list.length - 1;
-    while (low <= high) {
-      const mid = (low + high) >> 1;
-      const segment = list[mid] as Segment;
-      if (position < segment.start) high = mid - 1;
-      else if (position >= segment.start + segment.bytes) low = mid + 1;
-      else return segment;
-    }
-    return undefined;
-  };
-  /** The bytes from `from` to `to` of `segment`, or undefined when it does not hold them all. */
-  const readIn = (segment: Segment | undefined, from: number, to: number): Buffer | undefined => {
-    if (!segment || to > segment.start + segment.bytes) return undefined;
-    const out = Buffer.allocUnsafe(to - from);
-    let done = 0;
-    while (done < out.length) {
-      const n = readSync(fdOf(segment), out, done, out.length - done, from - segment.start + done);
-      if (n === 0) return undefined;
-      done += n;
-    }
-    return out;
-  };
   const readPending = (position: number, bytes: number): Buffer => {
-    let at = end;
+    let at = files.end();
     for (const body of pending) {
       if (position === at) return body.subarray(0, bytes);
       at += body.length;
@@ -141,10 +87,10 @@ export function openBodyLog(options: BodyLogOptions): BodyLog {
 
   return {
     append(body) {
-      open();
+      files.list();
       pending.push(body);
       pendingBytes += body.length;
-      return end + pendingBytes - body.length;
+      return files.end() + pendingBytes - body.length;
     },
     flush() {
       if (pendingBytes === 0) return;
@@ -152,13 +98,12 @@ export function openBodyLog(options: BodyLogOptions): BodyLog {
       const bytes = pendingBytes;
       pending = [];
       pendingBytes = 0;
-      const segment = current();
-      const fd = fdOf(segment);
+      const segment = files.current();
+      const fd = files.fdOf(segment);
       const written = writevSync(fd, bodies, segment.bytes);
       if (written !== bytes) throw new Error(`wrote ${written} of ${bytes} bytes of request bodies`);
       if (options.sync) fdatasyncSync(fd);
-      segment.bytes += bytes;
-      end += bytes;
+      files.grow(segment, bytes);
     },
     discard() {
       pending = [];
@@ -166,36 +111,105 @@ export function openBodyLog(options: BodyLogOptions): BodyLog {
     },
     read(position, bytes) {
       if (bytes === 0) return EMPTY;
-      open();
-      if (position >= end) return readPending(position, bytes);
-      return readIn(segmentAt(position), position, position + bytes) ?? EMPTY;
+      files.list();
+      if (position >= files.end()) return readPending(position, bytes);
+      return files.readIn(files.at(position), position, position + bytes) ?? EMPTY;
     },
     readSpan(from, to) {
-      open();
-      return to <= end ? readIn(segmentAt(from), from, to) : undefined;
+      files.list();
+      return to <= files.end() ? files.readIn(files.at(from), from, to) : undefined;
     },
-    releaseBefore(position) {
-      const list = open();
-      let freed = 0;
-      while (list.length > 0 && (list[0] as Segment).start + (list[0] as Segment).bytes <= position) {
-        const segment = list.shift() as Segment;
-        if (segment.fd !== undefined) closeSync(segment.fd);
-        unlinkSync(join(folder, nameOf(segment.start)));
-        freed += segment.bytes;
-      }
-      return freed;
-    },
+    releaseBefore: files.releaseBefore,
     bytes() {
-      return open().reduce((sum, segment) => sum + segment.bytes, 0);
+      return files.list().reduce((sum, segment) => sum + segment.bytes, 0);
     },
-    close() {
-      for (const segment of segments ?? []) {
-        if (segment.fd !== undefined) closeSync(segment.fd);
-        segment.fd = undefined;
-      }
-      segments = undefined;
-    },
+    close: files.close,
   };
+}
+
+/**
+ * The segment files of a body log: listed once from `folder`, found by position, read, grown
+ * and deleted. `end()` is the log's next position: past every segment and `floor`.
+ */
+function segmentFiles(folder: string, segmentBytes: number, floor: number) {
+  let segments: Segment[] | undefined;
+  let end = floor;
+  function fdOf(segment: Segment): number {
+    segment.fd ??= openSync(join(folder, nameOf(segment.start)), 'r+');
+    return segment.fd;
+  }
+  /** The segments found on disk, read once. */
+  function list(): Segment[] {
+    if (segments) return segments;
+    segments = namesIn(folder)
+      .filter((name) => /^[0-9a-f]{16}\.seg$/.test(name))
+      .map((name) => ({ start: Number.parseInt(name, 16), bytes: 0, fd: undefined as number | undefined }))
+      .sort((a, b) => a.start - b.start);
+    for (const segment of segments) segment.bytes = fstatSync(fdOf(segment)).size;
+    const last = segments.at(-1);
+    if (last) end = Math.max(end, last.start + last.bytes);
+    return segments;
+  }
+  /** The segment the next write goes to: the last one, or a new one once it is full (or none ends where the log does). */
+  function current(): Segment {
+    const all = list();
+    const last = all.at(-1);
+    if (last && last.start + last.bytes === end && last.bytes < segmentBytes) return last;
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    const segment = { start: end, bytes: 0, fd: openSync(join(folder, nameOf(end)), 'wx+', 0o600) };
+    all.push(segment);
+    return segment;
+  }
+  function at(position: number): Segment | undefined {
+    const all = list();
+    let low = 0;
+    let high = all.length - 1;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      const segment = all[mid] as Segment;
+      if (position < segment.start) high = mid - 1;
+      else if (position >= segment.start + segment.bytes) low = mid + 1;
+      else return segment;
+    }
+    return undefined;
+  }
+  /** The bytes from `from` to `to` of `segment`, or undefined when it does not hold them all. */
+  function readIn(segment: Segment | undefined, from: number, to: number): Buffer | undefined {
+    if (!segment || to > segment.start + segment.bytes) return undefined;
+    const out = Buffer.allocUnsafe(to - from);
+    let done = 0;
+    while (done < out.length) {
+      const n = readSync(fdOf(segment), out, done, out.length - done, from - segment.start + done);
+      if (n === 0) return undefined;
+      done += n;
+    }
+    return out;
+  }
+  /** `bytes` written at the end of `segment` (the last one). */
+  function grow(segment: Segment, bytes: number): void {
+    segment.bytes += bytes;
+    end += bytes;
+  }
+  /** Deletes the segments that hold only bodies before `position`; answers their bytes. */
+  function releaseBefore(position: number): number {
+    const all = list();
+    let freed = 0;
+    while (all.length > 0 && (all[0] as Segment).start + (all[0] as Segment).bytes <= position) {
+      const segment = all.shift() as Segment;
+      if (segment.fd !== undefined) closeSync(segment.fd);
+      unlinkSync(join(folder, nameOf(segment.start)));
+      freed += segment.bytes;
+    }
+    return freed;
+  }
+  function close(): void {
+    for (const segment of segments ?? []) {
+      if (segment.fd !== undefined) closeSync(segment.fd);
+      segment.fd = undefined;
+    }
+    segments = undefined;
+  }
+  return { end: () => end, fdOf, list, current, at, readIn, grow, releaseBefore, close };
 }
 
 /** The names in `folder`; none when it does not exist yet. */

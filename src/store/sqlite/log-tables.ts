@@ -57,23 +57,11 @@ export function createSqliteLogTables(
   now: () => number,
   bodies: BodyLog,
 ): LogTables {
-  const statements = (table: LogTable) => {
-    const { name, time, where } = LOG_TABLE_SQL[table];
-    // A request's body in the body log counts as it did in its row.
-    const bytes =
-      name === 'requests' ? `COALESCE(body_len, 0) + ${LOG_TABLE_SQL[table].bytes}` : LOG_TABLE_SQL[table].bytes;
-    return {
-      count: db.prepare(`SELECT COUNT(*) AS rows, COALESCE(SUM(${bytes}), 0) AS bytes FROM ${name} WHERE ${where}`),
-      anyAged: db.prepare(`SELECT 1 FROM ${name} WHERE ${where} AND ${time} < ? LIMIT 1`),
-      aged: db.prepare(
-        `DELETE FROM ${name} WHERE seq IN (SELECT seq FROM ${name} WHERE ${where} AND ${time} < ? ORDER BY ${time} LIMIT ?) RETURNING ${bytes} AS bytes`,
-      ),
-      first: db.prepare(
-        `DELETE FROM ${name} WHERE seq IN (SELECT seq FROM ${name} WHERE ${where} ORDER BY ${time}, seq LIMIT ?) RETURNING ${bytes} AS bytes`,
-      ),
-    };
+  const of = {
+    requests: statementsOf(db, 'requests'),
+    refused: statementsOf(db, 'refused'),
+    failures: statementsOf(db, 'failures'),
   };
-  const of = { requests: statements('requests'), refused: statements('refused'), failures: statements('failures') };
   const purgeKeys = db.prepare(
     'DELETE FROM idempotency WHERE (scope, key) IN (SELECT scope, key FROM idempotency WHERE expires_at <= ? LIMIT ?)',
   );
@@ -123,25 +111,54 @@ export function createSqliteLogTables(
       if (anyExpired.get(at) === undefined) return 0;
       return group.write(() => purgeKeys.run(at, limit).changes);
     },
-    async vacuum(keepBytes, maxBytes) {
-      if (db.pragma('auto_vacuum', { simple: true }) !== 2) return 0;
-      // The bound holds for the database file and the body log's segments together.
-      const maxFileBytes = Math.max(0, maxBytes - bodies.bytes());
-      const pageBytes = db.pragma('page_size', { simple: true }) as number;
-      const pages = () => db.pragma('page_count', { simple: true }) as number;
-      let given = 0;
-      for (;;) {
-        const free = db.pragma('freelist_count', { simple: true }) as number;
-        // Free pages the next rows will take, as long as they keep the file within its bound.
-        const room = Math.max(0, Math.floor(maxFileBytes / pageBytes) - (pages() - free));
-        const keep = Math.min(Math.ceil(keepBytes / pageBytes), room);
-        if (free <= keep) return given;
-        const step = Math.min(free - keep, Math.ceil(VACUUM_STEP_BYTES / pageBytes));
-        await group.write(() => db.pragma(`incremental_vacuum(${step})`));
-        const left = db.pragma('freelist_count', { simple: true }) as number;
-        given += free - left;
-        if (left >= free) return given;
-      }
-    },
+    vacuum: (keepBytes, maxBytes) => vacuumFree(db, group, keepBytes, maxBytes - bodies.bytes()),
   };
+}
+
+/** The statements of one log table's retention (its bytes count a request's body in the body log as in its row). */
+function statementsOf(db: Db, table: LogTable) {
+  const { name, time, where } = LOG_TABLE_SQL[table];
+  // A request's body in the body log counts as it did in its row.
+  const bytes =
+    name === 'requests' ? `COALESCE(body_len, 0) + ${LOG_TABLE_SQL[table].bytes}` : LOG_TABLE_SQL[table].bytes;
+  return {
+    count: db.prepare(`SELECT COUNT(*) AS rows, COALESCE(SUM(${bytes}), 0) AS bytes FROM ${name} WHERE ${where}`),
+    anyAged: db.prepare(`SELECT 1 FROM ${name} WHERE ${where} AND ${time} < ? LIMIT 1`),
+    aged: db.prepare(
+      `DELETE FROM ${name} WHERE seq IN (SELECT seq FROM ${name} WHERE ${where} AND ${time} < ? ORDER BY ${time} LIMIT ?) RETURNING ${bytes} AS bytes`,
+    ),
+    first: db.prepare(
+      `DELETE FROM ${name} WHERE seq IN (SELECT seq FROM ${name} WHERE ${where} ORDER BY ${time}, seq LIMIT ?) RETURNING ${bytes} AS bytes`,
+    ),
+  };
+}
+
+/**
+ * Gives free pages back to the file system a step at a time, keeping `keepBytes` of them for the
+ * next rows as long as the file stays within `maxBytesLeft` (the log's bound less the body log's
+ * segments: the bound holds for both together). Answers the pages given.
+ */
+async function vacuumFree(
+  db: Db,
+  group: GroupCommit<unknown>,
+  keepBytes: number,
+  maxBytesLeft: number,
+): Promise<number> {
+  if (db.pragma('auto_vacuum', { simple: true }) !== 2) return 0;
+  const maxFileBytes = Math.max(0, maxBytesLeft);
+  const pageBytes = db.pragma('page_size', { simple: true }) as number;
+  const pages = () => db.pragma('page_count', { simple: true }) as number;
+  let given = 0;
+  for (;;) {
+    const free = db.pragma('freelist_count', { simple: true }) as number;
+    // Free pages the next rows will take, as long as they keep the file within its bound.
+    const room = Math.max(0, Math.floor(maxFileBytes / pageBytes) - (pages() - free));
+    const keep = Math.min(Math.ceil(keepBytes / pageBytes), room);
+    if (free <= keep) return given;
+    const step = Math.min(free - keep, Math.ceil(VACUUM_STEP_BYTES / pageBytes));
+    await group.write(() => db.pragma(`incremental_vacuum(${step})`));
+    const left = db.pragma('freelist_count', { simple: true }) as number;
+    given += free - left;
+    if (left >= free) return given;
+  }
 }
