@@ -27,7 +27,7 @@ export interface IsolationOptions {
 }
 
 /** Runs not yet summarised, read from the gateway's own database. */
-function unfinishedRuns(gateway: BenchGateway): { total: number; unfinished: number } {
+export function unfinishedRuns(gateway: BenchGateway): { total: number; unfinished: number } {
   const db = new Database(join(gateway.dir, 'data/hookd.db'), { readonly: true, fileMustExist: true });
   try {
     return db.prepare('SELECT count(*) AS total, count(*) - count(summarized_at) AS unfinished FROM runs').get() as {
@@ -40,7 +40,7 @@ function unfinishedRuns(gateway: BenchGateway): { total: number; unfinished: num
 }
 
 /** Waits until every run is summarised (or `maxS` passes); returns the seconds it took. */
-async function drain(gateway: BenchGateway, maxS: number): Promise<number> {
+export async function drain(gateway: BenchGateway, maxS: number): Promise<number> {
   const started = performance.now();
   while (unfinishedRuns(gateway).unfinished > 0 && performance.now() - started < maxS * 1000) await sleep(250);
   return (performance.now() - started) / 1000;
