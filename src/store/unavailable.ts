@@ -7,6 +7,8 @@ const RETRY_AFTER_S = 5;
 const SQLITE_UNAVAILABLE = /^SQLITE_(FULL|BUSY|LOCKED|IOERR|READONLY|CANTOPEN)/;
 /** Node's codes for a database out of reach. */
 const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN']);
+/** Node's codes for a disk that cannot take a write now (the body log's segments beside SQLite). */
+const DISK = new Set(['ENOSPC', 'EDQUOT', 'EIO', 'EROFS']);
 /** PostgreSQL SQLSTATE classes of a server out of reach or refusing work: connection, resources, shutdown, disk full. */
 const PG_UNAVAILABLE = /^(08|53|57P|58)/;
 
@@ -14,7 +16,10 @@ const PG_UNAVAILABLE = /^(08|53|57P|58)/;
 export function isStoreUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && (SQLITE_UNAVAILABLE.test(code) || NETWORK.has(code) || PG_UNAVAILABLE.test(code)))
+  if (
+    typeof code === 'string' &&
+    (SQLITE_UNAVAILABLE.test(code) || NETWORK.has(code) || DISK.has(code) || PG_UNAVAILABLE.test(code))
+  )
     return true;
   // node-postgres's own words for a connection lost or never made.
   return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error/.test(

@@ -10,6 +10,7 @@ import {
   writevSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { hookdError } from '../../errors.js';
 
 /**
  * The request log's bodies on SQLite (docs/operations.md#commits-and-checkpoints): appended to
@@ -100,8 +101,7 @@ export function openBodyLog(options: BodyLogOptions): BodyLog {
       pendingBytes = 0;
       const segment = files.current();
       const fd = files.fdOf(segment);
-      const written = writevSync(fd, bodies, segment.bytes);
-      if (written !== bytes) throw new Error(`wrote ${written} of ${bytes} bytes of request bodies`);
+      writeAll(fd, bodies, segment.bytes);
       if (options.sync) fdatasyncSync(fd);
       files.grow(segment, bytes);
     },
@@ -210,6 +210,24 @@ function segmentFiles(folder: string, segmentBytes: number, floor: number) {
     segments = undefined;
   }
   return { end: () => end, fdOf, list, current, at, readIn, grow, releaseBefore, close };
+}
+
+/**
+ * Writes every byte of `buffers` at `position`: a short write goes on from where it stopped, so
+ * that a disk out of room throws its ENOSPC (a 503 `STORE_UNAVAILABLE` for the accept).
+ */
+function writeAll(fd: number, buffers: readonly Buffer[], position: number): void {
+  let list = buffers;
+  let at = position;
+  for (;;) {
+    let written = writevSync(fd, list as Buffer[], at);
+    if (written === 0) throw hookdError('STORE_UNAVAILABLE');
+    at += written;
+    let i = 0;
+    while (i < list.length && written >= (list[i] as Buffer).length) written -= (list[i++] as Buffer).length;
+    if (i === list.length) return;
+    list = [(list[i] as Buffer).subarray(written), ...list.slice(i + 1)];
+  }
 }
 
 /** The names in `folder`; none when it does not exist yet. */
