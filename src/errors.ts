@@ -250,8 +250,16 @@ export const errorCatalogue = {
   ),
   RUN_CANCELLED: local(() => 'cancelled by the operator'),
   CHANNEL_REFUSED: local(
-    (p: { channel: string; status: number; description?: string; retryAfterMs?: number; transient?: boolean }) =>
-      `${p.channel} answered ${p.status}${p.description ? `: ${p.description}` : ''}`,
+    (p: {
+      channel: string;
+      status: number;
+      description?: string;
+      retryAfterMs?: number;
+      transient?: boolean;
+      /** Whose status `status` is, when it is not HTTP's (`SMTP`). */
+      protocol?: string;
+    }) =>
+      `${p.channel} answered ${p.protocol ? `${p.protocol} ` : ''}${p.status}${p.description ? `: ${p.description}` : ''}`,
   ),
   CHANNEL_UNCONFIRMED: local(
     (p: { channel: string; excerpt: string }) => `${p.channel} did not confirm the message (${p.excerpt})`,

@@ -14,13 +14,13 @@ interface ActionPolicy {
 type Fields<K extends keyof ActionFieldValues> = Readonly<Pick<ActionFieldValues, K>>;
 type OptionalFields<K extends keyof ActionFieldValues> = Readonly<Partial<Pick<ActionFieldValues, K>>>;
 
-/** Queue a system event for the main session (seed §4.1). */
+/** Queue a system event for the main session (docs/runtime.md#wake--main-session--heartbeat). */
 export interface WakeAction extends Fields<'text' | 'mode'>, ActionPolicy {
   readonly kind: 'wake';
 }
 
 /**
- * Run an isolated agent turn (seed §4.2): `model` is the resolved `provider/model` in force,
+ * Run an isolated agent turn (docs/runtime.md#agent-runs): `model` is the resolved `provider/model` in force,
  * `timeoutSeconds` whole seconds.
  */
 export interface AgentAction

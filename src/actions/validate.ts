@@ -33,7 +33,7 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 type Body = Readonly<Record<string, unknown>>;
 
-/** Validates a `/hooks/wake` body (seed §2.2); throws a 400 HookdError naming the field. */
+/** Validates a `/hooks/wake` body (docs/http.md#post-hookswake); throws a 400 HookdError naming the field. */
 export function parseWakeBody(
   body: unknown,
   options: Pick<ActionOptions, 'allowUnsafeExternalContent' | 'contentSource'> = {},
@@ -49,7 +49,7 @@ export function parseWakeBody(
   };
 }
 
-/** Validates a `/hooks/agent` body (seed §2.3); throws a 400 HookdError naming the field. */
+/** Validates a `/hooks/agent` body (docs/http.md#post-hooksagent); throws a 400 HookdError naming the field. */
 export function parseAgentBody(body: unknown, options: ActionOptions): AgentAction {
   const b = asObject(body);
   const message = requiredText(b, 'message');

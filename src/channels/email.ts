@@ -49,7 +49,13 @@ function classified(env: KindEnv, err: SmtpFailure) {
   if (typeof code !== 'number')
     return hookdError('CHANNEL_UNREACHABLE', { channel: env.id, reason: cut(env, err.message) });
   const description = cut(env, err.response ?? err.message);
-  return hookdError('CHANNEL_REFUSED', { channel: env.id, status: code, description, transient: code < 500 });
+  return hookdError('CHANNEL_REFUSED', {
+    channel: env.id,
+    status: code,
+    description,
+    transient: code < 500,
+    protocol: 'SMTP',
+  });
 }
 
 /** Rejects with `signal`'s reason once it aborts (SMTP has no abort: the connection ends on its own). */

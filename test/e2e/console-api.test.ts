@@ -4,7 +4,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeModel, isHeartbeat, startFakeModel } from '../helpers/fake-model.js';
 import { type HookdProcess, makeTempDir, startHookd } from '../helpers/hookd-process.js';
-import { call } from '../helpers/http.js';
+import { call, until } from '../helpers/http.js';
 
 /** The console's pages and API over HTTP, without a browser (docs/runtime.md#request-log-and-replay). */
 
@@ -184,12 +184,10 @@ describe('the console over HTTP', () => {
     });
     expect(agent.status).toBe(202);
     const runId = agent.body.runId as string;
-    let transcript: Record<string, unknown> = {};
-    for (let i = 0; i < 100; i++) {
-      transcript = (await admin(`/api/runs/${runId}/transcript`)).body;
-      if ((transcript.messages as unknown[] | undefined)?.length === 2) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const transcript = await until(async () => {
+      const { body } = await admin(`/api/runs/${runId}/transcript`);
+      return (body.messages as unknown[] | undefined)?.length === 2 ? body : undefined;
+    }, 'the run to end');
     expect(transcript).toMatchObject({
       runId,
       sessionKey: 'hook:capi',
@@ -232,7 +230,8 @@ describe('the console over HTTP', () => {
     expect(out.status).toBe(303);
     const started = Date.now();
     await Promise.all(ended);
-    expect(Date.now() - started).toBeLessThan(1000);
+    // At sign-out, not at the streams' next ping 15 s away (which ends an expired session's).
+    expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it('refuses another site: a cross-site sign-out, and reads with the cookie from a sibling site', async () => {
@@ -286,7 +285,7 @@ describe('the console over HTTP', () => {
     const cookie = setCookie.split(';')[0] as string;
     const shell = await call(`${proxied.url}/ui/`, { method: 'GET', headers: { ...viaProxy, cookie } });
     expect(shell.text).toContain('meta name="csrf-token"');
-    // The session is read over HTTPS only, and only under its __Host- name (issue 27 item 11).
+    // The session is read over HTTPS only, and only under its __Host- name.
     const value = cookie.slice(cookie.indexOf('=') + 1);
     const plainName = await call(`${proxied.url}/ui/`, {
       method: 'GET',
@@ -315,7 +314,7 @@ describe('the console over HTTP', () => {
     expect(direct.status).toBe(403);
   });
 
-  it('over plain HTTP, sets hookd_session without Secure, whatever X-Forwarded-Proto an untrusted peer sends (issue 27 item 11)', async () => {
+  it('over plain HTTP, sets hookd_session without Secure, whatever X-Forwarded-Proto an untrusted peer sends', async () => {
     const plainCookie = /^hookd_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/;
     const direct = await call(`${hookd.url}/ui/login`, {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -344,7 +343,7 @@ describe('the console over HTTP', () => {
     expect(String(signOut.headers['set-cookie'])).toBe('hookd_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0');
   });
 
-  it('counts no request without a token: 25 a cross-site page makes do not lock the sign-in (issue 27 item 8)', async () => {
+  it('counts no request without a token: 25 a cross-site page makes do not lock the sign-in', async () => {
     // What any page the operator visits can make the browser send: images and links, no token, no cookie.
     for (let i = 0; i < 25; i++) {
       const fetched = await call(`${hookd.url}/api/requests?i=${i}`, {

@@ -5,7 +5,7 @@ import { startHookd } from '../helpers/hookd-process.js';
 import { call } from '../helpers/http.js';
 
 /**
- * The heartbeat never stalls on size (issue 28, item 4): a spawned gateway on the real clock,
+ * The heartbeat never stalls on size: a spawned gateway on the real clock,
  * a model server that refuses requests over 600,000 characters as too long for its context.
  */
 

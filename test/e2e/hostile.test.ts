@@ -1,4 +1,4 @@
-// Issue 13 items 1-3 as the process sees them: RSS, file descriptors and answer times of a real
+// Hostile input as the process sees it: RSS, file descriptors and answer times of a real
 // `hookd serve` under hostile transforms and connections (bounds generous: the machine swings 2×).
 import { cpSync, readdirSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
@@ -36,7 +36,7 @@ const wakeMapping = (path: string, exportName: string) => ({
   transform: { module: 'hostile.ts', export: exportName },
 });
 
-describe('hostile input against a running gateway (issue 13 items 1-3)', () => {
+describe('hostile input against a running gateway', () => {
   it('keeps RSS and answer times bounded while 6 requests at once log 300 × 30 MB at debug', async () => {
     // debug kept: the worst case, every console.debug line formatted (before: RSS past 6 GB, 1-20 s).
     const hookd = await gateway({
@@ -59,8 +59,11 @@ describe('hostile input against a running gateway (issue 13 items 1-3)', () => {
     );
     clearInterval(sampler);
     for (const answer of answers) {
-      // The 30 MB strings live in the isolate (memoryLimitMb 128) or fail there; either way, one answer each.
-      expect([200, 500]).toContain(answer.status);
+      // The 30 MB strings live in the isolate (memoryLimitMb 128) or fail there; either way, one
+      // answer each. The calls take turns on the spare core: on a loaded machine, a call can wait
+      // past its budget for its turn (503 TRANSFORM_BUSY).
+      expect([200, 500, 503]).toContain(answer.status);
+      if (answer.status === 503) expect(answer.body.code).toBe('TRANSFORM_BUSY');
       expect(answer.ms).toBeLessThan(1000 + 3000);
     }
     expect(peak - idle).toBeLessThan(400);
@@ -106,15 +109,16 @@ describe('hostile input against a running gateway (issue 13 items 1-3)', () => {
       clearInterval(trickle);
       for (const socket of sockets) socket.destroy();
     });
-    await expect.poll(() => openFds(hookd), { timeout: 2000 }).toBeGreaterThan(idleFds + 100);
+    await expect.poll(() => openFds(hookd)).toBeGreaterThan(idleFds + 100);
     const health = await call(`${hookd.url}/healthz`, { method: 'GET' });
     expect(health.status).toBe(200);
     const valid = await call(`${hookd.url}/hooks/wake`, { headers: HOOK, json: { text: 'still here' } });
     expect(valid.status).toBe(200);
-    // Refused bodies are read for at most 2 s, then closed (before: held until the attacker left).
-    await expect.poll(() => openFds(hookd), { timeout: 6000, interval: 200 }).toBeLessThan(idleFds + 10);
+    // Refused bodies are read for at most 2 s, then closed (before: held until the attacker left,
+    // which it never does here); 10 s leave a loaded machine room.
+    await expect.poll(() => openFds(hookd), { timeout: 10_000, interval: 200 }).toBeLessThan(idleFds + 10);
     // Each attacker read its 401 (or, once the address is locked out, 429), then found its connection closed.
-    await expect.poll(() => sockets.filter((s) => s.destroyed).length, { timeout: 2000 }).toBe(300);
+    await expect.poll(() => sockets.filter((s) => s.destroyed).length).toBe(300);
     expect(answered).toHaveLength(300);
     for (const head of answered)
       expect(['HTTP/1.1 401 Unauthorized', 'HTTP/1.1 429 Too Many Requests']).toContain(head);

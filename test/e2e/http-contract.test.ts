@@ -306,7 +306,7 @@ describe('hooks.allowQueryToken: false', () => {
     ['TRACE', 'TRACE /hooks/wake HTTP/1.1\r\nHost: x\r\n\r\n', 405, 'METHOD_NOT_ALLOWED'],
     ['PROPFIND', 'PROPFIND /hooks/wake HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n', 405, 'METHOD_NOT_ALLOWED'],
     ['CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 405, 'METHOD_NOT_ALLOWED'],
-  ])('answers %s as JSON with a code and x-request-id (issue 13 item 14)', async (_name, request, status, code) => {
+  ])('answers %s as JSON with a code and x-request-id', async (_name, request, status, code) => {
     const answer = await raw(request, '');
     const [head = '', body = ''] = answer.split('\r\n\r\n');
     expect(head).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
@@ -314,7 +314,7 @@ describe('hooks.allowQueryToken: false', () => {
     expect(JSON.parse(body)).toMatchObject({ ok: false, code });
   });
 
-  it('answers a committed request before the 400 for garbage that follows it on the same connection (issue 13 item 14)', async () => {
+  it('answers a committed request before the 400 for garbage that follows it on the same connection', async () => {
     const body = '{"text":"before the garbage"}';
     const wake = `POST /hooks/wake HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
     const answer = await raw(`${wake}GARBAGE / NOT-HTTP\r\n\r\n`, '', { untilClosed: true });

@@ -8,8 +8,8 @@ import { type Answer, call, until } from '../helpers/http.js';
 import { type SuiteStore, suiteStore, suiteStores } from '../helpers/postgres.js';
 
 /**
- * What the console reads of the request log and the runs (docs/runtime.md#request-log-and-replay,
- * issue 28 item 5): event types, run outcomes, search and filters, over a spawned gateway on
+ * What the console reads of the request log and the runs (docs/runtime.md#request-log-and-replay):
+ * event types, run outcomes, search and filters, over a spawned gateway on
  * each store.
  */
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeModel } from '../helpers/fake-model.js';
 import { makeTempDir, runHookd, startHookd, writeConfig } from '../helpers/hookd-process.js';
-import { call } from '../helpers/http.js';
+import { call, until } from '../helpers/http.js';
 
 const TOKEN = 'cli-log-hook-token-0123456789';
 const GATEWAY = 'cli-log-gateway-token-0123456789';
@@ -61,11 +61,9 @@ describe('hookd requests, replay and runs (docs/runtime.md#request-log-and-repla
       join(temp.dir, 'transforms/t.ts'),
       `export default ({ payload }: { payload: { n: number } }) => ({ kind: 'agent', message: 'build ' + payload.n });\n`,
     );
-    let replayed = { code: null as number | null, stdout: '', stderr: '' };
-    for (let i = 0; i < 40 && replayed.code !== 0; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      replayed = await cli('replay', '--failed', '--since', '1h');
-    }
+    // Replayed once the gateway has reloaded the fixed transform (it says so in its log).
+    await until(async () => (hookd.stdout().includes('"msg":"transform reloaded"') ? true : undefined), 'the reload');
+    const replayed = await cli('replay', '--failed', '--since', '1h');
     expect(replayed.code).toBe(0);
     expect(replayed.stdout).toMatch(new RegExp(`^${id} → 202 \\(replay [^)]+\\) \\{"ok":true,"runId"`));
     // Replayed once: a second --failed finds nothing.
@@ -82,11 +80,13 @@ describe('hookd requests, replay and runs (docs/runtime.md#request-log-and-repla
     expect(runIdOf(forced.stdout)).not.toBe(runIdOf(again.stdout));
     expect((await cli('requests')).stdout).toContain(`forced replay of ${id}`);
 
-    let runs = '';
-    for (let i = 0; i < 50 && !runs.includes(' ok '); i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      runs = (await cli('runs')).stdout;
-    }
+    // Listed once the replay's run has ended.
+    const admin = { method: 'GET', headers: { authorization: `Bearer ${GATEWAY}` } };
+    await until(async () => {
+      const run = await call(`${hookd.url}/api/runs/${runIdOf(replayed.stdout)}`, admin);
+      return run.body.status === 'ok' ? true : undefined;
+    }, 'the replayed run to end');
+    const runs = (await cli('runs')).stdout;
     expect(runs.split('\n')[0]).toMatch(/^CREATED\s+RUN\s+STATUS\s+NAME\s+MODEL\s+DELIVERY$/);
     expect(runs).toMatch(/ ok\s+CI\s+fake\/m\s+skipped \(deliver is false\)/);
     const json = JSON.parse((await cli('requests', '--json', '--limit', '10')).stdout) as { requests: unknown[] };
@@ -118,7 +118,7 @@ describe('hookd requests, replay and runs (docs/runtime.md#request-log-and-repla
     expect(notAllowed.stdout).not.toContain('(replay');
   });
 
-  it('resolve only the config keys they read: an unrelated ${NAME} not set is no error for runs, requests, replay and send (issue 28 item 8)', async () => {
+  it('resolve only the config keys they read: an unrelated ${NAME} not set is no error for runs, requests, replay and send', async () => {
     const temp = makeTempDir();
     cleanups.push(temp.cleanup);
     const note = { id: 'note', match: { path: 'note' }, action: 'wake', textTemplate: 'note {{n}}' };

@@ -8,7 +8,7 @@ import { assertLogLines } from '../helpers/log-lines.js';
 import { localPrebuilds, npmEnv, type Packed, packHookd } from '../helpers/package.js';
 
 /**
- * hookd as a user installs it (issue 30, docs/transforms.md#a-folder-of-your-own): `npm pack`,
+ * hookd as a user installs it (docs/transforms.md#a-folder-of-your-own): `npm pack`,
  * the tarball installed globally (README's Install section) and into the folder `hookd init`
  * writes, in temp folders that never see this checkout. npm installs the tarball's
  * dependencies from its cache (filled by this checkout's `npm ci`; the registry for anything
@@ -56,7 +56,7 @@ const steps = () =>
     .filter((line) => line.startsWith('  '))
     .map((line) => line.trim().replace(/\s+#.*$/, ''));
 
-describe('the package, installed (issue 30)', () => {
+describe('the package, installed', () => {
   it('ships only what runs: bin/, dist/, presets/ and console/', () => {
     const tops = new Set(packed.files.map((f) => f.split('/')[0]));
     expect([...tops].sort()).toEqual(['README.md', 'bin', 'console', 'dist', 'package.json', 'presets']);

@@ -68,7 +68,7 @@ describe.skipIf(!postgresTestsRun)('hookd check on PostgreSQL', () => {
   });
 });
 
-describe('hookd check never prints the password of storage.url (issue 27 item 9)', () => {
+describe('hookd check never prints the password of storage.url', () => {
   // Port 1 refuses at once: no PostgreSQL is needed to see what check says of the URL.
   const urls = [
     ['in the user part', 'postgres://hookd:user-part-secret-1@127.0.0.1:1/hookd', 'user-part-secret-1'],

@@ -107,9 +107,11 @@ interface Answered {
   failed: number;
 }
 
-/** `clients` loops sending agent and wake requests round-robin over the live nodes until `stop`. */
-async function load(clients: number, stop: { done: boolean }): Promise<Answered> {
-  const answered: Answered = { runs: [], events: [], byNode: [0, 0, 0], failed: 0 };
+/**
+ * `clients` loops sending agent and wake requests round-robin over the live nodes until `stop`;
+ * `answered` fills as they are answered.
+ */
+async function load(clients: number, stop: { done: boolean }, answered: Answered): Promise<Answered> {
   let next = 0;
   let sent = 0;
   await Promise.all(
@@ -140,7 +142,9 @@ async function load(clients: number, stop: { done: boolean }): Promise<Answered>
   return answered;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits until `ready()` holds, looking every 50 ms, for 60 s at most. */
+const whenReached = (ready: () => boolean, what: string) =>
+  until(async () => (ready() ? true : undefined), what, 60_000);
 
 describe.skipIf(!postgresTestsRun)('three hookd nodes on one PostgreSQL', () => {
   it('come up together on an empty database', async () => {
@@ -154,21 +158,32 @@ describe.skipIf(!postgresTestsRun)('three hookd nodes on one PostgreSQL', () => 
 
   it('lose nothing answered, finish each run once and never overlap heartbeats when a node is killed', async () => {
     const stop = { done: false };
-    const loading = load(12, stop);
-    await sleep(2000);
+    const answered: Answered = { runs: [], events: [], byNode: [0, 0, 0], failed: 0 };
+    const loading = load(12, stop, answered);
+    // Each phase lasts until the load has reached a number of answers, not for a time: a loaded
+    // machine answers fewer requests a second, and the same number later.
+    const count = () => answered.runs.length + answered.events.length;
+    await whenReached(() => answered.byNode.every((n) => n > 10) && count() > 60, 'load on every node');
     const victim = nodes[1] as HookdProcess;
     nodes[1] = undefined;
     await victim.stop('SIGKILL');
-    await sleep(1500);
+    // With the node down, the others carry the load; its runs and leases wait for them.
+    const down = count();
+    await whenReached(() => count() > down + 40, 'answers while a node is down');
     nodes[1] = await startNode();
-    await sleep(2000);
+    const beforeRestart = answered.byNode[1] ?? 0;
+    await whenReached(
+      () => (answered.byNode[1] ?? 0) > beforeRestart + 10 && answered.runs.length > 50 && answered.events.length > 50,
+      'answers from the restarted node',
+    );
     stop.done = true;
-    const answered = await loading;
+    await loading;
 
     expect(answered.runs.length).toBeGreaterThan(50);
     expect(answered.events.length).toBeGreaterThan(50);
     // Spread round-robin: every node answered, the restarted one too.
     for (const count of answered.byNode) expect(count).toBeGreaterThan(10);
+    expect(answered.byNode[1]).toBeGreaterThan(beforeRestart + 10);
 
     // Every answered run ends summarised; every event (summaries included) is consumed.
     await until(

@@ -17,7 +17,7 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-describe('third-party preset plugins (issue 14)', () => {
+describe('third-party preset plugins', () => {
   it('loads one from an npm package and one from a folder, and both run end to end', async () => {
     const temp = makeTempDir();
     cleanups.push(temp.cleanup);

@@ -122,7 +122,7 @@ describe.skipIf(!postgresTestsRun)('hookd serve on PostgreSQL', () => {
     expect(listed.some((r) => r.replayOf === id)).toBe(true);
   });
 
-  it('refuses a NUL in a hook name, an admin id or a query with 400 BAD_URL, never a 500 (issue 27 item 10)', async () => {
+  it('refuses a NUL in a hook name, an admin id or a query with 400 BAD_URL, never a 500', async () => {
     const hook = await call(`${hookd.url}/hooks/tmpl%00`, {
       headers: { ...HOOK, 'idempotency-key': 'nul-key' },
       json: { n: 1 },

@@ -11,7 +11,7 @@ import { type HookdProcess, makeTempDir, startHookd } from '../helpers/hookd-pro
 import { type Answer, call } from '../helpers/http.js';
 
 /**
- * Every recorded fixture of every built-in preset, end to end (issue 14): the delivery, signed
+ * Every recorded fixture of every built-in preset, end to end: the delivery, signed
  * the way its provider's own library signs it (or carrying the hook token, for senders that sign
  * nothing), reaches a spawned gateway and becomes the actions it expects; a tampered one is
  * refused 401; a repeat is deduplicated. The cases come from the presets' folders: a new preset

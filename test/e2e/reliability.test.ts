@@ -1,7 +1,8 @@
+import { connect } from 'node:net';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { until } from '../helpers/clock.js';
 import { startFakeChat } from '../helpers/fake-chat.js';
 import { isHeartbeat, lastUser, startFakeModel } from '../helpers/fake-model.js';
 import { makeTempDir, startHookd } from '../helpers/hookd-process.js';
@@ -23,6 +24,42 @@ function config(modelUrl: string, defaults: object = {}, hooks: object = {}) {
     agents: { defaults: { model: 'fake/m', heartbeat: { every: '0' }, ...defaults } },
     models: { providers: { fake: { baseUrl: modelUrl, api: 'openai-chat' } } },
   };
+}
+
+/**
+ * Sends a hook request with `Expect: 100-continue` on a socket of its own and resolves once the
+ * gateway has read its headers (it answered 100 Continue) and the body is written: the request is
+ * then in the gateway's hands. `status` is the final status line.
+ */
+async function heldRequest(url: string, path: string, json: unknown): Promise<{ status: Promise<string> }> {
+  const { hostname, port } = new URL(url);
+  const body = JSON.stringify(json);
+  const socket = connect(Number(port), hostname);
+  socket.on('error', () => undefined);
+  let received = '';
+  socket.on('data', (chunk: Buffer) => {
+    received += chunk.toString('latin1');
+  });
+  /** Resolves with the first match of `pattern` in what the socket received. */
+  const answered = (pattern: RegExp) =>
+    new Promise<string>((resolve, reject) => {
+      const check = () => {
+        const match = pattern.exec(received);
+        if (match) resolve(match[0]);
+      };
+      socket.on('data', check);
+      socket.on('close', () => reject(new Error(`closed after: ${received}`)));
+      check();
+    });
+  const continued = answered(/^HTTP\/1\.1 100 [^\r]*/);
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${HOOK.authorization}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`,
+  );
+  await continued;
+  const status = answered(/HTTP\/1\.1 [2-5]\d\d [^\r]*/);
+  await new Promise<void>((resolve) => socket.write(body, () => resolve()));
+  return { status };
 }
 
 async function stalledModel() {
@@ -111,13 +148,14 @@ describe('backpressure and shutdown', () => {
       ids.push(res.body.runId as string);
     }
     await expect.poll(() => model.requests.length).toBe(1);
-    const inFlight = call(`${hookd.url}/hooks/wake`, {
-      headers: HOOK,
-      json: { text: 'sent just before SIGTERM', mode: 'next-heartbeat' },
+    // SIGTERM once the gateway holds the request: it has read its headers (its 100 Continue
+    // says so) and been sent its body.
+    const inFlight = await heldRequest(hookd.url, '/hooks/wake', {
+      text: 'sent just before SIGTERM',
+      mode: 'next-heartbeat',
     });
-    await sleep(5);
     hookd.child.kill('SIGTERM');
-    expect((await inFlight).status).toBe(200);
+    expect(await inFlight.status).toMatch(/^HTTP\/1\.1 200 /);
     const exit = await hookd.exited;
     expect(exit.code).toBe(0);
     const db = new Database(join(temp.dir, 'data/hookd.db'), { readonly: true });
@@ -167,7 +205,8 @@ describe('backpressure and shutdown', () => {
     const stopping = Date.now();
     hookd.child.kill('SIGTERM');
     expect((await hookd.exited).code).toBe(0);
-    expect(Date.now() - stopping).toBeLessThan(3000);
+    // Not after the 60 s the channel asked for: the bound leaves a loaded machine room to close.
+    expect(Date.now() - stopping).toBeLessThan(10_000);
     expect(chat.sent).toEqual([]);
     const again = await startHookd({ dir: temp.dir, config: withChat });
     cleanups.push(() => again.stop());
@@ -201,7 +240,9 @@ describe('crash safety: SIGKILL under load', () => {
     );
     cleanups.push(() => model.close());
     const report: string[] = [];
-    for (const killAfterMs of [150, 400, 900]) {
+    // Killed after so many requests were answered (not after so many ms: a loaded machine
+    // answers fewer of them), at three depths of work in flight.
+    for (const killAfter of [10, 40, 120]) {
       const temp = makeTempDir();
       cleanups.push(temp.cleanup);
       const hookd = await startHookd({ dir: temp.dir, config: config(model.url) });
@@ -228,7 +269,7 @@ describe('crash safety: SIGKILL under load', () => {
         }
       };
       const senders = Array.from({ length: 16 }, sender);
-      await sleep(killAfterMs);
+      await until(() => runs.size + events.size >= killAfter, 60_000);
       hookd.child.kill('SIGKILL');
       await hookd.exited;
       stop = true;
@@ -269,7 +310,7 @@ describe('crash safety: SIGKILL under load', () => {
         const duplicated = db.prepare('SELECT message, COUNT(*) AS n FROM runs GROUP BY message HAVING n > 1').all();
         expect(duplicated).toEqual([]);
         report.push(
-          `kill at ${killAfterMs} ms: ${runs.size} runs and ${events.size} events answered 2xx, 0 lost; ${allRuns.n} runs stored, each summarised once`,
+          `kill after ${killAfter} answers: ${runs.size} runs and ${events.size} events answered 2xx, 0 lost; ${allRuns.n} runs stored, each summarised once`,
         );
       } finally {
         db.close();
@@ -277,5 +318,5 @@ describe('crash safety: SIGKILL under load', () => {
       }
     }
     console.log(report.join('\n'));
-  }, 90_000);
+  }, 180_000);
 });

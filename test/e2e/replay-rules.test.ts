@@ -22,7 +22,7 @@ afterEach(async () => {
 
 let store: SuiteStore;
 
-describe.each(suiteStores)('replay rules, issue 27 item 5 (docs/runtime.md#request-log-and-replay) on %s', (kind) => {
+describe.each(suiteStores)('replay rules (docs/runtime.md#request-log-and-replay) on %s', (kind) => {
   beforeAll(() => {
     store = suiteStore(kind);
   });

@@ -5,8 +5,8 @@ import { runHookd, startHookd, writeConfig } from '../helpers/hookd-process.js';
 import { call, until } from '../helpers/http.js';
 
 /**
- * What an operator sees of a run whose model server fails (issue 28, item 2), with a spawned
- * gateway on the real clock: its failed tries within a second, not at the run's time limit.
+ * What an operator sees of a run whose model server fails, with a spawned
+ * gateway on the real clock: its failed tries as they happen, not at the run's time limit.
  */
 
 const TOKEN = 'run-attempts-hook-token-0123456789';
@@ -42,7 +42,9 @@ describe('a run against a model server answering 500', () => {
       ).body as unknown as RunView;
       return view.attempts.length >= 3 ? view : undefined;
     }, 'three failed tries');
-    expect(Date.now() - started).toBeLessThan(3000);
+    // The waits between them add to 750 ms (250 ms, doubling). Shown only at the run's end they
+    // would take its 600 s; a backoff begun at its 5 s cap, 10 s. 8 s leave a loaded machine room.
+    expect(Date.now() - started).toBeLessThan(8000);
     expect(run.status).toBe('running');
     expect(run.attempts.slice(0, 3).map((a) => [a.kind, a.n, a.outcome, a.status])).toEqual([
       ['model', 1, 'MODEL_REFUSED', 500],

@@ -25,7 +25,7 @@ interface World {
   hookd: HookdProcess;
   post(path: string, json: unknown): ReturnType<typeof call>;
   admin(path: string, headers?: Record<string, string>): ReturnType<typeof call>;
-  mainEvents(): Promise<{ id: string; text: string; consumed: boolean }[]>;
+  mainEvents(): Promise<{ id: string; text: string; createdAt: string; consumed: boolean }[]>;
 }
 
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
@@ -105,13 +105,14 @@ describe.each(suiteStores)('the runtime end to end on %s (fake model and chat se
   });
   afterAll(() => store.stop());
 
-  it('wake now: one model call within a second holding the event, its reply sent to defaultTo', async () => {
-    const w = await world(() => 'Your NAS disk is almost full.');
-    const started = Date.now();
+  it('wake now: one model call long before the next periodic tick, holding the event, its reply sent to defaultTo', async () => {
+    // The periodic tick is a minute away: a wake that waited for it (as next-heartbeat does)
+    // would make no call within the poll's 10 s, however fast the machine. The 250 ms of the
+    // coalescing window are held to on the manual clock in test/unit/runtime/heartbeat.
+    const w = await world(() => 'Your NAS disk is almost full.', { every: '1m' });
     const res = await w.post('wake', { text: 'disk /dev/sda1 at 97%' });
     expect(res.status).toBe(200);
-    await expect.poll(() => w.model.requests.length, { timeout: 1000, interval: 20 }).toBe(1);
-    expect(Date.now() - started).toBeLessThan(1000);
+    await expect.poll(() => w.model.requests.length, { timeout: 10_000, interval: 20 }).toBe(1);
     const prompt = lastUser(w.model.requests[0]);
     expect(prompt).toContain('disk /dev/sda1 at 97%');
     expect(w.model.requests[0]?.model).toBe('m1');
@@ -123,13 +124,15 @@ describe.each(suiteStores)('the runtime end to end on %s (fake model and chat se
   });
 
   it('wake next-heartbeat: no model call until the next periodic tick', async () => {
-    const w = await world(() => 'noted', { every: '2s' });
+    const w = await world(() => 'noted', { every: '4s' });
     const res = await w.post('wake', { text: 'backup finished', mode: 'next-heartbeat' });
     expect(res.body.mode).toBe('next-heartbeat');
     // A turn requested by the wake would end 250 ms later, well before the tick: the first turn
-    // to end must be the periodic one.
-    await expect.poll(() => heartbeatsDone(w.hookd).length, { timeout: 4000, interval: 50 }).toBeGreaterThan(0);
-    expect(heartbeatsDone(w.hookd)[0]).toMatchObject({ reason: 'periodic', events: 1 });
+    // that handles an event must be the periodic one. (A loaded machine may post the wake after
+    // a first tick, which found no event.)
+    const withEvents = () => heartbeatsDone(w.hookd).filter((turn) => turn.events > 0);
+    await expect.poll(() => withEvents().length).toBeGreaterThan(0);
+    expect(withEvents()[0]).toMatchObject({ reason: 'periodic', events: 1 });
     expect(w.model.requests).toHaveLength(1);
     expect(lastUser(w.model.requests[0])).toContain('backup finished');
   });
@@ -223,7 +226,7 @@ describe.each(suiteStores)('the runtime end to end on %s (fake model and chat se
     expect(w.chat.sent).toEqual([]);
   });
 
-  it('a model error that echoes the API key reaches the run, the summary and the log masked and cut (issue 13 item 16)', async () => {
+  it('a model error that echoes the API key reaches the run, the summary and the log masked and cut', async () => {
     const w = await world(
       agentReplies(() => ({
         status: 400,
@@ -263,7 +266,7 @@ describe.each(suiteStores)('the runtime end to end on %s (fake model and chat se
       wakeMode: 'next-heartbeat',
     });
     const runId = stalled.body.runId as string;
-    await expect.poll(async () => (await w.admin(`/api/runs/${runId}`)).body.status, { timeout: 3000 }).toBe('timeout');
+    await expect.poll(async () => (await w.admin(`/api/runs/${runId}`)).body.status).toBe('timeout');
     const run = (await w.admin(`/api/runs/${runId}`)).body;
     expect(run.error).toBe('timed out after 1s');
     expect(run.delivery).toMatchObject({ status: 'skipped' });
@@ -274,21 +277,32 @@ describe.each(suiteStores)('the runtime end to end on %s (fake model and chat se
 
   it('five wakes within the 250 ms coalescing window make exactly one heartbeat model call', async () => {
     const w = await world(() => 'HEARTBEAT_OK');
-    const started = Date.now();
-    await Promise.all([1, 2, 3, 4, 5].map((n) => w.post('wake', { text: `event ${n}` })));
-    // The premise: all five answered well inside the window the first one opened (109 ms was seen
-    // on a busy machine, so the bound is the window's, with room, not 100 ms).
-    expect(Date.now() - started).toBeLessThan(200);
-    await expect.poll(() => w.model.requests.length).toBe(1);
-    const prompt = lastUser(w.model.requests[0]);
-    for (const n of [1, 2, 3, 4, 5]) expect(prompt).toContain(`event ${n}`);
+    // The window opens with the first wake. The five are within it when the gateway stored
+    // them within 150 ms by its own clock (the rest is room to ask for the turn): a client's
+    // clock adds the machine's delays (200 ms was missed on a loaded one). A batch a loaded
+    // gateway spread wider proves nothing, and another is sent.
+    let judged = 0;
+    for (let batch = 1; batch <= 5 && judged === 0; batch++) {
+      const before = w.model.requests.length;
+      const texts = [1, 2, 3, 4, 5].map((n) => `batch ${batch} event ${n}`);
+      await Promise.all(texts.map((text) => w.post('wake', { text })));
+      const stored = async () => (await w.mainEvents()).filter((e) => texts.includes(e.text));
+      await expect.poll(async () => (await stored()).every((e) => e.consumed)).toBe(true);
+      const times = (await stored()).map((e) => Date.parse(e.createdAt));
+      if (Math.max(...times) - Math.min(...times) >= 150) continue;
+      judged = batch;
+      const calls = w.model.requests.slice(before).map(lastUser);
+      expect(calls.filter((prompt) => texts.some((text) => prompt.includes(text)))).toHaveLength(1);
+      for (const text of texts) expect(calls[0]).toContain(text);
+    }
+    expect(judged).toBeGreaterThan(0);
     // Heartbeats run one at a time: a later wake's turn comes after any other turn for the five.
-    await expect.poll(() => heartbeatsDone(w.hookd).length).toBe(1);
+    const calls = w.model.requests.length;
     await w.post('wake', { text: 'a later wake' });
-    await expect.poll(() => w.model.requests.length).toBeGreaterThanOrEqual(2);
-    expect(w.model.requests).toHaveLength(2);
-    expect(lastUser(w.model.requests[1])).toContain('a later wake');
-    expect(lastUser(w.model.requests[1])).not.toContain('event ');
+    await expect.poll(() => w.model.requests.length).toBeGreaterThan(calls);
+    expect(w.model.requests).toHaveLength(calls + 1);
+    expect(lastUser(w.model.requests[calls])).toContain('a later wake');
+    expect(lastUser(w.model.requests[calls])).not.toContain('event ');
   });
 
   it('sanitises spoofed markers so the model sees exactly one real pair', async () => {
@@ -386,16 +400,19 @@ describe.each(suiteStores)('the runtime end to end on %s (fake model and chat se
     });
     cleanups.push(() => restarted.stop());
     const admin = (path: string) => call(`${restarted.url}${path}`, { method: 'GET', headers: ADMIN });
-    // The resumed run's model answers after 600 ms: more than expect.poll's default second on a busy machine.
-    await expect.poll(async () => (await admin(`/api/runs/${runId}`)).body.status, { timeout: 5000 }).toBe('ok');
+    await expect.poll(async () => (await admin(`/api/runs/${runId}`)).body.status).toBe('ok');
+    // The run's summary is written after its status: both events are waited for, each consumed.
     await expect
-      .poll(
-        async () => ((await admin('/api/main/events')).body.events as { consumed: boolean }[]).every((e) => e.consumed),
-        { timeout: 5000 },
+      .poll(async () =>
+        ((await admin('/api/main/events')).body.events as { text: string; consumed: boolean }[]).map((e) => [
+          e.text,
+          e.consumed,
+        ]),
       )
-      .toBe(true);
-    const events = (await admin('/api/main/events')).body.events as { text: string }[];
-    expect(events.map((e) => e.text)).toEqual(['queued before the crash', 'Hook Job: job finished']);
+      .toEqual([
+        ['queued before the crash', true],
+        ['Hook Job: job finished', true],
+      ]);
     // Runs of one session execute one after another, in order: a later run on the job's session
     // reaches the model only after any further execution of the job would have.
     await call(`${restarted.url}/hooks/agent`, {

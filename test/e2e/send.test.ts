@@ -12,7 +12,7 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-describe('hookd send (issue 17)', () => {
+describe('hookd send', () => {
   it('sends a correctly signed delivery for a GitHub-verified mapping and prints the run it became', async () => {
     const temp = makeTempDir();
     cleanups.push(temp.cleanup);

@@ -8,7 +8,7 @@ import { call, until } from '../helpers/http.js';
 /**
  * A transform that throws is reported at its author's `file:line:column` everywhere the
  * operator looks (docs/transforms.md#when-a-transform-throws): the HTTP answer, `hookd try`,
- * the request log, the console's request page and the gateway's log (issue 28 item 1).
+ * the request log, the console's request page and the gateway's log.
  */
 
 const HOOK_TOKEN = 'errors-hook-token-0123456789';
@@ -72,7 +72,7 @@ afterAll(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-describe("a transform that throws, at its author's file:line:column (issue 28 item 1)", () => {
+describe("a transform that throws, at its author's file:line:column", () => {
   let requestId: string;
 
   it('answers 500 TRANSFORM_FAILED with the location and the message, within 1 KiB, no host path', async () => {

@@ -118,7 +118,7 @@ describe('transforms end to end', () => {
     expect(failures[1]?.headers).not.toContain(TOKEN);
   });
 
-  it('bounds what a hostile result, error or console line costs past the sandbox (issue 13 items 10 and 11)', async () => {
+  it('bounds what a hostile result, error or console line costs past the sandbox', async () => {
     const dir = transformsCopy();
     const hookd = await startHookd({
       dir,
@@ -209,7 +209,7 @@ describe('transforms end to end', () => {
     const result = await runHookd(['try', 'alerts', '--payload', payload, '--config', file]);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ actions: [{ kind: 'wake', text: 'alert: undefined' }] });
-    // `--payload -` reads standard input (issue 17: it was ENOENT).
+    // `--payload -` reads standard input (it was once ENOENT).
     const piped = await runHookd(['try', 'alerts', '--payload', '-', '--config', file], {
       input: JSON.stringify({ alert: 'disk full' }),
     });
@@ -217,48 +217,49 @@ describe('transforms end to end', () => {
     expect(JSON.parse(piped.stdout)).toMatchObject({ actions: [{ kind: 'wake', text: 'alert: disk full' }] });
   });
 
-  it('keeps /healthz and /hooks/agent answering while four clients hit a transform that spins 900 ms (issue 13 item 5)', async () => {
+  it('keeps /healthz and /hooks/agent answering while four clients hit a transform that spins 3 s', async () => {
     const dir = transformsCopy();
     const model = await startFakeModel(() => 'HEARTBEAT_OK');
     cleanups.push(() => model.close());
     const hookd = await startHookd({
       dir,
       config: {
-        hooks: { enabled: true, token: TOKEN, mappings: [mapping('spin', 'hostile.ts', 'spin')] },
+        hooks: {
+          enabled: true,
+          token: TOKEN,
+          transforms: { timeoutMs: 3500 },
+          mappings: [mapping('spin', 'hostile.ts', 'spin')],
+        },
         agents: { defaults: { model: 'fake/m', heartbeat: { every: '0' } } },
         models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } },
       },
     });
     cleanups.push(() => hookd.stop());
-    const until = Date.now() + 2000;
+    // Four calls at once, each spinning 3 s: one per spare core runs, the others wait within
+    // their budget, then time out (500) or are refused (503 TRANSFORM_BUSY).
     const spinStatuses: number[] = [];
-    const client = async () => {
-      while (Date.now() < until) {
-        spinStatuses.push((await call(`${hookd.url}/hooks/spin`, { headers: HOOK, json: { ms: 900 } })).status);
-      }
-    };
-    const clients = Array.from({ length: 4 }, client);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const spins = Array.from({ length: 4 }, async () => {
+      spinStatuses.push((await call(`${hookd.url}/hooks/spin`, { headers: HOOK, json: { ms: 3000 } })).status);
+    });
+    // Meanwhile, /healthz and /hooks/agent, one after the other, until a spinning call answers.
+    // Held on the event loop, they could only be answered after a spin ended; off it, they are
+    // answered while the first spins, whatever the load (a probe's time is shown, not bounded).
     const took: number[] = [];
-    while (Date.now() < until - 200) {
+    while (spinStatuses.length === 0 && took.length < 20) {
       const started = performance.now();
       const health = await call(`${hookd.url}/healthz`, { method: 'GET' });
       const agent = await call(`${hookd.url}/hooks/agent`, { headers: HOOK, json: { message: 'hi', deliver: false } });
-      took.push(performance.now() - started);
       expect([health.status, agent.status]).toEqual([200, 202]);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      if (spinStatuses.length === 0) took.push(performance.now() - started);
     }
-    await Promise.all(clients);
-    // One spinning call at a time per spare core: the others wait within their budget, then
-    // time out (500) or are refused (503 TRANSFORM_BUSY); the gateway answers the rest meanwhile.
+    await Promise.all(spins);
+    expect(took.length).toBeGreaterThanOrEqual(5);
     expect(spinStatuses).toContain(204);
     for (const status of spinStatuses) expect([204, 500, 503]).toContain(status);
     took.sort((a, b) => a - b);
-    // On the event loop, /healthz waited 882 ms at the median, 8 s at worst; off it, milliseconds
-    // (the bound leaves room for this 2-core machine, whose test process shares the cores).
-    expect(took.length).toBeGreaterThan(12);
-    expect(took[Math.floor(took.length / 2)]).toBeLessThan(50);
-    expect(took[Math.floor(took.length * 0.9)]).toBeLessThan(200);
+    process.stdout.write(
+      `while spinning: ${took.length} probes answered, median ${Math.round(took[Math.floor(took.length / 2)] ?? 0)} ms\n`,
+    );
   });
 
   it('answers 503 TRANSFORM_BUSY with Retry-After over maxInFlight and a bounded wait, and keeps nothing for replay', async () => {
@@ -269,29 +270,27 @@ describe('transforms end to end', () => {
         hooks: {
           enabled: true,
           token: TOKEN,
-          transforms: { maxInFlight: 1 },
+          transforms: { maxInFlight: 1, timeoutMs: 3000 },
           mappings: [mapping('spin', 'hostile.ts', 'spin')],
         },
       },
     });
     cleanups.push(() => hookd.stop());
-    const spin = () => call(`${hookd.url}/hooks/spin`, { headers: HOOK, json: { ms: 400 } });
-    const first = spin();
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    // One waits behind the running call (maxInFlight 1, one waiter); the other is refused at once.
-    const [second, third] = await Promise.all([spin(), spin()]);
-    expect((await first).status).toBe(204);
-    const busy = [second, third].filter((a) => a.status === 503);
+    // Three calls at once, each spinning 1 s: whichever runs first, one waits behind it
+    // (maxInFlight 1, one waiter) and then runs within its budget; the third is refused at once.
+    const spin = () => call(`${hookd.url}/hooks/spin`, { headers: HOOK, json: { ms: 1000 } });
+    const answers = await Promise.all([spin(), spin(), spin()]);
+    const busy = answers.filter((a) => a.status === 503);
     expect(busy).toHaveLength(1);
-    expect(busy[0]?.headers['retry-after']).toBe('1');
+    // Retry-After is the budget, in seconds.
+    expect(busy[0]?.headers['retry-after']).toBe('3');
     expect(busy[0]?.body).toEqual({
       ok: false,
       code: 'TRANSFORM_BUSY',
       error:
         'the transform of mapping hooks.mappings[0] did not start: 1 calls already run (hooks.transforms.maxInFlight); retry later',
     });
-    const waited = [second, third].find((a) => a.status !== 503);
-    expect(waited?.status).toBe(204);
+    expect(answers.filter((a) => a.status === 204)).toHaveLength(2);
     const db = new Database(join(dir, 'data/hookd.db'), { readonly: true });
     expect(db.prepare('SELECT count(*) AS n FROM failed_requests').get()).toEqual({ n: 0 });
     db.close();

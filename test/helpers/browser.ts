@@ -35,7 +35,7 @@ export function artefact(folder: string, name: string): string {
   return join(dir, `${name}.png`);
 }
 
-/** Set HOOKD_DOCS_SCREENSHOTS=1 to refresh the screenshots docs/ shows from the browser tests. */
+/** Set by `npm run docs:shots` (HOOKD_DOCS_SCREENSHOTS=1) to refresh the screenshots docs/ shows from the browser tests. */
 export const refreshDocs = process.env.HOOKD_DOCS_SCREENSHOTS === '1';
 
 /** Copies a test's screenshot over docs/<name>.png, when refreshing them. */
@@ -51,7 +51,7 @@ export async function signedIn(
   options: BrowserContextOptions = {},
 ): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
-  // Within vitest's 20 s per test: a step that waits in vain names itself.
+  // Well within vitest's time per test: a step that waits in vain names itself.
   context.setDefaultTimeout(10_000);
   const page = await context.newPage();
   await page.goto(`${url}/ui/`);

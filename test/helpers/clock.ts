@@ -49,7 +49,7 @@ export function timersOnGlobalClock(real: typeof TimersPromises): typeof TimersP
  * Waits in real time until `predicate` holds, without moving a fake clock (`vi.waitFor`,
  * `vi.waitUntil` and `expect.poll` advance fake timers on every check).
  */
-export async function until(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
+export async function until(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!predicate()) {
     if (performance.now() > deadline) throw new Error(`not reached within ${timeoutMs} ms: ${predicate}`);

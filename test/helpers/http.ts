@@ -33,8 +33,8 @@ export async function call(
   return { status: res.statusCode, headers: res.headers, body: parsed, text };
 }
 
-/** Polls `probe` every 50 ms until it returns something other than undefined; throws after `ms`. */
-export async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 5000): Promise<T> {
+/** Polls `probe` every 50 ms until it returns something other than undefined; throws after `ms` (10 s: a wait for a state, not a deadline). */
+export async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 10_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const value = await probe();

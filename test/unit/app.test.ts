@@ -55,7 +55,7 @@ describe('server.trustProxy never takes a left-most X-Forwarded-For entry a clie
   });
 });
 
-describe('connection bounds (docs/operations.md#limits, issue 13 item 3)', () => {
+describe('connection bounds (docs/operations.md#limits)', () => {
   const open = async (app: NonNullable<typeof t>['app']) => {
     await app.listen({ host: '127.0.0.1', port: 0 });
     return (app.server.address() as AddressInfo).port;

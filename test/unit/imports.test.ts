@@ -3,9 +3,9 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The dependency rule of STYLE.md, checked on the import graph of src/: a module imports
- * only from a lower layer or its own folder, never sideways, and another folder only
- * through that folder's index.ts. Type-only imports count like any other.
+ * Dependencies in src/ point one way, checked on its import graph: a module imports only
+ * from a lower layer or its own folder, never sideways, and another folder only through
+ * that folder's index.ts (its public surface). Type-only imports count like any other.
  */
 const LAYERS: readonly (readonly string[])[] = [
   [

@@ -8,7 +8,19 @@ import { describe, expect, it } from 'vitest';
  * they cite is a page with that heading.
  */
 const root = join(import.meta.dirname, '..', '..');
-const PLACES = ['src', 'console', 'presets', 'docs', 'bin', 'bench', 'scripts', 'test', 'transforms', 'README.md'];
+const PLACES = [
+  'src',
+  'console',
+  'presets',
+  'docs',
+  'bin',
+  'bench',
+  'scripts',
+  'test',
+  'transforms',
+  'README.md',
+  'CONTRIBUTING.md',
+];
 const TEXT = /\.(ts|tsx|mts|js|mjs|json|json5|md|css|html)$/;
 
 function filesUnder(path: string): string[] {
@@ -20,8 +32,19 @@ function filesUnder(path: string): string[] {
 }
 
 const FILES = PLACES.flatMap((place) => filesUnder(join(root, place)));
-// Spelled in two parts, so that this file does not cite what it looks for.
+// Each spelled in two parts, so that this file does not cite what it looks for.
 const OUTSIDE_DOC = new RegExp(`${'DESI'}GN( §|\\.md)`);
+/**
+ * What only a reader with papers from outside the repository could follow: a section of the
+ * seed the product grew from, an issue of the tracker ("issue N item M"), the house's style notes.
+ * Say the rule or the behaviour instead, or cite docs/.
+ */
+const OUTSIDE_REFERENCES: readonly [string, RegExp][] = [
+  ['no section of the seed', new RegExp(`\\b${'se'}ed (§|table \\d)`, 'i')],
+  // A number, as in a tracker's issue; GitHub's own payloads say "issue #1347" and stay.
+  ['no issue of the tracker', new RegExp(`\\b${'iss'}ues? \\d`, 'i')],
+  ['no style notes', new RegExp(`${'STY'}LE\\.md`)],
+];
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
 function anchorOf(heading: string): string {
@@ -40,6 +63,15 @@ function anchorsOf(page: string): Set<string> {
 describe('the repository is self-contained', () => {
   it('cites no design document from outside the repository', () => {
     const citing = FILES.filter((file) => OUTSIDE_DOC.test(readFileSync(file, 'utf8'))).map((f) => relative(root, f));
+    expect(citing).toEqual([]);
+  });
+
+  it.each(OUTSIDE_REFERENCES)('cites %s', (_what, pattern) => {
+    const citing = FILES.flatMap((file) =>
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (pattern.test(line) ? [`${relative(root, file)}:${i + 1}: ${line.trim()}`] : [])),
+    );
     expect(citing).toEqual([]);
   });
 

@@ -35,10 +35,12 @@ export function failureOf(err: unknown): Failure {
     return { outcome: err.code, status, error: cut(excerpt), transient, ...after(retryAfterMs) };
   }
   if (isHookdError(err, 'CHANNEL_REFUSED')) {
-    const { status, description, retryAfterMs } = err.params;
-    const error = description === undefined ? {} : { error: cut(description) };
+    const { status, description, retryAfterMs, protocol } = err.params;
     // A kind whose statuses are not HTTP's (SMTP's 4xx are the transient ones) says so itself.
     const transient = err.params.transient ?? transientStatus(status);
+    // An attempt's status is an HTTP status (docs/runtime.md#attempts): another protocol's code leads its text.
+    if (protocol) return { outcome: err.code, error: cut(err.message), transient, ...after(retryAfterMs) };
+    const error = description === undefined ? {} : { error: cut(description) };
     return { outcome: err.code, status, ...error, transient, ...after(retryAfterMs) };
   }
   if (isHookdError(err, 'MODEL_UNREACHABLE', 'CHANNEL_UNREACHABLE'))

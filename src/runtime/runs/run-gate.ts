@@ -18,6 +18,8 @@ export interface Started {
   first: Permit | undefined;
   /** Slots held now (a try in flight). */
   holding: number;
+  /** Waiting out a back-off: its last try failed and may be tried again (no room taken). */
+  resting: boolean;
   wait: Wait | undefined;
   /** A wait was written to the store: cleared when it tries again. */
   storedWait: boolean;
@@ -35,6 +37,7 @@ export function startedRun(run: PendingRun, permit: Permit, life: AbortSignal): 
     stop,
     first: permit,
     holding: 1,
+    resting: false,
     wait: undefined,
     storedWait: false,
     task: Promise.resolve(),
@@ -73,6 +76,9 @@ export function createRunGates(options: RunGatesOptions): RunGates {
         if (released) return;
         released = true;
         s.holding--;
+        // A failed try is followed by a back-off (or the run's end); any other outcome by work
+        // of the run's own (its result written, a delivery), which takes room.
+        s.resting = outcome === 'failed';
         permit.release(outcome, error);
         options.freed?.();
       },
@@ -99,6 +105,7 @@ export function createRunGates(options: RunGatesOptions): RunGates {
       };
       return {
         async acquire(target, signal) {
+          s.resting = false;
           const first = s.first;
           s.first = undefined;
           if (first && sameTarget(first.target, target)) return held(s, first);

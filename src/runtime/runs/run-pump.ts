@@ -28,8 +28,9 @@ export interface RunPump {
   /** Runs started and not ended, trying or waiting between tries. */
   readonly executing: number;
   /**
-   * Runs that use this node's slots: waiting ones no breaker holds back, and started ones with
-   * a try in flight. A run waiting out a back-off or a breaker is not counted.
+   * Runs that take this node's room: waiting ones no breaker holds back, and started ones with
+   * a try in flight or work of their own between tries (writing a result). A run waiting out a
+   * back-off, a breaker or a slot is not counted.
    */
   busy(): number;
   /** Why a run it holds is not trying now, if it says. */
@@ -120,6 +121,9 @@ function createPending(
   };
 }
 
+/** A started run with a try in flight, or between tries doing work of its own (not waiting). */
+const takesRoom = (s: Started): boolean => s.holding > 0 || (!s.resting && s.wait === undefined);
+
 /** Reads a started run and executes it; an abort ends a write's tries (the run resumes later, or elsewhere). */
 async function executed(
   store: RunQueueOptions['store'],
@@ -191,7 +195,7 @@ export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): Ru
     get executing() {
       return started.size;
     },
-    busy: () => pending.free() + [...started.values()].filter((s) => s.holding > 0).length,
+    busy: () => pending.free() + [...started.values()].filter(takesRoom).length,
     waitOf: (id) => pending.waitOf(id) ?? started.get(id)?.wait?.reason,
     async cancel(id) {
       const run = pending.take(id);

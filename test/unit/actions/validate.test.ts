@@ -16,7 +16,7 @@ const post = (path: string, payload: unknown) =>
 
 type Case = [field: string, value: unknown, status: number, check?: RegExp | Record<string, unknown>];
 
-describe('POST /hooks/wake fields (seed table 2.2)', () => {
+describe('POST /hooks/wake fields (docs/http.md#post-hookswake)', () => {
   const cases: Case[] = [
     ['text', 'Disk almost full', 200],
     ['text', 42, 400, /text: expected a string/],
@@ -55,7 +55,7 @@ describe('POST /hooks/wake fields (seed table 2.2)', () => {
   });
 });
 
-describe('POST /hooks/agent fields (seed table 2.3)', () => {
+describe('POST /hooks/agent fields (docs/http.md#post-hooksagent)', () => {
   const cases: Case[] = [
     ['message', 'Summarise the alert', 202],
     ['message', ['x'], 400, /message: expected a string/],
@@ -125,7 +125,7 @@ describe('POST /hooks/agent fields (seed table 2.3)', () => {
     }
   });
 
-  it('applies the seed defaults and stores a queued run', async () => {
+  it('applies the documented defaults and stores a queued run', async () => {
     const res = await post('agent', { message: 'hello' });
     expect(res.statusCode).toBe(202);
     const { runId, sessionKey } = res.json();

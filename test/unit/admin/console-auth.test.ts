@@ -127,7 +127,7 @@ describe('console sessions', async () => {
     ).toBeUndefined();
   });
 
-  it('sets the cookie __Host- and Secure over HTTPS, plain over HTTP (issue 27 item 11)', () => {
+  it('sets the cookie __Host- and Secure over HTTPS, plain over HTTP', () => {
     expect(sessionCookie('https', 'abc', 43200)).toBe(
       '__Host-hookd_session=abc; Path=/; HttpOnly; SameSite=Strict; Max-Age=43200; Secure',
     );

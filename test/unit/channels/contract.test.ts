@@ -55,6 +55,12 @@ describe.each(Object.entries(SUBJECTS))('the channel contract: %s', (_name, make
     expect(err.code).toBe('CHANNEL_REFUSED');
     expect(err.message).toContain(open.refusalWords);
     expect(failureOf(err).transient).toBe(false);
+    // An attempt's status is HTTP's; a mail server's code is named as SMTP's in its text instead.
+    const attempt = failureOf(err);
+    if (open.entry.kind === 'email') {
+      expect(attempt.status).toBeUndefined();
+      expect(attempt.error).toMatch(/SMTP 550/);
+    } else expect(attempt.status).toEqual(expect.any(Number));
   });
 
   it('says a 429 with its retry hint, to be retried', async () => {

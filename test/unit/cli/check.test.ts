@@ -179,7 +179,7 @@ describe('hookd check', () => {
     ]);
   });
 
-  it('reports six mistakes of six kinds in one run, in text and JSON, a mapping refused by the schema included (issue 28 item 7)', async () => {
+  it('reports six mistakes of six kinds in one run, in text and JSON, a mapping refused by the schema included', async () => {
     mkdirSync(join(temp.dir, 'transforms'));
     writeFileSync(join(temp.dir, 'transforms/meterly.ts'), 'export default () => undefined;\n');
     writeFileSync(join(temp.dir, 'transforms/broken.ts'), 'export default function (x: number {\n  return x;\n}\n');
@@ -238,7 +238,7 @@ describe('hookd check', () => {
     expect(result.err).toContain('2 problem(s)');
   });
 
-  it("warns of a template name the mapping's schema does not declare, and stays OK (issue 17)", async () => {
+  it("warns of a template name the mapping's schema does not declare, and stays OK", async () => {
     const schema = {
       type: 'object',
       properties: {

@@ -53,7 +53,7 @@ describe('hookd mail setup', () => {
     ]) {
       expect(written).toContain(comment);
     }
-    // In the file's own style: its quotes, its indentation, one key per line (issue 17).
+    // In the file's own style: its quotes, its indentation, one key per line.
     expect(written).toBe(`// hookd — production config
 {
   server: { port: 8787 }, // loopback only
@@ -93,7 +93,7 @@ describe('hookd mail setup', () => {
     expect(readFileSync(file, 'utf8')).toBe(COMMENTED);
   });
 
-  it('takes two tokens that are ${NAME}s not set here as different, and compares them once both resolve (issue 28 item 8)', async () => {
+  it('takes two tokens that are ${NAME}s not set here as different, and compares them once both resolve', async () => {
     const file = join(temp.dir, 'hookd.json5');
     const twoTokens = `{
   gateway: { auth: { token: '\${GATEWAY_TOKEN}' } },
@@ -168,7 +168,7 @@ describe('hookd mail setup with IMAP flags', () => {
   });
 });
 
-describe('hookd mail setup on a file as people write them (issue 17)', () => {
+describe('hookd mail setup on a file as people write them', () => {
   it('keeps each comment on its line, and turns hooks on with a token reference when they are off, saying so', async () => {
     const file = join(temp.dir, 'hookd.json5');
     writeFileSync(

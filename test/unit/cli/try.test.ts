@@ -70,7 +70,7 @@ describe('hookd try', () => {
     expect(existsSync(join(temp.dir, 'data'))).toBe(false);
   });
 
-  it('names every template variable the payload does not have (issue 17)', async () => {
+  it('names every template variable the payload does not have', async () => {
     const file = writeTryConfig();
     const payload = join(temp.dir, 'p.json');
     writeFileSync(payload, JSON.stringify({ repository: { ful_name: 'typo/in-payload' } }));

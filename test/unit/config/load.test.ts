@@ -128,7 +128,7 @@ describe('inspectConfig', () => {
     ]);
   });
 
-  it('compares hooks.token and gateway.auth.token only when both resolve (issue 28 item 8)', () => {
+  it('compares hooks.token and gateway.auth.token only when both resolve', () => {
     const data = { gateway: { auth: { token: '${GW}' } }, hooks: { enabled: true, token: '${HOOK}' } };
     const unset = inspectConfig({ data, env: {} });
     expect(unset.problems).toEqual([
@@ -146,7 +146,7 @@ describe('inspectConfig', () => {
     expect(inspectConfig({ data, env: { GW: same, HOOK: `${same}-other` } }).problems).toEqual([]);
   });
 
-  it('builds the config past the values the schema refused, their defaults in their place (issue 28 item 7)', () => {
+  it('builds the config past the values the schema refused, their defaults in their place', () => {
     const report = inspectConfig({
       data: {
         server: { port: 'eighty' },

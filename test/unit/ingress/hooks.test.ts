@@ -59,7 +59,7 @@ describe('signatures on mappings (docs/security.md#provider-signatures)', () => 
     });
     expect(bad.statusCode).toBe(401);
     expect(bad.body).not.toContain(sign(raw).slice(7));
-    // The sender learns what to fix (issue 17: every failure said "missing or invalid hook token").
+    // The sender learns what to fix (every failure once said "missing or invalid hook token").
     expect(bad.json()).toEqual({
       ok: false,
       code: 'SIGNATURE_INVALID',
@@ -179,12 +179,13 @@ describe('lingering close of a refused body', () => {
     const closing = Date.now();
     await t.close();
     t = undefined;
-    expect(Date.now() - closing).toBeLessThan(2000);
+    // A close that waited for this client would wait for ever (it never sends the rest).
+    expect(Date.now() - closing).toBeLessThan(10_000);
     socket.destroy();
   });
 });
 
-describe('the body of a refused request (docs/operations.md#limits, issue 13 item 3)', () => {
+describe('the body of a refused request (docs/operations.md#limits)', () => {
   it('is read for at most 2 s after a 401, then the connection closes, however slowly it trickles', async () => {
     t = await createTestApp();
     await t.app.listen({ host: '127.0.0.1', port: 0 });

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isHookdError } from '../../../src/errors.js';
 import { AUTH, createTestApp, type TestApp } from '../../helpers/app.js';
 
-// Issue 27 item 2: a body that only its signature can authenticate is read within
+// A body that only its signature can authenticate is read within
 // hooks.verifiedPaths (docs/security.md#hostile-input); one with the hook token is not.
 
 const SECRET = 'unverified-secret-123';
@@ -78,7 +78,7 @@ async function firstClosed(uploads: Upload[]): Promise<{ answer: string; others:
   return { answer: first.answer, others: uploads.filter((u) => u !== first.u) };
 }
 
-describe('bodies read before their signature is checked (issue 27 item 2)', () => {
+describe('bodies read before their signature is checked', () => {
   it('answers 503 BUSY with Retry-After at once, unread, past maxPendingPerClient bodies of one address', async () => {
     const port = await gateway({ maxPendingPerClient: 2 });
     const { answer, others } = await firstClosed([1, 2, 3].map(() => held(port, '127.0.0.3', 100_000)));

@@ -11,8 +11,7 @@ import { makeTempDir } from '../../helpers/hookd-process.js';
 import { request } from '../../helpers/mapping.js';
 
 /**
- * A plugin is data from someone else (docs/presets.md#what-a-plugin-can-and-cannot-do, issue 27
- * item 1): each rule it is held to, one trick at a time, through the loader and compiler `check`
+ * A plugin is data from someone else (docs/presets.md#what-a-plugin-can-and-cannot-do): each rule it is held to, one trick at a time, through the loader and compiler `check`
  * and `serve` use.
  */
 

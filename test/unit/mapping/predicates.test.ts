@@ -1,4 +1,4 @@
-// The mapping predicates and payload schemas of docs/presets.md (issue 14).
+// The mapping predicates and payload schemas of docs/presets.md.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

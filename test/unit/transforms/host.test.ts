@@ -43,7 +43,7 @@ describe('loading transforms', () => {
 });
 
 describe('hot reload', () => {
-  it('swaps in an edited transform within 2 s and keeps the last good version on a broken edit', async () => {
+  it('swaps in an edited transform and keeps the last good version on a broken edit', async () => {
     const file = join(dir, 'live.ts');
     const version = (n: number) => `export default () => ({ message: 'version ${n}' });\n`;
     writeFileSync(file, version(1));
@@ -53,28 +53,25 @@ describe('hot reload', () => {
     try {
       await expect(call()).resolves.toEqual({ message: 'version 1' });
       writeFileSync(file, version(2));
-      await expect.poll(() => logged('transform reloaded'), { timeout: 2000, interval: 20 }).toBe(1);
+      await expect.poll(() => logged('transform reloaded'), { interval: 20 }).toBe(1);
       await expect(call()).resolves.toEqual({ message: 'version 2' });
       // The broken edit is seen (its compile error is logged) before the call that must still get version 2.
       writeFileSync(file, "export default () => ({ message: 'broken' ;\n");
       await expect
-        .poll(() => logged('transform recompile failed; keeping the last good version'), {
-          timeout: 2000,
-          interval: 20,
-        })
+        .poll(() => logged('transform recompile failed; keeping the last good version'), { interval: 20 })
         .toBeGreaterThan(0);
       await expect(call()).resolves.toEqual({ message: 'version 2' });
       mkdirSync(join(dir, 'lib2'));
       writeFileSync(join(dir, 'lib2/v.ts'), "export const v = 'from an import';\n");
       writeFileSync(file, "import { v } from './lib2/v.js';\nexport default () => ({ message: v });\n");
-      await expect.poll(() => logged('transform reloaded'), { timeout: 2000, interval: 20 }).toBe(2);
+      await expect.poll(() => logged('transform reloaded'), { interval: 20 }).toBe(2);
       await expect(call()).resolves.toEqual({ message: 'from an import' });
     } finally {
       host.close();
     }
   });
 
-  it('refuses a reload whose module became a symlink out of the folder, keeping the last good version (issue 13 item 9)', async () => {
+  it('refuses a reload whose module became a symlink out of the folder, keeping the last good version', async () => {
     const file = join(dir, 'moved.ts');
     writeFileSync(file, "export default () => ({ message: 'inside' });\n");
     const outside = join(temp.dir, 'outside.ts');
@@ -96,7 +93,7 @@ describe('hot reload', () => {
 });
 
 describe('compiling in the folder', () => {
-  it("never reads the folder's tsconfig.json, nor what it extends (issue 13 item 9)", async () => {
+  it("never reads the folder's tsconfig.json, nor what it extends", async () => {
     writeFileSync(join(temp.dir, 'secret.json'), 'TOPSECRET_0123 is not JSON');
     writeFileSync(join(dir, 'tsconfig.json'), '{ "extends": "../secret.json" }');
     writeFileSync(join(dir, 'plain.ts'), "export default () => ({ message: 'fine' });\n");

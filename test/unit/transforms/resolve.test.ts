@@ -31,7 +31,7 @@ describe('resolving transform.module', () => {
     expect(resolveTransformModule(dir, 'inside.ts')).toEqual({ file: realpathSync(join(dir, 'inside.ts')) });
   });
 
-  it('suggests the nearest module names in the folder and its subfolders for a missing one (issue 28 item 7)', () => {
+  it('suggests the nearest module names in the folder and its subfolders for a missing one', () => {
     mkdirSync(join(dir, 'lib'));
     mkdirSync(join(dir, 'node_modules'));
     for (const file of ['meterly.ts', 'meter.ts', 'github.ts', 'lib/meterly.ts', 'node_modules/meterly.ts', 'notes.md'])

@@ -34,7 +34,6 @@ const EXPORTS = [
   'floodConsole',
   'wasmMemory',
 ];
-// Long enough for a 1 GB allocation to reach the memory limit first on a busy machine (3 test files at once).
 const TIMEOUT_MS = 1000;
 
 const context = (payload: unknown): TransformContext => ({
@@ -86,24 +85,26 @@ describe('the transform sandbox', () => {
     });
   });
 
-  it('stops an infinite loop within timeoutMs + 100 ms, and the transform works again afterwards', async () => {
+  it('stops an infinite loop within timeoutMs (+50 ms of CPU), and the transform works again afterwards', async () => {
     for (const name of ['loop', 'asyncLoop']) {
       const started = performance.now();
+      const cpu = process.cpuUsage();
       await expect(host.run(name, context({}))).rejects.toEqual(
         failure(`transform failed: timed out after ${TIMEOUT_MS} ms`),
       );
-      expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + 100);
+      const { user, system } = process.cpuUsage(cpu);
+      // docs/operations.md#limits: timeoutMs + 50 ms. Held to on the CPU time the loop took from
+      // the machine (this process's, the loop's thread and the host's together): a loaded
+      // machine's delays in waking threads are not in it, and a loop that went on would be.
+      expect((user + system) / 1000).toBeLessThan(TIMEOUT_MS + 50);
+      // In wall time, a loop given a second budget (after its slice on the event loop, or for
+      // its promise) ends after two at least, which no load can shorten; under that, a loaded
+      // machine has a whole budget for its own delays.
+      expect(performance.now() - started).toBeLessThan(2 * TIMEOUT_MS);
     }
     await expect(
       host.run('typed', context({ repository: { full_name: 'r' }, pusher: { name: 'p' }, commits: [] })),
     ).resolves.toBeTruthy();
-  });
-
-  it('kills an allocation of 1 GB at the memory limit and rebuilds the isolate', async () => {
-    await expect(host.run('allocate', context({}))).rejects.toEqual(
-      failure('transform failed: exceeded its memory limit of 64 MB'),
-    );
-    await expect(host.run('keep', context({}))).resolves.toBeUndefined();
   });
 
   it.each([
@@ -116,7 +117,7 @@ describe('the transform sandbox', () => {
     await expect(host.run(name, context({}))).rejects.toEqual(failure(message));
   });
 
-  it("places a thrown error in the author's source: file:line:column, the author's frames, a code frame (issue 28 item 1)", async () => {
+  it("places a thrown error in the author's source: file:line:column, the author's frames, a code frame", async () => {
     const thrown = (await host
       .run('throws', context({}))
       .catch((err: unknown) => err)) as HookdError<'TRANSFORM_FAILED'>;
@@ -200,7 +201,7 @@ describe('the transform sandbox', () => {
     );
   });
 
-  it('bounds what crosses out of the sandbox: error text 1 KiB, result 1 MiB of JSON, only JSON (issue 13 item 10)', async () => {
+  it('bounds what crosses out of the sandbox: error text 1 KiB, result 1 MiB of JSON, only JSON', async () => {
     const thrown = await host.run('hugeMessage', context({})).catch((err: Error) => err);
     expect(thrown).toEqual(failure(/^transform failed: boom x+…$/));
     expect((thrown as Error).message.length).toBeLessThan(1100);
@@ -211,7 +212,7 @@ describe('the transform sandbox', () => {
     await expect(host.run('keep', context({}))).resolves.toBeUndefined();
   });
 
-  it("bounds a transform's console to 16 lines and 8 KiB per call, at the host's level (issue 13 items 1 and 11)", async () => {
+  it("bounds a transform's console to 16 lines and 8 KiB per call, at the host's level", async () => {
     logs.length = 0;
     await expect(host.run('floodConsole', context({}))).resolves.toBeUndefined();
     const lines = logs.map(
@@ -232,8 +233,37 @@ describe('the transform sandbox', () => {
     expect(logs.join('\n')).not.toContain('owned');
   });
 
-  it('has no WebAssembly, SharedArrayBuffer or Atomics, whose memory escapes the limit (issue 13 item 2)', async () => {
+  it('has no WebAssembly, SharedArrayBuffer or Atomics, whose memory escapes the limit', async () => {
     await expect(host.run('wasmMemory', context({}))).resolves.toBeUndefined();
+  });
+});
+
+describe('the memory limit', () => {
+  it('kills an allocation of 1 GB at the memory limit and rebuilds the isolate', async () => {
+    // Time enough for the limit to come first however slow the machine: a loaded one took
+    // more than 1 s to allocate the 64 MB.
+    const config = loadConfig({
+      data: {
+        hooks: {
+          transformsDir: DIR,
+          transforms: { timeoutMs: 60_000, memoryLimitMb: 64 },
+          mappings: ['allocate', 'keep'].map((name) => ({
+            id: name,
+            transform: { module: 'hostile.ts', export: name },
+          })),
+        },
+      },
+      env: {},
+    });
+    const limited = await createTransformHost({ ...hostConfig(config), log: pino({ level: 'silent' }) });
+    try {
+      await expect(limited.run('allocate', context({}))).rejects.toEqual(
+        failure('transform failed: exceeded its memory limit of 64 MB'),
+      );
+      await expect(limited.run('keep', context({}))).resolves.toBeUndefined();
+    } finally {
+      limited.close();
+    }
   });
 });
 

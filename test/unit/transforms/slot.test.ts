@@ -1,4 +1,3 @@
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { type HookdError, isHookdError } from '../../../src/errors.js';
 import { createSemaphore, type Semaphore } from '../../../src/transforms/semaphore.js';
@@ -10,12 +9,29 @@ const bundle = (body: string) => `globalThis.__hookdTransform = { default: ${bod
 const SPIN = bundle(
   `(ctx) => { const end = Date.now() + (ctx.payload.ms ?? 0); while (Date.now() < end); return { message: 'v1' }; }`,
 );
-const input = (ms: number) => JSON.stringify({ payload: { ms }, headers: {}, query: {}, path: 'p', url: '/hooks/p' });
+/** Spins for `payload.ms`, then answers when, by the clock inside the isolate, it started and ended. */
+const SPAN = bundle(
+  `(ctx) => { const startedAt = Date.now(); const end = startedAt + ctx.payload.ms; while (Date.now() < end); return { startedAt, endedAt: Date.now() }; }`,
+);
+/**
+ * With `payload.stuck`, waits forever without using a core (Atomics, kept by allowWasm): a call
+ * that only its time-out ends, whose threads do not compete for the cores the way spinning ones do.
+ */
+const STUCK = bundle(
+  `(ctx) => { if (ctx.payload.stuck) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); return { message: 'v1' }; }`,
+);
+/**
+ * The budget of a call that must succeed: far over the 500 ms the longest of them spins, since a
+ * loaded machine's isolate builds and late threads took a 400 ms call past 1 s.
+ */
+const BUDGET_MS = 5000;
+const input = (ms: number, extra: object = {}) =>
+  JSON.stringify({ payload: { ms, ...extra }, headers: {}, query: {}, path: 'p', url: '/hooks/p' });
 
 function slotFor(
   maxInFlight: number,
   code = SPIN,
-  options: { lines?: string[]; leftLoop?: string[]; timeoutMs?: number; gate?: Semaphore } = {},
+  options: { lines?: string[]; leftLoop?: string[]; timeoutMs?: number; gate?: Semaphore; allowWasm?: boolean } = {},
 ): TransformSlot {
   return createTransformSlot({
     key: 'spin',
@@ -24,7 +40,13 @@ function slotFor(
     root: '.',
     exportName: undefined,
     code,
-    limits: { timeoutMs: options.timeoutMs ?? 1000, memoryLimitMb: 64, maxResultBytes: 1 << 20, maxInFlight },
+    limits: {
+      timeoutMs: options.timeoutMs ?? 1000,
+      memoryLimitMb: 64,
+      maxResultBytes: 1 << 20,
+      maxInFlight,
+      ...(options.allowWasm ? { allowWasm: true } : {}),
+    },
     console: {
       enabled: ['info'],
       write: (_level, text) => options.lines?.push(text),
@@ -39,11 +61,31 @@ function slotFor(
 async function offTheLoop(slot: TransformSlot): Promise<number> {
   let calls = 0;
   while (!slot.offLoop && calls < COLD_CALLS + 3) {
-    await slot.call(input(ON_LOOP_SLICE_MS + 20), '{}', 1000);
+    await slot.call(input(ON_LOOP_SLICE_MS + 20), '{}', BUDGET_MS);
     calls++;
   }
   expect(slot.offLoop).toBe(true);
   return calls;
+}
+
+/**
+ * Watches the event loop until `stop()`, which answers the longest it went without running a
+ * timer, the stretch up to `stop()` included (a loop held to the end never runs one).
+ */
+function watchLoop(): { stop(): number } {
+  let last = performance.now();
+  let longestMs = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    longestMs = Math.max(longestMs, now - last);
+    last = now;
+  }, 5);
+  return {
+    stop() {
+      clearInterval(timer);
+      return Math.max(longestMs, performance.now() - last);
+    },
+  };
 }
 
 const outcome = (p: Promise<string>) =>
@@ -52,11 +94,11 @@ const outcome = (p: Promise<string>) =>
     (err: HookdError) => ({ code: err.code, reason: (err.params as { reason?: string }).reason, headers: err.headers }),
   );
 
-describe('a transform slot (issue 13 item 5, docs/transforms.md#limits, docs/operations.md#limits)', () => {
+describe('a transform slot (docs/transforms.md#limits, docs/operations.md#limits)', () => {
   it('runs quick calls on the event loop, one after another on one warm isolate', async () => {
     const slot = slotFor(8);
     await slot.warm();
-    const answers = await Promise.all(Array.from({ length: 20 }, () => outcome(slot.call(input(0), '{}', 1000))));
+    const answers = await Promise.all(Array.from({ length: 20 }, () => outcome(slot.call(input(0), '{}', BUDGET_MS))));
     expect(answers.every((a) => 'ok' in a && a.ok)).toBe(true);
     expect(slot.isolates).toBe(1);
     expect(slot.offLoop).toBe(false);
@@ -67,55 +109,75 @@ describe('a transform slot (issue 13 item 5, docs/transforms.md#limits, docs/ope
     const leftLoop: string[] = [];
     const slot = slotFor(8, SPIN, { leftLoop });
     await slot.warm();
-    const delay = monitorEventLoopDelay({ resolution: 5 });
-    delay.enable();
+    const loop = watchLoop();
     // Four clients' worth of 400 ms calls at once: on the loop, they held it 1.6 s.
-    const answers = await Promise.all(Array.from({ length: 4 }, () => outcome(slot.call(input(400), '{}', 1000))));
-    delay.disable();
+    const answers = await Promise.all(Array.from({ length: 4 }, () => outcome(slot.call(input(400), '{}', BUDGET_MS))));
+    const longestStallMs = loop.stop();
     expect(answers).toEqual(Array.from({ length: 4 }, () => ({ ok: true, value: { message: 'v1' } })));
-    // A slice per call at most, and an isolate build or two, are all the loop ever waited for
-    // (on the loop, these calls held it 1.6 s; the bound leaves room for a busy machine).
-    expect(delay.max / 1e6).toBeLessThan(250);
+    // A slice per call at most, and an isolate build or two, are all the loop ever waited for.
+    // On the loop, the four calls held it 1.6 s in one stretch, which no load can shorten; the
+    // bound, under that, leaves a loaded machine 1 s of its own delays (570 ms seen: a slice is
+    // ended by isolated-vm's timer thread, which such a machine wakes late).
+    expect(longestStallMs).toBeLessThan(1000);
     // Past its isolate's cold first calls, a slow call or two send the mapping off the loop.
     expect(await offTheLoop(slot)).toBeLessThanOrEqual(COLD_CALLS + 2);
     expect(leftLoop).toEqual(['left']);
     slot.dispose();
   });
 
-  it('answers every one of 8 spinning calls at once within timeoutMs, and rebuilds the isolates they poisoned', async () => {
-    // 300 ms, so that 8 spinning threads do not slow the test files running beside this one for long.
-    const slot = slotFor(8, SPIN, { timeoutMs: 300 });
+  it('answers every one of 8 stuck calls at once within timeoutMs, and rebuilds the isolates they poisoned', async () => {
+    const timeoutMs = 1000;
+    const slot = slotFor(8, STUCK, { timeoutMs, allowWasm: true });
     await slot.warm();
     const started = performance.now();
     const answers = await Promise.all(
       Array.from({ length: 8 }, () =>
-        outcome(slot.call(input(60_000), '{}', 300)).then((a) => [a, performance.now() - started] as const),
+        outcome(slot.call(input(0, { stuck: true }), '{}', timeoutMs)).then(
+          (a) => [a, performance.now() - started] as const,
+        ),
       ),
     );
     for (const [answer, ms] of answers) {
-      expect(answer).toMatchObject({ code: 'TRANSFORM_FAILED', reason: 'timed out after 300 ms' });
-      // docs/operations.md#limits allows 50 ms over timeoutMs; this machine's 2× swings get 250.
-      expect(ms).toBeLessThan(550);
+      expect(answer).toMatchObject({ code: 'TRANSFORM_FAILED', reason: `timed out after ${timeoutMs} ms` });
+      // Each call has its own isolate and one budget, its wait for the isolate included. A call
+      // that waited for another's isolate, or got a second budget after its slice on the loop,
+      // answers after two budgets at least, which no load can shorten; under that, the bound
+      // leaves a loaded machine a whole budget of its own delays (seen: 860 ms late for 300 ms
+      // calls beside 4 busy cores). The 50 ms of docs/operations.md#limits is held to on one
+      // call's CPU time in sandbox.test.ts.
+      expect(ms).toBeLessThan(2 * timeoutMs);
     }
     // Timed-out isolates are dropped; the next call gets a fresh one and works.
     expect(slot.isolates).toBe(0);
-    await expect(outcome(slot.call(input(0), '{}', 300))).resolves.toEqual({ ok: true, value: { message: 'v1' } });
+    await expect(outcome(slot.call(input(0), '{}', timeoutMs))).resolves.toEqual({
+      ok: true,
+      value: { message: 'v1' },
+    });
     expect(slot.isolates).toBe(1);
     slot.dispose();
   });
 
   it('keeps a transform whose first calls are slow (a cold isolate) on the loop, in the isolate it was cut in', async () => {
+    // Counts its runs in the isolate: of each call (`payload.i`), and of all. Call 0 spins 50 ms.
     const coldThenQuick = bundle(
-      `(() => { let n = 0; return () => { if (n++ < 2) { const end = Date.now() + 20; while (Date.now() < end); } return { message: 'call ' + n }; }; })()`,
+      `(() => { let runs = 0; const ofCall = {}; return (ctx) => { runs++; const i = ctx.payload.i; ofCall[i] = (ofCall[i] ?? 0) + 1; if (i === 0) { const end = Date.now() + 50; while (Date.now() < end); } return { runsOfCall: ofCall[i], runs }; }; })()`,
     );
     const slot = slotFor(8, coldThenQuick);
     await slot.warm();
-    const answers: unknown[] = [];
-    for (let i = 0; i < 10; i++) answers.push(await outcome(slot.call(input(0), '{}', 1000)));
-    // The first call was cut at the slice and ran again off the loop in the same isolate (n is 2).
-    expect(answers[0]).toEqual({ ok: true, value: { message: 'call 2' } });
-    expect(answers[9]).toEqual({ ok: true, value: { message: 'call 11' } });
-    expect(slot.offLoop).toBe(false);
+    const answers: Awaited<ReturnType<typeof outcome>>[] = [];
+    for (let i = 0; i < 10; i++) {
+      answers.push(await outcome(slot.call(input(0, { i }), '{}', BUDGET_MS)));
+      // Its cold calls do not count towards leaving the loop; later ones are not looked at here,
+      // since a loaded machine may stall a quick call on the loop past the slice.
+      if (i === COLD_CALLS - 1) expect(slot.offLoop).toBe(false);
+    }
+    // The first call was cut at the slice and ran again off the loop in the isolate it was cut
+    // in, which counted both runs.
+    expect(answers[0]).toEqual({ ok: true, value: { runsOfCall: 2, runs: 2 } });
+    // All ten ran in that one isolate: it counted them all (a call stalled past the slice twice).
+    expect(answers.every((a) => 'ok' in a && a.ok)).toBe(true);
+    const last = answers[9] as { value?: { runs: number } } | undefined;
+    expect(last?.value?.runs).toBeGreaterThanOrEqual(11);
     expect(slot.isolates).toBe(1);
     slot.dispose();
   });
@@ -126,7 +188,7 @@ describe('a transform slot (issue 13 item 5, docs/transforms.md#limits, docs/ope
     // Off the loop first, so that the calls below overlap.
     await offTheLoop(slot);
     const calls = Array.from({ length: 5 }, (_, i) =>
-      outcome(slot.call(input(i < 2 ? 300 : 0), '{}', 1000)).then((a) => [a, performance.now()] as const),
+      outcome(slot.call(input(i < 2 ? 300 : 0), '{}', BUDGET_MS)).then((a) => [a, performance.now()] as const),
     );
     const answers = await Promise.all(calls);
     // Two run; two wait behind them (maxWaiting = maxInFlight) and then run; the fifth is refused at once.
@@ -140,7 +202,7 @@ describe('a transform slot (issue 13 item 5, docs/transforms.md#limits, docs/ope
     });
     expect(slot.isolates).toBeLessThanOrEqual(2);
     // A wait is bounded by the call's own budget: behind two 500 ms calls, a 200 ms budget is refused.
-    const long = [outcome(slot.call(input(500), '{}', 1000)), outcome(slot.call(input(500), '{}', 1000))];
+    const long = [outcome(slot.call(input(500), '{}', BUDGET_MS)), outcome(slot.call(input(500), '{}', BUDGET_MS))];
     const refused = await outcome(slot.call(input(0), '{}', 200));
     expect(refused).toMatchObject({ code: 'TRANSFORM_BUSY' });
     await Promise.all(long);
@@ -149,22 +211,21 @@ describe('a transform slot (issue 13 item 5, docs/transforms.md#limits, docs/ope
 
   it('runs off the loop only as many calls as the gate has slots, across mappings; a wait past the budget is TRANSFORM_BUSY', async () => {
     const gate = createSemaphore(1);
-    const a = slotFor(8, SPIN, { gate });
-    const b = slotFor(8, SPIN, { gate });
+    const a = slotFor(8, SPAN, { gate });
+    const b = slotFor(8, SPAN, { gate });
     await Promise.all([a.warm(), b.warm()]);
     await offTheLoop(a);
     await offTheLoop(b);
-    const started = performance.now();
-    const first = outcome(a.call(input(300), '{}', 1000)).then((x) => [x, performance.now() - started] as const);
-    const second = outcome(b.call(input(300), '{}', 1000)).then((x) => [x, performance.now() - started] as const);
+    const first = outcome(a.call(input(300), '{}', BUDGET_MS));
+    const second = outcome(b.call(input(300), '{}', BUDGET_MS));
     const refused = await outcome(b.call(input(0), '{}', 100));
-    // The second waited for the first's slot: one after the other, not side by side.
-    const [[one, oneMs], [two, twoMs]] = await Promise.all([first, second]);
-    expect([one, two]).toEqual([
-      { ok: true, value: { message: 'v1' } },
-      { ok: true, value: { message: 'v1' } },
-    ]);
-    expect(twoMs - oneMs).toBeGreaterThan(250);
+    // The second waited for the first's slot: one after the other, not side by side, as the
+    // clock inside the isolates tells (the host's answers may be picked up late on a busy machine).
+    const [one, two] = (await Promise.all([first, second])) as { value: { startedAt: number; endedAt: number } }[];
+    expect(one).toMatchObject({ ok: true });
+    expect(two).toMatchObject({ ok: true });
+    const [earlier, later] = [one?.value, two?.value].sort((x, y) => (x?.startedAt ?? 0) - (y?.startedAt ?? 0));
+    expect(later?.startedAt).toBeGreaterThanOrEqual(earlier?.endedAt ?? Number.POSITIVE_INFINITY);
     expect(refused).toMatchObject({
       code: 'TRANSFORM_BUSY',
       headers: { 'retry-after': '1' },
@@ -180,7 +241,7 @@ describe('a transform slot (issue 13 item 5, docs/transforms.md#limits, docs/ope
     );
     const slot = slotFor(8, code, { lines });
     await slot.warm();
-    await expect(outcome(slot.call(input(0), '{}', 1000))).resolves.toEqual({ ok: true, value: null });
+    await expect(outcome(slot.call(input(0), '{}', BUDGET_MS))).resolves.toEqual({ ok: true, value: null });
     expect(lines).toEqual(['start', 'end']);
     slot.dispose();
   });
@@ -189,10 +250,13 @@ describe('a transform slot (issue 13 item 5, docs/transforms.md#limits, docs/ope
     const slot = slotFor(8);
     await slot.warm();
     await offTheLoop(slot);
-    const running = outcome(slot.call(input(300), '{}', 1000));
+    const running = outcome(slot.call(input(300), '{}', BUDGET_MS));
     await slot.swap(SPIN.replace("'v1'", "'v2'"));
     await expect(running).resolves.toEqual({ ok: true, value: { message: 'v1' } });
-    await expect(outcome(slot.call(input(0), '{}', 1000))).resolves.toEqual({ ok: true, value: { message: 'v2' } });
+    await expect(outcome(slot.call(input(0), '{}', BUDGET_MS))).resolves.toEqual({
+      ok: true,
+      value: { message: 'v2' },
+    });
     // The old isolate went when its call ended.
     expect(slot.isolates).toBe(1);
     slot.dispose();
@@ -202,7 +266,7 @@ describe('a transform slot (issue 13 item 5, docs/transforms.md#limits, docs/ope
     const slot = slotFor(1);
     await slot.warm();
     slot.dispose();
-    const err = await slot.call(input(0), '{}', 1000).catch((e: unknown) => e);
+    const err = await slot.call(input(0), '{}', BUDGET_MS).catch((e: unknown) => e);
     expect(isHookdError(err, 'TRANSFORM_BUSY')).toBe(true);
   });
 });

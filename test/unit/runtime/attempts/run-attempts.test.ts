@@ -11,7 +11,7 @@ import { makeTempDir } from '../../../helpers/hookd-process.js';
 import { call, until } from '../../../helpers/http.js';
 
 /**
- * Runs show their attempts while they happen (issue 28, item 2): a gateway in this process on a
+ * Runs show their attempts while they happen: a gateway in this process on a
  * manual clock, its model and chat service real servers on port 0, read through the admin API.
  */
 

@@ -61,7 +61,7 @@ afterEach(async () => {
   model = undefined;
 });
 
-describe('a heartbeat turn (issue 28, item 4)', () => {
+describe('a heartbeat turn', () => {
   it('keeps its whole request, history included, within maxPromptChars while three 250,000-character events pass', async () => {
     const echo = createModelRouter({ models: { providers: {} } });
     const sizes: number[] = [];

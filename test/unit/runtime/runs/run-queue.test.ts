@@ -93,7 +93,7 @@ describe('run queue writes', () => {
     const { store, runs, add, writes } = setup();
     add('r2', true);
     await expect.poll(() => store.events.get('r2:summary')).toBeDefined();
-    // No channel is configured: the delivery is skipped (issue 17: it was counted failed), and the run's reply is kept.
+    // No channel is configured: the delivery is skipped (it was once counted failed), and the run's reply is kept.
     expect(store.runs.get('r2')?.delivery).toEqual({
       status: 'skipped',
       reason: 'no channel: none is configured (channels)',
@@ -185,7 +185,7 @@ describe('run queue concurrency', () => {
   });
 });
 
-describe('a run whose store write fails (issue 13 item 12)', () => {
+describe('a run whose store write fails', () => {
   it('is retried without a restart once the disk has room again, and asks the model once', async () => {
     const logs: string[] = [];
     let modelCalls = 0;
@@ -224,7 +224,7 @@ describe('a run whose store write fails (issue 13 item 12)', () => {
   });
 });
 
-describe('a run whose model server keeps failing (issue 17)', () => {
+describe('a run whose model server keeps failing', () => {
   it("ends timeout with the server's last status and body and the tries made, not only the time", async () => {
     const server = await startFakeModel(() => ({ status: 500, body: { error: { message: 'overloaded' } } }));
     try {
