@@ -233,6 +233,20 @@ describe.skipIf(!postgresTestsRun)('the action sink on PostgreSQL, several nodes
     expect(JSON.stringify([...a.committed, ...b.committed])).not.toContain(loserMessage);
   });
 
+  it('takes a key sent twice in one group commit once: the first request has it, the second is refused', async () => {
+    const s = await postgres();
+    const intent = { scope: 'agent', key: 'twice', bodyHash: 'h', respond: () => ({ status: 202, body: null }) };
+    const outcomes = await Promise.allSettled([
+      s.sink.accept([agentAction('first')], { requestId: 't1', idempotency: intent }),
+      s.sink.accept([agentAction('second')], { requestId: 't2', idempotency: intent }),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ code: 'IDEMPOTENCY_IN_FLIGHT' });
+    expect(s.committed.map((c) => (c.actions[0] as { message: string }).message)).toEqual(['first']);
+    const { rows } = await (pool as pg.Pool).query("SELECT message FROM runs WHERE request_id IN ('t1', 't2')");
+    expect(rows).toEqual([{ message: 'first' }]);
+  });
+
   it('fails one bad request of a group commit alone, and stores U+0000 as U+FFFD', async () => {
     const s = await postgres();
     // A timeout past PostgreSQL's integer fails its insert; the config schema never lets one through.
