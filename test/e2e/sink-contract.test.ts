@@ -304,3 +304,62 @@ describe.skipIf(!postgresTestsRun)('the action sink on PostgreSQL, several nodes
     expect(await createPgContract(pool as pg.Pool).idempotency.purgeExpired()).toBe(0);
   });
 });
+
+describe.skipIf(!postgresTestsRun)('a failed request on PostgreSQL', () => {
+  it('is never logged before its kept failure: a record shown can be replayed', async () => {
+    const db = pool as pg.Pool;
+    // Statements that write a kept failure wait for `release`; every other one goes at once.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const texts: string[] = [];
+    let pending = 0;
+    let held = 0;
+    const gated = new Proxy(db, {
+      get(target, prop, receiver) {
+        if (prop !== 'query') return Reflect.get(target, prop, receiver);
+        return async (text: string, values?: unknown[]) => {
+          texts.push(text);
+          pending++;
+          const holds = text.includes('INSERT INTO failed_requests');
+          if (holds) held++;
+          try {
+            if (holds) await released;
+            return await target.query(text, values);
+          } finally {
+            pending--;
+          }
+        };
+      },
+    });
+    const sink = createPgSink(gated, createPgContract(db), {});
+    const id = 'pg-failure-first';
+    sink.recordFailure({
+      requestId: id,
+      subPath: 'note',
+      url: '/hooks/note',
+      headers: {},
+      credentials: {},
+      body: Buffer.from('{}'),
+      redacted: false,
+      code: 'TRANSFORM_FAILED',
+      error: 'transform failed: boom',
+    });
+    sink.recordRequest({ ...recordFor(id, []), status: 500, code: 'TRANSFORM_FAILED' });
+    // Once the record's insert was sent and all but the held statements are done, a record in
+    // the table would be one whose failure is not.
+    await until(
+      async () => (texts.some((t) => t.includes('INSERT INTO requests')) && pending === held ? true : undefined),
+      'the record sent',
+    );
+    const shown = await db.query('SELECT id FROM requests WHERE id = $1', [id]);
+    expect(shown.rows).toEqual([]);
+    release();
+    const stored = await until(async () => {
+      const found = await sink.findRequest(id);
+      return found?.record && found.failure ? found : undefined;
+    }, 'the record and the failure');
+    expect(stored.failure).toMatchObject({ code: 'TRANSFORM_FAILED' });
+  });
+});

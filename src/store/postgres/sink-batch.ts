@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Accepted, Action, AgentAction, RequestLogRecord } from '../../actions/index.js';
 import { eventRow, hookEvent } from '../events.js';
+import type { FailedRequestRecord } from '../failed-requests.js';
 import { requestRow } from '../requests.js';
 import { hookRun, runRow } from '../runs.js';
 import { inTransaction } from './contract.js';
@@ -34,11 +35,13 @@ export interface SinkJob {
   reject(err: unknown): void;
 }
 
-/** What one group commit writes: accepts, request records and replay marks. */
+/** What one group commit writes: accepts, request records, kept failures and replay marks. */
 export type SinkItem =
   | { readonly kind: 'job'; readonly job: SinkJob }
   | { readonly kind: 'record'; readonly record: RequestLogRecord }
-  | { readonly kind: 'replayed'; readonly id: string; readonly at: number };
+  | { readonly kind: 'replayed'; readonly id: string; readonly at: number }
+  /** A kept failure: queued before its request's record, so never committed after it. */
+  | { readonly kind: 'failure'; readonly failure: FailedRequestRecord };
 
 /**
  * Writes a batch as one statement, its inserts and updates as data-modifying `WITH` parts
@@ -68,7 +71,7 @@ export async function writeBatch(
   });
 }
 
-/** The kept jobs' actions, the records and the replay marks, in one statement that notifies queued runs. */
+/** The kept jobs' actions, the records, kept failures and replay marks, in one statement that notifies queued runs. */
 async function writeAll(
   db: pg.Pool | pg.PoolClient,
   now: () => number,
@@ -78,6 +81,7 @@ async function writeAll(
   const { statements, runs } = batchInserts(kept, items, now);
   const replays = createPgWrites(now);
   for (const item of items) {
+    if (item.kind === 'failure') replays.writes.failedRequests.insert(item.failure);
     if (item.kind !== 'replayed') continue;
     replays.writes.requests.markReplayed(item.id, item.at);
     replays.writes.failedRequests.markReplayed(item.id, item.at);

@@ -20,7 +20,6 @@ import { acceptError } from '../unavailable.js';
 import { DB_NOW_MS } from './clock.js';
 import { REQUESTS_INSERT, requestsInsertValues } from './rows.js';
 import { type SinkItem, type SinkJob, writeBatch } from './sink-batch.js';
-import { createPgWrites } from './writes.js';
 
 /**
  * Two group commits in flight at once, each on a connection of its own: while one waits for
@@ -170,13 +169,13 @@ function markReplayed(parts: PgSinkParts, id: string): void {
     .catch((err: unknown) => parts.options.onRecordError?.(err));
 }
 
-/** Keeps a request answered 5xx, in a statement of its own. */
+/**
+ * Keeps a request answered 5xx, in the next group commit: queued before the request's record,
+ * it is never committed after it, so a record shown is a record that can be replayed.
+ */
 function recordFailure(parts: PgSinkParts, failure: FailedRequest): void {
   const { now, options } = parts;
-  const { writes, statements } = createPgWrites(now);
-  writes.failedRequests.insert({ ...failure, id: newId(), createdAt: now() });
-  const [insert] = statements as [{ text: string; values: readonly unknown[] }];
-  parts.pool.query(insert.text, [...insert.values]).then(
+  parts.queue.add({ kind: 'failure', failure: { ...failure, id: newId(), createdAt: now() } }).then(
     () => options.retention?.added('failures', 1, recordBytes(failure) + failure.error.length),
     (err: unknown) => options.onRecordError?.(err),
   );
