@@ -1,5 +1,14 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type HookHandlerDoneFunction,
+  LogController,
+} from 'fastify';
 import type { ActionOptions, ActionSink } from './actions/index.js';
 import {
   adminRoutes,
@@ -59,7 +68,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const NUL_IN_URL = /%00/;
 
 /** A bounded label for a request: never the raw path, which senders choose. */
-function endpointOf(url: string, subPath: string | undefined, hooksPath: string): string {
+export function endpointOf(url: string, subPath: string | undefined, hooksPath: string): string {
   if (subPath === 'wake' || subPath === 'agent') return subPath;
   if (subPath !== undefined) return 'mapped';
   if (url.startsWith('/api/')) return 'admin';
@@ -91,10 +100,22 @@ const noRouteSchemas = () => () => {
   });
 };
 
-/** Builds the HTTP app; never listens (tests inject, `main` listens). */
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { config, log } = deps;
-  const app = Fastify({
+/** The request's id: the sender's `x-request-id` when it is a safe one, else a new one. */
+export function requestIdOf(req: { readonly headers: IncomingHttpHeaders }): string {
+  const incoming = req.headers['x-request-id'];
+  // Time-ordered: the request log's id index appends instead of touching a random page per row.
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : newId();
+}
+
+/** Errors fastify meets before routing (a malformed URL) answer like the rest: JSON, a code, an id. */
+function answerFrameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const e = err.code === 'FST_ERR_BAD_URL' ? hookdError('BAD_URL') : toHookdError(err);
+  reply.header('x-request-id', request.id).code(e.statusCode).send(errorBody(e));
+}
+
+/** Fastify with the server's bounds, request ids and error answers; no hooks or routes yet. */
+function createFastify(config: Config, log: Logger): FastifyInstance {
+  return Fastify({
     loggerInstance: log.child({ component: 'http' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: trustedProxies(config.server.trustProxy),
@@ -109,58 +130,63 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     // A request's logger is made when something logs through it (most requests log nothing).
     childLoggerFactory: (logger, bindings) => new LazyChildLogger(logger as Logger, bindings) as FastifyBaseLogger,
-    genReqId: (req) => {
-      const incoming = req.headers['x-request-id'];
-      // Time-ordered: the request log's id index appends instead of touching a random page per row.
-      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : newId();
-    },
-    // Errors fastify meets before routing (a malformed URL) answer like the rest: JSON, a code, an id.
-    frameworkErrors: (err, request, reply) => {
-      const e = err.code === 'FST_ERR_BAD_URL' ? hookdError('BAD_URL') : toHookdError(err);
-      (reply as FastifyReply).header('x-request-id', request.id).code(e.statusCode).send(errorBody(e));
-    },
+    genReqId: requestIdOf,
+    frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerMalformed,
     // No route declares a JSON schema (hookd parses and validates bodies itself), so fastify's
     // default compilers, ajv and fast-json-stringify (about 25 ms to load at start), are never
     // loaded; a route that declared one would fail to register, saying so.
     schemaController: { compilersFactory: { buildValidator: noRouteSchemas, buildSerializer: noRouteSchemas } },
   });
+}
 
-  // Callback hooks: an async one costs a promise and a microtask turn per request.
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
-    // No route takes a NUL: PostgreSQL's text cannot hold one (a 500 there, a 404 on SQLite).
-    done(NUL_IN_URL.test(request.url) ? hookdError('BAD_URL', { why: 'nul' }) : undefined);
+/**
+ * Every answer names its request's id; no route takes a NUL in its URL. A callback hook: an
+ * async one costs a promise and a microtask turn per request.
+ */
+function tagRequest(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  reply.header('x-request-id', request.id);
+  // No route takes a NUL: PostgreSQL's text cannot hold one (a 500 there, a 404 on SQLite).
+  done(NUL_IN_URL.test(request.url) ? hookdError('BAD_URL', { why: 'nul' }) : undefined);
+}
+
+/** The access log line (at debug). */
+async function logCompleted(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  // request.log is bound to the request's id already (reqId): not repeated here.
+  request.log.debug(
+    {
+      method: request.method,
+      path: request.url.split('?')[0],
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime),
+    },
+    'request completed',
+  );
+}
+
+/** Counts every answer by endpoint and status (a callback hook), and serves `GET /metrics`. */
+function installMetrics(app: FastifyInstance, metrics: Metrics, hooksPath: string): void {
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.countRequest(endpointOf(request.url, request.hook?.subPath, hooksPath), reply.statusCode);
+    done();
   });
+  app.get('/metrics', async (_request, reply) => {
+    reply.header('content-type', metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+}
+
+/** Builds the HTTP app; never listens (tests inject, `main` listens). */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, log } = deps;
+  const app = createFastify(config, log);
+  app.addHook('onRequest', tagRequest);
   answerOutsideFastify(app.server);
   // Connections past the bound are refused at accept, before they cost anything else.
   app.server.maxConnections = config.server.maxConnections;
   // The access log is at debug; without it the hook is not even installed (it costs throughput).
-  if (log.isLevelEnabled('debug'))
-    app.addHook('onResponse', async (request, reply) => {
-      // request.log is bound to the request's id already (reqId): not repeated here.
-      request.log.debug(
-        {
-          method: request.method,
-          path: request.url.split('?')[0],
-          status: reply.statusCode,
-          ms: Math.round(reply.elapsedTime),
-        },
-        'request completed',
-      );
-    });
-  const { metrics } = deps;
-  if (metrics) {
-    const hooksPath = config.hooks.path;
-    app.addHook('onResponse', (request, reply, done) => {
-      metrics.countRequest(endpointOf(request.url, request.hook?.subPath, hooksPath), reply.statusCode);
-      done();
-    });
-    app.get('/metrics', async (_request, reply) => {
-      reply.header('content-type', metrics.registry.contentType);
-      return metrics.registry.metrics();
-    });
-  }
+  if (log.isLevelEnabled('debug')) app.addHook('onResponse', logCompleted);
+  if (deps.metrics) installMetrics(app, deps.metrics, config.hooks.path);
   installErrorHandlers(app, log);
   await app.register(healthRoutes, deps.operator ? { breakers: deps.operator.breakers } : {});
   // What hook requests and their replays share: the credentials' fingerprints, the keys in flight.

@@ -8,7 +8,7 @@ import { watchConfigFile } from './config-reload.js';
 import type { Logger } from './log.js';
 import type { MailWatcherStatus } from './mail/index.js';
 import { createLiveMappingEngine } from './mapping/index.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics, type Metrics } from './metrics.js';
 import { createModelRouter, providerLimits } from './providers/index.js';
 import { compileRoutes, type Routes } from './routes.js';
 import {
@@ -174,7 +174,7 @@ export async function startGateway(config: Config, log: Logger, options: Gateway
   for (const warning of configWarnings(config)) log.warn({ warning }, 'configuration warning');
   const metrics = createMetrics();
   const live = await liveRoutes(config, log, metrics);
-  const { first, mappings, mappingLimits } = live;
+  const { first, mappings } = live;
   const { actionOptions } = first;
   const parts: Parts = { routes: { current: first } };
   try {
@@ -184,25 +184,8 @@ export async function startGateway(config: Config, log: Logger, options: Gateway
     // Alert links point at the console: as configured, else this gateway's own, once it listens.
     let url: string | undefined;
     const consoleUrl = () => config.hooks.alerts.consoleUrl ?? (url === undefined ? '' : `${url}/ui/`);
-    const runtime = createRuntime({
-      consoleUrl,
-      clock,
-      config,
-      backend,
-      log,
-      onDelivery: (outcome) => metrics.deliveries.inc({ status: outcome.status }),
-      models: options.models ?? createModelRouter(config),
-      channels: createChannels(config, { now: clock.now }),
-      mappingLimits,
-      limits: targetLimits(config),
-    });
-    parts.runtime = runtime;
-    metrics.attach({
-      queueDepth: () => runtime.queueDepth,
-      runsByStatus: () => backend.data.runs.countByStatus(),
-      clockSkewMs: () => parts.clockSkew?.skewMs,
-      breakers: () => runtime.breakers(),
-    });
+    const using = { clock, metrics, consoleUrl, mappingLimits: live.mappingLimits, options };
+    const runtime = createGatewayRuntime(config, log, backend, parts, using);
     const queries = { ...runtime.queries, mailStatus: () => parts.watcher?.status() };
     const deps = {
       mappings,
@@ -222,18 +205,7 @@ export async function startGateway(config: Config, log: Logger, options: Gateway
     parts.app = app;
     url = await listen(app, config, log);
     await runtime.start();
-    // Every thread of the gateway's own is running by now: later ones are isolated-vm's
-    // (none without a transform, so nothing to watch then).
-    if (first.transforms.size > 0) parts.transformThreads = await watchTransformThreads({ log });
-    const { file } = config;
-    if (options.reload && file !== undefined)
-      parts.configWatch = watchConfigFile({
-        ...live,
-        config: { ...config, file },
-        load: options.reload,
-        routes: parts.routes,
-        log,
-      });
+    await startWatches(config, log, live, parts, options.reload);
     log.info({ url, hooksPath: config.hooks.enabled ? config.hooks.path : null }, 'hookd listening');
     if (options.mailWatch !== false) parts.watcher = await startMailWatch(config, url, backend, log);
     let closed: Promise<void> | undefined;
@@ -250,6 +222,65 @@ export async function startGateway(config: Config, log: Logger, options: Gateway
     await stopParts(parts).catch(() => undefined);
     throw err;
   }
+}
+
+/** The runtime over the backend with its adapters plugged in (models, channels, limits), its gauges attached. */
+function createGatewayRuntime(
+  config: Config,
+  log: Logger,
+  backend: StoreBackend,
+  parts: Parts,
+  using: {
+    clock: Clock;
+    metrics: Metrics;
+    consoleUrl: () => string;
+    mappingLimits: ReadonlyMap<string, number>;
+    options: GatewayOptions;
+  },
+): Runtime {
+  const { clock, metrics } = using;
+  const runtime = createRuntime({
+    consoleUrl: using.consoleUrl,
+    clock,
+    config,
+    backend,
+    log,
+    onDelivery: (outcome) => metrics.deliveries.inc({ status: outcome.status }),
+    models: using.options.models ?? createModelRouter(config),
+    channels: createChannels(config, { now: clock.now }),
+    mappingLimits: using.mappingLimits,
+    limits: targetLimits(config),
+  });
+  parts.runtime = runtime;
+  metrics.attach({
+    queueDepth: () => runtime.queueDepth,
+    runsByStatus: () => backend.data.runs.countByStatus(),
+    clockSkewMs: () => parts.clockSkew?.skewMs,
+    breakers: () => runtime.breakers(),
+  });
+  return runtime;
+}
+
+/** What is watched once the gateway runs: isolated-vm's threads, and the config file when it reloads. */
+async function startWatches(
+  config: Config,
+  log: Logger,
+  live: Awaited<ReturnType<typeof liveRoutes>>,
+  parts: Parts,
+  reload: GatewayOptions['reload'],
+): Promise<void> {
+  // Every thread of the gateway's own is running by now: later ones are isolated-vm's
+  // (none without a transform, so nothing to watch then).
+  if (live.first.transforms.size > 0) parts.transformThreads = await watchTransformThreads({ log });
+  const { file } = config;
+  if (reload && file !== undefined)
+    parts.configWatch = watchConfigFile({
+      ...live,
+      config: { ...config, file },
+      load: reload,
+      routes: parts.routes,
+      log,
+    });
 }
 
 /** Each provider's and channel's `maxConcurrent` (docs/runtime.md#fault-isolation), else the defaults. */

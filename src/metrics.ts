@@ -32,20 +32,8 @@ export type TransformLatency = NonNullable<OverviewView['transforms']>;
 /** Creates the metrics in a registry of their own. */
 export function createMetrics(): Metrics {
   const registry = new Registry();
-  // Counted in plain maps and read at scrape time: prom-client's inc with labels hashes them
-  // (sorting their names, joining a key) on every request.
-  const answered = new Map<string, Map<number, number>>();
-  new Counter({
-    name: 'hookd_requests_total',
-    help: 'HTTP requests by endpoint (wake, agent, mapped; hooks for those refused before routing; admin, health, other) and status',
-    labelNames: ['endpoint', 'status'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [endpoint, statuses] of answered)
-        for (const [status, n] of statuses) this.inc({ endpoint, status: String(status) }, n);
-    },
-  });
+  const attached: AttachedSources = {};
+  const countRequest = requestCounter(registry);
   const transformSeconds = new Histogram({
     name: 'hookd_transform_duration_seconds',
     help: 'Transform call duration by mapping',
@@ -59,13 +47,59 @@ export function createMetrics(): Metrics {
     labelNames: ['status'] as const,
     registers: [registry],
   });
-  let sources: MetricSources | undefined;
+  registerGauges(registry, attached);
+  return {
+    registry,
+    countRequest,
+    transformSeconds,
+    deliveries,
+    attach(next) {
+      attached.sources = next;
+    },
+    transformLatency: () => transformLatencyOf(transformSeconds),
+  };
+}
+
+/**
+ * The counter of requests by endpoint and status, counted in plain maps and read at scrape time:
+ * prom-client's inc with labels hashes them (sorting their names, joining a key) on every request.
+ */
+function requestCounter(registry: Registry): (endpoint: string, status: number) => void {
+  const answered = new Map<string, Map<number, number>>();
+  new Counter({
+    name: 'hookd_requests_total',
+    help: 'HTTP requests by endpoint (wake, agent, mapped; hooks for those refused before routing; admin, health, other) and status',
+    labelNames: ['endpoint', 'status'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [endpoint, statuses] of answered)
+        for (const [status, n] of statuses) this.inc({ endpoint, status: String(status) }, n);
+    },
+  });
+  return (endpoint, status) => {
+    let statuses = answered.get(endpoint);
+    if (!statuses) {
+      statuses = new Map();
+      answered.set(endpoint, statuses);
+    }
+    statuses.set(status, (statuses.get(status) ?? 0) + 1);
+  };
+}
+
+/** The sources the gauges read, once the runtime exists (none before: the gauges stay unset). */
+export interface AttachedSources {
+  sources?: MetricSources;
+}
+
+/** The gauges read at scrape time from `attached.sources`: queue depth, runs by status, clock skew, breakers. */
+export function registerGauges(registry: Registry, attached: AttachedSources): void {
   new Gauge({
     name: 'hookd_run_queue_depth',
     help: 'Agent runs queued or executing',
     registers: [registry],
     collect() {
-      if (sources) this.set(sources.queueDepth());
+      if (attached.sources) this.set(attached.sources.queueDepth());
     },
   });
   new Gauge({
@@ -74,8 +108,8 @@ export function createMetrics(): Metrics {
     labelNames: ['status'] as const,
     registers: [registry],
     async collect() {
-      if (!sources) return;
-      const counts = await sources.runsByStatus();
+      if (!attached.sources) return;
+      const counts = await attached.sources.runsByStatus();
       this.reset();
       for (const [status, n] of Object.entries(counts)) this.set({ status }, n);
     },
@@ -85,7 +119,7 @@ export function createMetrics(): Metrics {
     help: "This node's clock minus the shared database's (PostgreSQL only; expiry and leases follow the database's)",
     registers: [registry],
     collect() {
-      const skewMs = sources?.clockSkewMs?.();
+      const skewMs = attached.sources?.clockSkewMs?.();
       if (skewMs !== undefined) this.set(skewMs / 1000);
     },
   });
@@ -95,43 +129,29 @@ export function createMetrics(): Metrics {
     labelNames: ['target'] as const,
     registers: [registry],
     collect() {
-      const breakers = sources?.breakers?.();
+      const breakers = attached.sources?.breakers?.();
       if (!breakers) return;
       this.reset();
       for (const b of breakers) this.set({ target: b.target }, b.state === 'closed' ? 0 : 1);
     },
   });
-  return {
-    registry,
-    countRequest(endpoint, status) {
-      let statuses = answered.get(endpoint);
-      if (!statuses) {
-        statuses = new Map();
-        answered.set(endpoint, statuses);
-      }
-      statuses.set(status, (statuses.get(status) ?? 0) + 1);
-    },
-    transformSeconds,
-    deliveries,
-    attach(next) {
-      sources = next;
-    },
-    async transformLatency() {
-      let calls = 0;
-      let seconds = 0;
-      // Cumulative counts per bucket bound, summed over every mapping.
-      const within = new Map<number, number>();
-      for (const { metricName, labels, value } of (await transformSeconds.get()).values) {
-        if (metricName?.endsWith('_count')) calls += value;
-        else if (metricName?.endsWith('_sum')) seconds += value;
-        else {
-          const le = (labels as { le?: number | string }).le;
-          if (typeof le === 'number') within.set(le, (within.get(le) ?? 0) + value);
-        }
-      }
-      if (calls === 0) return { calls, meanMs: null, p95AtMostMs: null };
-      const bound = [...within].sort(([a], [b]) => a - b).find(([, n]) => n >= calls * 0.95)?.[0];
-      return { calls, meanMs: (seconds / calls) * 1000, p95AtMostMs: bound === undefined ? null : bound * 1000 };
-    },
-  };
+}
+
+/** A histogram's calls, their mean, and the bucket bound 95 % stay within, summed over every label. */
+export async function transformLatencyOf(histogram: Histogram<string>): Promise<TransformLatency> {
+  let calls = 0;
+  let seconds = 0;
+  // Cumulative counts per bucket bound, summed over every mapping.
+  const within = new Map<number, number>();
+  for (const { metricName, labels, value } of (await histogram.get()).values) {
+    if (metricName?.endsWith('_count')) calls += value;
+    else if (metricName?.endsWith('_sum')) seconds += value;
+    else {
+      const le = (labels as { le?: number | string }).le;
+      if (typeof le === 'number') within.set(le, (within.get(le) ?? 0) + value);
+    }
+  }
+  if (calls === 0) return { calls, meanMs: null, p95AtMostMs: null };
+  const bound = [...within].sort(([a], [b]) => a - b).find(([, n]) => n >= calls * 0.95)?.[0];
+  return { calls, meanMs: (seconds / calls) * 1000, p95AtMostMs: bound === undefined ? null : bound * 1000 };
 }

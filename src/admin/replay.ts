@@ -57,105 +57,127 @@ interface Run {
  * answers what a live request would.
  */
 export function createReplayer(options: ReplayerOptions) {
-  const { sink, requested, recorder, inFlight, now = Date.now } = options;
   // This node's replays running now, by key: a concurrent replay of the same request waits for it.
-  const running = new Map<string, Promise<ReplayAnswer>>();
-
-  return async function replay(id: string, replayId: string, replayOptions: ReplayOptions = {}): Promise<ReplayAnswer> {
-    const stored = await sink.findRequest(id);
-    if (!stored) throw hookdError('NOT_FOUND', { resource: 'request', id });
-    const source = replayableOf(id, stored, options);
-    let facts: RequestFacts = { ...factsOf(replayId, source, now()), replayOf: id };
-    let trail: MappingTrail = {};
-    try {
-      const key = keyOf(id, source);
-      // Its replays log the request's receipt, with the key they share when it named none.
-      const receipt = { ...source.receipt, ...(key.fromId ? { replayKey: key.key } : {}) };
-      facts = { ...facts, receipt, ...(replayOptions.force ? { forced: true } : {}) };
-      trail = { receipt };
-      const run = { source, facts, trail };
-      const answer = replayOptions.force ? await accept(run) : await once(run, key);
-      if (answer.status < 300) {
-        sink.markReplayed(id);
-        // A failed replay is not counted: the operator is looking already.
-        if (trail.mappingId && !answer.remembered)
-          options.outcomes?.answered(trail.mappingId, { status: answer.status });
-      }
-      return answer;
-    } catch (err) {
-      const e = toHookdError(err);
-      const ending = { status: e.statusCode, code: e.code, reason: reasonOf(e), ...labelsOf(trail) };
-      sink.recordRequest(recorder.record(facts, ending));
-      throw e;
-    }
+  const replaying: Replaying = { ...options, now: options.now ?? Date.now, running: new Map() };
+  return function replay(id: string, replayId: string, replayOptions: ReplayOptions = {}): Promise<ReplayAnswer> {
+    return replayRequest(replaying, id, replayId, replayOptions);
   };
+}
 
-  /** Runs the mapping and commits its actions (under `key`, when given) with the replay's record. */
-  async function accept({ source, facts, trail }: Run, key?: Key): Promise<ReplayAnswer> {
-    const query = Object.fromEntries(new URLSearchParams(source.url.split('?')[1] ?? ''));
-    const request = { id: facts.id, headers: source.headers, query, url: source.url };
-    const { actions, fanOut } = await requested.actionsFor(
-      request,
-      source.subPath,
-      source.body,
-      source.verified,
-      trail,
-    );
-    const respond = (accepted: Parameters<typeof answerFor>[0]) => answerFor(accepted, fanOut);
-    const record = (accepted: Parameters<typeof answerFor>[0]) => recorder.accepted(facts, accepted, fanOut, trail);
-    const idempotency = key ? { idempotency: { ...key, respond } } : {};
-    return respond(await sink.accept(actions, { requestId: facts.id, record, ...idempotency }));
+/** What a replayer's steps share: its options, and this node's replays running now, by key. */
+interface Replaying extends ReplayerOptions {
+  readonly now: () => number;
+  readonly running: Map<string, Promise<ReplayAnswer>>;
+}
+
+/** Replays request `id` as `replayId`: its answer, or the error its record was logged with. */
+async function replayRequest(
+  replaying: Replaying,
+  id: string,
+  replayId: string,
+  replayOptions: ReplayOptions,
+): Promise<ReplayAnswer> {
+  const { sink, recorder } = replaying;
+  const stored = await sink.findRequest(id);
+  if (!stored) throw hookdError('NOT_FOUND', { resource: 'request', id });
+  const source = replayableOf(id, stored, replaying);
+  let facts: RequestFacts = { ...factsOf(replayId, source, replaying.now()), replayOf: id };
+  let trail: MappingTrail = {};
+  try {
+    const key = keyOf(id, source);
+    // Its replays log the request's receipt, with the key they share when it named none.
+    const receipt = { ...source.receipt, ...(key.fromId ? { replayKey: key.key } : {}) };
+    facts = { ...facts, receipt, ...(replayOptions.force ? { forced: true } : {}) };
+    trail = { receipt };
+    const run = { source, facts, trail };
+    const answer = replayOptions.force ? await accept(replaying, run) : await once(replaying, run, key);
+    if (answer.status < 300) {
+      sink.markReplayed(id);
+      // A failed replay is not counted: the operator is looking already.
+      if (trail.mappingId && !answer.remembered)
+        replaying.outcomes?.answered(trail.mappingId, { status: answer.status });
+    }
+    return answer;
+  } catch (err) {
+    const e = toHookdError(err);
+    const ending = { status: e.statusCode, code: e.code, reason: reasonOf(e), ...labelsOf(trail) };
+    sink.recordRequest(recorder.record(facts, ending));
+    throw e;
   }
+}
 
-  /** One run per key on this node: a replay of a request already replaying answers with its result. */
-  async function once(run: Run, key: Key & { deliveryId: boolean }): Promise<ReplayAnswer> {
-    const slot = `${key.scope}\u0000${key.key}`;
-    const first = running.get(slot);
-    if (first) return remembered(run, await first);
-    const claimed = claimAndAccept(run, key);
-    running.set(slot, claimed);
+/** Runs the mapping and commits its actions (under `key`, when given) with the replay's record. */
+async function accept(replaying: Replaying, { source, facts, trail }: Run, key?: Key): Promise<ReplayAnswer> {
+  const { sink, recorder } = replaying;
+  const query = Object.fromEntries(new URLSearchParams(source.url.split('?')[1] ?? ''));
+  const request = { id: facts.id, headers: source.headers, query, url: source.url };
+  const { actions, fanOut } = await replaying.requested.actionsFor(
+    request,
+    source.subPath,
+    source.body,
+    source.verified,
+    trail,
+  );
+  const respond = (accepted: Parameters<typeof answerFor>[0]) => answerFor(accepted, fanOut);
+  const record = (accepted: Parameters<typeof answerFor>[0]) => recorder.accepted(facts, accepted, fanOut, trail);
+  const idempotency = key ? { idempotency: { ...key, respond } } : {};
+  return respond(await sink.accept(actions, { requestId: facts.id, record, ...idempotency }));
+}
+
+/** One run per key on this node: a replay of a request already replaying answers with its result. */
+async function once(replaying: Replaying, run: Run, key: Key & { deliveryId: boolean }): Promise<ReplayAnswer> {
+  const { running } = replaying;
+  const slot = `${key.scope}\u0000${key.key}`;
+  const first = running.get(slot);
+  if (first) return remembered(replaying, run, await first);
+  const claimed = claimAndAccept(replaying, run, key);
+  running.set(slot, claimed);
+  try {
+    return await claimed;
+  } finally {
+    running.delete(slot);
+  }
+}
+
+/**
+ * Takes the key as a live request does: its remembered answer if any (the sender's retry, or
+ * another replay, ran it), else runs under it. A live request holding it is waited for.
+ */
+async function claimAndAccept(
+  replaying: Replaying,
+  run: Run,
+  key: Key & { deliveryId: boolean },
+): Promise<ReplayAnswer> {
+  const { sink, inFlight } = replaying;
+  const { scope, bodyHash } = key;
+  for (;;) {
+    let answer: Awaited<ReturnType<InFlightKeys['claim']>>;
     try {
-      return await claimed;
+      answer = await inFlight.claim(sink, scope, key.key, bodyHash, key.deliveryId);
+    } catch (err) {
+      if (!isHookdError(err, 'IDEMPOTENCY_IN_FLIGHT')) throw err;
+      await inFlight.released(scope, key.key);
+      continue;
+    }
+    if (answer) return remembered(replaying, run, { status: answer.status, body: answer.body as Answer['body'] });
+    try {
+      return await accept(replaying, run, key);
+    } catch (err) {
+      // Another node committed the key first (a shared store): its answer is this one's.
+      if (!isHookdError(err, 'IDEMPOTENCY_IN_FLIGHT')) throw err;
+      const taken = await sink.findAnswer(scope, key.key);
+      if (taken?.bodyHash !== bodyHash) throw err;
+      return remembered(replaying, run, { status: taken.status, body: taken.body as Answer['body'] });
     } finally {
-      running.delete(slot);
+      inFlight.release(scope, key.key);
     }
   }
+}
 
-  /**
-   * Takes the key as a live request does: its remembered answer if any (the sender's retry, or
-   * another replay, ran it), else runs under it. A live request holding it is waited for.
-   */
-  async function claimAndAccept(run: Run, key: Key & { deliveryId: boolean }): Promise<ReplayAnswer> {
-    const { scope, bodyHash } = key;
-    for (;;) {
-      let answer: Awaited<ReturnType<InFlightKeys['claim']>>;
-      try {
-        answer = await inFlight.claim(sink, scope, key.key, bodyHash, key.deliveryId);
-      } catch (err) {
-        if (!isHookdError(err, 'IDEMPOTENCY_IN_FLIGHT')) throw err;
-        await inFlight.released(scope, key.key);
-        continue;
-      }
-      if (answer) return remembered(run, { status: answer.status, body: answer.body as Answer['body'] });
-      try {
-        return await accept(run, key);
-      } catch (err) {
-        // Another node committed the key first (a shared store): its answer is this one's.
-        if (!isHookdError(err, 'IDEMPOTENCY_IN_FLIGHT')) throw err;
-        const taken = await sink.findAnswer(scope, key.key);
-        if (taken?.bodyHash !== bodyHash) throw err;
-        return remembered(run, { status: taken.status, body: taken.body as Answer['body'] });
-      } finally {
-        inFlight.release(scope, key.key);
-      }
-    }
-  }
-
-  /** The answer of the run the key already made, logged as this replay's (no actions of its own). */
-  function remembered({ facts, trail }: Run, answer: ReplayAnswer): ReplayAnswer {
-    sink.recordRequest(recorder.record(facts, { status: answer.status, ...labelsOf(trail) }));
-    return { status: answer.status, body: answer.body, remembered: true };
-  }
+/** The answer of the run the key already made, logged as this replay's (no actions of its own). */
+function remembered(replaying: Replaying, { facts, trail }: Run, answer: ReplayAnswer): ReplayAnswer {
+  replaying.sink.recordRequest(replaying.recorder.record(facts, { status: answer.status, ...labelsOf(trail) }));
+  return { status: answer.status, body: answer.body, remembered: true };
 }
 
 export type Replayer = ReturnType<typeof createReplayer>;
@@ -172,7 +194,7 @@ function factsOf(replayId: string, source: Replayable, receivedAt: number): Requ
  * The key a replay takes, scoped like a live request's: its `Idempotency-Key`, else its sender's
  * delivery id, else the key its replays share (the first request's id).
  */
-function keyOf(id: string, source: Replayable): Key & { deliveryId: boolean; fromId: boolean } {
+export function keyOf(id: string, source: Replayable): Key & { deliveryId: boolean; fromId: boolean } {
   const scope = source.subPath;
   const bodyHash = hashBody(source.body.rawBody);
   const deliveryId = keyIsDeliveryId(source.headers);

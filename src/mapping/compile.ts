@@ -1,11 +1,12 @@
-import { LAST_CHANNEL, TEMPLATED_FIELDS, type TemplatedField } from '../action-shape.js';
+import { LAST_CHANNEL } from '../action-shape.js';
 import { expectedChannel, type ModelCatalog } from '../actions/index.js';
 import { type Config, configInvalid, type MappingConfig } from '../config/index.js';
 import { isHookdError } from '../errors.js';
 import type { EventTypeRule } from './event-type.js';
+import { compileTemplates, draftRenderer, schemaWarnings } from './mapping-templates.js';
 import { everyProblem, payloadChecker, readSchema } from './payload-schema.js';
 import { type PresetSource, presetMappings } from './preset-entries.js';
-import { compileTemplate, type Template, type TemplateView } from './templates.js';
+import type { TemplateView } from './templates.js';
 import type { Draft, MappingPolicy } from './types.js';
 
 /** A mapping ready to serve: templates compiled, match normalised. */
@@ -60,6 +61,16 @@ export interface CompiledMapping {
   draft(view: TemplateView): Draft;
 }
 
+/** A preset's or plugin's mapping: where it comes from and what its entry sets. */
+export interface MappingPreset {
+  readonly root: string;
+  readonly preset?: PresetSource;
+  readonly options: Readonly<Record<string, unknown>>;
+  readonly maxTimeoutSeconds?: number;
+  readonly sessionNamespace?: string;
+  readonly place?: (key: string) => string;
+}
+
 /** Compiles one mapping; throws CONFIG_INVALID with a `path: problem` line for each problem. */
 export function compileMapping(
   mapping: MappingConfig,
@@ -67,14 +78,7 @@ export function compileMapping(
   models: ModelCatalog,
   /** The config's folder, and the operator's `hooks.maxBodyBytes` (what a payload can be without the mapping's own). */
   context: { readonly baseDir: string; readonly maxBodyBytes: number },
-  preset?: {
-    readonly root: string;
-    readonly preset?: PresetSource;
-    readonly options: Readonly<Record<string, unknown>>;
-    readonly maxTimeoutSeconds?: number;
-    readonly sessionNamespace?: string;
-    readonly place?: (key: string) => string;
-  },
+  preset?: MappingPreset,
 ): CompiledMapping {
   const transformRoot = preset?.root;
   const problems: string[] = [];
@@ -83,48 +87,19 @@ export function compileMapping(
     const at = preset?.place ? `${preset.place('schema')}: ` : '';
     problems.push(`${configPath}.schema: ${at}${problem}`);
   });
-  const templates = new Map<TemplatedField, Template>();
-  for (const entry of TEMPLATED_FIELDS) {
-    const source = mapping[entry.template];
-    if (source === undefined) continue;
-    try {
-      templates.set(entry, compileTemplate(source));
-    } catch (err) {
-      problems.push(templateProblem(`${configPath}.${entry.template}`, mapping.id, err));
-    }
-  }
-  if (mapping.model !== undefined && !mapping.model.includes('{{')) {
-    try {
-      models.resolve(mapping.model);
-    } catch (err) {
-      problems.push(`${configPath}.model: ${isHookdError(err) ? err.message : String(err)}`);
-    }
-  }
+  const templates = compileTemplates(mapping, configPath, problems);
+  problems.push(...modelProblems(mapping, configPath, models));
   if (!mapping.transform && !mapping.textTemplate && !mapping.messageTemplate) {
     problems.push(`${configPath}: expected messageTemplate, textTemplate or a transform`);
   }
   if (problems.length > 0) throw configInvalid(problems);
 
-  const action = mapping.action ?? 'agent';
-  const trimmedPath = mapping.match?.path?.replace(/^\/+|\/+$/g, '');
-
   return {
     id: mapping.id ?? configPath,
     configPath,
-    ...(trimmedPath === undefined ? {} : { matchPath: trimmedPath }),
-    ...(mapping.match?.source === undefined ? {} : { matchSource: mapping.match.source }),
-    ...(mapping.match?.headers === undefined
-      ? {}
-      : {
-          matchHeaders: Object.entries(mapping.match.headers).map(
-            ([name, values]) => [name.toLowerCase(), new Set(values.split('|').map((v) => v.trim()))] as const,
-          ),
-        }),
+    ...matchOf(mapping),
     ...schemaChecks,
-    ...(preset ? { presetOptions: preset.options } : {}),
-    ...(preset?.preset ? { preset: preset.preset } : {}),
-    ...(preset?.maxTimeoutSeconds === undefined ? {} : { maxTimeoutSeconds: preset.maxTimeoutSeconds }),
-    ...(preset?.sessionNamespace ? { sessionNamespace: preset.sessionNamespace } : {}),
+    ...(preset ? presetPartsOf(preset) : {}),
     ...(mapping.forEach === undefined ? {} : { forEach: mapping.forEach }),
     ...(mapping.maxBodyBytes === undefined ? {} : { maxBodyBytes: mapping.maxBodyBytes }),
     ...(mapping.maxConcurrent === undefined ? {} : { maxConcurrent: mapping.maxConcurrent }),
@@ -134,33 +109,53 @@ export function compileMapping(
     ...(mapping.verify ? { verify: mapping.verify } : {}),
     ...(mapping.eventType ? { eventType: mapping.eventType } : {}),
     usesView: templates.size > 0,
-    warnings: schema
-      ? [...templates].flatMap(([entry, template]) =>
-          template.names
-            .filter((name) => undeclared(schema, name))
-            .map(
-              (name) =>
-                `${configPath}.${entry.template}: {{${name}}} is not in the mapping's schema (it would render empty)`,
-            ),
-        )
-      : [],
+    warnings: schema ? schemaWarnings(schema, templates, configPath) : [],
     templateNames: [...templates].map(([entry, template]) => ({ field: entry.template, names: template.names })),
     policy: {
       ...(mapping.wakeMode ? { wakeMode: mapping.wakeMode } : {}),
       allowUnsafeExternalContent: mapping.allowUnsafeExternalContent ?? false,
       contentSource: mapping.contentSource ?? 'webhook',
     },
-    draft(view) {
-      const draft: Draft = { kind: action };
-      // A template that renders only white space leaves its field unset.
-      for (const [{ field }, template] of templates) {
-        const rendered = template(view);
-        if (rendered.trim() !== '') draft[field] = rendered;
-      }
-      if (mapping.deliver !== undefined) draft.deliver = mapping.deliver;
-      if (mapping.timeoutSeconds !== undefined) draft.timeoutSeconds = mapping.timeoutSeconds;
-      return draft;
-    },
+    draft: draftRenderer(mapping, templates),
+  };
+}
+
+/** A literal `model` the allowlist refuses, as a problem line (a templated one is checked per request). */
+function modelProblems(mapping: MappingConfig, configPath: string, models: ModelCatalog): string[] {
+  if (mapping.model === undefined || mapping.model.includes('{{')) return [];
+  try {
+    models.resolve(mapping.model);
+    return [];
+  } catch (err) {
+    return [`${configPath}.model: ${isHookdError(err) ? err.message : String(err)}`];
+  }
+}
+
+/** `match` normalised: the path with its slashes trimmed, header names lower-cased with their `|` alternatives. */
+export function matchOf(mapping: MappingConfig): Pick<CompiledMapping, 'matchPath' | 'matchSource' | 'matchHeaders'> {
+  const trimmedPath = mapping.match?.path?.replace(/^\/+|\/+$/g, '');
+  return {
+    ...(trimmedPath === undefined ? {} : { matchPath: trimmedPath }),
+    ...(mapping.match?.source === undefined ? {} : { matchSource: mapping.match.source }),
+    ...(mapping.match?.headers === undefined
+      ? {}
+      : {
+          matchHeaders: Object.entries(mapping.match.headers).map(
+            ([name, values]) => [name.toLowerCase(), new Set(values.split('|').map((v) => v.trim()))] as const,
+          ),
+        }),
+  };
+}
+
+/** What a preset's or plugin's entry adds to its mapping. */
+function presetPartsOf(
+  preset: MappingPreset,
+): Pick<CompiledMapping, 'presetOptions' | 'preset' | 'maxTimeoutSeconds' | 'sessionNamespace'> {
+  return {
+    presetOptions: preset.options,
+    ...(preset.preset ? { preset: preset.preset } : {}),
+    ...(preset.maxTimeoutSeconds === undefined ? {} : { maxTimeoutSeconds: preset.maxTimeoutSeconds }),
+    ...(preset.sessionNamespace ? { sessionNamespace: preset.sessionNamespace } : {}),
   };
 }
 
@@ -221,37 +216,6 @@ export function collectMappings(
     }
   }
   return { compiled, problems };
-}
-
-/** The view's own names: what a template reads there is not the payload. */
-const OWN = new Set(['headers', 'query', 'path', 'now']);
-
-/**
- * True when `name` cannot be in a payload the schema accepts: on its way down, a level that
- * declares `properties` lacks the key. A level that declares none (or combines schemas) could
- * hold anything, and is given the benefit of the doubt.
- */
-function undeclared(schema: object, name: string): boolean {
-  const parts = name.replace(/\[(\d+)\]/g, '.$1').split('.');
-  if (OWN.has(parts[0] as string)) return false;
-  if (parts[0] === 'payload') parts.shift();
-  let node = schema as { properties?: Record<string, object>; items?: object };
-  for (const part of parts) {
-    if (/^\d+$/.test(part) && node.items) node = node.items as typeof node;
-    else if (node.properties) {
-      if (!Object.hasOwn(node.properties, part)) return true;
-      node = node.properties[part] as typeof node;
-    } else return false;
-  }
-  return false;
-}
-/**
- * A template's syntax error, naming its mapping; `at N` in the message is the offset in the
- * template, which the CLI turns into the line and column in the config file.
- */
-function templateProblem(path: string, mappingId: string | undefined, err: unknown): string {
-  const named = mappingId === undefined ? '' : ` (mapping ${mappingId})`;
-  return `${path}: template error${named}: ${(err as Error).message}`;
 }
 
 /** A payload's problem against a mapping's schema: the JSON pointer of the value, and what is wrong with it. */

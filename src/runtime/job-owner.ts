@@ -29,6 +29,111 @@ export interface JobOwner<J extends Job> {
   readonly running: J | undefined;
 }
 
+/** A job's lease as one node holds it: the job running here, and the lease's tries and timers. */
+export interface JobLease<J extends Job> {
+  readonly options: JobOwnerOptions<J>;
+  readonly log: Logger;
+  readonly clock: Clock;
+  /** The job is stopped this long before its lease ends: the node taking it over starts only after. */
+  readonly marginMs: number;
+  running: J | undefined;
+  /** The job stopping here, until it has. */
+  stopping: Promise<void> | undefined;
+  stopped: boolean;
+  /** The try to take or renew the lease in flight: one at a time. */
+  holding: Promise<void> | undefined;
+  stopTick: Cancel | undefined;
+  cancelWatchdog: Cancel | undefined;
+  /** What the watchdog calls when the lease was not renewed in time; made once. */
+  readonly onLapse: () => void;
+}
+
+/** A job's lease not taken yet. */
+export function jobLease<J extends Job>(options: JobOwnerOptions<J>): JobLease<J> {
+  const log = options.log.child({ job: options.name });
+  const lease: JobLease<J> = {
+    options,
+    log,
+    clock: options.clock ?? systemClock,
+    marginMs: options.share.leaseMs / 4,
+    running: undefined,
+    stopping: undefined,
+    stopped: false,
+    holding: undefined,
+    stopTick: undefined,
+    cancelWatchdog: undefined,
+    onLapse: () => {
+      dropJob(lease, 'the lease could not be renewed in time').catch((err: unknown) =>
+        log.error({ err }, 'stopping the job failed'),
+      );
+    },
+  };
+  return lease;
+}
+
+/** Stops the job running here (why: logged); resolves once it stopped. */
+export function dropJob<J extends Job>(lease: JobLease<J>, why: string): Promise<void> {
+  lease.cancelWatchdog?.();
+  const was = lease.running;
+  if (!was) return lease.stopping ?? Promise.resolve();
+  lease.running = undefined;
+  lease.log.info({ why }, 'no longer running the job here');
+  lease.stopping = was.stop().finally(() => {
+    lease.stopping = undefined;
+  });
+  return lease.stopping;
+}
+
+/** Takes or renews the lease once (one try at a time). */
+export function holdLease<J extends Job>(lease: JobLease<J>): Promise<void> {
+  if (lease.stopped) return Promise.resolve();
+  lease.holding ??= tryHold(lease).finally(() => {
+    lease.holding = undefined;
+  });
+  return lease.holding;
+}
+
+/**
+ * Asks for the lease: held, the watchdog is set a margin before it ends and the job starts here
+ * unless it runs; held elsewhere, the job stops here. A failure is logged: the next tick tries again.
+ */
+async function tryHold<J extends Job>(lease: JobLease<J>): Promise<void> {
+  const { share, name } = lease.options;
+  const { clock, log } = lease;
+  const sentAt = clock.now();
+  try {
+    const taken = await share.holdJob(name);
+    if (lease.stopped) return;
+    if (!taken) {
+      await dropJob(lease, 'another node holds the lease');
+      return;
+    }
+    lease.cancelWatchdog?.();
+    lease.cancelWatchdog = clock.setTimeout(lease.onLapse, sentAt + share.leaseMs - lease.marginMs - clock.now());
+    if (lease.running) return;
+    // The job stopped here before must have wound down before it starts again.
+    await lease.stopping;
+    if (lease.stopped) return;
+    lease.running = lease.options.make();
+    log.info({ node: share.node }, 'running the job on this node');
+    await lease.running.start();
+  } catch (err) {
+    log.warn({ err }, 'holding the lease failed');
+  }
+}
+
+/** Stops trying, stops the job here and frees the lease, after a renewal in flight has landed. */
+export async function releaseLease<J extends Job>(lease: JobLease<J>): Promise<void> {
+  const { share, name } = lease.options;
+  lease.stopped = true;
+  lease.stopTick?.();
+  // A renewal in flight lands before the lease is freed, not after (it would take it again).
+  await lease.holding;
+  await dropJob(lease, 'shutting down');
+  // Freed whether or not this node held it (a DELETE of another node's lease changes nothing).
+  await share.releaseJob(name).catch((err: unknown) => lease.log.warn({ err }, 'freeing the lease failed'));
+}
+
 /**
  * Runs a single-owner job (docs/scale.md) on the node holding its lease. Every node tries to take
  * or renew the lease every quarter lease, so a dead owner is replaced once its lease lapsed. An
@@ -36,86 +141,17 @@ export interface JobOwner<J extends Job> {
  * that the job never runs on two nodes at once.
  */
 export function createJobOwner<J extends Job>(options: JobOwnerOptions<J>): JobOwner<J> {
-  const { share, name } = options;
-  const log = options.log.child({ job: name });
-  const clock = options.clock ?? systemClock;
-  const marginMs = share.leaseMs / 4;
-  let running: J | undefined;
-  let stopping: Promise<void> | undefined;
-  let stopped = false;
-  let holding: Promise<void> | undefined;
-  let stopTick: Cancel | undefined;
-  let cancelWatchdog: Cancel | undefined;
-
-  function drop(why: string): Promise<void> {
-    cancelWatchdog?.();
-    const was = running;
-    if (!was) return stopping ?? Promise.resolve();
-    running = undefined;
-    log.info({ why }, 'no longer running the job here');
-    stopping = was.stop().finally(() => {
-      stopping = undefined;
-    });
-    return stopping;
-  }
-
-  /** Takes or renews the lease once (one try at a time). */
-  function hold(): Promise<void> {
-    if (stopped) return Promise.resolve();
-    holding ??= tryHold().finally(() => {
-      holding = undefined;
-    });
-    return holding;
-  }
-
-  async function tryHold(): Promise<void> {
-    const sentAt = clock.now();
-    try {
-      const taken = await share.holdJob(name);
-      if (stopped) return;
-      if (!taken) {
-        await drop('another node holds the lease');
-        return;
-      }
-      cancelWatchdog?.();
-      cancelWatchdog = clock.setTimeout(
-        () => {
-          drop('the lease could not be renewed in time').catch((err: unknown) =>
-            log.error({ err }, 'stopping the job failed'),
-          );
-        },
-        sentAt + share.leaseMs - marginMs - clock.now(),
-      );
-      if (running) return;
-      // The job stopped here before must have wound down before it starts again.
-      await stopping;
-      if (stopped) return;
-      running = options.make();
-      log.info({ node: share.node }, 'running the job on this node');
-      await running.start();
-    } catch (err) {
-      log.warn({ err }, 'holding the lease failed');
-    }
-  }
-
+  const lease = jobLease(options);
   return {
     async start() {
-      await hold();
+      await holdLease(lease);
       // Stopped while the first hold was in flight: no tick outlives the owner.
-      if (stopped) return;
-      stopTick = clock.setInterval(() => void hold(), share.leaseMs / 4);
+      if (lease.stopped) return;
+      lease.stopTick = lease.clock.setInterval(() => void holdLease(lease), options.share.leaseMs / 4);
     },
-    async stop() {
-      stopped = true;
-      stopTick?.();
-      // A renewal in flight lands before the lease is freed, not after (it would take it again).
-      await holding;
-      await drop('shutting down');
-      // Freed whether or not this node held it (a DELETE of another node's lease changes nothing).
-      await share.releaseJob(name).catch((err: unknown) => log.warn({ err }, 'freeing the lease failed'));
-    },
+    stop: () => releaseLease(lease),
     get running() {
-      return running;
+      return lease.running;
     },
   };
 }

@@ -4,7 +4,7 @@ import { hookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CompiledMapping, TransformContext, TransformRunner } from '../mapping/index.js';
 import { compileTransform } from './compile.js';
-import { CONSOLE_LEVELS } from './console.js';
+import { CONSOLE_LEVELS, type ConsoleSink } from './console.js';
 import { folderName, loadTransforms } from './load.js';
 import { resolveTransformModule } from './resolve.js';
 import { createSemaphore } from './semaphore.js';
@@ -52,65 +52,10 @@ export async function createTransformHost(options: TransformHostOptions): Promis
         { mapping: key, sliceMs: ON_LOOP_SLICE_MS, forMs: OFF_LOOP_FOR_MS },
         'a transform call needed more than the event-loop slice; its calls run off the loop for a while',
       ),
-    consoleFor: (key) => ({
-      enabled: CONSOLE_LEVELS.filter((level) => log.isLevelEnabled(level)),
-      // The level and the bindings are the host's: a transform chooses neither.
-      write: (level, text) => log[level]({ mapping: key, source: 'console' }, text),
-      dropped: (lines) => log.warn({ mapping: key, dropped: lines }, 'transform console lines over the budget dropped'),
-    }),
+    consoleFor: (key) => transformConsole(log, key),
   });
-
-  /**
-   * Calls the sandbox. Its failures (thrown, time-out, memory, a rebuild that fails to load) are
-   * TRANSFORM_FAILED; the HTTP layer logs them with the mapping, once per interval.
-   */
-  async function call(slot: TransformSlot, context: TransformContext, budgetMs?: number): Promise<string> {
-    try {
-      const { rawBody, payloadIsJsonOfRawBody, payload, ...rest } = context;
-      const input = JSON.stringify(payloadIsJsonOfRawBody ? rest : { ...rest, payload });
-      const timeout = Math.max(1, Math.min(limits.timeoutMs, Math.ceil(budgetMs ?? limits.timeoutMs)));
-      const started = performance.now();
-      const answer = await slot.call(input, rawBody, timeout);
-      options.observe?.(slot.key, (performance.now() - started) / 1000);
-      return answer;
-    } catch (err) {
-      // TRANSFORM_BUSY goes out as it is: the sender retries, nothing is kept.
-      if (isHookdError(err, 'TRANSFORM_FAILED')) throw err;
-      if (isHookdError(err, 'TRANSFORM_LOAD_FAILED')) {
-        const { reason, ...site } = err.params;
-        throw hookdError('TRANSFORM_FAILED', { reason: `failed while loading: ${reason}`, ...site }, { cause: err });
-      }
-      if (isHookdError(err, 'TRANSFORM_EXPORT_MISSING'))
-        throw hookdError('TRANSFORM_FAILED', { reason: err.message }, { cause: err });
-      throw err;
-    }
-  }
-
-  async function run(key: string, context: TransformContext, budgetMs?: number): Promise<unknown> {
-    const slot = slots.get(key);
-    if (!slot) throw hookdError('TRANSFORM_FAILED', { reason: `no transform is loaded for ${key}` });
-    return (JSON.parse(await call(slot, context, budgetMs)) as Envelope).value;
-  }
-
-  async function reload(): Promise<void> {
-    for (const slot of slots.values()) {
-      try {
-        // The same containment as at start: no absolute path, no .., no symlink out of the folder.
-        const folder = folderName(slot.root, config.hooks.transformsDir);
-        const resolved = resolveTransformModule(slot.root, slot.module, folder);
-        if ('problem' in resolved) throw hookdError('TRANSFORM_COMPILE_FAILED', { problems: [resolved.problem] });
-        const { code, map } = await compileTransform(resolved.file, slot.root, folder);
-        if (code === slot.code) continue;
-        // Calls already running on old isolates finish there; then those go.
-        await slot.swap(code, map);
-        log.info({ mapping: slot.key }, 'transform reloaded');
-      } catch (err) {
-        const problems = isHookdError(err, 'TRANSFORM_COMPILE_FAILED') ? err.params.problems : [(err as Error).message];
-        log.error({ mapping: slot.key, problems }, 'transform recompile failed; keeping the last good version');
-      }
-    }
-  }
-
+  const calls: HostCalls = { slots, timeoutMs: limits.timeoutMs, observe: options.observe };
+  const reload = () => reloadTransforms(slots, config.hooks.transformsDir, log);
   const watch: TransformsWatch | undefined =
     // Only the user's folder is watched: a preset's transform ships with hookd.
     options.watch && [...slots.values()].some((slot) => slot.root === config.hooks.transformsDir)
@@ -118,7 +63,7 @@ export async function createTransformHost(options: TransformHostOptions): Promis
       : undefined;
 
   return {
-    run,
+    run: (key, context, budgetMs) => runTransform(calls, key, context, budgetMs),
     timeoutMs: limits.timeoutMs,
     reload,
     get size() {
@@ -129,4 +74,89 @@ export async function createTransformHost(options: TransformHostOptions): Promis
       for (const slot of slots.values()) slot.dispose();
     },
   };
+}
+
+/** Where one mapping's `console.*` goes: the host's log at the host's levels, under the mapping's id. */
+export function transformConsole(log: Logger, key: string): ConsoleSink {
+  return {
+    enabled: CONSOLE_LEVELS.filter((level) => log.isLevelEnabled(level)),
+    // The level and the bindings are the host's: a transform chooses neither.
+    write: (level, text) => log[level]({ mapping: key, source: 'console' }, text),
+    dropped: (lines) => log.warn({ mapping: key, dropped: lines }, 'transform console lines over the budget dropped'),
+  };
+}
+
+/** What a host's calls read: the slots by mapping id, the time limit, and who is told each call's duration. */
+export interface HostCalls {
+  readonly slots: ReadonlyMap<string, TransformSlot>;
+  readonly timeoutMs: number;
+  readonly observe?: ((key: string, seconds: number) => void) | undefined;
+}
+
+/** `TransformHost.run`: the transform of mapping `key` called on `context`, its result's value. */
+export async function runTransform(
+  calls: HostCalls,
+  key: string,
+  context: TransformContext,
+  budgetMs?: number,
+): Promise<unknown> {
+  const slot = calls.slots.get(key);
+  if (!slot) throw hookdError('TRANSFORM_FAILED', { reason: `no transform is loaded for ${key}` });
+  return (JSON.parse(await callSlot(calls, slot, context, budgetMs)) as Envelope).value;
+}
+
+/**
+ * Calls the sandbox within the smaller of `budgetMs` and the time limit. Its failures (thrown,
+ * time-out, memory, a rebuild that fails to load) are TRANSFORM_FAILED; the HTTP layer logs them
+ * with the mapping, once per interval.
+ */
+async function callSlot(
+  calls: HostCalls,
+  slot: TransformSlot,
+  context: TransformContext,
+  budgetMs?: number,
+): Promise<string> {
+  try {
+    const { rawBody, payloadIsJsonOfRawBody, payload, ...rest } = context;
+    const input = JSON.stringify(payloadIsJsonOfRawBody ? rest : { ...rest, payload });
+    const timeout = Math.max(1, Math.min(calls.timeoutMs, Math.ceil(budgetMs ?? calls.timeoutMs)));
+    const started = performance.now();
+    const answer = await slot.call(input, rawBody, timeout);
+    calls.observe?.(slot.key, (performance.now() - started) / 1000);
+    return answer;
+  } catch (err) {
+    // TRANSFORM_BUSY goes out as it is: the sender retries, nothing is kept.
+    if (isHookdError(err, 'TRANSFORM_FAILED')) throw err;
+    if (isHookdError(err, 'TRANSFORM_LOAD_FAILED')) {
+      const { reason, ...site } = err.params;
+      throw hookdError('TRANSFORM_FAILED', { reason: `failed while loading: ${reason}`, ...site }, { cause: err });
+    }
+    if (isHookdError(err, 'TRANSFORM_EXPORT_MISSING'))
+      throw hookdError('TRANSFORM_FAILED', { reason: err.message }, { cause: err });
+    throw err;
+  }
+}
+
+/** Recompiles every slot's module; swaps those whose code changed; keeps the last good version on errors. */
+export async function reloadTransforms(
+  slots: ReadonlyMap<string, TransformSlot>,
+  transformsDir: string,
+  log: Logger,
+): Promise<void> {
+  for (const slot of slots.values()) {
+    try {
+      // The same containment as at start: no absolute path, no .., no symlink out of the folder.
+      const folder = folderName(slot.root, transformsDir);
+      const resolved = resolveTransformModule(slot.root, slot.module, folder);
+      if ('problem' in resolved) throw hookdError('TRANSFORM_COMPILE_FAILED', { problems: [resolved.problem] });
+      const { code, map } = await compileTransform(resolved.file, slot.root, folder);
+      if (code === slot.code) continue;
+      // Calls already running on old isolates finish there; then those go.
+      await slot.swap(code, map);
+      log.info({ mapping: slot.key }, 'transform reloaded');
+    } catch (err) {
+      const problems = isHookdError(err, 'TRANSFORM_COMPILE_FAILED') ? err.params.problems : [(err as Error).message];
+      log.error({ mapping: slot.key, problems }, 'transform recompile failed; keeping the last good version');
+    }
+  }
 }

@@ -1,9 +1,11 @@
 import { createRequire } from 'node:module';
 import type ivm from 'isolated-vm';
 import { type HookdError, hookdError, isHookdError } from '../errors.js';
-import { BUNDLE_GLOBAL } from './compile.js';
 import { type ConsoleSink, consolePrelude, createConsoleBudget } from './console.js';
 import { BUNDLE_FILENAME, type BundleMap } from './locate.js';
+import { prelude, WITHOUT_WASM } from './sandbox-prelude.js';
+
+export { MAX_ERROR_CHARS } from './sandbox-prelude.js';
 
 export interface SandboxLimits {
   readonly timeoutMs: number;
@@ -12,79 +14,6 @@ export interface SandboxLimits {
   readonly maxResultBytes: number;
   /** WebAssembly, SharedArrayBuffer and Atomics stay (they are removed by default). */
   readonly allowWasm?: boolean;
-}
-
-/**
- * Removes what escapes the isolate's memory limit: WebAssembly memory is allocated outside
- * V8's heap (a filled `new WebAssembly.Memory({ initial: 16000 })` took 1-2 GB per call),
- * and SharedArrayBuffer with Atomics can block a thread.
- */
-const WITHOUT_WASM = 'delete globalThis.WebAssembly; delete globalThis.SharedArrayBuffer; delete globalThis.Atomics;';
-
-/** An error's text crossing out of the sandbox, at most (docs/operations.md#limits). */
-export const MAX_ERROR_CHARS = 1024;
-/** An error's stack crossing out of the sandbox, at most: enough for the frames that are located. */
-const MAX_STACK_CHARS = 4096;
-
-/**
- * The code that runs inside the isolate after the bundle: picks the export, and defines
- * `__hookdCall(json)` which parses the context, awaits the transform and answers a JSON
- * envelope — so only strings ever cross the boundary.
- */
-function prelude(exportName: string | undefined, maxResultBytes: number): string {
-  const pick = exportName
-    ? `m[${JSON.stringify(exportName)}]`
-    : `(typeof m.default === 'function' ? m.default : m.transform)`;
-  return `
-(() => {
-  const m = globalThis.${BUNDLE_GLOBAL} ?? {};
-  const fn = ${pick};
-  globalThis.__hookdReady = typeof fn === 'function';
-  // Bounded in here, so that a huge message or result is never copied to the host.
-  const text = (err) => {
-    try {
-      const message = err && typeof err.message === 'string' ? err.message : String(err);
-      return message.length > ${MAX_ERROR_CHARS} ? message.slice(0, ${MAX_ERROR_CHARS}) + '…' : message;
-    } catch {
-      return 'the transform threw something that cannot be shown';
-    }
-  };
-  // The stack is the bundle's (V8 frames of ${BUNDLE_FILENAME}); the host maps it to the author's source.
-  const stackOf = (err) => {
-    try {
-      const stack = err && typeof err.stack === 'string' ? err.stack : '';
-      return stack.length > ${MAX_STACK_CHARS} ? stack.slice(0, ${MAX_STACK_CHARS}) : stack;
-    } catch {
-      return '';
-    }
-  };
-  const fail = (err) => JSON.stringify({ ok: false, error: text(err) || 'the transform threw', stack: stackOf(err) });
-  const done = (value) => {
-    if (value === undefined) return '{"ok":true}';
-    let json;
-    try { json = JSON.stringify({ ok: true, value }); } catch (err) { return fail('its result is not JSON: ' + text(err)); }
-    if (json.length > ${maxResultBytes}) return fail('its result is over ${maxResultBytes} characters of JSON');
-    return json;
-  };
-  let settled;
-  // Sync transforms answer at once. An async one can only wait on microtasks (the sandbox
-  // has no timers or I/O), so it has settled by the time the call returns: __hookdSettled reads it.
-  globalThis.__hookdCall = (json, rawBody) => {
-    try {
-      const input = JSON.parse(json);
-      input.rawBody = rawBody;
-      if (!('payload' in input)) input.payload = JSON.parse(rawBody.charCodeAt(0) === 0xfeff ? rawBody.slice(1) : rawBody);
-      const value = fn(input);
-      if (!value || typeof value.then !== 'function') return done(value);
-      settled = '{"ok":false,"error":"the transform returned a promise that never settled"}';
-      value.then((v) => { try { settled = done(v); } catch (err) { settled = fail(err); } }, (err) => { settled = fail(err); });
-      return '';
-    } catch (err) {
-      return fail(err);
-    }
-  };
-  globalThis.__hookdSettled = () => settled;
-})();`;
 }
 
 /** A call on the event loop cut at a slice, to run again off it. */
@@ -161,6 +90,23 @@ function answered(answer: string, map: BundleMap | undefined): string {
 let isolatedVm: typeof ivm | undefined;
 const loadIsolatedVm = () => (isolatedVm ??= createRequire(import.meta.url)('isolated-vm') as typeof ivm);
 
+/** One sandbox's isolate, its references into it, and what its calls keep. */
+interface SandboxState {
+  readonly isolate: ivm.Isolate;
+  readonly callRef: ivm.Reference<(json: string, rawBody: string) => string>;
+  readonly settledRef: ivm.Reference<() => string>;
+  readonly console: ReturnType<typeof createConsoleBudget>;
+  readonly map: BundleMap | undefined;
+  readonly memoryLimitMb: number;
+  /**
+   * Kept in JavaScript: asking the isolate (isDisposed) on every call cost about 1 µs. It is
+   * disposed only by `disposeSandbox` and by a memory-limit kill, which a call's error reports.
+   */
+  disposed: boolean;
+  lastCallCpuMs: number;
+  calls: number;
+}
+
 /**
  * Builds an isolate, runs the bundle, and keeps a reference to `__hookdCall`. A failure the
  * transform throws is a TRANSFORM_FAILED placed in the author's source by `map`.
@@ -190,103 +136,21 @@ export async function createSandbox(
     if ((await step.get(context, '__hookdReady')) !== true) {
       throw hookdError('TRANSFORM_EXPORT_MISSING', exportName ? { exportName } : {});
     }
-    const callRef = (await step.ref(context, '__hookdCall')) as ivm.Reference<
-      (json: string, rawBody: string) => string
-    >;
-    const settledRef = (await step.ref(context, '__hookdSettled')) as ivm.Reference<() => string>;
-    // Kept in JavaScript: asking the isolate (isDisposed) on every call cost about 1 µs. It is
-    // disposed only here and by a memory-limit kill, which a call's error reports.
-    let disposed = false;
-    const dispose = () => {
-      disposed = true;
-      if (!isolate.isDisposed) isolate.dispose();
+    const callRef = (await step.ref(context, '__hookdCall')) as SandboxState['callRef'];
+    const settledRef = (await step.ref(context, '__hookdSettled')) as SandboxState['settledRef'];
+    const { memoryLimitMb } = limits;
+    const state: SandboxState = {
+      isolate,
+      callRef,
+      settledRef,
+      console,
+      map,
+      memoryLimitMb,
+      disposed: false,
+      lastCallCpuMs: 0,
+      calls: 0,
     };
-    /** isolated-vm gives its errors no code: a time-out and a memory-limit kill are told by their text. */
-    const failed = (err: unknown, timeout: number, cut = false): HookdError<'TRANSFORM_FAILED'> => {
-      const message = (err as Error).message ?? String(err);
-      if (/timed out/i.test(message)) {
-        // Out of time, the call may have left the isolate's state half-changed: it is not used
-        // again. Cut at the event-loop slice, it is kept (and warm) for the call's rerun.
-        if (!cut) dispose();
-        return hookdError('TRANSFORM_FAILED', { reason: `timed out after ${timeout} ms`, timedOutAfterMs: timeout });
-      }
-      if (/memory limit/i.test(message) || isolate.isDisposed) {
-        dispose();
-        return hookdError('TRANSFORM_FAILED', { reason: `exceeded its memory limit of ${limits.memoryLimitMb} MB` });
-      }
-      return hookdError('TRANSFORM_FAILED', { reason: message });
-    };
-    const args = (json: string, rawBody: string): [string, string] => [json, rawBody];
-    let lastCallCpuMs = 0;
-    let calls = 0;
-    /** The isolate's CPU time so far (ns); about 0.2 µs to read. A killed isolate has none. */
-    const cpuNs = (): bigint => {
-      try {
-        return isolate.cpuTime;
-      } catch {
-        return 0n;
-      }
-    };
-    const since = (startNs: bigint) => {
-      const now = cpuNs();
-      lastCallCpuMs = now > startNs ? Number(now - startNs) / 1e6 : 0;
-    };
-    return {
-      // applySync on a warm reference costs a few microseconds; isolated-vm enforces the timeout itself.
-      callSync(json, rawBody, timeout, cut) {
-        calls++;
-        console.begin();
-        // Wall time here: asking the isolate for its CPU time cost about 5 µs per call under load,
-        // and on this thread the two differ only when the machine is busy.
-        const started = performance.now();
-        lastCallCpuMs = 0;
-        let error: HookdError<'TRANSFORM_FAILED'> | undefined;
-        let answer: string;
-        try {
-          answer = callRef.applySync(undefined, args(json, rawBody), { timeout }) as string;
-          if (answer === '') answer = settledRef.applySync(undefined, [], { timeout }) as string;
-        } catch (err) {
-          lastCallCpuMs = performance.now() - started;
-          error = failed(err, timeout, cut?.cut === true);
-          throw error;
-        } finally {
-          console.end(cut?.cut === true && error?.params.timedOutAfterMs !== undefined);
-        }
-        return answered(answer, map);
-      },
-      async callAsync(json, rawBody, timeout) {
-        calls++;
-        console.begin();
-        const cpuStart = cpuNs();
-        let answer: string;
-        try {
-          const started = performance.now();
-          answer = (await callRef.apply(undefined, args(json, rawBody), { timeout })) as string;
-          if (answer === '') {
-            // The promise settled inside the first call (the sandbox has only microtasks).
-            const left = Math.max(1, Math.ceil(timeout - (performance.now() - started)));
-            answer = (await settledRef.apply(undefined, [], { timeout: left })) as string;
-          }
-        } catch (err) {
-          since(cpuStart);
-          throw failed(err, timeout);
-        } finally {
-          if (!disposed) since(cpuStart);
-          console.end();
-        }
-        return answered(answer, map);
-      },
-      get lastCallCpuMs() {
-        return lastCallCpuMs;
-      },
-      get calls() {
-        return calls;
-      },
-      get disposed() {
-        return disposed;
-      },
-      dispose,
-    };
+    return sandboxOf(state);
   } catch (err) {
     if (!isolate.isDisposed) isolate.dispose();
     if (isHookdError(err)) throw err;
@@ -294,4 +158,109 @@ export async function createSandbox(
     const site = map?.locate((err as Error).stack) ?? {};
     throw hookdError('TRANSFORM_LOAD_FAILED', { reason: (err as Error).message, ...site });
   }
+}
+
+/** The sandbox over a loaded isolate: its methods, made once, call the functions below. */
+function sandboxOf(state: SandboxState): Sandbox {
+  return {
+    callSync: (json, rawBody, timeout, cut) => callOnLoop(state, json, rawBody, timeout, cut),
+    callAsync: (json, rawBody, timeout) => callOffLoop(state, json, rawBody, timeout),
+    get lastCallCpuMs() {
+      return state.lastCallCpuMs;
+    },
+    get calls() {
+      return state.calls;
+    },
+    get disposed() {
+      return state.disposed;
+    },
+    dispose: () => disposeSandbox(state),
+  };
+}
+
+/** Ends the sandbox: its isolate is disposed, and it says so without asking the isolate. */
+function disposeSandbox(state: SandboxState): void {
+  state.disposed = true;
+  if (!state.isolate.isDisposed) state.isolate.dispose();
+}
+
+/** isolated-vm gives its errors no code: a time-out and a memory-limit kill are told by their text. */
+function callFailure(state: SandboxState, err: unknown, timeout: number, cut = false): HookdError<'TRANSFORM_FAILED'> {
+  const message = (err as Error).message ?? String(err);
+  if (/timed out/i.test(message)) {
+    // Out of time, the call may have left the isolate's state half-changed: it is not used
+    // again. Cut at the event-loop slice, it is kept (and warm) for the call's rerun.
+    if (!cut) disposeSandbox(state);
+    return hookdError('TRANSFORM_FAILED', { reason: `timed out after ${timeout} ms`, timedOutAfterMs: timeout });
+  }
+  if (/memory limit/i.test(message) || state.isolate.isDisposed) {
+    disposeSandbox(state);
+    return hookdError('TRANSFORM_FAILED', { reason: `exceeded its memory limit of ${state.memoryLimitMb} MB` });
+  }
+  return hookdError('TRANSFORM_FAILED', { reason: message });
+}
+
+/** The isolate's CPU time so far (ns); about 0.2 µs to read. A killed isolate has none. */
+function cpuNs(isolate: ivm.Isolate): bigint {
+  try {
+    return isolate.cpuTime;
+  } catch {
+    return 0n;
+  }
+}
+
+/** Notes the CPU time the isolate spent since `startNs` as the last call's. */
+function noteCpuSince(state: SandboxState, startNs: bigint): void {
+  const now = cpuNs(state.isolate);
+  state.lastCallCpuMs = now > startNs ? Number(now - startNs) / 1e6 : 0;
+}
+
+/**
+ * `Sandbox.callSync`: the call on this thread, its console lines dropped when `cut` cuts it.
+ * applySync on a warm reference costs a few microseconds; isolated-vm enforces the timeout itself.
+ */
+function callOnLoop(state: SandboxState, json: string, rawBody: string, timeout: number, cut?: CutOptions): string {
+  state.calls++;
+  state.console.begin();
+  // Wall time here: asking the isolate for its CPU time cost about 5 µs per call under load,
+  // and on this thread the two differ only when the machine is busy.
+  const started = performance.now();
+  state.lastCallCpuMs = 0;
+  let error: HookdError<'TRANSFORM_FAILED'> | undefined;
+  let answer: string;
+  try {
+    answer = state.callRef.applySync(undefined, [json, rawBody], { timeout }) as string;
+    if (answer === '') answer = state.settledRef.applySync(undefined, [], { timeout }) as string;
+  } catch (err) {
+    state.lastCallCpuMs = performance.now() - started;
+    error = callFailure(state, err, timeout, cut?.cut === true);
+    throw error;
+  } finally {
+    state.console.end(cut?.cut === true && error?.params.timedOutAfterMs !== undefined);
+  }
+  return answered(answer, state.map);
+}
+
+/** `Sandbox.callAsync`: the call on isolated-vm's thread, its CPU time noted. */
+async function callOffLoop(state: SandboxState, json: string, rawBody: string, timeout: number): Promise<string> {
+  state.calls++;
+  state.console.begin();
+  const cpuStart = cpuNs(state.isolate);
+  let answer: string;
+  try {
+    const started = performance.now();
+    answer = (await state.callRef.apply(undefined, [json, rawBody], { timeout })) as string;
+    if (answer === '') {
+      // The promise settled inside the first call (the sandbox has only microtasks).
+      const left = Math.max(1, Math.ceil(timeout - (performance.now() - started)));
+      answer = (await state.settledRef.apply(undefined, [], { timeout: left })) as string;
+    }
+  } catch (err) {
+    noteCpuSince(state, cpuStart);
+    throw callFailure(state, err, timeout);
+  } finally {
+    if (!state.disposed) noteCpuSince(state, cpuStart);
+    state.console.end();
+  }
+  return answered(answer, state.map);
 }

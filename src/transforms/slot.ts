@@ -1,7 +1,7 @@
 import { hookdError, isHookdError } from '../errors.js';
 import type { ConsoleSink } from './console.js';
 import type { BundleMap } from './locate.js';
-import { createSandboxPool } from './pool.js';
+import { createSandboxPool, type SandboxPool } from './pool.js';
 import { createSandbox, type Sandbox, type SandboxLimits } from './sandbox.js';
 import type { Semaphore } from './semaphore.js';
 
@@ -83,66 +83,46 @@ export interface TransformSlotOptions {
 const timedOut = (err: unknown): boolean =>
   isHookdError(err, 'TRANSFORM_FAILED') && err.params.timedOutAfterMs !== undefined;
 
+/** Whether a slot's calls run off the loop now: until when, and when a call was last slow. */
+export interface SlowCallWindow {
+  readonly options: Pick<TransformSlotOptions, 'onLeaveLoop'>;
+  offLoopUntil: number;
+  lastSlowCall: number;
+}
+
+/** One slot's pool and what its calls share. */
+interface SlotState extends SlowCallWindow {
+  readonly options: TransformSlotOptions;
+  readonly pool: SandboxPool;
+  readonly retryAfterS: number;
+  /** Set once `warm()` loaded the first isolate: later ones are built off this thread. */
+  warmed: boolean;
+}
+
 /** Creates a slot; its first isolate is built by `warm()` or the first call. */
 export function createTransformSlot(options: TransformSlotOptions): TransformSlot {
   const { exportName, limits, console } = options;
   const retryAfterS = Math.max(1, Math.ceil(limits.timeoutMs / 1000));
-  let warmed = false;
   const pool = createSandboxPool({
     key: options.key,
     code: options.code,
     ...(options.map ? { map: options.map } : {}),
     // The first isolate loads on this thread (start-up); later ones, built while serving, off it.
+    // (The pool builds on acquire, once `state` below exists.)
     build: ({ code, map }) =>
-      createSandbox(code, exportName, limits, console, { offThread: warmed, ...(map ? { map } : {}) }),
+      createSandbox(code, exportName, limits, console, { offThread: state.warmed, ...(map ? { map } : {}) }),
     maxInFlight: limits.maxInFlight,
     maxWaiting: limits.maxInFlight,
     retryAfterS,
   });
-  const { gate } = options;
-  let offLoopUntil = 0;
-
-  let lastSlowCall = Number.NEGATIVE_INFINITY;
-
-  /** Counts a call that spent the slice in CPU time, past its isolate's cold calls. */
-  function slowCall(sandbox: Sandbox, thresholdMs: number): void {
-    if (sandbox.calls <= COLD_CALLS || sandbox.lastCallCpuMs < thresholdMs) return;
-    const now = performance.now();
-    const off = now < offLoopUntil;
-    if (off || now - lastSlowCall <= SLOW_CALLS_WINDOW_MS) {
-      if (!off) options.onLeaveLoop?.();
-      offLoopUntil = now + OFF_LOOP_FOR_MS;
-    }
-    lastSlowCall = now;
-  }
-
-  /** The call on the loop, cut at the slice; undefined when it needs to run again off the loop. */
-  function onLoop(sandbox: Sandbox, json: string, rawBody: string, budgetMs: number): string | undefined {
-    const slice = Math.min(ON_LOOP_SLICE_MS, budgetMs);
-    try {
-      return sandbox.callSync(json, rawBody, slice, slice < budgetMs ? { cut: true } : undefined);
-    } catch (err) {
-      if (!timedOut(err) || slice >= budgetMs) throw err;
-      // Cut while mostly waiting for a core, or while cold, or once: only this call runs again off the loop.
-      slowCall(sandbox, slice / 2);
-      return undefined;
-    }
-  }
-
-  async function offLoop(sandbox: Sandbox, json: string, rawBody: string, budgetMs: () => number): Promise<string> {
-    if (gate && !(await gate.acquire(budgetMs()))) {
-      const limit = 'off the event loop, one per spare core';
-      const params = { mapping: options.key, running: gate.slots, limit };
-      throw hookdError('TRANSFORM_BUSY', params, { headers: { 'retry-after': String(retryAfterS) } });
-    }
-    try {
-      return await sandbox.callAsync(json, rawBody, budgetMs());
-    } finally {
-      gate?.release();
-      slowCall(sandbox, ON_LOOP_SLICE_MS);
-    }
-  }
-
+  const state: SlotState = {
+    options,
+    pool,
+    retryAfterS,
+    warmed: false,
+    offLoopUntil: 0,
+    lastSlowCall: Number.NEGATIVE_INFINITY,
+  };
   return {
     key: options.key,
     file: options.file,
@@ -155,49 +135,112 @@ export function createTransformSlot(options: TransformSlotOptions): TransformSlo
       return pool.size;
     },
     get offLoop() {
-      return performance.now() < offLoopUntil;
+      return performance.now() < state.offLoopUntil;
     },
     async warm() {
       pool.release(await pool.acquire(0));
-      warmed = true;
+      state.warmed = true;
     },
-    async call(json, rawBody, timeoutMs) {
-      const started = performance.now();
-      const left = () => Math.max(1, Math.ceil(timeoutMs - (performance.now() - started)));
-      try {
-        if (performance.now() >= offLoopUntil) {
-          // Taken without a wait when one is idle: calls on the loop run one after another.
-          const sandbox = pool.takeIdle() ?? (await pool.acquire(left()));
-          let answer: string | undefined;
-          try {
-            answer = onLoop(sandbox, json, rawBody, left());
-          } finally {
-            pool.release(sandbox);
-          }
-          if (answer !== undefined) return answer;
-        }
-        const sandbox = await pool.acquire(left());
-        try {
-          return await offLoop(sandbox, json, rawBody, left);
-        } finally {
-          pool.release(sandbox);
-        }
-      } catch (err) {
-        // The whole budget is what timed out, however it was split between the loop and off it.
-        if (timedOut(err)) {
-          throw hookdError('TRANSFORM_FAILED', {
-            reason: `timed out after ${timeoutMs} ms`,
-            timedOutAfterMs: timeoutMs,
-          });
-        }
-        throw err;
-      }
-    },
-    swap(code, map) {
-      return pool.swap(code, map);
-    },
-    dispose() {
-      pool.dispose();
-    },
+    call: (json, rawBody, timeoutMs) => callSlot(state, json, rawBody, timeoutMs),
+    swap: (code, map) => pool.swap(code, map),
+    dispose: () => pool.dispose(),
   };
+}
+
+/**
+ * `TransformSlot.call`: on the loop while the slot is not off it (cut at the slice, then run
+ * again off the loop), else off it; a time-out is the whole budget's, however it was split.
+ */
+async function callSlot(state: SlotState, json: string, rawBody: string, timeoutMs: number): Promise<string> {
+  const { pool } = state;
+  const started = performance.now();
+  const left = () => Math.max(1, Math.ceil(timeoutMs - (performance.now() - started)));
+  try {
+    if (performance.now() >= state.offLoopUntil) {
+      // Taken without a wait when one is idle: calls on the loop run one after another.
+      const sandbox = pool.takeIdle() ?? (await pool.acquire(left()));
+      let answer: string | undefined;
+      try {
+        answer = runOnLoop(state, sandbox, json, rawBody, left());
+      } finally {
+        pool.release(sandbox);
+      }
+      if (answer !== undefined) return answer;
+    }
+    const sandbox = await pool.acquire(left());
+    try {
+      return await runOffLoop(state, sandbox, json, rawBody, left);
+    } finally {
+      pool.release(sandbox);
+    }
+  } catch (err) {
+    // The whole budget is what timed out, however it was split between the loop and off it.
+    if (timedOut(err)) {
+      throw hookdError('TRANSFORM_FAILED', {
+        reason: `timed out after ${timeoutMs} ms`,
+        timedOutAfterMs: timeoutMs,
+      });
+    }
+    throw err;
+  }
+}
+
+/**
+ * Counts a call that spent the slice in CPU time, past its isolate's cold calls: the second
+ * within SLOW_CALLS_WINDOW_MS sends the slot's calls off the loop; while off, one renews the stay.
+ */
+export function noteSlowCall(
+  state: SlowCallWindow,
+  sandbox: Pick<Sandbox, 'calls' | 'lastCallCpuMs'>,
+  thresholdMs: number,
+): void {
+  if (sandbox.calls <= COLD_CALLS || sandbox.lastCallCpuMs < thresholdMs) return;
+  const now = performance.now();
+  const off = now < state.offLoopUntil;
+  if (off || now - state.lastSlowCall <= SLOW_CALLS_WINDOW_MS) {
+    if (!off) state.options.onLeaveLoop?.();
+    state.offLoopUntil = now + OFF_LOOP_FOR_MS;
+  }
+  state.lastSlowCall = now;
+}
+
+/** The call on the loop, cut at the slice; undefined when it needs to run again off the loop. */
+function runOnLoop(
+  state: SlotState,
+  sandbox: Sandbox,
+  json: string,
+  rawBody: string,
+  budgetMs: number,
+): string | undefined {
+  const slice = Math.min(ON_LOOP_SLICE_MS, budgetMs);
+  try {
+    return sandbox.callSync(json, rawBody, slice, slice < budgetMs ? { cut: true } : undefined);
+  } catch (err) {
+    if (!timedOut(err) || slice >= budgetMs) throw err;
+    // Cut while mostly waiting for a core, or while cold, or once: only this call runs again off the loop.
+    noteSlowCall(state, sandbox, slice / 2);
+    return undefined;
+  }
+}
+
+/** The call off the loop, through the gate across mappings (TRANSFORM_BUSY when it stays shut). */
+async function runOffLoop(
+  state: SlotState,
+  sandbox: Sandbox,
+  json: string,
+  rawBody: string,
+  budgetMs: () => number,
+): Promise<string> {
+  const { gate } = state.options;
+  if (gate && !(await gate.acquire(budgetMs()))) {
+    const limit = 'off the event loop, one per spare core';
+    const params = { mapping: state.options.key, running: gate.slots, limit };
+    throw hookdError('TRANSFORM_BUSY', params, { headers: { 'retry-after': String(state.retryAfterS) } });
+  }
+  try {
+    return await sandbox.callAsync(json, rawBody, budgetMs());
+  } finally {
+    gate?.release();
+    noteSlowCall(state, sandbox, ON_LOOP_SLICE_MS);
+  }
 }

@@ -1,8 +1,7 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeModel, isHeartbeat, startFakeModel } from '../helpers/fake-model.js';
+import type { FakeModel } from '../helpers/fake-model.js';
+import { type Gateway, startGateway } from '../helpers/gateway.js';
 import { type HookdProcess, makeTempDir, startHookd } from '../helpers/hookd-process.js';
 import { call, until } from '../helpers/http.js';
 
@@ -20,43 +19,36 @@ const UPPER = `export default function ({ payload }: { payload: { text: string }
 
 let hookd: HookdProcess;
 let model: FakeModel;
+let gateway: Gateway | undefined;
+/** What a test starts beside the gateway, stopped after the file. */
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 
 beforeAll(async () => {
-  const temp = makeTempDir();
-  cleanups.push(temp.cleanup);
-  mkdirSync(join(temp.dir, 'transforms'));
-  writeFileSync(join(temp.dir, 'transforms/upper.ts'), UPPER);
-  model = await startFakeModel((r) => (isHeartbeat(r) ? 'HEARTBEAT_OK' : 'agent reply'));
-  cleanups.push(() => model.close());
-  hookd = await startHookd({
-    dir: temp.dir,
-    config: {
-      gateway: { auth: { token: GATEWAY_TOKEN } },
-      hooks: {
-        enabled: true,
-        token: HOOK_TOKEN,
-        transformsDir: 'transforms',
-        mappings: [
-          { id: 'upper', match: { path: 'upper' }, transform: { module: 'upper.ts' } },
-          {
-            id: 'gh',
-            match: { path: 'gh', headers: { 'x-github-event': 'push' } },
-            verify: { scheme: 'github', secret: 'gh-secret' },
-            action: 'wake',
-            textTemplate: 'push to {{repository.full_name}}',
-          },
-        ],
-      },
-      agents: { defaults: { model: 'fake/m', heartbeat: { every: '0' } } },
-      models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } },
+  gateway = await startGateway({
+    hookToken: HOOK_TOKEN,
+    gatewayToken: GATEWAY_TOKEN,
+    reply: () => 'agent reply',
+    files: { 'transforms/upper.ts': UPPER },
+    hooks: {
+      transformsDir: 'transforms',
+      mappings: [
+        { id: 'upper', match: { path: 'upper' }, transform: { module: 'upper.ts' } },
+        {
+          id: 'gh',
+          match: { path: 'gh', headers: { 'x-github-event': 'push' } },
+          verify: { scheme: 'github', secret: 'gh-secret' },
+          action: 'wake',
+          textTemplate: 'push to {{repository.full_name}}',
+        },
+      ],
     },
   });
-  cleanups.push(() => hookd.stop());
+  ({ hookd, model } = gateway);
 }, 60_000);
 
 afterAll(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
+  await gateway?.stop();
 });
 
 const admin = (path: string, json?: unknown) =>

@@ -2,9 +2,10 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunView } from '../../src/views.js';
-import { artefact, browserTestsRun, launchChromium, signedIn } from '../helpers/browser.js';
-import { type FakeModel, isHeartbeat, startFakeModel } from '../helpers/fake-model.js';
-import { type HookdProcess, startHookd } from '../helpers/hookd-process.js';
+import { artefact, browserTestsRun, signedIn } from '../helpers/browser.js';
+import type { FakeModel } from '../helpers/fake-model.js';
+import { type Gateway, startGateway } from '../helpers/gateway.js';
+import type { HookdProcess } from '../helpers/hookd-process.js';
 import { call, until } from '../helpers/http.js';
 
 /**
@@ -18,49 +19,36 @@ const GATEWAY_TOKEN = 'console-cancel-gateway-token-0123456789';
 let browser: Browser;
 let hookd: HookdProcess;
 let model: FakeModel;
-const cleanups: (() => Promise<unknown> | unknown)[] = [];
+let gateway: Gateway | undefined;
 
 beforeAll(async () => {
   if (!browserTestsRun) return;
-  model = await startFakeModel((r) => (isHeartbeat(r) ? 'HEARTBEAT_OK' : { stall: true }));
-  cleanups.push(() => model.close());
   const agent = { action: 'agent', deliver: false, wakeMode: 'next-heartbeat' };
-  hookd = await startHookd({
-    config: {
-      gateway: { auth: { token: GATEWAY_TOKEN } },
-      hooks: {
-        enabled: true,
-        token: HOOK_TOKEN,
-        mappings: [
-          {
-            id: 'slow',
-            match: { path: 'slow' },
-            ...agent,
-            name: 'slow {{n}}',
-            messageTemplate: 'slow {{n}}',
-            maxConcurrent: 1,
-          },
-          { id: 'broken', match: { path: 'broken' }, ...agent, messageTemplate: 'broken {{n}}', model: 'dead/x' },
-        ],
-      },
-      agents: { defaults: { model: 'fake/m', heartbeat: { every: '0' } } },
-      models: {
-        providers: {
-          fake: { baseUrl: model.url, api: 'openai-chat' },
-          // Nothing listens on loopback's discard port: connections are refused.
-          dead: { baseUrl: 'http://127.0.0.1:9/v1', api: 'openai-chat' },
+  gateway = await startGateway({
+    hookToken: HOOK_TOKEN,
+    gatewayToken: GATEWAY_TOKEN,
+    reply: () => ({ stall: true }),
+    hooks: {
+      mappings: [
+        {
+          id: 'slow',
+          match: { path: 'slow' },
+          ...agent,
+          name: 'slow {{n}}',
+          messageTemplate: 'slow {{n}}',
+          maxConcurrent: 1,
         },
-      },
+        { id: 'broken', match: { path: 'broken' }, ...agent, messageTemplate: 'broken {{n}}', model: 'dead/x' },
+      ],
     },
+    // Nothing listens on loopback's discard port: connections are refused.
+    providers: { dead: { baseUrl: 'http://127.0.0.1:9/v1', api: 'openai-chat' } },
+    browser: true,
   });
-  cleanups.push(() => hookd.stop());
-  browser = await launchChromium();
-  cleanups.push(() => browser.close());
+  ({ hookd, model, browser } = gateway);
 }, 60_000);
 
-afterAll(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+afterAll(() => gateway?.stop());
 
 const send = async (path: string, json: unknown): Promise<string> => {
   const answer = await call(`${hookd.url}/hooks/${path}`, {

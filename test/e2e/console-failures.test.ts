@@ -1,14 +1,14 @@
 /// <reference lib="dom" />
 import { createHmac } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunView } from '../../src/views.js';
-import { artefact, browserTestsRun, launchChromium, signedIn, toDocs } from '../helpers/browser.js';
-import { type FakeChat, startFakeChat } from '../helpers/fake-chat.js';
-import { type FakeModel, isHeartbeat, startFakeModel } from '../helpers/fake-model.js';
-import { type HookdProcess, makeTempDir, ROOT, startHookd } from '../helpers/hookd-process.js';
+import { artefact, browserTestsRun, signedIn, toDocs } from '../helpers/browser.js';
+import type { FakeChat } from '../helpers/fake-chat.js';
+import { type Gateway, startGateway } from '../helpers/gateway.js';
+import { type HookdProcess, ROOT } from '../helpers/hookd-process.js';
 import { call, until } from '../helpers/http.js';
 
 /**
@@ -34,67 +34,46 @@ const FIXED = `export default function ({ payload }: { payload: { n: number } })
 
 let browser: Browser;
 let hookd: HookdProcess;
-let model: FakeModel;
 let chat: FakeChat;
 let dir: string;
 /** While set, the model answers 500 to any message that names `model-down`. */
 let modelDown = false;
-const cleanups: (() => Promise<unknown> | unknown)[] = [];
+let gateway: Gateway | undefined;
 
 beforeAll(async () => {
   if (!browserTestsRun) return;
-  const temp = makeTempDir();
-  cleanups.push(temp.cleanup);
-  dir = temp.dir;
-  mkdirSync(join(dir, 'transforms'));
   expect(METERLY).toContain('payload.meter!.name');
-  writeFileSync(join(dir, 'transforms/meterly.ts'), METERLY);
-  writeFileSync(join(dir, 'transforms/flaky.ts'), THROWS);
-  model = await startFakeModel((r) => {
-    if (isHeartbeat(r)) return 'HEARTBEAT_OK';
-    return modelDown && r.messages.some((m) => m.content.includes('model-down')) ? { status: 500 } : 'done';
-  });
-  cleanups.push(() => model.close());
-  chat = await startFakeChat();
-  cleanups.push(() => chat.close());
-  hookd = await startHookd({
-    dir,
-    config: {
-      gateway: { auth: { token: GATEWAY_TOKEN } },
-      hooks: {
-        enabled: true,
-        token: HOOK_TOKEN,
-        transformsDir: 'transforms',
-        log: { redact: ['card.number'] },
-        presets: [{ name: 'github', secret: GITHUB_SECRET, deliver: false }],
-        mappings: [
-          { id: 'meterly', match: { path: 'meterly' }, transform: { module: 'meterly.ts' } },
-          { id: 'flaky', match: { path: 'flaky' }, transform: { module: 'flaky.ts' } },
-          { id: 'note', match: { path: 'note' }, action: 'wake', textTemplate: 'note {{n}}' },
-          { id: 'ops', match: { path: 'ops' }, messageTemplate: 'ops {{n}}', deliver: false },
-          {
-            id: 'billing',
-            match: { path: 'billing' },
-            messageTemplate: 'invoice {{invoice}}',
-            deliver: true,
-            channel: 'chatnet',
-            to: '42',
-          },
-        ],
-      },
-      agents: { defaults: { model: 'fake/m', heartbeat: { every: '0' } } },
-      models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } },
-      channels: { chatnet: { apiBase: chat.url, botToken: 'bot-secret-failures', defaultTo: '42' } },
+  gateway = await startGateway({
+    hookToken: HOOK_TOKEN,
+    gatewayToken: GATEWAY_TOKEN,
+    reply: (r) => (modelDown && r.messages.some((m) => m.content.includes('model-down')) ? { status: 500 } : 'done'),
+    files: { 'transforms/meterly.ts': METERLY, 'transforms/flaky.ts': THROWS },
+    chatBotToken: 'bot-secret-failures',
+    hooks: {
+      transformsDir: 'transforms',
+      log: { redact: ['card.number'] },
+      presets: [{ name: 'github', secret: GITHUB_SECRET, deliver: false }],
+      mappings: [
+        { id: 'meterly', match: { path: 'meterly' }, transform: { module: 'meterly.ts' } },
+        { id: 'flaky', match: { path: 'flaky' }, transform: { module: 'flaky.ts' } },
+        { id: 'note', match: { path: 'note' }, action: 'wake', textTemplate: 'note {{n}}' },
+        { id: 'ops', match: { path: 'ops' }, messageTemplate: 'ops {{n}}', deliver: false },
+        {
+          id: 'billing',
+          match: { path: 'billing' },
+          messageTemplate: 'invoice {{invoice}}',
+          deliver: true,
+          channel: 'chatnet',
+          to: '42',
+        },
+      ],
     },
+    browser: true,
   });
-  cleanups.push(() => hookd.stop());
-  browser = await launchChromium();
-  cleanups.push(() => browser.close());
+  ({ hookd, chat, browser, dir } = gateway);
 }, 60_000);
 
-afterAll(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+afterAll(() => gateway?.stop());
 
 /** Sends `json` to a hook with the hook token (or `headers`), expecting `status`; returns the request id. */
 async function send(hook: string, json: unknown, status: number, headers: Record<string, string> = HOOK) {

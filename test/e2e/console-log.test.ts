@@ -6,10 +6,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artefact, browserTestsRun, launchChromium, liveOpen, signedIn, toDocs } from '../helpers/browser.js';
-import { type FakeChat, startFakeChat } from '../helpers/fake-chat.js';
-import { type FakeModel, isHeartbeat, startFakeModel } from '../helpers/fake-model.js';
-import { type HookdProcess, ROOT, startHookd } from '../helpers/hookd-process.js';
+import { artefact, browserTestsRun, liveOpen, signedIn, toDocs } from '../helpers/browser.js';
+import { type Gateway, startGateway } from '../helpers/gateway.js';
+import { type HookdProcess, ROOT } from '../helpers/hookd-process.js';
 import { call } from '../helpers/http.js';
 
 /**
@@ -31,49 +30,36 @@ const PUSH = JSON.parse(readFileSync(join(ROOT, 'presets/github/fixtures/push.js
 
 let browser: Browser;
 let hookd: HookdProcess;
-let model: FakeModel;
-let chat: FakeChat;
-const cleanups: (() => Promise<unknown> | unknown)[] = [];
+let gateway: Gateway | undefined;
 
 beforeAll(async () => {
   if (!browserTestsRun) return;
-  model = await startFakeModel((r) => (isHeartbeat(r) ? 'HEARTBEAT_OK' : 'noted'));
-  cleanups.push(() => model.close());
-  chat = await startFakeChat();
-  cleanups.push(() => chat.close());
-  hookd = await startHookd({
-    config: {
-      gateway: { auth: { token: GATEWAY_TOKEN } },
-      hooks: {
-        enabled: true,
-        token: HOOK_TOKEN,
-        presets: [{ name: 'github', secret: GITHUB_SECRET, deliver: false }],
-        mappings: [
-          { id: 'note', match: { path: 'note' }, action: 'wake', textTemplate: 'note {{n}} from {{who}}' },
-          { id: 'bulk', match: { path: 'bulk' }, action: 'wake', textTemplate: 'bulk {{n}}' },
-          {
-            id: 'billing',
-            match: { path: 'billing' },
-            messageTemplate: 'invoice {{invoice}}',
-            deliver: true,
-            channel: 'chatnet',
-            to: '42',
-          },
-        ],
-      },
-      agents: { defaults: { model: 'fake/m', heartbeat: { every: '0' } } },
-      models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } },
-      channels: { chatnet: { apiBase: chat.url, botToken: 'bot-secret-log', defaultTo: '42' } },
+  gateway = await startGateway({
+    hookToken: HOOK_TOKEN,
+    gatewayToken: GATEWAY_TOKEN,
+    reply: () => 'noted',
+    chatBotToken: 'bot-secret-log',
+    hooks: {
+      presets: [{ name: 'github', secret: GITHUB_SECRET, deliver: false }],
+      mappings: [
+        { id: 'note', match: { path: 'note' }, action: 'wake', textTemplate: 'note {{n}} from {{who}}' },
+        { id: 'bulk', match: { path: 'bulk' }, action: 'wake', textTemplate: 'bulk {{n}}' },
+        {
+          id: 'billing',
+          match: { path: 'billing' },
+          messageTemplate: 'invoice {{invoice}}',
+          deliver: true,
+          channel: 'chatnet',
+          to: '42',
+        },
+      ],
     },
+    browser: true,
   });
-  cleanups.push(() => hookd.stop());
-  browser = await launchChromium();
-  cleanups.push(() => browser.close());
+  ({ hookd, browser } = gateway);
 }, 60_000);
 
-afterAll(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+afterAll(() => gateway?.stop());
 
 /** GitHub's push fixture, signed with `secret` as GitHub signs it. */
 async function sendPush(secret = GITHUB_SECRET): Promise<string> {

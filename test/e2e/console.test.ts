@@ -1,14 +1,14 @@
 /// <reference lib="dom" />
 import { execFile } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artefact, browserTestsRun, launchChromium, liveOpen, signedIn as signInto } from '../helpers/browser.js';
-import { type FakeChat, startFakeChat } from '../helpers/fake-chat.js';
-import { type FakeModel, isHeartbeat, startFakeModel } from '../helpers/fake-model.js';
-import { type HookdProcess, makeTempDir, startHookd } from '../helpers/hookd-process.js';
+import { artefact, browserTestsRun, liveOpen, signedIn as signInto } from '../helpers/browser.js';
+import type { FakeChat } from '../helpers/fake-chat.js';
+import { type Gateway, startGateway } from '../helpers/gateway.js';
+import type { HookdProcess } from '../helpers/hookd-process.js';
 import { call, until } from '../helpers/http.js';
 
 /**
@@ -29,50 +29,31 @@ const FIXED = `export default function ({ payload }: { payload: { n: number } })
 
 let browser: Browser;
 let hookd: HookdProcess;
-let model: FakeModel;
 let chat: FakeChat;
 let dir: string;
-const cleanups: (() => Promise<unknown> | unknown)[] = [];
+let gateway: Gateway | undefined;
 
 beforeAll(async () => {
   if (!browserTestsRun) return;
-  const temp = makeTempDir();
-  cleanups.push(temp.cleanup);
-  dir = temp.dir;
-  mkdirSync(join(dir, 'transforms'));
-  writeFileSync(join(dir, 'transforms/flaky.ts'), THROWS);
-  writeFileSync(join(dir, 'transforms/broken.ts'), THROWS);
-  model = await startFakeModel((r) => (isHeartbeat(r) ? 'HEARTBEAT_OK' : 'the reply'));
-  cleanups.push(() => model.close());
-  chat = await startFakeChat();
-  cleanups.push(() => chat.close());
-  hookd = await startHookd({
-    dir,
-    config: {
-      gateway: { auth: { token: GATEWAY_TOKEN } },
-      hooks: {
-        enabled: true,
-        token: HOOK_TOKEN,
-        transformsDir: 'transforms',
-        mappings: [
-          { id: 'flaky', match: { path: 'flaky' }, transform: { module: 'flaky.ts' }, deliver: false },
-          { id: 'broken', match: { path: 'broken' }, transform: { module: 'broken.ts' }, deliver: false },
-          { id: 'note', match: { path: 'note' }, action: 'wake', textTemplate: 'note {{n}} from {{who}}' },
-        ],
-      },
-      agents: { defaults: { model: 'fake/m', heartbeat: { every: '0' } } },
-      models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } },
-      channels: { chatnet: { apiBase: chat.url, botToken: 'bot-secret-123', defaultTo: '42' } },
+  gateway = await startGateway({
+    hookToken: HOOK_TOKEN,
+    gatewayToken: GATEWAY_TOKEN,
+    files: { 'transforms/flaky.ts': THROWS, 'transforms/broken.ts': THROWS },
+    chatBotToken: 'bot-secret-123',
+    hooks: {
+      transformsDir: 'transforms',
+      mappings: [
+        { id: 'flaky', match: { path: 'flaky' }, transform: { module: 'flaky.ts' }, deliver: false },
+        { id: 'broken', match: { path: 'broken' }, transform: { module: 'broken.ts' }, deliver: false },
+        { id: 'note', match: { path: 'note' }, action: 'wake', textTemplate: 'note {{n}} from {{who}}' },
+      ],
     },
+    browser: true,
   });
-  cleanups.push(() => hookd.stop());
-  browser = await launchChromium();
-  cleanups.push(() => browser.close());
+  ({ hookd, chat, browser, dir } = gateway);
 }, 60_000);
 
-afterAll(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+afterAll(() => gateway?.stop());
 
 /** A fresh browser profile, signed in through the form. */
 const signedIn = (viewport = { width: 1280, height: 900 }) => signInto(browser, hookd.url, GATEWAY_TOKEN, { viewport });

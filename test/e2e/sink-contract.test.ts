@@ -233,6 +233,20 @@ describe.skipIf(!postgresTestsRun)('the action sink on PostgreSQL, several nodes
     expect(JSON.stringify([...a.committed, ...b.committed])).not.toContain(loserMessage);
   });
 
+  it('takes a key sent twice in one group commit once: the first request has it, the second is refused', async () => {
+    const s = await postgres();
+    const intent = { scope: 'agent', key: 'twice', bodyHash: 'h', respond: () => ({ status: 202, body: null }) };
+    const outcomes = await Promise.allSettled([
+      s.sink.accept([agentAction('first')], { requestId: 't1', idempotency: intent }),
+      s.sink.accept([agentAction('second')], { requestId: 't2', idempotency: intent }),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ code: 'IDEMPOTENCY_IN_FLIGHT' });
+    expect(s.committed.map((c) => (c.actions[0] as { message: string }).message)).toEqual(['first']);
+    const { rows } = await (pool as pg.Pool).query("SELECT message FROM runs WHERE request_id IN ('t1', 't2')");
+    expect(rows).toEqual([{ message: 'first' }]);
+  });
+
   it('fails one bad request of a group commit alone, and stores U+0000 as U+FFFD', async () => {
     const s = await postgres();
     // A timeout past PostgreSQL's integer fails its insert; the config schema never lets one through.
@@ -288,5 +302,64 @@ describe.skipIf(!postgresTestsRun)('the action sink on PostgreSQL, several nodes
     // A node 8 days ahead still finds the answer, and purging from any node keeps it.
     expect(await node(8 * DAY_MS).findAnswer('agent', 'skewed')).toMatchObject({ status: 202 });
     expect(await createPgContract(pool as pg.Pool).idempotency.purgeExpired()).toBe(0);
+  });
+});
+
+describe.skipIf(!postgresTestsRun)('a failed request on PostgreSQL', () => {
+  it('is never logged before its kept failure: a record shown can be replayed', async () => {
+    const db = pool as pg.Pool;
+    // Statements that write a kept failure wait for `release`; every other one goes at once.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const texts: string[] = [];
+    let pending = 0;
+    let held = 0;
+    const gated = new Proxy(db, {
+      get(target, prop, receiver) {
+        if (prop !== 'query') return Reflect.get(target, prop, receiver);
+        return async (text: string, values?: unknown[]) => {
+          texts.push(text);
+          pending++;
+          const holds = text.includes('INSERT INTO failed_requests');
+          if (holds) held++;
+          try {
+            if (holds) await released;
+            return await target.query(text, values);
+          } finally {
+            pending--;
+          }
+        };
+      },
+    });
+    const sink = createPgSink(gated, createPgContract(db), {});
+    const id = 'pg-failure-first';
+    sink.recordFailure({
+      requestId: id,
+      subPath: 'note',
+      url: '/hooks/note',
+      headers: {},
+      credentials: {},
+      body: Buffer.from('{}'),
+      redacted: false,
+      code: 'TRANSFORM_FAILED',
+      error: 'transform failed: boom',
+    });
+    sink.recordRequest({ ...recordFor(id, []), status: 500, code: 'TRANSFORM_FAILED' });
+    // Once the record's insert was sent and all but the held statements are done, a record in
+    // the table would be one whose failure is not.
+    await until(
+      async () => (texts.some((t) => t.includes('INSERT INTO requests')) && pending === held ? true : undefined),
+      'the record sent',
+    );
+    const shown = await db.query('SELECT id FROM requests WHERE id = $1', [id]);
+    expect(shown.rows).toEqual([]);
+    release();
+    const stored = await until(async () => {
+      const found = await sink.findRequest(id);
+      return found?.record && found.failure ? found : undefined;
+    }, 'the record and the failure');
+    expect(stored.failure).toMatchObject({ code: 'TRANSFORM_FAILED' });
   });
 });

@@ -191,3 +191,23 @@ describe('the import graph of src/', () => {
     expect(bypassingIndex([upward, sideways, bypass, intoPart, partUp, toParent])).toEqual([bypass, intoPart]);
   });
 });
+
+/** The layers the README's table lists, in its order: `a/` → `b.ts`, `c/` is two layers. */
+function readmeLayers(): string[][] {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8').split('\n');
+  const head = readme.indexOf('| layer | what |');
+  const rows: string[] = [];
+  for (const line of readme.slice(head + 2)) {
+    if (!line.startsWith('|')) break;
+    rows.push(line.split('|')[1] ?? '');
+  }
+  return rows.flatMap((cell) =>
+    cell.split('→').map((layer) => [...layer.matchAll(/`([^`]+)`/g)].map((m) => (m[1] as string).replace(/\/$/, ''))),
+  );
+}
+
+describe("the README's layer table", () => {
+  it('lists the layers of this test, every unit in its layer, in order', () => {
+    expect(readmeLayers()).toEqual(LAYERS.map((layer) => [...layer]));
+  });
+});

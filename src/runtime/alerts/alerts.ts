@@ -7,8 +7,8 @@ import { type BreakerSnapshot, channelTarget, modelTarget, type Target } from '.
 import type { ChatChannel, ModelRouter } from '../ports.js';
 import { createAlertSender } from './alert-sender.js';
 import { answerError, UNROUTED } from './alert-text.js';
+import { type AlertWatches, fail, readOpen, succeed, tick, watchKey } from './alert-watches.js';
 import type { AlertSettings, HookOutcomes, MappingAnswer } from './types.js';
-import { countFailure, createWatch, isActive, isIdle, isQuiet, type Watch } from './watch.js';
 import { watchedChannels, watchedModels } from './watched-ports.js';
 
 /** The destination an alert's source names: a model for modelUnreachable, else a channel. */
@@ -17,9 +17,6 @@ const breakerTargetOf = (condition: AlertCondition, source: string): Target =>
 
 /** How often windows are looked at: a quiet window, a streak that lasted, a firing `every` held back. */
 export const ALERT_TICK_MS = 5000;
-/** Sources watched at most per gateway (model references come from requests: bounded here). */
-const MAX_WATCHES = 1000;
-
 export interface AlertsOptions {
   readonly settings: AlertSettings;
   readonly store: StoreContract;
@@ -61,6 +58,14 @@ export interface Alerts {
   stop(): Promise<void>;
 }
 
+/** What the delivery alerts know besides their watches: each channel's last failed try, and the run delivered last. */
+export interface DeliveryFacts {
+  /** A try's code and status, by channel id (a failed delivery's alert names it). */
+  readonly channelErrors: Map<string, string>;
+  /** The run of the last failed delivery try: a delivery alert links to it. */
+  lastRun: string | undefined;
+}
+
 /** Creates the alerts of one gateway; counting is this node's own (docs/operations.md#alerts). */
 export function createAlerts(options: AlertsOptions): Alerts {
   const { settings, clock } = options;
@@ -72,162 +77,78 @@ export function createAlerts(options: AlertsOptions): Alerts {
     everyMs: settings.everyMs,
     ...(breakerOf ? { breakerOf: (condition, source) => breakerOf(breakerTargetOf(condition, source)) } : {}),
   });
-  const watches = new Map<string, Watch>();
-  const channelErrors = new Map<string, string>();
-  let lastDeliveryRun: string | undefined;
-  let stopped = false;
+  const { store, shared } = options;
+  const alerts: AlertWatches = { settings, store, clock, log, sender, shared, watches: new Map(), stopped: false };
+  const deliveries: DeliveryFacts = { channelErrors: new Map(), lastRun: undefined };
   let stopTicking: Cancel | undefined;
-  const keyOf = (condition: AlertCondition, source: string) => `${condition}\n${source}`;
-
-  /** Runs `step` after the watch's earlier steps; failures are logged. */
-  const queue = (watch: Watch, step: () => Promise<void>) => {
-    watch.queued++;
-    watch.busy = watch.busy
-      .then(step)
-      .catch((err: unknown) => log.error({ err, condition: watch.condition, source: watch.source }, 'alert failed'))
-      .finally(() => {
-        watch.queued--;
-      });
-  };
-
-  /** The watch of `condition` and `source`, made when missing (none when the condition is off or too many are kept). */
-  function watchOf(condition: AlertCondition, source: string): Watch | undefined {
-    const key = keyOf(condition, source);
-    const found = watches.get(key);
-    if (found) return found;
-    const threshold = settings.conditions.get(condition);
-    if (!threshold) return undefined;
-    if (watches.size >= MAX_WATCHES) {
-      const now = clock.now();
-      for (const [k, w] of watches) if (isIdle(w, now)) watches.delete(k);
-      if (watches.size >= MAX_WATCHES) return undefined;
-    }
-    const watch = createWatch(condition, source, threshold);
-    watches.set(key, watch);
-    return watch;
-  }
-
-  function fail(condition: AlertCondition, source: string, error: string, page?: string): void {
-    if (stopped) return;
-    const watch = watchOf(condition, source);
-    if (!watch) return;
-    const now = clock.now();
-    countFailure(watch, now, error, page);
-    if (!watch.open && isActive(watch, now)) fire(watch);
-  }
-
-  /** Queues a firing, once: a flood of failures while it is stored and sent queues nothing more. */
-  function fire(watch: Watch): void {
-    if (watch.firing) return;
-    watch.firing = true;
-    queue(watch, () => {
-      watch.firing = false;
-      return sender.fire(watch);
-    });
-  }
-
-  /**
-   * A success of `source`: a model's failing streak ends; an open (or opening) alert recovers and
-   * its count starts again. Before an alert, failures in the window still count: a mapping that
-   * fails every other request alerts all the same.
-   */
-  function succeed(condition: AlertCondition, source: string, why: string): void {
-    const watch = watches.get(keyOf(condition, source));
-    if (!watch || stopped) return;
-    delete watch.since;
-    if (!watch.open && watch.queued === 0) return;
-    queue(watch, async () => {
-      // A firing held back by `every` leaves nothing to recover, and its count stands.
-      if (!watch.open) return;
-      const failures = watch.failures;
-      watch.times = [];
-      watch.failures = 0;
-      await sender.recover(watch, failures, why);
-    });
-  }
-
-  function tick(): void {
-    const now = clock.now();
-    for (const watch of watches.values()) {
-      if (watch.queued > 0) continue;
-      if (isQuiet(watch, now)) {
-        const failures = watch.failures;
-        watch.failures = 0;
-        queue(watch, () => sender.recover(watch, failures));
-      } else if (!watch.open && isActive(watch, now)) fire(watch);
-    }
-  }
-
-  const outcomes: HookOutcomes = {
-    answered(mappingId, answer) {
-      if (answer.status >= 500 || answer.status === 400)
-        fail('mappingFailures', mappingId, answerError(answer), answerPage(answer));
-      else if (answer.status < 300) succeed('mappingFailures', mappingId, `it answered ${answer.status}`);
-    },
-    signatureRefused: (mappingId, reason) =>
-      fail('signatureFailures', mappingId, `SIGNATURE_INVALID: ${reason}`, '#/failed/refused'),
-    signatureHeld: (mappingId) => succeed('signatureFailures', mappingId, 'a signature held'),
-  };
-
   return {
-    outcomes,
+    outcomes: hookOutcomes(alerts),
     watchModels: (models) =>
       watchedModels(models, {
-        succeeded: (ref) => succeed('modelUnreachable', ref, 'a try succeeded'),
-        failed: (ref, error) => fail('modelUnreachable', ref, error),
+        succeeded: (ref) => succeed(alerts, 'modelUnreachable', ref, 'a try succeeded'),
+        failed: (ref, error) => fail(alerts, 'modelUnreachable', ref, error),
       }),
-    watchChannels: (channels) => watchedChannels(channels, (id, error) => channelErrors.set(id, error)),
-    delivered(outcome) {
-      const source = outcome.channel ?? UNROUTED;
-      if (outcome.status === 'sent') succeed('deliveryFailures', source, 'a reply was delivered');
-      if (outcome.status !== 'failed') return;
-      // A try's code and status; without a try, the routing's own reason (hookd's words).
-      const error = (outcome.channel && channelErrors.get(outcome.channel)) || outcome.reason || 'failed';
-      fail('deliveryFailures', source, error, lastDeliveryRun && `#/runs/${encodeURIComponent(lastDeliveryRun)}`);
-    },
-    attempted(run, attempt) {
-      if (attempt.kind === 'delivery') lastDeliveryRun = run.id;
-      else if (run.model !== undefined) {
-        const watch = watches.get(keyOf('modelUnreachable', run.model));
-        if (watch) watch.page = `#/runs/${encodeURIComponent(run.id)}`;
-      }
-    },
-    breakerChanged(breaker) {
-      if (breaker.kind !== 'channel' || breaker.state !== 'open') return;
-      const last = breaker.lastError === undefined ? '' : ` (last: ${breaker.lastError})`;
-      fail('deliveryFailures', breaker.target, `breaker open after ${breaker.failures} failed tries in a row${last}`);
-    },
+    watchChannels: (channels) => watchedChannels(channels, (id, error) => deliveries.channelErrors.set(id, error)),
+    delivered: (outcome) => delivered(alerts, deliveries, outcome),
+    attempted: (run, attempt) => attempted(alerts, deliveries, run, attempt),
+    breakerChanged: (breaker) => breakerChanged(alerts, breaker),
     async start() {
-      await readOpen();
-      stopTicking = clock.setInterval(tick, ALERT_TICK_MS);
+      await readOpen(alerts);
+      stopTicking = clock.setInterval(() => tick(alerts), ALERT_TICK_MS);
     },
     async stop() {
-      stopped = true;
+      alerts.stopped = true;
       stopTicking?.();
       sender.stop();
-      await Promise.allSettled([...watches.values()].map((w) => w.busy));
+      await Promise.allSettled([...alerts.watches.values()].map((w) => w.busy));
     },
   };
+}
 
-  /** Open alerts of an earlier start (or, on a shared store, of other nodes) become watches again. */
-  async function readOpen(): Promise<void> {
-    try {
-      const open = await options.store.alerts.list({ open: true, limit: MAX_WATCHES });
-      const now = clock.now();
-      for (const alert of open.reverse()) {
-        const watch = watchOf(alert.condition, alert.source);
-        if (!watch || watch.open) continue;
-        watch.open = { id: alert.id, at: alert.at, observed: !options.shared };
-        watch.lastFiredAt = alert.at;
-        watch.failures = alert.count;
-        // A quiet window from now closes it: nothing is known of the time before this start.
-        watch.lastFailureAt = now;
-        if (alert.link.includes('#')) watch.page = alert.link.slice(alert.link.indexOf('#'));
-      }
-    } catch (err) {
-      log.warn({ err }, 'reading open alerts failed');
-    }
+/** What the hook routes report, counted as mapping and signature failures and successes. */
+export function hookOutcomes(alerts: AlertWatches): HookOutcomes {
+  return {
+    answered(mappingId, answer) {
+      if (answer.status >= 500 || answer.status === 400)
+        fail(alerts, 'mappingFailures', mappingId, answerError(answer), answerPage(answer));
+      else if (answer.status < 300) succeed(alerts, 'mappingFailures', mappingId, `it answered ${answer.status}`);
+    },
+    signatureRefused: (mappingId, reason) =>
+      fail(alerts, 'signatureFailures', mappingId, `SIGNATURE_INVALID: ${reason}`, '#/failed/refused'),
+    signatureHeld: (mappingId) => succeed(alerts, 'signatureFailures', mappingId, 'a signature held'),
+  };
+}
+
+/** A reply's delivery outcome: a sent one recovers its channel, a failed one counts with its last try's error. */
+export function delivered(alerts: AlertWatches, deliveries: DeliveryFacts, outcome: DeliveryOutcome): void {
+  const source = outcome.channel ?? UNROUTED;
+  if (outcome.status === 'sent') succeed(alerts, 'deliveryFailures', source, 'a reply was delivered');
+  if (outcome.status !== 'failed') return;
+  // A try's code and status; without a try, the routing's own reason (hookd's words).
+  const error = (outcome.channel && deliveries.channelErrors.get(outcome.channel)) || outcome.reason || 'failed';
+  const page = deliveries.lastRun && `#/runs/${encodeURIComponent(deliveries.lastRun)}`;
+  fail(alerts, 'deliveryFailures', source, error, page);
+}
+
+/** A run's failed try: the delivery alert or its model's alert links to the run. */
+export function attempted(alerts: AlertWatches, deliveries: DeliveryFacts, run: AttemptOwner, attempt: Attempt): void {
+  if (attempt.kind === 'delivery') deliveries.lastRun = run.id;
+  else if (run.model !== undefined) {
+    const watch = alerts.watches.get(watchKey('modelUnreachable', run.model));
+    if (watch) watch.page = `#/runs/${encodeURIComponent(run.id)}`;
   }
+}
+
+/** A channel's breaker that opened counts as one failed delivery: its deliveries wait instead of failing. */
+export function breakerChanged(alerts: AlertWatches, breaker: BreakerSnapshot): void {
+  if (breaker.kind !== 'channel' || breaker.state !== 'open') return;
+  const last = breaker.lastError === undefined ? '' : ` (last: ${breaker.lastError})`;
+  fail(
+    alerts,
+    'deliveryFailures',
+    breaker.target,
+    `breaker open after ${breaker.failures} failed tries in a row${last}`,
+  );
 }
 
 /** The console page of a failed request: itself when the request log holds it, else its list. */

@@ -98,7 +98,7 @@ export type HeartbeatTurn = (reason: 'request' | 'periodic', shutdown: AbortSign
 const FRAME_CHARS = wrapExternalContent('').length + 4;
 
 /** A heartbeat's model request, and the events it shows. */
-interface TurnRequest {
+export interface TurnRequest {
   readonly events: EventRecord[];
   readonly content: string;
   readonly messages: SessionMessage[];
@@ -132,91 +132,123 @@ export function turnWithin(
   }
 }
 
+/** What a heartbeat turn runs with: its options with their defaults, and how a failed try is logged. */
+export interface HeartbeatTurnParts {
+  readonly options: HeartbeatTurnOptions;
+  readonly log: Logger;
+  readonly clock: Clock;
+  readonly budgets: PromptBudgets;
+  readonly prompt: string;
+  readonly historyLimit: number;
+  readonly maxEvents: number;
+  readonly maxChars: number;
+  readonly onFailure: (attempt: Attempt) => void;
+}
+
+/** A heartbeat turn's parts from its options, with their defaults. */
+export function heartbeatTurnParts(options: HeartbeatTurnOptions): HeartbeatTurnParts {
+  const { log } = options;
+  return {
+    options,
+    log,
+    clock: options.clock ?? systemClock,
+    budgets: options.budgets ?? createPromptBudgets(log),
+    prompt: options.prompt ?? DEFAULT_HEARTBEAT_PROMPT,
+    historyLimit: options.historyLimit ?? 40,
+    maxEvents: options.maxEventsPerTurn ?? 200,
+    maxChars: options.maxPromptChars ?? 200_000,
+    onFailure: (attempt) => log.warn({ ...attempt }, `${attempt.kind} attempt failed`),
+  };
+}
+
 /** Creates the turn of the main session's heartbeat. */
 export function createHeartbeatTurn(options: HeartbeatTurnOptions): HeartbeatTurn {
-  const { store, models, delivery, log } = options;
-  const historyLimit = options.historyLimit ?? 40;
-  const maxEvents = options.maxEventsPerTurn ?? 200;
-  const maxChars = options.maxPromptChars ?? 200_000;
-  const clock = options.clock ?? systemClock;
-  const budgets = options.budgets ?? createPromptBudgets(log);
-  const prompt = options.prompt ?? DEFAULT_HEARTBEAT_PROMPT;
-  const onFailure = (attempt: Attempt) => log.warn({ ...attempt }, `${attempt.kind} attempt failed`);
+  const parts = heartbeatTurnParts(options);
+  return (reason, shutdown) => heartbeatTurn(parts, reason, shutdown);
+}
 
-  /**
-   * Asks the model, at once again with a smaller request after a context-length refusal (until
-   * the smallest budget); resolves with the reply and the request it answered.
-   */
-  async function ask(
-    pending: readonly EventRecord[],
-    history: readonly SessionMessage[],
-    signal: AbortSignal,
-  ): Promise<{ reply: string; request: TurnRequest }> {
-    for (let budget = budgets.of(options.model, maxChars); ; ) {
-      const request = turnWithin(prompt, pending, history, budget);
-      try {
-        const reply = await completeWithRetries(
-          models,
-          options.model,
-          { messages: request.messages, ...(options.thinking ? { thinking: options.thinking } : {}), signal },
-          { clock, onFailure, ...(options.gate ? { gate: options.gate } : {}) },
-        );
-        return { reply, request };
-      } catch (err) {
-        const smaller = isHookdError(err, 'MODEL_CONTEXT_EXCEEDED')
-          ? budgets.refused(options.model, charsOf(request.messages))
-          : undefined;
-        if (smaller !== undefined && !signal.aborted) {
-          budget = smaller;
-          continue;
-        }
-        throw err;
+/**
+ * Asks the model, at once again with a smaller request after a context-length refusal (until
+ * the smallest budget); resolves with the reply and the request it answered.
+ */
+export async function askModel(
+  parts: HeartbeatTurnParts,
+  pending: readonly EventRecord[],
+  history: readonly SessionMessage[],
+  signal: AbortSignal,
+): Promise<{ reply: string; request: TurnRequest }> {
+  const { options, budgets } = parts;
+  for (let budget = budgets.of(options.model, parts.maxChars); ; ) {
+    const request = turnWithin(parts.prompt, pending, history, budget);
+    try {
+      const reply = await completeWithRetries(
+        options.models,
+        options.model,
+        { messages: request.messages, ...(options.thinking ? { thinking: options.thinking } : {}), signal },
+        { clock: parts.clock, onFailure: parts.onFailure, ...(options.gate ? { gate: options.gate } : {}) },
+      );
+      return { reply, request };
+    } catch (err) {
+      const smaller = isHookdError(err, 'MODEL_CONTEXT_EXCEEDED')
+        ? budgets.refused(options.model, charsOf(request.messages))
+        : undefined;
+      if (smaller !== undefined && !signal.aborted) {
+        budget = smaller;
+        continue;
       }
+      throw err;
     }
   }
+}
 
-  return async (reason, shutdown) => {
-    // A bounded turn: after an outage the backlog could outgrow the model's context and
-    // fail every heartbeat; the rest follows in the next turn.
-    const pending = await store.events.pending(MAIN_SESSION, maxEvents);
-    if (pending.length === 0) return false;
-    const history = await store.messages.recent(MAIN_SESSION, historyLimit);
-    const timeout = deadline(options.timeoutSeconds, shutdown, clock);
-    let answered: { reply: string; request: TurnRequest };
-    try {
-      answered = await ask(pending, history, timeout.signal);
-    } catch (err) {
-      if (!shutdown.aborted) {
-        const failure = { reason, events: pending.length, err: (err as Error).message };
-        log.warn(failure, 'heartbeat turn failed; events stay pending');
-      }
-      return false;
-    } finally {
-      timeout.done();
+/** One heartbeat turn (see HeartbeatTurn): resolves true when more events wait than it showed. */
+export async function heartbeatTurn(
+  parts: HeartbeatTurnParts,
+  reason: 'request' | 'periodic',
+  shutdown: AbortSignal,
+): Promise<boolean> {
+  const { options, log, clock, maxEvents } = parts;
+  const { store } = options;
+  // A bounded turn: after an outage the backlog could outgrow the model's context and
+  // fail every heartbeat; the rest follows in the next turn.
+  const pending = await store.events.pending(MAIN_SESSION, maxEvents);
+  if (pending.length === 0) return false;
+  const history = await store.messages.recent(MAIN_SESSION, parts.historyLimit);
+  const timeout = deadline(options.timeoutSeconds, shutdown, clock);
+  let answered: { reply: string; request: TurnRequest };
+  try {
+    answered = await askModel(parts, pending, history, timeout.signal);
+  } catch (err) {
+    if (!shutdown.aborted) {
+      const failure = { reason, events: pending.length, err: (err as Error).message };
+      log.warn(failure, 'heartbeat turn failed; events stay pending');
     }
-    const { reply, request } = answered;
-    const { events, content } = request;
-    const at = clock.now();
-    const messages = [
-      { role: 'user', content },
-      { role: 'assistant', content: reply },
-    ] as const;
-    await store.commit((w) => {
-      w.messages.append(MAIN_SESSION, messages, null, at);
-      w.events.markConsumed(
-        events.map((e) => e.id),
-        at,
-      );
-    });
-    const more =
-      events.length < pending.length ||
-      (pending.length === maxEvents && (await store.events.countPending(MAIN_SESSION)) > 0);
-    const outcome = await delivery.deliver({ channel: 'last', mainSession: true }, reply, {
-      signal: shutdown,
-      onAttempt: onFailure,
-      ...(options.gate ? { gate: options.gate } : {}),
-    });
-    log.info({ reason, events: events.length, delivery: outcome.status, why: outcome.reason }, 'heartbeat done');
-    return more;
-  };
+    return false;
+  } finally {
+    timeout.done();
+  }
+  const { reply, request } = answered;
+  const { events, content } = request;
+  const at = clock.now();
+  const messages = [
+    { role: 'user', content },
+    { role: 'assistant', content: reply },
+  ] as const;
+  await store.commit((w) => {
+    w.messages.append(MAIN_SESSION, messages, null, at);
+    w.events.markConsumed(
+      events.map((e) => e.id),
+      at,
+    );
+  });
+  const more =
+    events.length < pending.length ||
+    (pending.length === maxEvents && (await store.events.countPending(MAIN_SESSION)) > 0);
+  const outcome = await options.delivery.deliver({ channel: 'last', mainSession: true }, reply, {
+    signal: shutdown,
+    onAttempt: parts.onFailure,
+    ...(options.gate ? { gate: options.gate } : {}),
+  });
+  log.info({ reason, events: events.length, delivery: outcome.status, why: outcome.reason }, 'heartbeat done');
+  return more;
 }

@@ -1,2 +1,3 @@
 export { type ActivityFeed, createActivityFeed } from './activity.js';
-export { type AdminQueries, createAdminQueries, requestViewOf } from './queries.js';
+export { type AdminQueries, createAdminQueries } from './queries.js';
+export { requestViewOf } from './request-queries.js';

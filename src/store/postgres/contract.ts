@@ -1,19 +1,11 @@
 import pg from 'pg';
-import { type AttemptRow, attemptOf } from '../attempts.js';
 import type { StoreContract, Writes } from '../contract.js';
-import type { EventRecord } from '../events.js';
-import { eventOf } from '../events.js';
-import type { FailedRequestRecord } from '../failed-requests.js';
-import { failedRequestOf } from '../failed-requests.js';
 import { createCommitQueue } from '../group-commit.js';
-import type { SessionMessage } from '../messages.js';
-import type { RequestLogEntry, RequestLogFilter } from '../requests.js';
-import { LISTED, requestEntryOf, requestListWhere, requestRecordOf } from '../requests.js';
-import { type RunListFilter, type RunRecord, runOf, runStatusOf } from '../runs.js';
 import { isStoreUnavailable } from '../unavailable.js';
 import { createPgAlerts } from './alerts.js';
 import { DB_NOW_MS } from './clock.js';
 import { createPgLogTables } from './log-tables.js';
+import { pgEventReads, pgFailedRequestReads, pgMessageReads, pgRequestReads, pgRunReads } from './reads.js';
 import { createPgWrites, type PgStatement } from './writes.js';
 
 const INT8 = 20;
@@ -42,8 +34,6 @@ export function createPgPool(url: string, max = 10): pg.Pool {
     },
   });
 }
-
-type Row = Record<string, unknown>;
 
 /**
  * Runs `use` on a connection of its own. The connection's `error` event (the server went away
@@ -84,6 +74,12 @@ export function inTransaction<T>(pool: pg.Pool, use: (client: pg.PoolClient) => 
   });
 }
 
+/** A commit's writes as recorded: what `write` returned, and the statements it made. */
+export interface Recorded<T> {
+  readonly value: T;
+  readonly statements: PgStatement[];
+}
+
 /**
  * The store contract over PostgreSQL (docs/scale.md): the same reads as the embedded store, as
  * queries; writes recorded and sent in one transaction per commit (a group commit per
@@ -91,147 +87,23 @@ export function inTransaction<T>(pool: pg.Pool, use: (client: pg.PoolClient) => 
  * become records through the same functions.
  */
 export function createPgContract(pool: pg.Pool): StoreContract {
-  const rows = async <T = Row>(text: string, values: unknown[] = []) => (await pool.query(text, values)).rows as T[];
-  const one = async <T = Row>(text: string, values: unknown[] = []) => (await rows<T>(text, values))[0];
-
-  /** Runs each group's statements in one transaction; the caller settles the groups. */
-  function run(groups: readonly (readonly PgStatement[])[]): Promise<void> {
-    return inTransaction(pool, async (client) => {
-      for (const group of groups)
-        for (const statement of group) await client.query(statement.text, [...statement.values]);
-    });
-  }
-
-  function record<T>(write: (w: Writes) => T): { value: T; statements: PgStatement[] } {
-    const recorder = createPgWrites();
-    const value = write(recorder.writes);
-    return { value, statements: recorder.statements };
-  }
-
   // One group commit at a time, in order: a run's `running` must never land after its result.
-  const queue = createCommitQueue<{ value: unknown; statements: PgStatement[] }, unknown>({
+  const queue = createCommitQueue<Recorded<unknown>, unknown>({
     commit: async (items) => {
-      await run(items.map((item) => item.statements));
+      await runStatements(
+        pool,
+        items.map((item) => item.statements),
+      );
       return items.map((item) => item.value);
     },
   });
-
   return {
-    events: {
-      get: async (id) => {
-        const row = await one('SELECT * FROM events WHERE id = $1', [id]);
-        return row && eventOf(row as never);
-      },
-      pending: async (sessionKey, limit = 1_000_000) =>
-        (
-          await rows('SELECT * FROM events WHERE session_key = $1 AND consumed_at IS NULL ORDER BY seq LIMIT $2', [
-            sessionKey,
-            limit,
-          ])
-        ).map((row) => eventOf(row as never)) as EventRecord[],
-      countPending: async (sessionKey) =>
-        (
-          (await one<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE session_key = $1 AND consumed_at IS NULL', [
-            sessionKey,
-          ])) as { n: number }
-        ).n,
-      list: async (sessionKey) =>
-        (await rows('SELECT * FROM events WHERE session_key = $1 ORDER BY seq', [sessionKey])).map((row) =>
-          eventOf(row as never),
-        ),
-    },
-    runs: {
-      get: async (id) => {
-        const row = await one('SELECT * FROM runs WHERE id = $1', [id]);
-        return row && runOf(row as never);
-      },
-      unfinished: async () =>
-        (await rows('SELECT * FROM runs WHERE summarized_at IS NULL ORDER BY seq')).map((row) => runOf(row as never)),
-      list: async (filter: RunListFilter) => {
-        const found = await rows<Row & { seq: number }>(
-          `SELECT * FROM runs WHERE seq < $1 AND ($2::text IS NULL OR status = $2 OR ($2 = 'failed'
-             AND (status IN ('error', 'timeout') OR (delivery::jsonb ->> 'status') = 'failed')))
-             AND ($4::text IS NULL OR mapping_id = $4)
-           ORDER BY seq DESC LIMIT $3`,
-          [filter.beforeSeq ?? Number.MAX_SAFE_INTEGER, filter.status ?? null, filter.limit, filter.mapping ?? null],
-        );
-        return found.map((row) => ({ ...runOf(row as never), seq: row.seq })) as (RunRecord & { seq: number })[];
-      },
-      attempts: async (runIds) =>
-        runIds.length === 0
-          ? []
-          : (
-              await rows<AttemptRow>('SELECT * FROM run_attempts WHERE run_id = ANY($1::text[]) ORDER BY seq', [
-                [...runIds],
-              ])
-            ).map(attemptOf),
-      outcomes: async (runIds) =>
-        runIds.length === 0
-          ? []
-          : (
-              await rows<Parameters<typeof runStatusOf>[0]>(
-                `SELECT id, status, delivery::jsonb ->> 'status' AS delivery FROM runs WHERE id = ANY($1::text[])`,
-                [[...runIds]],
-              )
-            ).map(runStatusOf),
-      countByStatus: async () =>
-        Object.fromEntries(
-          (await rows<{ status: string; n: number }>('SELECT status, COUNT(*) AS n FROM runs GROUP BY status')).map(
-            (r) => [r.status, r.n],
-          ),
-        ),
-    },
-    messages: {
-      recent: async (sessionKey, limit) =>
-        (
-          await rows<SessionMessage>(
-            'SELECT role, content FROM messages WHERE session_key = $1 ORDER BY seq DESC LIMIT $2',
-            [sessionKey, limit],
-          )
-        ).reverse(),
-      has: async (sessionKey) =>
-        (await one('SELECT 1 FROM messages WHERE session_key = $1 LIMIT 1', [sessionKey])) !== undefined,
-      list: async (sessionKey) =>
-        rows<SessionMessage>('SELECT role, content FROM messages WHERE session_key = $1 ORDER BY seq', [sessionKey]),
-      ofRun: async (sessionKey, runId) =>
-        rows<SessionMessage>('SELECT role, content FROM messages WHERE session_key = $1 AND run_id = $2 ORDER BY seq', [
-          sessionKey,
-          runId,
-        ]),
-      sessions: async (limit) =>
-        rows<{ key: string; messages: number; lastAt: number }>(
-          `SELECT session_key AS key, COUNT(*) AS messages, MAX(created_at) AS "lastAt" FROM messages
-           GROUP BY session_key ORDER BY MAX(seq) DESC LIMIT $1`,
-          [limit],
-        ),
-    },
-    requests: {
-      get: async (id) => {
-        const row = await one('SELECT * FROM requests WHERE id = $1 ORDER BY seq DESC LIMIT 1', [id]);
-        return row && requestRecordOf(row as never);
-      },
-      list: async (filter: RequestLogFilter) => {
-        const { where, values } = requestListWhere(filter, (n) => `$${n}`, 'postgres');
-        const text = `SELECT ${LISTED} FROM requests${where} ORDER BY seq DESC LIMIT $${values.length + 1}`;
-        return (await rows(text, [...values, filter.limit])).map((row) =>
-          requestEntryOf(row as never),
-        ) as RequestLogEntry[];
-      },
-      countSince: async (since) =>
-        (await one<{ total: number; failed: number }>(
-          'SELECT COUNT(*) AS total, COALESCE(SUM((status >= 400)::int), 0)::int AS failed FROM requests WHERE received_at >= $1',
-          [since],
-        )) as { total: number; failed: number },
-    },
+    events: pgEventReads(pool),
+    runs: pgRunReads(pool),
+    messages: pgMessageReads(pool),
+    requests: pgRequestReads(pool),
     log: createPgLogTables(pool),
-    failedRequests: {
-      forRequest: async (requestId) => {
-        const row = await one('SELECT * FROM failed_requests WHERE request_id = $1 ORDER BY seq DESC LIMIT 1', [
-          requestId,
-        ]);
-        return row && (failedRequestOf(row as never) as FailedRequestRecord);
-      },
-    },
+    failedRequests: pgFailedRequestReads(pool),
     idempotency: {
       purgeExpired: async () =>
         (await pool.query(`DELETE FROM idempotency WHERE expires_at <= ${DB_NOW_MS}`)).rowCount ?? 0,
@@ -239,9 +111,9 @@ export function createPgContract(pool: pg.Pool): StoreContract {
     alerts: createPgAlerts(pool),
     group: {
       write<T>(write: (w: Writes) => T): Promise<T> {
-        let recorded: { value: T; statements: PgStatement[] };
+        let recorded: Recorded<T>;
         try {
-          recorded = record(write);
+          recorded = recordWrites(write);
         } catch (err) {
           return Promise.reject(err);
         }
@@ -249,9 +121,24 @@ export function createPgContract(pool: pg.Pool): StoreContract {
       },
     },
     async commit(write) {
-      const { value, statements } = record(write);
-      await run([statements]);
+      const { value, statements } = recordWrites(write);
+      await runStatements(pool, [statements]);
       return value;
     },
   };
+}
+
+/** Runs each group's statements in one transaction; the caller settles the groups. */
+export function runStatements(pool: pg.Pool, groups: readonly (readonly PgStatement[])[]): Promise<void> {
+  return inTransaction(pool, async (client) => {
+    for (const group of groups)
+      for (const statement of group) await client.query(statement.text, [...statement.values]);
+  });
+}
+
+/** What `write` returns, and the statements it made through the writes it was given. */
+export function recordWrites<T>(write: (w: Writes) => T): Recorded<T> {
+  const recorder = createPgWrites();
+  const value = write(recorder.writes);
+  return { value, statements: recorder.statements };
 }

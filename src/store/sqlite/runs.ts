@@ -10,13 +10,30 @@ import {
 } from '../runs.js';
 import type { Db } from './db.js';
 
+type RunWrites = Pick<
+  RunRepository,
+  | 'insert'
+  | 'markRunning'
+  | 'finish'
+  | 'markSummarized'
+  | 'recordDelivery'
+  | 'recordWait'
+  | 'cancel'
+  | 'requestCancel'
+  | 'recordAttempt'
+>;
+type RunReads = Omit<RunRepository, keyof RunWrites>;
+
 /** The SQLite run repository. */
 export function createRunRepository(db: Db): RunRepository {
+  return { ...runWrites(db), ...runReads(db) };
+}
+
+/** A run's writes, each a statement prepared once. */
+function runWrites(db: Db): RunWrites {
   const insert = db.prepare(
     `INSERT INTO runs (${RUN_COLUMNS}, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued')`,
   );
-  const get = db.prepare('SELECT * FROM runs WHERE id = ?');
-  const unfinished = db.prepare('SELECT * FROM runs WHERE summarized_at IS NULL ORDER BY seq');
   const summarize = db.prepare('UPDATE runs SET summarized_at = ? WHERE id = ?');
   // A run's first result stays (as on PostgreSQL, where a node that lost its lease may finish late).
   const start = db.prepare("UPDATE runs SET status = 'running', started_at = ? WHERE id = ? AND finished_at IS NULL");
@@ -33,32 +50,10 @@ export function createRunRepository(db: Db): RunRepository {
     'UPDATE runs SET cancel_requested_at = ? WHERE id = ? AND summarized_at IS NULL AND cancel_requested_at IS NULL',
   );
   const attempt = db.prepare(`INSERT INTO run_attempts (${ATTEMPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`);
-  const attemptsOf = db.prepare(
-    'SELECT * FROM run_attempts WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY seq',
-  );
-  const countByStatus = db.prepare('SELECT status, COUNT(*) AS n FROM runs GROUP BY status');
-  const outcomes = db.prepare(
-    `SELECT id, status, json_extract(delivery, '$.status') AS delivery FROM runs
-     WHERE id IN (SELECT value FROM json_each(?))`,
-  );
-  const list = db.prepare(
-    `SELECT * FROM runs WHERE seq < @before AND (@status IS NULL OR status = @status OR (@status = 'failed'
-       AND (status IN ('error', 'timeout') OR json_extract(delivery, '$.status') = 'failed')))
-       AND (@mapping IS NULL OR mapping_id = @mapping)
-     ORDER BY seq DESC LIMIT @limit`,
-  );
-
   return {
     insert(run) {
       // Positional parameters: binding by name cost about 2 µs more per row.
       insert.run(...runRow(run));
-    },
-    get(id) {
-      const row = get.get(id) as RunRow | undefined;
-      return row && runOf(row);
-    },
-    unfinished() {
-      return (unfinished.all() as RunRow[]).map(runOf);
     },
     markRunning(id, at) {
       start.run(at, id);
@@ -83,6 +78,35 @@ export function createRunRepository(db: Db): RunRepository {
     },
     recordAttempt(a) {
       attempt.run(...attemptRow(a));
+    },
+  };
+}
+
+/** A run's reads, each a statement prepared once. */
+function runReads(db: Db): RunReads {
+  const get = db.prepare('SELECT * FROM runs WHERE id = ?');
+  const unfinished = db.prepare('SELECT * FROM runs WHERE summarized_at IS NULL ORDER BY seq');
+  const attemptsOf = db.prepare(
+    'SELECT * FROM run_attempts WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY seq',
+  );
+  const countByStatus = db.prepare('SELECT status, COUNT(*) AS n FROM runs GROUP BY status');
+  const outcomes = db.prepare(
+    `SELECT id, status, json_extract(delivery, '$.status') AS delivery FROM runs
+     WHERE id IN (SELECT value FROM json_each(?))`,
+  );
+  const list = db.prepare(
+    `SELECT * FROM runs WHERE seq < @before AND (@status IS NULL OR status = @status OR (@status = 'failed'
+       AND (status IN ('error', 'timeout') OR json_extract(delivery, '$.status') = 'failed')))
+       AND (@mapping IS NULL OR mapping_id = @mapping)
+     ORDER BY seq DESC LIMIT @limit`,
+  );
+  return {
+    get(id) {
+      const row = get.get(id) as RunRow | undefined;
+      return row && runOf(row);
+    },
+    unfinished() {
+      return (unfinished.all() as RunRow[]).map(runOf);
     },
     attempts(runIds) {
       if (runIds.length === 0) return [];

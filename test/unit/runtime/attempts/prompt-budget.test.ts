@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createPromptBudgets, historyWithin } from '../../../../src/runtime/attempts/index.js';
 import { unwrapExternalContent } from '../../../../src/runtime/index.js';
-import { requestOf } from '../../../../src/runtime/runs/run-executor.js';
+import { requestOf } from '../../../../src/runtime/runs/run-turn.js';
 import type { RunRecord, SessionMessage } from '../../../../src/store/index.js';
 
 const user = (content: string): SessionMessage => ({ role: 'user', content });

@@ -1,0 +1,88 @@
+import { TEMPLATED_FIELDS, type TemplatedField } from '../action-shape.js';
+import type { MappingConfig } from '../config/index.js';
+import { compileTemplate, type Template, type TemplateView } from './templates.js';
+import type { Draft } from './types.js';
+
+/** The mapping's templated fields compiled, in TEMPLATED_FIELDS order; a syntax error is added to `problems`. */
+export function compileTemplates(
+  mapping: MappingConfig,
+  configPath: string,
+  problems: string[],
+): Map<TemplatedField, Template> {
+  const templates = new Map<TemplatedField, Template>();
+  for (const entry of TEMPLATED_FIELDS) {
+    const source = mapping[entry.template];
+    if (source === undefined) continue;
+    try {
+      templates.set(entry, compileTemplate(source));
+    } catch (err) {
+      problems.push(templateProblem(`${configPath}.${entry.template}`, mapping.id, err));
+    }
+  }
+  return templates;
+}
+
+/** `path: message` lines for the names templates read that the payload schema cannot hold (they would render empty). */
+export function schemaWarnings(
+  schema: object,
+  templates: ReadonlyMap<TemplatedField, Template>,
+  configPath: string,
+): string[] {
+  return [...templates].flatMap(([entry, template]) =>
+    template.names
+      .filter((name) => undeclared(schema, name))
+      .map(
+        (name) => `${configPath}.${entry.template}: {{${name}}} is not in the mapping's schema (it would render empty)`,
+      ),
+  );
+}
+
+/** Renders a mapping's draft for one view; made once per mapping. */
+export function draftRenderer(
+  mapping: Pick<MappingConfig, 'action' | 'deliver' | 'timeoutSeconds'>,
+  templates: ReadonlyMap<TemplatedField, Template>,
+): (view: TemplateView) => Draft {
+  const action = mapping.action ?? 'agent';
+  return (view) => {
+    const draft: Draft = { kind: action };
+    // A template that renders only white space leaves its field unset.
+    for (const [{ field }, template] of templates) {
+      const rendered = template(view);
+      if (rendered.trim() !== '') draft[field] = rendered;
+    }
+    if (mapping.deliver !== undefined) draft.deliver = mapping.deliver;
+    if (mapping.timeoutSeconds !== undefined) draft.timeoutSeconds = mapping.timeoutSeconds;
+    return draft;
+  };
+}
+
+/** The view's own names: what a template reads there is not the payload. */
+const OWN = new Set(['headers', 'query', 'path', 'now']);
+
+/**
+ * True when `name` cannot be in a payload the schema accepts: on its way down, a level that
+ * declares `properties` lacks the key. A level that declares none (or combines schemas) could
+ * hold anything, and is given the benefit of the doubt.
+ */
+function undeclared(schema: object, name: string): boolean {
+  const parts = name.replace(/\[(\d+)\]/g, '.$1').split('.');
+  if (OWN.has(parts[0] as string)) return false;
+  if (parts[0] === 'payload') parts.shift();
+  let node = schema as { properties?: Record<string, object>; items?: object };
+  for (const part of parts) {
+    if (/^\d+$/.test(part) && node.items) node = node.items as typeof node;
+    else if (node.properties) {
+      if (!Object.hasOwn(node.properties, part)) return true;
+      node = node.properties[part] as typeof node;
+    } else return false;
+  }
+  return false;
+}
+/**
+ * A template's syntax error, naming its mapping; `at N` in the message is the offset in the
+ * template, which the CLI turns into the line and column in the config file.
+ */
+function templateProblem(path: string, mappingId: string | undefined, err: unknown): string {
+  const named = mappingId === undefined ? '' : ` (mapping ${mappingId})`;
+  return `${path}: template error${named}: ${(err as Error).message}`;
+}

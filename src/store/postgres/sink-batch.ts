@@ -1,0 +1,151 @@
+import type pg from 'pg';
+import type { Accepted, Action, AgentAction, RequestLogRecord } from '../../actions/index.js';
+import { eventRow, hookEvent } from '../events.js';
+import type { FailedRequestRecord } from '../failed-requests.js';
+import { requestRow } from '../requests.js';
+import { hookRun, runRow } from '../runs.js';
+import { inTransaction } from './contract.js';
+import {
+  EVENTS_INSERT,
+  IDEMPOTENCY_INSERT,
+  oneStatement,
+  REQUESTS_INSERT,
+  RUNS_INSERT,
+  requestsInsertValues,
+  transpose,
+} from './rows.js';
+import { createPgWrites, type PgStatement } from './writes.js';
+
+/**
+ * What the PostgreSQL sink's group commit writes (docs/scale.md): a batch of accepts, request
+ * records and replay marks as one statement, its idempotency keys taken first in the same
+ * transaction.
+ */
+
+/** One request's accept, prepared before its commit: ids, its idempotency row and its record. */
+export interface SinkJob {
+  readonly actions: readonly Action[];
+  readonly accepted: readonly Accepted[];
+  readonly createdAt: number;
+  readonly requestId: string;
+  readonly idempotency?: unknown[];
+  readonly key?: string;
+  readonly record?: RequestLogRecord;
+  resolve(accepted: readonly Accepted[]): void;
+  reject(err: unknown): void;
+}
+
+/** What one group commit writes: accepts, request records, kept failures and replay marks. */
+export type SinkItem =
+  | { readonly kind: 'job'; readonly job: SinkJob }
+  | { readonly kind: 'record'; readonly record: RequestLogRecord }
+  | { readonly kind: 'replayed'; readonly id: string; readonly at: number }
+  /** A kept failure: queued before its request's record, so never committed after it. */
+  | { readonly kind: 'failure'; readonly failure: FailedRequestRecord };
+
+/**
+ * Writes a batch as one statement, its inserts and updates as data-modifying `WITH` parts
+ * (one round trip instead of one per table); returns the jobs whose idempotency key was taken
+ * (or that had none). With keys, the keys are inserted first, in the same transaction, and
+ * only the jobs that took theirs are written.
+ */
+export async function writeBatch(
+  pool: pg.Pool,
+  now: () => number,
+  jobs: readonly SinkJob[],
+  items: readonly SinkItem[],
+): Promise<Set<SinkJob>> {
+  if (jobs.every((job) => job.key === undefined)) {
+    await writeAll(pool, now, jobs, items);
+    return new Set(jobs);
+  }
+  return inTransaction(pool, async (client) => {
+    const taken = await takeKeys(client, jobs);
+    await writeAll(
+      client,
+      now,
+      jobs.filter((job) => taken.has(job)),
+      items,
+    );
+    return taken;
+  });
+}
+
+/** The kept jobs' actions, the records, kept failures and replay marks, in one statement that notifies queued runs. */
+async function writeAll(
+  db: pg.Pool | pg.PoolClient,
+  now: () => number,
+  kept: readonly SinkJob[],
+  items: readonly SinkItem[],
+): Promise<void> {
+  const { statements, runs } = batchInserts(kept, items, now);
+  const replays = createPgWrites(now);
+  for (const item of items) {
+    if (item.kind === 'failure') replays.writes.failedRequests.insert(item.failure);
+    if (item.kind !== 'replayed') continue;
+    replays.writes.requests.markReplayed(item.id, item.at);
+    replays.writes.failedRequests.markReplayed(item.id, item.at);
+  }
+  statements.push(...replays.statements);
+  if (statements.length === 0) return;
+  const { text, values } = oneStatement(statements, runs);
+  await db.query(text, values);
+}
+
+/**
+ * The inserts of the kept jobs' actions and of the records, each as a statement over `unnest`
+ * arrays; `runs` counts the runs queued.
+ */
+export function batchInserts(
+  kept: readonly SinkJob[],
+  items: readonly SinkItem[],
+  now: () => number,
+): { statements: PgStatement[]; runs: number } {
+  const statements: PgStatement[] = [];
+  const actions = kept.flatMap((job) => job.actions.map((action, i) => ({ job, action, i })));
+  const wakes = actions.filter(({ action }) => action.kind === 'wake');
+  const runs = actions.filter(({ action }) => action.kind === 'agent');
+  if (wakes.length > 0) {
+    const rows = wakes.map(({ job, action, i }) =>
+      eventRow(
+        hookEvent(action as Extract<Action, { kind: 'wake' }>, idOf(job.accepted[i]), job.requestId, job.createdAt),
+      ),
+    );
+    statements.push({ text: EVENTS_INSERT, values: transpose(rows) });
+  }
+  if (runs.length > 0) {
+    const rows = runs.map(({ job, action, i }) =>
+      runRow(hookRun(action as AgentAction, idOf(job.accepted[i]), job.requestId, job.createdAt)),
+    );
+    statements.push({ text: RUNS_INSERT, values: transpose(rows) });
+  }
+  const records = [
+    ...kept.flatMap((job) => (job.record ? [job.record] : [])),
+    ...items.flatMap((item) => (item.kind === 'record' ? [item.record] : [])),
+  ];
+  if (records.length > 0)
+    statements.push({ text: REQUESTS_INSERT, values: requestsInsertValues(records.map(requestRow), now()) });
+  return { statements, runs: runs.length };
+}
+
+/** Inserts the batch's idempotency rows; a key held by another request is not taken. */
+export async function takeKeys(client: pg.PoolClient, jobs: readonly SinkJob[]): Promise<Set<SinkJob>> {
+  const taken = new Set(jobs.filter((job) => job.key === undefined));
+  const keyed = new Map<string, SinkJob>();
+  // Taken in the keys' order: two commits racing for the same keys never wait on each other in a cycle.
+  const sorted = jobs.filter((job) => job.key !== undefined).sort((a, b) => ((a.key ?? '') < (b.key ?? '') ? -1 : 1));
+  for (const job of sorted) if (job.key !== undefined && !keyed.has(job.key)) keyed.set(job.key, job);
+  if (keyed.size === 0) return taken;
+  const { rows } = await client.query<{ scope: string; key: string }>(
+    IDEMPOTENCY_INSERT,
+    transpose([...keyed.values()].map((job) => job.idempotency as unknown[])),
+  );
+  for (const row of rows) {
+    const job = keyed.get(`${row.scope}\u0000${row.key}`);
+    if (job) taken.add(job);
+  }
+  return taken;
+}
+
+const idOf = (accepted: Accepted | undefined): string =>
+  accepted?.kind === 'wake' ? accepted.eventId : (accepted?.runId ?? '');

@@ -1,0 +1,44 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { keyOf } from '../../../src/admin/replay.js';
+import type { Replayable } from '../../../src/admin/replay-rules.js';
+
+const body = Buffer.from('{"n":1}');
+const bodyHash = createHash('sha256').update(body).digest('hex');
+
+function source(headers: Record<string, string>, receipt: Partial<Replayable['receipt']> = {}): Replayable {
+  return {
+    subPath: 'gh',
+    url: '/hooks/gh',
+    headers,
+    credentials: {},
+    body: { payload: { n: 1 }, rawBody: body, payloadIsJsonOfRawBody: true },
+    receipt: { by: 'token', via: 'bearer', credential: 'fp', bodyRead: true, ...receipt } as Replayable['receipt'],
+  };
+}
+
+describe("the key a replay takes (a live request's, scoped to its sub-path)", () => {
+  it("takes the request's Idempotency-Key over its sender's delivery id", () => {
+    expect(keyOf('r1', source({ 'idempotency-key': 'order-7' }, { webhookId: 'd-1' }))).toEqual({
+      scope: 'gh',
+      key: 'order-7',
+      bodyHash,
+      deliveryId: false,
+      fromId: false,
+    });
+  });
+
+  it("takes its sender's delivery id when it named no key", () => {
+    expect(keyOf('r1', source({}, { webhookId: 'd-1' }))).toMatchObject({
+      key: 'd-1',
+      deliveryId: true,
+      fromId: false,
+    });
+  });
+
+  it("shares the first request's id among its replays when it had neither", () => {
+    expect(keyOf('r1', source({}))).toMatchObject({ key: 'r1', deliveryId: false, fromId: true });
+    // A replay's own record carries the key it ran under: replaying that replay takes it too.
+    expect(keyOf('r2', source({}, { replayKey: 'r1' }))).toMatchObject({ key: 'r1', fromId: true });
+  });
+});
