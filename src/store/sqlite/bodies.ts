@@ -53,11 +53,12 @@ export interface BodyLogOptions {
 }
 
 /**
- * The segment size for a log bound of `maxBytes`: a thirty-second of it (the space a pruned
- * segment's first bodies hold until it goes), between 1 and 16 MiB.
+ * The segment size for a log bound of `maxBytes`: a sixty-fourth of it (the space a pruned
+ * segment's first bodies hold until it goes, beside the eighth of the bound a pass leaves
+ * free), between 256 KiB and 16 MiB.
  */
 export function bodySegmentBytesFor(maxBytes: number): number {
-  return Math.min(16 * 1024 * 1024, Math.max(1024 * 1024, Math.floor(maxBytes / 32)));
+  return Math.min(16 * 1024 * 1024, Math.max(256 * 1024, Math.floor(maxBytes / 64)));
 }
 
 interface Segment {
