@@ -9,7 +9,7 @@ import type { HookOutcomes } from '../runtime/index.js';
 import { createTokenMatcher, findToken, type TokenSource } from './auth.js';
 import type { ParsedBody } from './body.js';
 import type { CredentialProof } from './credentials.js';
-import { busyError, createPendingBodies, type PendingBody } from './pending-bodies.js';
+import { busyError, createPendingBodies, type PendingBodies, type PendingBody } from './pending-bodies.js';
 import { type CredentialFingerprints, tokenReceipt } from './receipt.js';
 import type { SignatureFailure } from './signatures.js';
 import type { AuthThrottle } from './throttle.js';
@@ -87,96 +87,119 @@ export interface HookGateOptions {
 
 const isBuiltIn = (subPath: string) => subPath === 'wake' || subPath === 'agent';
 
+/** What the gate's functions share, made once. */
+interface GateParts {
+  readonly options: HookGateOptions;
+  readonly tokenMatches: (token: string) => boolean;
+  readonly pendingBodies: PendingBodies;
+}
+
 /** Creates the gate of the hook routes. */
 export function createHookGate(options: HookGateOptions): HookGate {
-  const { hooks, mappings, throttle, log, fingerprints, outcomes, now } = options;
-  const tokenMatches = createTokenMatcher(hooks.token);
-  const { maxPendingBytes, maxPendingPerClient, bodyTimeoutMs } = hooks.verifiedPaths;
-  const pendingBodies = createPendingBodies({ maxBytes: maxPendingBytes, maxPerClient: maxPendingPerClient });
-
-  const refuse = (request: FastifyRequest, why: string, signature?: SignatureFailure): HookdError => {
-    const locked = throttle.lockedForSeconds(request.ip);
-    const detail = signature ? { mapping: signature.mapping, reason: signature.reason } : {};
-    log.warn({ reqId: request.id, ip: request.ip, locked: locked > 0, ...detail }, `hook request refused: ${why}`);
-    if (signature) outcomes?.signatureRefused(signature.mapping, signature.reason);
-    if (locked > 0) {
-      return hookdError('TOO_MANY_AUTH_FAILURES', undefined, { headers: { 'retry-after': String(locked) } });
-    }
-    throttle.fail(request.ip);
-    // A sender with a signature learns what to fix: the header, the clock or the secret.
-    return signature ? hookdError('SIGNATURE_INVALID', { reason: signature.reason }) : hookdError('UNAUTHORIZED');
+  const { maxPendingBytes, maxPendingPerClient } = options.hooks.verifiedPaths;
+  const parts: GateParts = {
+    options,
+    tokenMatches: createTokenMatcher(options.hooks.token),
+    pendingBodies: createPendingBodies({ maxBytes: maxPendingBytes, maxPerClient: maxPendingPerClient }),
   };
-
-  /**
-   * The mappings whose signature may stand in for a missing or wrong token. A valid signature
-   * is never throttled, so a locked client still gets its signature checked (a bad one is 429).
-   */
-  const verifiersFor = (request: FastifyRequest, subPath: string): readonly CompiledMapping[] => {
-    const verifiers = subPath && !isBuiltIn(subPath) && mappings ? mappings.verifiersFor(subPath) : [];
-    if (verifiers.length === 0) throw refuse(request, 'missing or invalid token');
-    return verifiers;
-  };
-
-  /**
-   * Room for a body that only its signature can authenticate, taken before a byte of it is read
-   * (its Content-Length, or as a chunked body arrives); none for a body over its limit (413 unread).
-   */
-  const reserve = (request: FastifyRequest, reply: FastifyReply, maxBodyBytes: number): PendingBody | undefined => {
-    const declared = Number(request.headers['content-length']);
-    if (declared > maxBodyBytes) return undefined;
-    const admitted = pendingBodies.admit(request.ip, Number.isFinite(declared) ? declared : 0);
-    if (typeof admitted === 'string') {
-      log.warn(
-        { reqId: request.id, ip: request.ip, bound: admitted },
-        'hook request refused: unverified bodies at their bound',
-      );
-      throw busyError(admitted, bodyTimeoutMs);
-    }
-    // Whatever becomes of the request (a 408, a 413, a client gone), its room is given back.
-    reply.raw.once('close', admitted.release);
-    return admitted;
-  };
-
   return {
-    refuse,
-    admit(request, reply) {
-      const receivedAt = now();
-      const startedMs = performance.now();
-      if (request.method !== 'POST') throw hookdError('METHOD_NOT_ALLOWED', undefined, { headers: { allow: 'POST' } });
-      const presented = findToken(request.headers, request.query);
-      if (presented?.source === 'query') {
-        if (!hooks.allowQueryToken) throw hookdError('QUERY_TOKEN_DISABLED');
-        reply.header('deprecation', 'true');
-        log.warn(
-          { reqId: request.id },
-          'the ?token= query parameter is deprecated; send Authorization: Bearer instead',
-        );
-      }
-      const subPath = subPathOf(request);
-      let verifiers: readonly CompiledMapping[] = [];
-      // A correct token is never throttled. Without one, mappings with `verify` accept a valid
-      // signature instead: checked once the body is read.
-      if (presented === undefined || !tokenMatches(presented.token)) verifiers = verifiersFor(request, subPath);
-      if (subPath === '') throw hookdError('NOT_FOUND', { resource: 'hook name', hint: `e.g. ${hooks.path}/wake` });
-      const maxBodyBytes = isBuiltIn(subPath) || !mappings ? hooks.maxBodyBytes : mappings.maxBodyBytesFor(subPath);
-      const trail = newTrail(receivedAt, startedMs, verifiers.length === 0);
-      if (presented && trail.authenticated) {
-        trail.tokenHeader = TOKEN_HEADER[presented.source];
-        trail.receipt = tokenReceipt(presented.source, false, fingerprints);
-        return {
-          subPath,
-          maxBodyBytes,
-          res: reply.raw,
-          verifiers,
-          pending: undefined,
-          bodyDeadlineMs: undefined,
-          trail,
-        };
-      }
-      const pending = reserve(request, reply, maxBodyBytes);
-      return { subPath, maxBodyBytes, res: reply.raw, verifiers, pending, bodyDeadlineMs: bodyTimeoutMs, trail };
-    },
+    refuse: (request, why, signature) => refuse(options, request, why, signature),
+    admit: (request, reply) => admit(parts, request, reply),
   };
+}
+
+/** Counts an authentication failure (logged, told to alerts) and returns the 401, or 429 once locked. */
+function refuse(
+  { throttle, log, outcomes }: HookGateOptions,
+  request: FastifyRequest,
+  why: string,
+  signature?: SignatureFailure,
+): HookdError {
+  const locked = throttle.lockedForSeconds(request.ip);
+  const detail = signature ? { mapping: signature.mapping, reason: signature.reason } : {};
+  log.warn({ reqId: request.id, ip: request.ip, locked: locked > 0, ...detail }, `hook request refused: ${why}`);
+  if (signature) outcomes?.signatureRefused(signature.mapping, signature.reason);
+  if (locked > 0) {
+    return hookdError('TOO_MANY_AUTH_FAILURES', undefined, { headers: { 'retry-after': String(locked) } });
+  }
+  throttle.fail(request.ip);
+  // A sender with a signature learns what to fix: the header, the clock or the secret.
+  return signature ? hookdError('SIGNATURE_INVALID', { reason: signature.reason }) : hookdError('UNAUTHORIZED');
+}
+
+/**
+ * The mappings whose signature may stand in for a missing or wrong token. A valid signature
+ * is never throttled, so a locked client still gets its signature checked (a bad one is 429).
+ */
+function verifiersFor(options: HookGateOptions, request: FastifyRequest, subPath: string): readonly CompiledMapping[] {
+  const { mappings } = options;
+  const verifiers = subPath && !isBuiltIn(subPath) && mappings ? mappings.verifiersFor(subPath) : [];
+  if (verifiers.length === 0) throw refuse(options, request, 'missing or invalid token');
+  return verifiers;
+}
+
+/**
+ * Room for a body that only its signature can authenticate, taken before a byte of it is read
+ * (its Content-Length, or as a chunked body arrives); none for a body over its limit (413 unread).
+ */
+function reserve(
+  { options, pendingBodies }: GateParts,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  maxBodyBytes: number,
+): PendingBody | undefined {
+  const declared = Number(request.headers['content-length']);
+  if (declared > maxBodyBytes) return undefined;
+  const admitted = pendingBodies.admit(request.ip, Number.isFinite(declared) ? declared : 0);
+  if (typeof admitted === 'string') {
+    options.log.warn(
+      { reqId: request.id, ip: request.ip, bound: admitted },
+      'hook request refused: unverified bodies at their bound',
+    );
+    throw busyError(admitted, options.hooks.verifiedPaths.bodyTimeoutMs);
+  }
+  // Whatever becomes of the request (a 408, a 413, a client gone), its room is given back.
+  reply.raw.once('close', admitted.release);
+  return admitted;
+}
+
+/** A `?token=` is refused unless allowed, and then answered with a deprecation. */
+function checkQueryToken(options: HookGateOptions, request: FastifyRequest, reply: FastifyReply): void {
+  if (!options.hooks.allowQueryToken) throw hookdError('QUERY_TOKEN_DISABLED');
+  reply.header('deprecation', 'true');
+  options.log.warn(
+    { reqId: request.id },
+    'the ?token= query parameter is deprecated; send Authorization: Bearer instead',
+  );
+}
+
+/** Lets a request in (its state) or throws the 405, 400, 401, 429, 404 or 503 `BUSY` to answer. */
+function admit(parts: GateParts, request: FastifyRequest, reply: FastifyReply): HookState {
+  const { options } = parts;
+  const { hooks, mappings } = options;
+  const receivedAt = options.now();
+  const startedMs = performance.now();
+  if (request.method !== 'POST') throw hookdError('METHOD_NOT_ALLOWED', undefined, { headers: { allow: 'POST' } });
+  const presented = findToken(request.headers, request.query);
+  if (presented?.source === 'query') checkQueryToken(options, request, reply);
+  const subPath = subPathOf(request);
+  let verifiers: readonly CompiledMapping[] = [];
+  // A correct token is never throttled. Without one, mappings with `verify` accept a valid
+  // signature instead: checked once the body is read.
+  if (presented === undefined || !parts.tokenMatches(presented.token))
+    verifiers = verifiersFor(options, request, subPath);
+  if (subPath === '') throw hookdError('NOT_FOUND', { resource: 'hook name', hint: `e.g. ${hooks.path}/wake` });
+  const maxBodyBytes = isBuiltIn(subPath) || !mappings ? hooks.maxBodyBytes : mappings.maxBodyBytesFor(subPath);
+  const trail = newTrail(receivedAt, startedMs, verifiers.length === 0);
+  const res = reply.raw;
+  if (presented && trail.authenticated) {
+    trail.tokenHeader = TOKEN_HEADER[presented.source];
+    trail.receipt = tokenReceipt(presented.source, false, options.fingerprints);
+    return { subPath, maxBodyBytes, res, verifiers, pending: undefined, bodyDeadlineMs: undefined, trail };
+  }
+  const pending = reserve(parts, request, reply, maxBodyBytes);
+  const bodyDeadlineMs = hooks.verifiedPaths.bodyTimeoutMs;
+  return { subPath, maxBodyBytes, res, verifiers, pending, bodyDeadlineMs, trail };
 }
 
 /**
