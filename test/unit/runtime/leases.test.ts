@@ -10,6 +10,7 @@ import type { StoreContract, WorkShare } from '../../../src/store/index.js';
 import { createStore, type Store, sqliteBackend, sqliteContract } from '../../../src/store/sqlite/index.js';
 import { createManualClock, type ManualClock, settle } from '../../helpers/clock.js';
 import { type FakeModel, isHeartbeat, startFakeModel } from '../../helpers/fake-model.js';
+import { hookRun } from '../../helpers/runs.js';
 
 /**
  * A node that cannot renew its leases gives its work up before the leases end (docs/scale.md), so
@@ -115,18 +116,7 @@ function parts(models: ReturnType<typeof createModelRouter>, clock: ManualClock)
 
 /** A queued run `id` on its own session, not delivered. */
 function queueRun(store: Store, id: string): void {
-  store.runs.insert({
-    id,
-    sessionKey: `hook:${id}`,
-    message: 'hello',
-    model: 'fake/m',
-    wakeMode: 'next-heartbeat',
-    deliver: false,
-    channel: 'last',
-    allowUnsafeExternalContent: false,
-    contentSource: 'webhook',
-    createdAt: 1,
-  });
+  store.runs.insert(hookRun(id));
 }
 
 const GIVEN_UP = 'the lease of a run could not be renewed in time; leaving it to another node';

@@ -16,6 +16,7 @@ import type { ClaimedRun, WorkShare } from '../../../../src/store/index.js';
 import { createStore, type Store, sqliteBackend, sqliteContract } from '../../../../src/store/sqlite/index.js';
 import { createManualClock } from '../../../helpers/clock.js';
 import { type FakeModel, startFakeModel } from '../../../helpers/fake-model.js';
+import { hookRun } from '../../../helpers/runs.js';
 import { workShare } from '../../../helpers/work-share.js';
 
 /**
@@ -71,18 +72,7 @@ async function node(share: WorkShare, maxConcurrent = 2) {
 
 /** A queued run `id` on its own session, as the store holds it and as a claim returns it. */
 function queued(store: Store, id: string): ClaimedRun {
-  store.runs.insert({
-    id,
-    sessionKey: `hook:${id}`,
-    message: 'hello',
-    model: 'fake/m',
-    wakeMode: 'next-heartbeat',
-    deliver: false,
-    channel: 'last',
-    allowUnsafeExternalContent: false,
-    contentSource: 'webhook',
-    createdAt: 1,
-  });
+  store.runs.insert(hookRun(id));
   return { id, sessionKey: `hook:${id}`, model: 'fake/m' };
 }
 

@@ -6,6 +6,7 @@ import { createHeartbeat } from '../../../../src/runtime/heartbeat/heartbeat.js'
 import { createClaimedRunQueue } from '../../../../src/runtime/runs/claimed-runs.js';
 import type { StoreContract, WorkShare } from '../../../../src/store/index.js';
 import { createStore, type Store, sqliteBackend, sqliteContract } from '../../../../src/store/sqlite/index.js';
+import { hookRun } from '../../../helpers/runs.js';
 
 /**
  * A node on a shared store claims runs up to the room it has (docs/scale.md). A run whose model
@@ -17,18 +18,7 @@ let store: Store | undefined;
 afterEach(() => store?.close());
 
 function queueRun(s: Store, id: string): void {
-  s.runs.insert({
-    id,
-    sessionKey: `hook:${id}`,
-    message: 'hello',
-    model: 'builtin/echo',
-    wakeMode: 'next-heartbeat',
-    deliver: false,
-    channel: 'last',
-    allowUnsafeExternalContent: false,
-    contentSource: 'webhook',
-    createdAt: 1,
-  });
+  s.runs.insert(hookRun(id, { model: 'builtin/echo' }));
 }
 
 describe('the room of a node on a shared store', () => {
