@@ -4,7 +4,7 @@ import { type Config, configInvalid, type MappingConfig } from '../config/index.
 import { isHookdError } from '../errors.js';
 import type { EventTypeRule } from './event-type.js';
 import { compileTemplates, draftRenderer, schemaWarnings } from './mapping-templates.js';
-import { everyProblem, payloadChecker, readSchema } from './payload-schema.js';
+import { everyProblem, payloadChecker, readSchema, type SchemaProblem } from './payload-schema.js';
 import { type PresetSource, presetMappings } from './preset-entries.js';
 import type { TemplateView } from './templates.js';
 import type { Draft, MappingPolicy } from './types.js';
@@ -216,10 +216,4 @@ export function collectMappings(
     }
   }
   return { compiled, problems };
-}
-
-/** A payload's problem against a mapping's schema: the JSON pointer of the value, and what is wrong with it. */
-export interface SchemaProblem {
-  readonly pointer: string;
-  readonly problem: string;
 }

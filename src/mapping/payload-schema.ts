@@ -3,9 +3,14 @@ import type { Ajv, ErrorObject } from 'ajv';
 import JSON5 from 'json5';
 import { hookdError } from '../errors.js';
 import { readRegularFile } from '../read-file.js';
-import type { CompiledMapping, SchemaProblem } from './compile.js';
 import { PATTERN_STEP_BUDGET, patternCostProblem } from './schema-cost.js';
 import { compileSchema, createSchemaAjv, PatternBudgetSpent, type PatternMeter } from './user-schema.js';
+
+/** A payload's problem against a mapping's schema: the JSON pointer of the value, and what is wrong with it. */
+export interface SchemaProblem {
+  readonly pointer: string;
+  readonly problem: string;
+}
 
 /**
  * A mapping's payload `schema` (docs/mappings.md#a-mapping): read, compiled, its cost
@@ -81,7 +86,7 @@ function stripComments(text: string): string {
  * does not compile, or when its patterns could take more than PATTERN_STEP_BUDGET steps on a
  * body of `maxBodyBytes` (a string has at most as many characters as the body has bytes).
  */
-export function payloadChecker(source: object, maxBodyBytes: number): NonNullable<CompiledMapping['checkPayload']> {
+export function payloadChecker(source: object, maxBodyBytes: number): (payload: unknown) => SchemaProblem | undefined {
   ajv ??= createSchemaAjv({ allErrors: false }, meter);
   const validate = compileSchema(ajv, source);
   const tooCostly = patternCostProblem(source, maxBodyBytes);
@@ -114,7 +119,7 @@ function problemOf(error: ErrorObject | undefined): SchemaProblem {
  * Every problem of a payload against the schema (`hookd test`'s report), within the same
  * pattern budget; compiled on first use, never on a live request's way.
  */
-export function everyProblem(source: object): NonNullable<CompiledMapping['payloadProblems']> {
+export function everyProblem(source: object): (payload: unknown) => readonly SchemaProblem[] {
   let validate: ReturnType<typeof compileSchema> | undefined;
   return (payload) => {
     allErrorsAjv ??= createSchemaAjv({ allErrors: true }, meter);

@@ -147,6 +147,26 @@ function exportedNames(index: string): string[] {
 const edges: Edge[] = filesUnder(src).flatMap((from) => importsOf(from).map((to) => ({ from, to })));
 const show = ({ from, to }: Edge) => `${relative(root, from)} → ${relative(root, to)}`;
 
+/** The cycles among files: each as its files in import order, from the first found. */
+function cyclesOf(graph: readonly Edge[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of graph) next.set(from, [...(next.get(from) ?? []), to]);
+  const done = new Set<string>();
+  const cycles: string[][] = [];
+  const visit = (file: string, path: string[]): void => {
+    const at = path.indexOf(file);
+    if (at >= 0) {
+      cycles.push(path.slice(at).map((f) => relative(src, f)));
+      return;
+    }
+    if (done.has(file)) return;
+    for (const to of next.get(file) ?? []) visit(to, [...path, file]);
+    done.add(file);
+  };
+  for (const file of next.keys()) visit(file, []);
+  return cycles;
+}
+
 describe('the import graph of src/', () => {
   it('has a layer for every module', () => {
     const units = [...new Set(filesUnder(src).map(unitOf))];
@@ -155,6 +175,18 @@ describe('the import graph of src/', () => {
 
   it('points one way: no upward and no sideways import between folders', () => {
     expect(againstTheFlow(edges).map(show)).toEqual([]);
+  });
+
+  it('has no cycle between files, type-only imports included', () => {
+    expect(cyclesOf(edges)).toEqual([]);
+    const a = join(src, 'a.ts');
+    const b = join(src, 'b.ts');
+    expect(
+      cyclesOf([
+        { from: a, to: b },
+        { from: b, to: a },
+      ]),
+    ).toEqual([['a.ts', 'b.ts']]);
   });
 
   it('enters another folder only through its index.ts', () => {

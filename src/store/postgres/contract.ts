@@ -6,7 +6,8 @@ import { createPgAlerts } from './alerts.js';
 import { DB_NOW_MS } from './clock.js';
 import { createPgLogTables } from './log-tables.js';
 import { pgEventReads, pgFailedRequestReads, pgMessageReads, pgRequestReads, pgRunReads } from './reads.js';
-import { createPgWrites, type PgStatement } from './writes.js';
+import type { PgStatement } from './rows.js';
+import { createPgWrites } from './writes.js';
 
 const INT8 = 20;
 

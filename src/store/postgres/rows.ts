@@ -4,7 +4,12 @@ import { REQUEST_COLUMNS } from '../requests.js';
 import { RUN_COLUMNS } from '../runs.js';
 import { DB_NOW_MS, onDbClock } from './clock.js';
 import { RUNS_CHANNEL } from './leases.js';
-import type { PgStatement } from './writes.js';
+
+/** One statement of a PostgreSQL commit. */
+export interface PgStatement {
+  readonly text: string;
+  readonly values: readonly unknown[];
+}
 
 /**
  * The PostgreSQL sink's batch inserts: one array per column (`unnest`), so that a group commit is

@@ -5,6 +5,7 @@ import type { FailedRequestRecord } from '../failed-requests.js';
 import { requestRow } from '../requests.js';
 import { hookRun, runRow } from '../runs.js';
 import { inTransaction } from './contract.js';
+import type { PgStatement } from './rows.js';
 import {
   EVENTS_INSERT,
   IDEMPOTENCY_INSERT,
@@ -14,7 +15,7 @@ import {
   requestsInsertValues,
   transpose,
 } from './rows.js';
-import { createPgWrites, type PgStatement } from './writes.js';
+import { createPgWrites } from './writes.js';
 
 /**
  * What the PostgreSQL sink's group commit writes (docs/scale.md): a batch of accepts, request

@@ -6,13 +6,7 @@ import { IDEMPOTENCY_COLUMNS, idempotencyRow } from '../idempotency.js';
 import { REQUEST_COLUMNS, requestRow } from '../requests.js';
 import { CANCELLED_DELIVERY, RUN_COLUMNS, runRow } from '../runs.js';
 import { DB_NOW_MS, onDbClock } from './clock.js';
-import { pgValue, placeholders } from './rows.js';
-
-/** One statement of a PostgreSQL commit. */
-export interface PgStatement {
-  readonly text: string;
-  readonly values: readonly unknown[];
-}
+import { type PgStatement, pgValue, placeholders } from './rows.js';
 
 /**
  * `VALUES (…)` of a row of `columns` and, last, the node's clock as the statement was made: the
