@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { holdFixedPort } from '../helpers/fixed-port.js';
 import { makeTempDir, ROOT, runHookd, startHookd, writeConfig } from '../helpers/hookd-process.js';
 import { call } from '../helpers/http.js';
 
@@ -19,8 +20,10 @@ describe('hookd serve with no config (the embedded default)', () => {
   it('prints the token once and a curl that stores a wake event', async () => {
     const temp = makeTempDir();
     cleanups.push(temp.cleanup);
-    // The embedded default listens on 8787; this test needs that port free. What it says to
-    // people is on stderr: stdout holds the JSON log lines alone.
+    // The embedded default listens on 8787: held against this machine's other test runs (a
+    // second clone's suite beside this one) and anything else listening there. What it says
+    // to people is on stderr: stdout holds the JSON log lines alone.
+    cleanups.push(await holdFixedPort(8787, 240_000));
     const first = await startHookd({ dir: temp.dir });
     cleanups.push(() => first.stop());
     const token = readFileSync(join(temp.dir, 'data/hook-token'), 'utf8').trim();
@@ -47,7 +50,7 @@ describe('hookd serve with no config (the embedded default)', () => {
     cleanups.push(() => second.stop());
     expect(second.stderr()).not.toContain(token);
     expect(second.stderr()).toContain('curl -sS');
-  });
+  }, 300_000);
 });
 
 describe('startup refusals', () => {
