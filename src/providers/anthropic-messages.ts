@@ -1,8 +1,7 @@
 import type { ThinkingLevel } from '../action-shape.js';
-import { hookdError, isHookdError } from '../errors.js';
+import { hookdError } from '../errors.js';
 import type { CompletionRequest, ModelProvider } from '../runtime/index.js';
-import { undiciRequest as request } from '../undici.js';
-import { excerptOf, type ProviderApi, type ProviderEntry, retryAfterMsOf } from './api.js';
+import { type ProviderApi, type ProviderEntry, postModelCall } from './api.js';
 
 /** The API version every request names (docs.anthropic.com/en/api/versioning). */
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -75,21 +74,12 @@ export function createAnthropicMessagesProvider(config: ProviderEntry): ModelPro
   return {
     async complete({ signal, ...call }: CompletionRequest) {
       const body = messagesBody(call, maxTokens);
-      try {
-        const res = await request(url, { method: 'POST', headers, body, signal });
-        const text = await res.body.text();
-        const status = res.statusCode;
-        if (status >= 200 && status < 300) return replyOf(JSON.parse(text) as MessagesAnswer);
-        const excerpt = excerptOf(wordsOf(text), config.apiKey);
-        if ((status === 400 && /prompt is too long/i.test(text)) || status === 413)
-          throw hookdError('MODEL_CONTEXT_EXCEEDED', { status, excerpt });
-        const retryAfterMs = retryAfterMsOf(res.headers['retry-after']);
-        throw hookdError('MODEL_REFUSED', { status, excerpt, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
-      } catch (err) {
-        if (isHookdError(err) || signal.aborted) throw err;
-        if (err instanceof SyntaxError) throw hookdError('MODEL_INVALID_ANSWER', { problem: 'invalid-json' });
-        throw hookdError('MODEL_UNREACHABLE', { reason: excerptOf((err as Error).message, config.apiKey) });
-      }
+      return postModelCall(url, { headers, body, signal }, config.apiKey, {
+        reply: (answer) => replyOf(answer as MessagesAnswer),
+        // A 400 saying the prompt is too long, or a 413: the same request cannot succeed.
+        isContextRefusal: (status, text) => (status === 400 && /prompt is too long/i.test(text)) || status === 413,
+        wordsOf,
+      });
     },
   };
 }

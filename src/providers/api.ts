@@ -1,5 +1,7 @@
 import type { KeysSchema } from '../config/index.js';
+import { hookdError, isHookdError } from '../errors.js';
 import type { ModelProvider } from '../runtime/index.js';
+import { undiciRequest as request } from '../undici.js';
 
 /**
  * What a provider API is (docs/runtime.md#adding-a-provider-api): one module, registered by name in
@@ -40,4 +42,39 @@ export function retryAfterMsOf(header: string | string[] | undefined): number | 
   if (typeof header !== 'string' || header.trim() === '') return undefined;
   const seconds = Number(header);
   return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
+}
+
+/** How one API reads a call's answer: the reply of a 2xx, which refusals are about the context, a refusal's words. */
+export interface ModelAnswers<T> {
+  reply(answer: unknown): T;
+  isContextRefusal(status: number, text: string): boolean;
+  /** The part of a refusal's body worth an excerpt (default: all of it). */
+  wordsOf?(text: string): string;
+}
+
+/**
+ * One POST of a model call (docs/runtime.md#attempts): the reply of a 2xx; else
+ * MODEL_CONTEXT_EXCEEDED, MODEL_REFUSED (with its `Retry-After`), MODEL_INVALID_ANSWER or
+ * MODEL_UNREACHABLE, each excerpt masked of `apiKey`. An abort is thrown as it came.
+ */
+export async function postModelCall<T>(
+  url: string,
+  call: { readonly headers: Record<string, string>; readonly body: string; readonly signal: AbortSignal },
+  apiKey: string | undefined,
+  answers: ModelAnswers<T>,
+): Promise<T> {
+  try {
+    const res = await request(url, { method: 'POST', ...call });
+    const text = await res.body.text();
+    const status = res.statusCode;
+    if (status >= 200 && status < 300) return answers.reply(JSON.parse(text));
+    const excerpt = excerptOf(answers.wordsOf ? answers.wordsOf(text) : text, apiKey);
+    if (answers.isContextRefusal(status, text)) throw hookdError('MODEL_CONTEXT_EXCEEDED', { status, excerpt });
+    const retryAfterMs = retryAfterMsOf(res.headers['retry-after']);
+    throw hookdError('MODEL_REFUSED', { status, excerpt, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
+  } catch (err) {
+    if (isHookdError(err) || call.signal.aborted) throw err;
+    if (err instanceof SyntaxError) throw hookdError('MODEL_INVALID_ANSWER', { problem: 'invalid-json' });
+    throw hookdError('MODEL_UNREACHABLE', { reason: excerptOf((err as Error).message, apiKey) });
+  }
 }

@@ -1,7 +1,6 @@
-import { hookdError, isHookdError } from '../errors.js';
+import { hookdError } from '../errors.js';
 import type { CompletionRequest, ModelProvider } from '../runtime/index.js';
-import { undiciRequest as request } from '../undici.js';
-import { excerptOf, type ProviderApi, type ProviderEntry, retryAfterMsOf } from './api.js';
+import { type ProviderApi, type ProviderEntry, postModelCall } from './api.js';
 
 interface ChatCompletion {
   choices?: { message?: { content?: unknown } }[];
@@ -46,20 +45,10 @@ export function createOpenAiChatProvider(config: ProviderEntry): ModelProvider {
         messages,
         ...(thinking && thinking !== 'off' ? { reasoning_effort: thinking } : {}),
       });
-      try {
-        const res = await request(url, { method: 'POST', headers, body, signal });
-        const text = await res.body.text();
-        const status = res.statusCode;
-        if (status >= 200 && status < 300) return contentOf(JSON.parse(text) as ChatCompletion);
-        const excerpt = excerptOf(text, config.apiKey);
-        if (isContextRefusal(status, text)) throw hookdError('MODEL_CONTEXT_EXCEEDED', { status, excerpt });
-        const retryAfterMs = retryAfterMsOf(res.headers['retry-after']);
-        throw hookdError('MODEL_REFUSED', { status, excerpt, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
-      } catch (err) {
-        if (isHookdError(err) || signal.aborted) throw err;
-        if (err instanceof SyntaxError) throw hookdError('MODEL_INVALID_ANSWER', { problem: 'invalid-json' });
-        throw hookdError('MODEL_UNREACHABLE', { reason: excerptOf((err as Error).message, config.apiKey) });
-      }
+      return postModelCall(url, { headers, body, signal }, config.apiKey, {
+        reply: (answer) => contentOf(answer as ChatCompletion),
+        isContextRefusal,
+      });
     },
   };
 }
