@@ -1,7 +1,7 @@
 import type { ActionSink } from '../actions/index.js';
 import { type Clock, systemClock } from '../clock.js';
 import type { Logger } from '../log.js';
-import type { DeliveryOutcome, WorkShare } from '../store/index.js';
+import type { DeliveryOutcome, StoreContract, WorkShare } from '../store/index.js';
 import type { BreakerView } from '../views.js';
 import { type Alerts, alertSettingsOf, createAlerts, type HookOutcomes } from './alerts/index.js';
 import { createPromptBudgets } from './attempts/index.js';
@@ -116,6 +116,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const redeliveries = createRedeliveries({ store: data, delivery, log, onRunUpdate: publishRun, gate, ...onAttempt });
   const parts: RuntimeParts = {
     ...{ alerts, pressure, share, owned, runs, heartbeat, pruning, redeliveries, slots, log },
+    store: data,
     unlisten: undefined,
   };
   return {
@@ -146,6 +147,7 @@ interface RuntimeParts {
   readonly redeliveries: { stop(): void };
   readonly slots: TrySlots;
   readonly log: Logger;
+  readonly store: StoreContract;
   /** Stops listening to the other nodes (a shared store), once started. */
   unlisten: (() => Promise<void>) | undefined;
 }
@@ -173,6 +175,9 @@ async function stopRuntime(parts: RuntimeParts): Promise<void> {
   await parts.heartbeat.stop();
   parts.slots.stop();
   await parts.unlisten?.();
+  // A write that does not linger commits what lingers before it (commits keep their order):
+  // the runs' last progress is written before the store closes.
+  await parts.store.group.write(() => undefined).catch(() => undefined);
 }
 
 /** The gateway's alerts when `hooks.alerts` is on (docs/operations.md#alerts). */

@@ -3,14 +3,34 @@
  * and each caller's promise settles only after that commit. On this class of disk a commit
  * costs about as much as inserting a 2 KB row, so hook requests and the runtime's own writes
  * share it instead of paying one each. Both stores commit through this one engine.
+ *
+ * A write nobody waits on as a client does (a run's progress and results) may linger: it waits
+ * up to LINGER_MS for others to share its commit, unless a write that may not wait comes first
+ * and takes it along (docs/operations.md#commits-and-checkpoints).
  */
 export interface GroupCommit<W> {
   /**
    * Runs `write` inside the next shared transaction, with `w` (what it may write through: a
    * write in a commit never reads); resolves with its result once committed.
    */
-  write<T>(write: (w: W) => T): Promise<T>;
+  write<T>(write: (w: W) => T, options?: WriteOptions): Promise<T>;
 }
+
+export interface WriteOptions {
+  /** The write may wait up to LINGER_MS for others to share its commit. */
+  readonly linger?: boolean;
+}
+
+/**
+ * How long a lingering write waits for company. A run's writes between two hook requests each
+ * made a commit of their own, writing the same ten 16 KiB pages for one or two runs; lingering
+ * 10 ms, tens of runs share them (docs/performance.md).
+ */
+export const LINGER_MS = 10;
+/** The options of a write that may linger. */
+export const LINGER: WriteOptions = { linger: true };
+/** Lingering writes that make a commit without waiting longer. */
+const LINGER_MAX_ITEMS = 512;
 
 export interface CommitQueueOptions<I, R> {
   /**
@@ -24,8 +44,13 @@ export interface CommitQueueOptions<I, R> {
 
 /** Items waiting for the next group commit. */
 export interface CommitQueue<I, R> {
-  /** Queues `item` for the next commit; resolves with its result once committed. */
-  add(item: I): Promise<R>;
+  /**
+   * Queues `item` for the next commit (`linger`: within LINGER_MS, unless another item takes it
+   * along sooner); resolves with its result once committed.
+   */
+  add(item: I, linger?: boolean): Promise<R>;
+  /** Starts a commit of what is queued now, without waiting out a linger (a store closing). */
+  flushNow(): void;
 }
 
 interface Pending<I, R> {
@@ -44,21 +69,33 @@ export function createCommitQueue<I, R>(options: CommitQueueOptions<I, R>): Comm
   let queue: Pending<I, R>[] = [];
   let scheduled = false;
   let inFlight = 0;
+  /** An item queued may not linger: the next turn commits the queue. */
+  let urgent = false;
+  let lingering: NodeJS.Timeout | undefined;
+
+  function start(): void {
+    scheduled = false;
+    urgent = false;
+    if (lingering) clearTimeout(lingering);
+    lingering = undefined;
+    const batch = queue;
+    queue = [];
+    if (batch.length === 0) return;
+    inFlight++;
+    void flush(batch).finally(() => {
+      inFlight--;
+      schedule();
+    });
+  }
 
   function schedule(): void {
     if (scheduled || inFlight >= concurrency || queue.length === 0) return;
-    scheduled = true;
-    setImmediate(() => {
-      scheduled = false;
-      const batch = queue;
-      queue = [];
-      if (batch.length === 0) return;
-      inFlight++;
-      void flush(batch).finally(() => {
-        inFlight--;
-        schedule();
-      });
-    });
+    if (urgent || queue.length >= LINGER_MAX_ITEMS) {
+      scheduled = true;
+      setImmediate(start);
+    } else if (!lingering) {
+      lingering = setTimeout(start, LINGER_MS);
+    }
   }
 
   async function flush(batch: readonly Pending<I, R>[]): Promise<void> {
@@ -83,19 +120,26 @@ export function createCommitQueue<I, R>(options: CommitQueueOptions<I, R>): Comm
   }
 
   return {
-    add(item) {
+    add(item, linger = false) {
       return new Promise<R>((resolve, reject) => {
         queue.push({ item, resolve, reject });
+        if (!linger) urgent = true;
         schedule();
       });
+    },
+    flushNow() {
+      if (inFlight < concurrency) start();
     },
   };
 }
 
 /** A group commit over a synchronous `transaction` (the embedded store); each write gets `w`. */
-export function createGroupCommit<W>(transaction: <T>(fn: () => T) => T, w: W): GroupCommit<W> {
+export function createGroupCommit<W>(transaction: <T>(fn: () => T) => T, w: W): GroupCommit<W> & { flushNow(): void } {
   const queue = createCommitQueue<(w: W) => unknown, unknown>({
     commit: (writes) => transaction(() => writes.map((write) => write(w))),
   });
-  return { write: <T>(write: (w: W) => T) => queue.add(write) as Promise<T> };
+  return {
+    write: <T>(write: (w: W) => T, options?: WriteOptions) => queue.add(write, options?.linger) as Promise<T>,
+    flushNow: queue.flushNow,
+  };
 }

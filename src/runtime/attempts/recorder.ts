@@ -1,5 +1,5 @@
 import type { Logger } from '../../log.js';
-import type { StoreContract } from '../../store/index.js';
+import { LINGER, type StoreContract } from '../../store/index.js';
 import type { Attempt } from './attempt.js';
 
 /** The run an attempt belongs to, as its log line names it. */
@@ -34,7 +34,7 @@ export function createAttemptRecorder(options: AttemptRecorderOptions): AttemptR
     log.warn({ runId: run.id, ...mapping, ...attempt }, `${attempt.kind} attempt failed`);
     options.onAttempt?.(run, attempt);
     store.group
-      .write((w) => w.runs.recordAttempt({ runId: run.id, ...attempt }))
+      .write((w) => w.runs.recordAttempt({ runId: run.id, ...attempt }), LINGER)
       .then(
         () => options.onRunUpdate?.(run.id),
         (err: unknown) => log.error({ err, runId: run.id }, 'recording a failed attempt failed'),

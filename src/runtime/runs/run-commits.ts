@@ -3,7 +3,15 @@ import { type BackoffBounds, backoffMs } from '../../backoff.js';
 import type { Clock } from '../../clock.js';
 import { hookdError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { DeliveryOutcome, RunRecord, SessionMessage, StoreContract, Writes } from '../../store/index.js';
+import {
+  type DeliveryOutcome,
+  LINGER,
+  type RunRecord,
+  type SessionMessage,
+  type StoreContract,
+  type WriteOptions,
+  type Writes,
+} from '../../store/index.js';
 
 export const SUMMARY_MAX_CHARS = 2000;
 /** Between tries of a run's write the store refused (a full disk): 250 ms doubling to 30 s. */
@@ -34,9 +42,10 @@ export interface RunCommits {
    * Commits `write`, trying again with back-off while the store refuses it (a full disk, a
    * locked file): the run keeps its model reply and its delivery instead of being stuck
    * `running` until a restart. A failed commit rolled back, so trying again is safe. Only
-   * `shutdown` ends the tries; the run then resumes at the next start.
+   * `shutdown` ends the tries; the run then resumes at the next start. A run's progress and
+   * results linger for company in the group commit (LINGER); an operator's cancel does not.
    */
-  commit(runId: string, write: (w: Writes) => void, shutdown: AbortSignal): Promise<void>;
+  commit(runId: string, write: (w: Writes) => void, shutdown: AbortSignal, options?: WriteOptions): Promise<void>;
   /** Writes a finished turn: the transcript (for a reply) and the run's final status. */
   recordTurn(w: Writes, turn: Turn): void;
   /** The turn (unless written before), the delivery outcome and the summary, in one commit. */
@@ -53,10 +62,15 @@ export function createRunCommits(options: { store: StoreContract; log: Logger; c
   const { store, log, clock } = options;
   const now = clock.now;
 
-  async function commit(runId: string, write: (w: Writes) => void, shutdown: AbortSignal): Promise<void> {
+  async function commit(
+    runId: string,
+    write: (w: Writes) => void,
+    shutdown: AbortSignal,
+    options?: WriteOptions,
+  ): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await store.group.write(write);
+        await store.group.write(write, options);
         if (attempt > 0) log.info({ runId, attempts: attempt + 1 }, 'run write committed after retries');
         return;
       } catch (err) {
@@ -108,6 +122,7 @@ export function createRunCommits(options: { store: StoreContract; log: Logger; c
           postSummary(w, run);
         },
         shutdown,
+        LINGER,
       ),
     cancelled(run, shutdown) {
       const error = hookdError('RUN_CANCELLED').message;

@@ -2,7 +2,7 @@ import type { ThinkingLevel } from '../../action-shape.js';
 import { type Clock, systemClock } from '../../clock.js';
 import { isHookdError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { DeliveryOutcome, RunRecord, StoreContract } from '../../store/index.js';
+import { type DeliveryOutcome, LINGER, type RunRecord, type StoreContract } from '../../store/index.js';
 import {
   type Attempt,
   type AttemptOwner,
@@ -146,7 +146,7 @@ export async function executeRun(parts: ExecutorParts, queued: RunRecord, contex
       // A delivery is network I/O: the turn is committed first, so that a crash while
       // delivering does not ask the model again.
       const written = unwritten;
-      await commits.commit(run.id, (w) => commits.recordTurn(w, written), shutdown);
+      await commits.commit(run.id, (w) => commits.recordTurn(w, written), shutdown, LINGER);
       unwritten = undefined;
     }
     outcome = await deliveryOf(parts, run, context);

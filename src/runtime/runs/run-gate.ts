@@ -1,5 +1,5 @@
 import type { Logger } from '../../log.js';
-import type { StoreContract } from '../../store/index.js';
+import { LINGER, type StoreContract } from '../../store/index.js';
 import type { TryGate } from '../attempts/index.js';
 import type { Permit, Target, TrySlots, Wait } from '../isolation/index.js';
 import type { PendingRun } from './types.js';
@@ -89,7 +89,7 @@ export function createRunGates(options: RunGatesOptions): RunGates {
   function storeWait(s: Started, wait: Wait | null): void {
     s.storedWait = wait !== null;
     store.group
-      .write((w) => w.runs.recordWait(s.run.id, wait))
+      .write((w) => w.runs.recordWait(s.run.id, wait), LINGER)
       .then(
         () => options.onRunUpdate?.(s.run.id),
         (err: unknown) => log.warn({ err, runId: s.run.id }, 'recording a run wait failed'),

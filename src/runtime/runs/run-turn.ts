@@ -2,7 +2,7 @@ import type { ThinkingLevel } from '../../action-shape.js';
 import type { Clock } from '../../clock.js';
 import { hookdError, isHookdError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { RunRecord, SessionMessage, StoreContract } from '../../store/index.js';
+import { LINGER, type RunRecord, type SessionMessage, type StoreContract } from '../../store/index.js';
 import {
   charsOf,
   completeWithRetries,
@@ -89,7 +89,7 @@ export function runErrorOf(err: unknown, failure: TurnFailure, budgets: PromptBu
 /** Marks `run` running in the next group commit; the live log is told once it is written. */
 function markRunning(parts: TurnParts, run: RunRecord, startedAt: number): void {
   parts.store.group
-    .write((w) => w.runs.markRunning(run.id, startedAt))
+    .write((w) => w.runs.markRunning(run.id, startedAt), LINGER)
     .then(
       () => parts.onRunUpdate?.(run.id),
       (err: unknown) => parts.log.error({ err, runId: run.id }, 'marking a run running failed'),

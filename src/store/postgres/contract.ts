@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { StoreContract, Writes } from '../contract.js';
-import { createCommitQueue } from '../group-commit.js';
+import { createCommitQueue, type WriteOptions } from '../group-commit.js';
 import { isStoreUnavailable } from '../unavailable.js';
 import { createPgAlerts } from './alerts.js';
 import { DB_NOW_MS } from './clock.js';
@@ -111,14 +111,14 @@ export function createPgContract(pool: pg.Pool): StoreContract {
     },
     alerts: createPgAlerts(pool),
     group: {
-      write<T>(write: (w: Writes) => T): Promise<T> {
+      write<T>(write: (w: Writes) => T, options?: WriteOptions): Promise<T> {
         let recorded: Recorded<T>;
         try {
           recorded = recordWrites(write);
         } catch (err) {
           return Promise.reject(err);
         }
-        return queue.add(recorded) as Promise<T>;
+        return queue.add(recorded, options?.linger) as Promise<T>;
       },
     },
     async commit(write) {

@@ -94,14 +94,17 @@ export function createStore(options: StoreOptions): Store {
     consoleSessions: createConsoleSessionRepository(db),
     alerts: createAlertRepository(db),
   };
+  const group = createGroupCommit(transaction, repositories);
   return {
     ...repositories,
     db,
     bodies,
     logTally,
     transaction,
-    group: createGroupCommit(transaction, repositories),
+    group,
     close: () => {
+      // Lingering writes (a run's progress) commit before the file closes.
+      if (db.open) group.flushNow();
       bodies.close();
       if (db.open) db.close();
     },

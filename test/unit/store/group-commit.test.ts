@@ -1,6 +1,22 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createCommitQueue, createGroupCommit } from '../../../src/store/group-commit.js';
+import { createCommitQueue, createGroupCommit, LINGER } from '../../../src/store/group-commit.js';
 import { createStore } from '../../../src/store/sqlite/index.js';
+
+const nextTurn = () => new Promise((done) => setImmediate(done));
+
+/** A group commit over a recording transaction: each commit's writes' results, in order. */
+function recordingGroup() {
+  const commits: unknown[][] = [];
+  const group = createGroupCommit(<T>(fn: () => T): T => {
+    const result = fn();
+    commits.push(result as unknown[]);
+    return result;
+  }, {});
+  return { group, commits };
+}
 
 const event = (id: string, text = 'x') => ({
   id,
@@ -30,6 +46,43 @@ describe('group commit', () => {
     expect(transactions).toHaveLength(1);
     await group.write(() => 0);
     expect(transactions).toHaveLength(2);
+  });
+
+  it('lets lingering writes of several turns share one commit', async () => {
+    const { group, commits } = recordingGroup();
+    const written: Promise<unknown>[] = [];
+    for (const n of [1, 2, 3]) {
+      written.push(group.write(() => n, LINGER));
+      await nextTurn();
+    }
+    expect(commits).toEqual([]);
+    expect(await Promise.all(written)).toEqual([1, 2, 3]);
+    expect(commits).toEqual([[1, 2, 3]]);
+  });
+
+  it('commits lingering writes with the next write that may not wait, in their order', async () => {
+    const { group, commits } = recordingGroup();
+    const lingering = group.write(() => 'running', LINGER);
+    await nextTurn();
+    const urgent = group.write(() => 'accepted');
+    await nextTurn();
+    expect(commits).toEqual([['running', 'accepted']]);
+    expect(await Promise.all([lingering, urgent])).toEqual(['running', 'accepted']);
+  });
+
+  it('commits lingering writes when the store closes', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hookd-linger-'));
+    try {
+      const path = join(dir, 'hookd.db');
+      const store = createStore({ path, synchronous: 'normal' });
+      void store.group.write((w) => w.events.insert(event('lingered')), LINGER);
+      store.close();
+      const reopened = createStore({ path, synchronous: 'normal' });
+      expect(reopened.events.list('main').map((e) => e.id)).toEqual(['lingered']);
+      reopened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('fails only the write that failed: the rest of its batch is committed', async () => {
