@@ -22,6 +22,12 @@ describe('wrapExternalContent', () => {
     expect(wrapExternalContent('x')).toContain('Source: Webhook');
     expect(wrapExternalContent('x')).not.toBe(wrapExternalContent('x'));
   });
+
+  it('never repeats a marker id, across draws of random bytes', () => {
+    const ids = Array.from({ length: 1000 }, () => /id="([0-9a-f]{16})"/.exec(wrapExternalContent('x'))?.[1]);
+    expect(ids.every((id) => id !== undefined)).toBe(true);
+    expect(new Set(ids).size).toBe(1000);
+  });
 });
 
 describe('sanitizeMarkers', () => {
