@@ -8,7 +8,7 @@ import { failedRequestOf } from '../failed-requests.js';
 import type { SessionMessage } from '../messages.js';
 import type { RequestLogEntry, RequestLogFilter } from '../requests.js';
 import { LISTED, requestEntryOf, requestListWhere, requestRecordOf } from '../requests.js';
-import { type RunListFilter, type RunRecord, runOf, runStatusOf } from '../runs.js';
+import { type RunListFilter, type RunRecord, runOf, runStatusOf, UNFINISHED_COLUMNS, unfinishedOf } from '../runs.js';
 
 /**
  * The PostgreSQL store's reads (docs/scale.md): the embedded store's, as queries. Tables and
@@ -65,8 +65,8 @@ export function pgRunReads(pool: pg.Pool): StoreContract['runs'] {
       return row && runOf(row as never);
     },
     unfinished: async () =>
-      (await rowsOf(pool, 'SELECT * FROM runs WHERE summarized_at IS NULL ORDER BY seq')).map((row) =>
-        runOf(row as never),
+      (await rowsOf(pool, `SELECT ${UNFINISHED_COLUMNS} FROM runs WHERE summarized_at IS NULL ORDER BY seq`)).map(
+        (row) => unfinishedOf(row as never),
       ),
     list: async (filter: RunListFilter) => {
       const found = await rowsOf<Row & { seq: number }>(

@@ -7,6 +7,8 @@ import {
   runOf,
   runRow,
   runStatusOf,
+  UNFINISHED_COLUMNS,
+  unfinishedOf,
 } from '../runs.js';
 import type { Db } from './db.js';
 
@@ -85,7 +87,7 @@ function runWrites(db: Db): RunWrites {
 /** A run's reads, each a statement prepared once. */
 function runReads(db: Db): RunReads {
   const get = db.prepare('SELECT * FROM runs WHERE id = ?');
-  const unfinished = db.prepare('SELECT * FROM runs WHERE summarized_at IS NULL ORDER BY seq');
+  const unfinished = db.prepare(`SELECT ${UNFINISHED_COLUMNS} FROM runs WHERE summarized_at IS NULL ORDER BY seq`);
   const attemptsOf = db.prepare(
     'SELECT * FROM run_attempts WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY seq',
   );
@@ -106,7 +108,7 @@ function runReads(db: Db): RunReads {
       return row && runOf(row);
     },
     unfinished() {
-      return (unfinished.all() as RunRow[]).map(runOf);
+      return (unfinished.all() as RunRow[]).map(unfinishedOf);
     },
     attempts(runIds) {
       if (runIds.length === 0) return [];
