@@ -175,9 +175,8 @@ async function stopRuntime(parts: RuntimeParts): Promise<void> {
   await parts.heartbeat.stop();
   parts.slots.stop();
   await parts.unlisten?.();
-  // A write that does not linger commits what lingers before it (commits keep their order):
-  // the runs' last progress is written before the store closes.
-  await parts.store.group.write(() => undefined).catch(() => undefined);
+  // The runs' last progress (attempts, waits) is committed before the store closes.
+  await parts.store.group.flush();
 }
 
 /** The gateway's alerts when `hooks.alerts` is on (docs/operations.md#alerts). */

@@ -14,6 +14,8 @@ export interface GroupCommit<W> {
    * write in a commit never reads); resolves with its result once committed.
    */
   write<T>(write: (w: W) => T, options?: WriteOptions): Promise<T>;
+  /** Commits what lingers now; resolves once every write so far is committed or failed. */
+  flush(): Promise<void>;
 }
 
 export interface WriteOptions {
@@ -29,6 +31,7 @@ export interface WriteOptions {
 export const LINGER_MS = 10;
 /** The options of a write that may linger. */
 export const LINGER: WriteOptions = { linger: true };
+const noop = (): void => undefined;
 /** Lingering writes that make a commit without waiting longer. */
 const LINGER_MAX_ITEMS = 512;
 
@@ -49,8 +52,11 @@ export interface CommitQueue<I, R> {
    * along sooner); resolves with its result once committed.
    */
   add(item: I, linger?: boolean): Promise<R>;
-  /** Starts a commit of what is queued now, without waiting out a linger (a store closing). */
-  flushNow(): void;
+  /**
+   * Commits what is queued without waiting out a linger (a synchronous commit starts at once);
+   * resolves once every item queued so far is committed or failed.
+   */
+  flush(): Promise<void>;
 }
 
 interface Pending<I, R> {
@@ -72,12 +78,16 @@ export function createCommitQueue<I, R>(options: CommitQueueOptions<I, R>): Comm
   /** An item queued may not linger: the next turn commits the queue. */
   let urgent = false;
   let lingering: NodeJS.Timeout | undefined;
+  /** The item queued last: commits keep their order, so once it settles every item before it has. */
+  let last: Promise<R> | undefined;
 
+  /** Starts a commit of the queue, unless as many as may be are in flight (the last to end schedules it). */
   function start(): void {
     scheduled = false;
-    urgent = false;
     if (lingering) clearTimeout(lingering);
     lingering = undefined;
+    if (inFlight >= concurrency) return;
+    urgent = false;
     const batch = queue;
     queue = [];
     if (batch.length === 0) return;
@@ -121,25 +131,32 @@ export function createCommitQueue<I, R>(options: CommitQueueOptions<I, R>): Comm
 
   return {
     add(item, linger = false) {
-      return new Promise<R>((resolve, reject) => {
+      const added = new Promise<R>((resolve, reject) => {
         queue.push({ item, resolve, reject });
         if (!linger) urgent = true;
         schedule();
       });
+      last = added;
+      return added;
     },
-    flushNow() {
-      if (inFlight < concurrency) start();
+    flush() {
+      const settled: Promise<void> = last ? last.then(noop, noop) : Promise.resolve();
+      if (queue.length > 0) {
+        urgent = true;
+        start();
+      }
+      return settled;
     },
   };
 }
 
 /** A group commit over a synchronous `transaction` (the embedded store); each write gets `w`. */
-export function createGroupCommit<W>(transaction: <T>(fn: () => T) => T, w: W): GroupCommit<W> & { flushNow(): void } {
+export function createGroupCommit<W>(transaction: <T>(fn: () => T) => T, w: W): GroupCommit<W> {
   const queue = createCommitQueue<(w: W) => unknown, unknown>({
     commit: (writes) => transaction(() => writes.map((write) => write(w))),
   });
   return {
     write: <T>(write: (w: W) => T, options?: WriteOptions) => queue.add(write, options?.linger) as Promise<T>,
-    flushNow: queue.flushNow,
+    flush: queue.flush,
   };
 }

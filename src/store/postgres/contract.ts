@@ -120,6 +120,7 @@ export function createPgContract(pool: pg.Pool): StoreContract {
         }
         return queue.add(recorded, options?.linger) as Promise<T>;
       },
+      flush: queue.flush,
     },
     async commit(write) {
       const { value, statements } = recordWrites(write);

@@ -104,7 +104,7 @@ export function createStore(options: StoreOptions): Store {
     group,
     close: () => {
       // Lingering writes (a run's progress) commit before the file closes.
-      if (db.open) group.flushNow();
+      if (db.open) void group.flush();
       bodies.close();
       if (db.open) db.close();
     },

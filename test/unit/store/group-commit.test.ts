@@ -70,6 +70,18 @@ describe('group commit', () => {
     expect(await Promise.all([lingering, urgent])).toEqual(['running', 'accepted']);
   });
 
+  it('flushes what lingers at once, and nothing when nothing is queued', async () => {
+    const { group, commits } = recordingGroup();
+    await group.flush();
+    expect(commits).toEqual([]);
+    const lingering = group.write(() => 'wait', LINGER);
+    const flushed = group.flush();
+    // A synchronous commit starts within the call.
+    expect(commits).toEqual([['wait']]);
+    await flushed;
+    expect(await lingering).toBe('wait');
+  });
+
   it('commits lingering writes when the store closes', () => {
     const dir = mkdtempSync(join(tmpdir(), 'hookd-linger-'));
     try {
@@ -102,6 +114,32 @@ describe('group commit', () => {
 });
 
 describe('the commit queue both stores commit through', () => {
+  it('never starts a second commit beside the one in flight when flushed, and keeps the order', async () => {
+    const batches: string[][] = [];
+    let inFlight = 0;
+    let most = 0;
+    let release!: () => void;
+    const queue = createCommitQueue<string, string>({
+      commit: async (items) => {
+        batches.push([...items]);
+        most = Math.max(most, ++inFlight);
+        if (batches.length === 1) await new Promise<void>((done) => (release = done));
+        inFlight--;
+        return items;
+      },
+    });
+    const first = queue.add('accept');
+    await nextTurn();
+    const second = queue.add('running', true);
+    const flushed = queue.flush();
+    expect(batches).toEqual([['accept']]);
+    release();
+    await flushed;
+    expect(await Promise.all([first, second])).toEqual(['accept', 'running']);
+    expect(batches).toEqual([['accept'], ['running']]);
+    expect(most).toBe(1);
+  });
+
   it('keeps at most `concurrency` commits in flight, and batches what arrives meanwhile', async () => {
     const batches: number[][] = [];
     let inFlight = 0;

@@ -58,13 +58,14 @@ describe('the room of a node on a shared store', () => {
     const reads: StoreContract = {
       ...base,
       group: {
-        async write(fn) {
+        async write(fn, options) {
           if (++writes === 2) {
             blocked = true;
             await released;
           }
-          return base.group.write(fn);
+          return base.group.write(fn, options);
         },
+        flush: base.group.flush,
       },
     };
     const log = pino({ level: 'silent' });

@@ -24,10 +24,11 @@ function setup(
   const store: Store = {
     ...base,
     group: {
-      write(fn) {
+      write(fn, options) {
         writes++;
-        return base.group.write(fn);
+        return base.group.write(fn, options);
       },
+      flush: base.group.flush,
     },
   };
   const log = options.logs
