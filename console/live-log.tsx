@@ -24,14 +24,14 @@ interface Filters {
 const NONE: Filters = { q: '', path: '', eventType: '', status: '', since: '', until: '' };
 
 /**
- * A `datetime-local` value as an ISO time; `end`: the end of the minute or second it names (the
- * API's `until` is exclusive, so a range's last second is in it whole).
+ * A `datetime-local` value as an ISO time; `end`: the end of the second it names (the API's
+ * `until` is exclusive, so a range's last second is in it whole). The fields show seconds, but
+ * the browser leaves `:00` off a value (`14:05` is 14:05:00, not the whole minute).
  */
 function isoOf(local: string, end: boolean): string | undefined {
   const at = new Date(local).getTime();
   if (!local || Number.isNaN(at)) return undefined;
-  const span = local.length <= 16 ? 60_000 : 1000;
-  return new Date(end ? at + span : at).toISOString();
+  return new Date(end ? at + 1000 : at).toISOString();
 }
 
 function queryOf(f: Filters): string {

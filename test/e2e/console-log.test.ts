@@ -191,6 +191,38 @@ describe.skipIf(!browserTestsRun)('the live log and the request page in Chromium
     await context.close();
   });
 
+  it('ends a range whose To is on the minute with that second, not the whole minute', async () => {
+    // A request past the first second of its minute: the browser writes 14:05:00 as `14:05`.
+    let billing = await sendBilling('INV-MINUTE');
+    let at = Date.parse(
+      (await call(`${hookd.url}/api/requests/${billing}`, { method: 'GET', headers: ADMIN })).body.receivedAt as string,
+    );
+    while (at % 60_000 < 1000) {
+      await new Promise((done) => setTimeout(done, 1000 - (at % 60_000)));
+      billing = await sendBilling('INV-MINUTE');
+      at = Date.parse(
+        (await call(`${hookd.url}/api/requests/${billing}`, { method: 'GET', headers: ADMIN })).body
+          .receivedAt as string,
+      );
+    }
+    const minute = new Date(at - (at % 60_000)).toISOString().slice(0, 19);
+    const { context, page } = await signedIn(browser, hookd.url, GATEWAY_TOKEN, { timezoneId: 'UTC' });
+    const start = at - (at % 60_000);
+    const shownTimes = async () =>
+      (await page.locator('table.requests tbody tr td:nth-child(1)').allTextContents()).map((t) =>
+        Date.parse(`${t.replace(' ', 'T')}Z`),
+      );
+    await search(page, { From: minute, To: minute });
+    expect(await page.getByLabel('To', { exact: true }).inputValue()).toBe(minute.slice(0, 16));
+    // Until the list is the search's: only its second, and so not the request after it.
+    await expect
+      .poll(async () => !(await shownIds(page)).includes(billing) && (await shownTimes()).every((t) => t === start))
+      .toBe(true);
+    await search(page, { From: minute, To: '' });
+    await expect.poll(async () => (await shownIds(page)).includes(billing)).toBe(true);
+    await context.close();
+  });
+
   it('marks a verified signature on a request whose mapping checks them, and a wrong one as not verified', async () => {
     const { context, page } = await signedIn(browser, hookd.url, GATEWAY_TOKEN);
     const good = await sendPush();
