@@ -45,6 +45,50 @@ describe('createLogger', () => {
   });
 });
 
+describe('secrets one level down in a line', () => {
+  it('are censored under any key, in a copy: the object logged keeps its values', () => {
+    const { log, lines } = captured();
+    const provider = { apiKey: 'sk-1', baseUrl: 'http://model' };
+    log.info(
+      {
+        provider,
+        channel: { botToken: '123:abc', kind: 'telegram' },
+        user: { password: 'pw' },
+        hook: { secret: 's3', token: 't0' },
+        list: ['token'],
+        plain: 'token',
+        n: 1,
+      },
+      'configured',
+    );
+    expect(JSON.parse(lines[0] as string)).toMatchObject({
+      provider: { apiKey: '[redacted]', baseUrl: 'http://model' },
+      channel: { botToken: '[redacted]', kind: 'telegram' },
+      user: { password: '[redacted]' },
+      hook: { secret: '[redacted]', token: '[redacted]' },
+      list: ['token'],
+      plain: 'token',
+      n: 1,
+      msg: 'configured',
+    });
+    expect(provider.apiKey).toBe('sk-1');
+    expect(lines[0]).not.toMatch(/sk-1|123:abc|"pw"|s3|t0/);
+  });
+
+  it("are censored in an error's own fields, its message and stack kept, and in a child's bindings", () => {
+    const { log, lines } = captured();
+    const err = Object.assign(new Error('refused'), { token: 'bot-token', status: 401 });
+    log.child({ provider: { apiKey: 'sk-2' } }).error({ err }, 'sending failed');
+    const line = JSON.parse(lines[0] as string);
+    expect(line).toMatchObject({
+      provider: { apiKey: '[redacted]' },
+      err: { type: 'Error', message: 'refused', token: '[redacted]', status: 401 },
+    });
+    expect(line.err.stack).toContain('refused');
+    expect(lines[0]).not.toMatch(/sk-2|bot-token/);
+  });
+});
+
 describe("a request's lazy logger", () => {
   it('makes no child logger until something logs through it', () => {
     const { log } = captured();
