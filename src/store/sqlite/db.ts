@@ -20,7 +20,6 @@ export interface OpenDbOptions {
   onAutoVacuum?: (event: AutoVacuumEvent) => void;
 }
 
-/** The one-time rewrite of a file made without `auto_vacuum`: starting, done, or failed (the file stays as it was). */
 /**
  * The page size of a file this version makes (SQLite's default is 4 KiB). A hook request
  * writes a 2 KB run row and a 4 KB log record: on 4 KiB pages two run rows never share a page
@@ -30,6 +29,7 @@ export interface OpenDbOptions {
  */
 export const PAGE_BYTES = 16_384;
 
+/** The one-time rewrite of a file made without `auto_vacuum`: starting, done, or failed (the file stays as it was). */
 export type AutoVacuumEvent =
   | { readonly phase: 'start'; readonly bytes: number }
   | { readonly phase: 'done'; readonly ms: number; readonly bytes: number }
@@ -75,15 +75,14 @@ export function pageBytesOf(db: Db): number {
  */
 function turnOnAutoVacuum(db: Db, tell: (event: AutoVacuumEvent) => void): void {
   if (db.pragma('auto_vacuum', { simple: true }) === 2) return;
-  const pageBytes = () =>
-    (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number);
-  const bytes = pageBytes();
+  const fileBytes = () => (db.pragma('page_count', { simple: true }) as number) * pageBytesOf(db);
+  const bytes = fileBytes();
   tell({ phase: 'start', bytes });
   const started = performance.now();
   try {
     db.pragma('auto_vacuum = INCREMENTAL');
     db.exec('VACUUM');
-    tell({ phase: 'done', ms: Math.round(performance.now() - started), bytes: pageBytes() });
+    tell({ phase: 'done', ms: Math.round(performance.now() - started), bytes: fileBytes() });
   } catch (err) {
     tell({ phase: 'failed', err });
   }

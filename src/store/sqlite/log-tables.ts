@@ -2,7 +2,7 @@ import type { GroupCommit } from '../group-commit.js';
 import { LOG_TABLE_SQL } from '../log-table-sql.js';
 import type { Freed, LogTable, LogTables } from '../retention.js';
 import type { BodyLog } from './bodies.js';
-import type { Db } from './db.js';
+import { type Db, pageBytesOf } from './db.js';
 
 /**
  * The rows and bytes of the log tables, kept as rows are inserted and deleted: counted once (the
@@ -118,7 +118,6 @@ export function createSqliteLogTables(
 /** The statements of one log table's retention (its bytes count a request's body in the body log as in its row). */
 function statementsOf(db: Db, table: LogTable) {
   const { name, time, where } = LOG_TABLE_SQL[table];
-  // A request's body in the body log counts as it did in its row.
   const bytes =
     name === 'requests' ? `COALESCE(body_len, 0) + ${LOG_TABLE_SQL[table].bytes}` : LOG_TABLE_SQL[table].bytes;
   return {
@@ -146,7 +145,7 @@ async function vacuumFree(
 ): Promise<number> {
   if (db.pragma('auto_vacuum', { simple: true }) !== 2) return 0;
   const maxFileBytes = Math.max(0, maxBytesLeft);
-  const pageBytes = db.pragma('page_size', { simple: true }) as number;
+  const pageBytes = pageBytesOf(db);
   const pages = () => db.pragma('page_count', { simple: true }) as number;
   let given = 0;
   for (;;) {

@@ -1,4 +1,5 @@
 import { ATTEMPT_COLUMNS, type AttemptRow, attemptOf, attemptRow } from '../attempts.js';
+import type { Writes } from '../contract.js';
 import {
   CANCELLED_DELIVERY,
   RUN_COLUMNS,
@@ -12,18 +13,8 @@ import {
 } from '../runs.js';
 import type { Db } from './db.js';
 
-type RunWrites = Pick<
-  RunRepository,
-  | 'insert'
-  | 'markRunning'
-  | 'finish'
-  | 'markSummarized'
-  | 'recordDelivery'
-  | 'recordWait'
-  | 'cancel'
-  | 'requestCancel'
-  | 'recordAttempt'
->;
+/** The writes a commit makes through (the store contract's). */
+type RunWrites = Writes['runs'];
 type RunReads = Omit<RunRepository, keyof RunWrites>;
 
 /** The SQLite run repository. */
