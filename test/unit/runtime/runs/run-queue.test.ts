@@ -8,6 +8,7 @@ import { createRunQueue } from '../../../../src/runtime/runs/run-queue.js';
 import { createStore, type Store, sqliteBackend, sqliteContract } from '../../../../src/store/sqlite/index.js';
 import { createManualClock, type ManualClock } from '../../../helpers/clock.js';
 import { startFakeModel } from '../../../helpers/fake-model.js';
+import { hookRun } from '../../../helpers/runs.js';
 
 function setup(
   options: {
@@ -233,19 +234,7 @@ describe('a run whose model server keeps failing', () => {
         models: { providers: { fake: { baseUrl: server.url, api: 'openai-chat', apiKey: 'sk-secret-1' } } },
       });
       const { store, runs } = setup({ models });
-      store.runs.insert({
-        id: 'busy',
-        sessionKey: 'hook:busy',
-        message: 'hello',
-        model: 'fake/m',
-        timeoutSeconds: 1,
-        wakeMode: 'next-heartbeat',
-        deliver: false,
-        channel: 'last',
-        allowUnsafeExternalContent: false,
-        contentSource: 'webhook',
-        createdAt: 1,
-      });
+      store.runs.insert(hookRun('busy', { timeoutSeconds: 1 }));
       runs.enqueue({ id: 'busy', sessionKey: 'hook:busy', model: 'fake/m' });
       await expect.poll(() => store.runs.get('busy')?.status, { timeout: 5000 }).toBe('timeout');
       expect(store.runs.get('busy')?.error).toMatch(

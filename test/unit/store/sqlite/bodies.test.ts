@@ -1,11 +1,11 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RequestLogRecord } from '../../../../src/store/index.js';
 import { openBodyLog } from '../../../../src/store/sqlite/bodies.js';
 import { createStore, type Store } from '../../../../src/store/sqlite/index.js';
 import { bodyMatcher } from '../../../../src/store/sqlite/search.js';
 import { makeTempDir } from '../../../helpers/hookd-process.js';
+import { logRecord } from '../../../helpers/log-record.js';
 
 /** The request log's bodies beside the SQLite file (src/store/sqlite/bodies.ts). */
 
@@ -17,24 +17,7 @@ afterEach(() => {
   temp = undefined;
 });
 
-const record = (id: string, body: string | Buffer): RequestLogRecord => ({
-  id,
-  receivedAt: 1000,
-  path: 'x',
-  url: '/hooks/x',
-  status: 200,
-  eventIds: [],
-  runIds: [],
-  durationMs: 1,
-  headers: {},
-  credentials: {},
-  authenticated: true,
-  body: Buffer.from(body),
-  bodyBytes: Buffer.byteLength(body),
-  truncated: false,
-  redacted: false,
-  bodyWhole: true,
-});
+const record = (id: string, body: string | Buffer) => logRecord(id, body);
 
 function fileStore(bodySegmentBytes = 1024 * 1024) {
   temp ??= makeTempDir();

@@ -1,28 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import type { RequestLogRecord } from '../../../../src/store/index.js';
 import { createStore } from '../../../../src/store/sqlite/index.js';
 import { searchInWindows } from '../../../../src/store/sqlite/search.js';
+import { logRecord } from '../../../helpers/log-record.js';
 
 /** A search of the request log on SQLite, read in windows (docs/runtime.md#request-log-and-replay). */
 
-const record = (n: number): RequestLogRecord => ({
-  id: `r${n}`,
-  receivedAt: n * 1000,
-  path: 'x',
-  url: '/hooks/x',
-  status: 200,
-  eventIds: [],
-  runIds: [],
-  durationMs: 1,
-  headers: {},
-  credentials: {},
-  authenticated: true,
-  body: Buffer.from(JSON.stringify({ n, word: n % 3 === 0 ? 'Needle' : 'hay' })),
-  bodyBytes: 20,
-  truncated: false,
-  redacted: false,
-  bodyWhole: true,
-});
+const record = (n: number) =>
+  logRecord(`r${n}`, JSON.stringify({ n, word: n % 3 === 0 ? 'Needle' : 'hay' }), {
+    receivedAt: n * 1000,
+    bodyBytes: 20,
+  });
 
 function logOf(count: number) {
   const store = createStore({ path: ':memory:', synchronous: 'normal' });
