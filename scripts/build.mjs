@@ -26,9 +26,75 @@ const precompiled = {
   },
 };
 
+/**
+ * Node's built-in modules that a dependency requires at load but uses only for features hookd
+ * does not turn on. Each costs resident memory at start (node compiles a built-in from its own
+ * source when started with --no-node-snapshot): fastify's server.js loads https (with tls) and
+ * http2 for HTTPS and HTTP/2 servers, and dns for a host name to listen on (about 2 MB of a
+ * bare server's RSS; docs/operations.md#start-up-and-memory). Here they load on first use.
+ */
+const LAZY_BUILTINS = {
+  // fastify/lib/server.js: `const https = require('node:https')` and the like, used in calls.
+  importer: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]server\.js$/,
+  modules: /^node:(https|http2|dns)$/,
+};
+/**
+ * Modules that a dependency requires only for what hookd never calls: left out of the bundle
+ * (each stands in as a function that throws, saying so). prom-client's index loads its
+ * Pushgateway, default metrics and cluster aggregation at start, with zlib, https, v8 and
+ * perf_hooks; fastify's compilers (ajv, fast-json-stringify) serve route schemas, which hookd
+ * refuses (src/app.ts), and light-my-request serves `inject()`, which only tests call, on src/.
+ * V8 keeps a module's whole source in the heap, run or not.
+ */
+const LEFT_OUT = [
+  {
+    importer: /[\\/]node_modules[\\/]prom-client[\\/]index\.js$/,
+    path: /^\.\/lib\/(pushgateway|defaultMetrics|cluster)$/,
+  },
+  {
+    importer: /[\\/]node_modules[\\/]fastify[\\/]/,
+    path: /^(@fastify\/ajv-compiler|@fastify\/fast-json-stringify-compiler|light-my-request)$/,
+  },
+];
+
+const lazy = {
+  name: 'lazy-builtins',
+  setup(plugin) {
+    plugin.onResolve({ filter: LAZY_BUILTINS.modules }, (args) =>
+      LAZY_BUILTINS.importer.test(args.importer) ? { path: args.path, namespace: 'lazy-builtin' } : undefined,
+    );
+    // A stand-in that requires the real module when one of its members is first read.
+    plugin.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({
+      contents: `let real;
+const load = () => (real ??= require(${JSON.stringify(args.path)}));
+module.exports = new Proxy({}, {
+  get: (_, key) => load()[key],
+  has: (_, key) => key in load(),
+  ownKeys: () => Reflect.ownKeys(load()),
+  getOwnPropertyDescriptor: (_, key) => {
+    const own = Reflect.getOwnPropertyDescriptor(load(), key);
+    return own && { ...own, configurable: true };
+  },
+});`,
+      loader: 'js',
+    }));
+    for (const { importer, path } of LEFT_OUT) {
+      plugin.onResolve({ filter: path }, (args) =>
+        importer.test(args.importer) ? { path: args.path, namespace: 'left-out' } : undefined,
+      );
+    }
+    plugin.onLoad({ filter: /.*/, namespace: 'left-out' }, (args) => ({
+      contents: `module.exports = function leftOut() {
+  throw new Error(${JSON.stringify(`${args.path} is left out of hookd's bundle (scripts/build.mjs)`)});
+};`,
+      loader: 'js',
+    }));
+  },
+};
+
 rmSync(dist, { recursive: true, force: true });
 await build({
-  plugins: [precompiled],
+  plugins: [precompiled, lazy],
   entryPoints: [join(root, 'src/cli/main.ts')],
   // dist/cli/ sits as deep as src/cli/, so paths relative to a module (presets/) still hold.
   outdir: join(dist, 'cli'),

@@ -1,7 +1,18 @@
-import { Ajv, type Options, type ValidateFunction } from 'ajv';
-import { RE2JS } from 're2js';
+import { createRequire } from 'node:module';
+import type { Ajv, Options, ValidateFunction } from 'ajv';
+import type { RE2JS } from 're2js';
 import { hookdError } from '../errors.js';
 import { linearUniqueItems } from './unique-items.js';
+
+/**
+ * ajv and re2js load with the first supplied schema or pattern, not at start: a config without
+ * one never pays for them (docs/operations.md#start-up-and-memory).
+ */
+const requireOnUse = createRequire(import.meta.url);
+let ajvClass: typeof Ajv | undefined;
+let re2: typeof RE2JS | undefined;
+const ajvOf = () => (ajvClass ??= (requireOnUse('ajv') as typeof import('ajv')).Ajv);
+const re2Of = () => (re2 ??= (requireOnUse('re2js') as typeof import('re2js')).RE2JS);
 
 type RegExpEngine = NonNullable<NonNullable<Options['code']>['regExp']>;
 
@@ -52,8 +63,9 @@ function linearRegExp(meter?: PatternMeter): RegExpEngine {
 
 /** The pattern compiled for RE2, or why it cannot be. */
 export function compileLinear(pattern: string): RE2JS | string {
+  const RE2 = re2Of();
   try {
-    return RE2JS.compile(RE2JS.translateRegExp(pattern));
+    return RE2.compile(RE2.translateRegExp(pattern));
   } catch (err) {
     const reason = (err as Error).message.replace(/^error parsing regexp: /, '');
     return `${reason} (hookd runs patterns on a linear-time engine: no backreferences, no lookahead or lookbehind)`;
@@ -92,7 +104,7 @@ export function unsafePatterns(schema: unknown, pointer = ''): string[] {
  * `meter` when given), and `uniqueItems` in linear time.
  */
 export function createSchemaAjv(options: Options = {}, meter?: PatternMeter): Ajv {
-  const ajv = new Ajv({ strict: false, ...options, code: { ...options.code, regExp: linearRegExp(meter) } });
+  const ajv = new (ajvOf())({ strict: false, ...options, code: { ...options.code, regExp: linearRegExp(meter) } });
   ajv.removeKeyword('uniqueItems');
   ajv.addKeyword(linearUniqueItems);
   return ajv;

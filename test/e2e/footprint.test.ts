@@ -9,7 +9,9 @@ import { call } from '../helpers/http.js';
  * the packages below are loaded on first use. A preload records every CommonJS module the
  * gateway loads; each of these packages is CommonJS.
  */
-const LAZY = ['esbuild', 'isolated-vm', 'imapflow', 'mailparser', 'undici'] as const;
+const LAZY = ['esbuild', 'isolated-vm', 'imapflow', 'mailparser', 'undici', 'ajv', 're2js'] as const;
+/** Built-ins that dependencies require at load for what hookd does not use (scripts/build.mjs). */
+const UNUSED_BUILTINS = ['node:http2', 'node:https', 'node:tls', 'node:zlib', 'node:v8'];
 const TOKEN = 'footprint-hook-token-0123456789';
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -37,7 +39,14 @@ async function gateway(config: Record<string, unknown>) {
       throw new Error('the gateway ran src/ through tsx: dist/ is older than src/');
     return LAZY.filter((name) => files.includes(`/node_modules/${name}/`));
   };
-  return { hookd, loaded };
+  /** The unused built-ins the gateway loaded, read once it has stopped. */
+  const builtinsLoaded = async () => {
+    await hookd.stop();
+    const lines = readFileSync(loads, 'utf8').split('\n');
+    expect(lines).toContain('node:http');
+    return UNUSED_BUILTINS.filter((name) => lines.includes(name));
+  };
+  return { hookd, loaded, builtinsLoaded };
 }
 
 const wake = (url: string) =>
@@ -54,6 +63,20 @@ describe('what hookd serve loads', () => {
     // The console's script is bundled on its first request: esbuild comes then.
     expect((await call(`${hookd.url}/ui/app.js`, { method: 'GET' })).status).toBe(200);
     expect(loaded()).toEqual(['esbuild']);
+  });
+
+  it('serves hooks without the built-ins only HTTPS, HTTP/2, compression and default metrics use', async () => {
+    const { hookd, builtinsLoaded } = await gateway({ hooks: { enabled: true, token: TOKEN } });
+    expect((await wake(hookd.url)).status).toBe(200);
+    expect((await call(`${hookd.url}/metrics`, { method: 'GET' })).status).toBe(200);
+    expect(await builtinsLoaded()).toEqual([]);
+  });
+
+  it('loads ajv and re2js for a config with a preset whose options have a schema', async () => {
+    const { loaded } = await gateway({
+      hooks: { enabled: true, token: TOKEN, presets: ['mail'] },
+    });
+    expect(loaded()).toEqual(['ajv', 're2js']);
   });
 
   it('loads esbuild and isolated-vm for a config with a transform', async () => {
