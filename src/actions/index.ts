@@ -13,4 +13,11 @@ export type {
   RequestReceipt,
   StoredRequest,
 } from './types.js';
-export { type ActionOptions, expectedChannel, parseAgentBody, parseWakeBody } from './validate.js';
+export {
+  type ActionOptions,
+  expectedChannel,
+  parseAgentBody,
+  parseWakeBody,
+  runIdFor,
+  startsItsSession,
+} from './validate.js';

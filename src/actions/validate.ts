@@ -33,6 +33,24 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 type Body = Readonly<Record<string, unknown>>;
 
+/**
+ * Agent actions whose session key hookd made (the request named none), with the id it was made
+ * from: their run takes that id, so that its key is `hook:<runId>` and it can tell it starts
+ * its session (startsItsSession).
+ */
+const madeKeyIds = new WeakMap<AgentAction, string>();
+
+/** The id a run of `action` takes: the one its made session key ends in, else a new one. */
+export const runIdFor = (action: AgentAction): string => madeKeyIds.get(action) ?? newId();
+
+/**
+ * Whether hookd made the run's session key for it. Runs of one key run in arrival order
+ * (docs/runtime.md#agent-runs), and no request could name the key before this run's answer
+ * gave it out: its session holds nothing before its turn, so no history is read.
+ */
+export const startsItsSession = (run: { readonly id: string; readonly sessionKey: string }): boolean =>
+  run.sessionKey === `hook:${run.id}`;
+
 /** Validates a `/hooks/wake` body (docs/http.md#post-hookswake); throws a 400 HookdError naming the field. */
 export function parseWakeBody(
   body: unknown,
@@ -70,12 +88,13 @@ export function parseAgentBody(body: unknown, options: ActionOptions, mappingId?
   if (modelInput !== undefined && modelInput.trim() === '') throw invalid('model', 'provider/model or an alias');
   const thinking: ThinkingLevel | undefined = optionalEnum(b, 'thinking', THINKING_LEVELS);
   const timeoutSeconds = optionalTimeout(b);
+  const madeId = sessionKey === undefined ? newId() : undefined;
   // Every field named (absent ones undefined): one shape for every action, cheap to read.
-  return {
+  const action: AgentAction = {
     kind: 'agent',
     message,
     name,
-    sessionKey: sessionKey ?? `hook:${newId()}`,
+    sessionKey: sessionKey ?? `hook:${madeId}`,
     wakeMode,
     deliver,
     channel,
@@ -87,6 +106,8 @@ export function parseAgentBody(body: unknown, options: ActionOptions, mappingId?
     contentSource: options.contentSource ?? 'webhook',
     mappingId,
   };
+  if (madeId !== undefined) madeKeyIds.set(action, madeId);
+  return action;
 }
 
 /** What `channel` takes (docs/channels.md): `last`, or one of the configured channels' ids, listed. */

@@ -1,6 +1,15 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Accepted, Action, ActionSink, RequestLogRecord } from '../../src/actions/index.js';
+import {
+  type Accepted,
+  type Action,
+  type ActionSink,
+  createModelCatalog,
+  parseAgentBody,
+  type RequestLogRecord,
+  startsItsSession,
+} from '../../src/actions/index.js';
+import { loadConfig } from '../../src/config/index.js';
 import { hookdError } from '../../src/errors.js';
 import { createPgContract, createPgPool } from '../../src/store/postgres/contract.js';
 import { migratePostgres } from '../../src/store/postgres/migrate.js';
@@ -122,6 +131,26 @@ function contract(name: string, make: Make, runs: boolean) {
       });
       expect(stored?.record?.body.toString()).toBe('{"text":"hello","\u00e9":"\u00ff"}');
       expect(await s.sink.findRequest('nobody')).toBeUndefined();
+    });
+
+    it('gives a run whose session key it made (the request named none) the id the key ends in', async () => {
+      const s = await make();
+      const options = { models: createModelCatalog(loadConfig({ data: {}, env: {} })) };
+      const made = parseAgentBody({ message: 'new' }, options);
+      const [first] = await s.sink.accept([made], { requestId: `${name}-made-1` });
+      // A later request continues the session by naming the key it was given.
+      const [second] = await s.sink.accept([parseAgentBody({ message: 'on', sessionKey: made.sessionKey }, options)], {
+        requestId: `${name}-made-2`,
+      });
+      if (first?.kind !== 'agent' || second?.kind !== 'agent') throw new Error('two runs expected');
+      expect(first.sessionKey).toBe(`hook:${first.runId}`);
+      expect(second.sessionKey).toBe(first.sessionKey);
+      expect(second.runId).not.toBe(first.runId);
+      expect(await s.ids('runs')).toEqual(expect.arrayContaining([first.runId, second.runId]));
+      expect([first, second].map((a) => startsItsSession({ id: a.runId, sessionKey: a.sessionKey }))).toEqual([
+        true,
+        false,
+      ]);
     });
 
     it('accepts many requests at once, each answered after its commit', async () => {

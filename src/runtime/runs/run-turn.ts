@@ -1,4 +1,5 @@
 import type { ThinkingLevel } from '../../action-shape.js';
+import { startsItsSession } from '../../actions/index.js';
 import type { Clock } from '../../clock.js';
 import { hookdError, isHookdError } from '../../errors.js';
 import type { Logger } from '../../log.js';
@@ -108,7 +109,7 @@ export async function callModel(parts: TurnParts, run: RunRecord, context: TurnC
   markRunning(parts, run, startedAt);
   const phrases = findInjectionPhrases(run.message);
   if (phrases.length > 0) log.warn({ runId: run.id, phrases }, 'possible prompt injection in hook content');
-  const history = await parts.store.messages.recent(run.sessionKey, parts.historyLimit);
+  const history = startsItsSession(run) ? [] : await parts.store.messages.recent(run.sessionKey, parts.historyLimit);
   const timeoutSeconds = run.timeoutSeconds ?? parts.defaultTimeoutSeconds;
   const timeout = deadline(timeoutSeconds, context.signal, clock);
   const thinking = run.thinking ?? parts.defaultThinking;

@@ -9,6 +9,7 @@ import type {
   RequestLogRecord,
   StoredRequest,
 } from '../../actions/index.js';
+import { runIdFor } from '../../actions/index.js';
 import { hookdError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { SinkOptions, StoreContract } from '../contract.js';
@@ -102,7 +103,7 @@ export function prepareJob(
   const accepted: Accepted[] = actions.map((action) =>
     action.kind === 'wake'
       ? { kind: 'wake', eventId: newId(), mode: action.mode }
-      : { kind: 'agent', runId: newId(), sessionKey: action.sessionKey },
+      : { kind: 'agent', runId: runIdFor(action), sessionKey: action.sessionKey },
   );
   const intent = context.idempotency;
   const answer = intent?.respond(accepted);

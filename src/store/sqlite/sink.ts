@@ -1,12 +1,13 @@
-import type {
-  AcceptContext,
-  Accepted,
-  Action,
-  ActionSink,
-  FailedRequest,
-  IdempotentAnswer,
-  RequestLogRecord,
-  StoredRequest,
+import {
+  type AcceptContext,
+  type Accepted,
+  type Action,
+  type ActionSink,
+  type FailedRequest,
+  type IdempotentAnswer,
+  type RequestLogRecord,
+  runIdFor,
+  type StoredRequest,
 } from '../../actions/index.js';
 import { newId } from '../../ids.js';
 import type { SinkOptions } from '../contract.js';
@@ -58,11 +59,12 @@ function recorded(options: SinkOptions, record: RequestLogRecord): void {
 
 /** Inserts one accepted action as an event or a run; answers what was accepted. */
 function insertAction(store: Store, action: Action, context: AcceptContext, createdAt: number): Accepted {
-  const id = newId();
   if (action.kind === 'wake') {
+    const id = newId();
     store.events.insert(hookEvent(action, id, context.requestId, createdAt));
     return { kind: 'wake', eventId: id, mode: action.mode };
   }
+  const id = runIdFor(action);
   store.runs.insert(hookRun(action, id, context.requestId, createdAt));
   return { kind: 'agent', runId: id, sessionKey: action.sessionKey };
 }

@@ -56,11 +56,16 @@ afterEach(async () => {
 });
 
 /** The turn's parts over an in-memory store holding run `r1` (limited to `timeoutSeconds`), against `fake`. */
-function turnParts(fake: FakeModel, clock: ManualClock, timeoutSeconds = 30): { parts: TurnParts; run: RunRecord } {
+function turnParts(
+  fake: FakeModel,
+  clock: ManualClock,
+  timeoutSeconds = 30,
+  sessionKey = 'hook:r1',
+): { parts: TurnParts; run: RunRecord } {
   store = createStore({ path: ':memory:', synchronous: 'normal' });
   store.runs.insert({
     id: 'r1',
-    sessionKey: 'hook:r1',
+    sessionKey,
     message: 'hello',
     model: 'fake/m',
     wakeMode: 'next-heartbeat',
@@ -100,6 +105,20 @@ describe("a run's model turn", () => {
       { role: 'assistant', content: 'hi' },
     ]);
     await expect.poll(() => store?.runs.get('r1')?.status).toBe('running');
+  });
+
+  it("sends its session's history, except for a run whose key hookd made for it (hook:<its id>)", async () => {
+    model = await startFakeModel(() => 'hi');
+    const sent: number[] = [];
+    for (const sessionKey of ['hook:chat', 'hook:r1']) {
+      const { parts, run } = turnParts(model, createManualClock(), 30, sessionKey);
+      // A transcript no run of a made key can have: runs of one key run in arrival order.
+      store?.messages.append(sessionKey, [{ role: 'user', content: 'earlier' }], null, 0);
+      await callModel(parts, run, { signal: new AbortController().signal, gate: OPEN_GATE });
+      sent.push(model.requests.at(-1)?.messages.length ?? 0);
+      store?.close();
+    }
+    expect(sent).toEqual([2, 1]);
   });
 
   it('returns no turn when the run is stopped mid-call: it resumes as it was', async () => {
