@@ -3,10 +3,12 @@ import type { Writes } from '../contract.js';
 import {
   CANCELLED_DELIVERY,
   RUN_COLUMNS,
+  RUN_ROW_COLUMNS,
   type RunRepository,
   type RunRow,
   runOf,
   runRow,
+  runRowOf,
   runStatusOf,
   UNFINISHED_COLUMNS,
   unfinishedOf,
@@ -77,7 +79,7 @@ function runWrites(db: Db): RunWrites {
 
 /** A run's reads, each a statement prepared once. */
 function runReads(db: Db): RunReads {
-  const get = db.prepare('SELECT * FROM runs WHERE id = ?');
+  const get = db.prepare(`SELECT ${RUN_ROW_COLUMNS} FROM runs WHERE id = ?`).raw(true);
   const unfinished = db.prepare(`SELECT ${UNFINISHED_COLUMNS} FROM runs WHERE summarized_at IS NULL ORDER BY seq`);
   const attemptsOf = db.prepare(
     'SELECT * FROM run_attempts WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY seq',
@@ -95,8 +97,8 @@ function runReads(db: Db): RunReads {
   );
   return {
     get(id) {
-      const row = get.get(id) as RunRow | undefined;
-      return row && runOf(row);
+      const values = get.get(id) as unknown[] | undefined;
+      return values && runOf(runRowOf(values));
     },
     unfinished() {
       return (unfinished.all() as RunRow[]).map(unfinishedOf);
