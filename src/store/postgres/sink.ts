@@ -1,15 +1,15 @@
 import type pg from 'pg';
-import type {
-  AcceptContext,
-  Accepted,
-  Action,
-  ActionSink,
-  FailedRequest,
-  IdempotentAnswer,
-  RequestLogRecord,
-  StoredRequest,
+import {
+  type AcceptContext,
+  type Accepted,
+  type Action,
+  type ActionSink,
+  type FailedRequest,
+  type IdempotentAnswer,
+  type RequestLogRecord,
+  runIdFor,
+  type StoredRequest,
 } from '../../actions/index.js';
-import { runIdFor } from '../../actions/index.js';
 import { hookdError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { SinkOptions, StoreContract } from '../contract.js';
