@@ -72,6 +72,16 @@ describe('what hookd serve loads', () => {
     expect(await builtinsLoaded()).toEqual([]);
   });
 
+  it('listens on a host name, which fastify looks up through its stand-in for dns', async () => {
+    const { hookd, builtinsLoaded } = await gateway({
+      server: { host: 'localhost' },
+      hooks: { enabled: true, token: TOKEN },
+    });
+    expect(hookd.url).toMatch(/^http:\/\/localhost:\d+$/);
+    expect((await wake(hookd.url)).status).toBe(200);
+    expect(await builtinsLoaded()).toEqual([]);
+  });
+
   it('loads ajv and re2js for a config with a preset whose options have a schema', async () => {
     const { loaded } = await gateway({
       hooks: { enabled: true, token: TOKEN, presets: ['mail'] },
