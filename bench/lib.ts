@@ -7,6 +7,13 @@ export const TOKEN = 'bench-hook-token-0123456789abcdef';
 export const CONNECTIONS = 50;
 export const HOOK_HEADERS = { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` };
 
+/** How much of a child's stderr is kept, to be shown when it exits with a failure. */
+const STDERR_TAIL_CHARS = 8192;
+
+/**
+ * Starts `node args` and resolves with the port it prints. Its stderr (a gateway's banner, its
+ * curl) is kept, not printed, and shown when it exits with a failure.
+ */
 export function startChild(
   args: string[],
   cwd: string,
@@ -15,16 +22,28 @@ export function startChild(
   const child = spawn(process.execPath, ['--no-node-snapshot', ...args], {
     cwd,
     env,
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr?.on('data', (c: Buffer) => {
+    err = (err + c.toString()).slice(-STDERR_TAIL_CHARS);
+  });
+  child.on('exit', (code, signal) => {
+    if (code !== 0 && code !== null && signal === null)
+      process.stderr.write(`${args.join(' ')} exited with ${code}:\n${err}\n`);
   });
   return new Promise((done, fail) => {
     let out = '';
-    child.stdout?.on('data', (c: Buffer) => {
+    const onOut = (c: Buffer) => {
       out += c.toString();
       const port = /"port":(\d+)/.exec(out) ?? /"url":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(out);
-      if (port) done({ child, port: Number(port[1]) });
-    });
-    child.on('exit', (code) => fail(new Error(`${args.join(' ')} exited with ${code}: ${out}`)));
+      if (!port) return;
+      // Its log is drained from now on, not kept: a drain of 100,000 runs logs as many lines.
+      child.stdout?.off('data', onOut).resume();
+      done({ child, port: Number(port[1]) });
+    };
+    child.stdout?.on('data', onOut);
+    child.on('exit', (code) => fail(new Error(`${args.join(' ')} exited with ${code}: ${out}${err}`)));
   });
 }
 
