@@ -26,12 +26,7 @@ export function newId(now: number = Date.now()): string {
     lastMs++;
     counter = 0;
   }
-  if (poolOffset === pool.length) {
-    randomFillSync(pool);
-    poolOffset = 0;
-  }
-  const r = poolOffset;
-  poolOffset += 8;
+  const r = randomAt();
   const ms = lastMs;
   const high = Math.floor(ms / 0x10000);
   return (
@@ -56,4 +51,20 @@ export function newId(now: number = Date.now()): string {
     hex(pool[r + 6]) +
     hex(pool[r + 7])
   );
+}
+
+/** Where 8 fresh random bytes start in `pool`: drawn 256 ids' worth at a time (a draw is a system call). */
+function randomAt(): number {
+  if (poolOffset === pool.length) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  poolOffset += 8;
+  return poolOffset - 8;
+}
+
+/** 16 random hex digits (8 bytes, from the ids' pool): the safety wrapper's marker ids. */
+export function randomHex16(): string {
+  const at = randomAt();
+  return pool.toString('hex', at, at + 8);
 }
