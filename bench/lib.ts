@@ -28,10 +28,7 @@ export function startChild(
   child.stderr?.on('data', (c: Buffer) => {
     err = (err + c.toString()).slice(-STDERR_TAIL_CHARS);
   });
-  child.on('exit', (code, signal) => {
-    if (code !== 0 && code !== null && signal === null)
-      process.stderr.write(`${args.join(' ')} exited with ${code}:\n${err}\n`);
-  });
+  let started = false;
   return new Promise((done, fail) => {
     let out = '';
     const onOut = (c: Buffer) => {
@@ -40,10 +37,15 @@ export function startChild(
       if (!port) return;
       // Its log is drained from now on, not kept: a drain of 100,000 runs logs as many lines.
       child.stdout?.off('data', onOut).resume();
+      started = true;
       done({ child, port: Number(port[1]) });
     };
     child.stdout?.on('data', onOut);
-    child.on('exit', (code) => fail(new Error(`${args.join(' ')} exited with ${code}: ${out}${err}`)));
+    // Before it is up, an exit fails the start; after, a failure's stderr is printed.
+    child.on('exit', (code) => {
+      if (!started) fail(new Error(`${args.join(' ')} exited with ${code}: ${out}${err}`));
+      else if (code !== 0 && code !== null) process.stderr.write(`${args.join(' ')} exited with ${code}:\n${err}\n`);
+    });
   });
 }
 
