@@ -1,5 +1,36 @@
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { classifyContentType, parseBody as parse } from '../../../src/ingress/body.js';
+import { type BodyOutcome, classifyContentType, parseBody as parse, readBody } from '../../../src/ingress/body.js';
+
+/** The outcome of reading one request whose body is sent as `parts`, each written on its own. */
+async function readSent(parts: readonly string[]): Promise<BodyOutcome> {
+  let outcome: BodyOutcome | undefined;
+  const server = createServer((req, res) => {
+    void readBody(req, res, req, { limitBytes: 1 << 20 }).then((read) => {
+      outcome = read;
+      res.end();
+    });
+  });
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  try {
+    const { port } = server.address() as AddressInfo;
+    await new Promise<void>((done, failed) => {
+      const req = request({ port, host: '127.0.0.1', method: 'POST', headers: { 'content-type': 'application/json' } });
+      req.on('response', (res) => res.resume().on('end', done));
+      req.on('error', failed);
+      const write = (i: number) => {
+        if (i === parts.length) return void req.end();
+        req.write(parts[i]);
+        setTimeout(() => write(i + 1), 20);
+      };
+      write(0);
+    });
+  } finally {
+    server.close();
+  }
+  return outcome as BodyOutcome;
+}
 
 describe('classifyContentType', () => {
   it.each([
@@ -57,6 +88,16 @@ describe('parse', () => {
   it('parses a text with no poisoning spelling as is', () => {
     const outcome = parse('json', Buffer.from('{"a":{"b":[1,"protocol-less",null]}}'));
     expect(outcome).toMatchObject({ ok: true, body: { payload: { a: { b: [1, 'protocol-less', null] } } } });
+  });
+
+  it('reads a body sent whole or in chunks as the same bytes and payload', async () => {
+    const text = JSON.stringify({ message: 'é'.repeat(900), n: 1 });
+    const whole = await readSent([text]);
+    const chunked = await readSent([text.slice(0, 7), text.slice(7, 1000), text.slice(1000)]);
+    for (const outcome of [whole, chunked]) {
+      expect(outcome.ok && outcome.body.rawBody.toString('utf8')).toBe(text);
+      expect(outcome).toMatchObject({ ok: true, body: { payload: { message: 'é'.repeat(900), n: 1 } } });
+    }
   });
 
   it('keeps the raw bytes', () => {
