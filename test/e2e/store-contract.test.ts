@@ -400,6 +400,27 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       expect([left.requests.rows, left.refused.rows]).toEqual([1, 1]);
     });
 
+    it('frees the bytes of exactly the rows it prunes, the first stored first among records of one time', async () => {
+      const store = make();
+      // Six records of one time, each body 100 bytes longer than the one before.
+      const sized = (i: number) =>
+        record(`t${i}`, { receivedAt: 1000, body: Buffer.alloc(100 * (i + 1), 'x'), bodyBytes: 100 * (i + 1) });
+      await store.commit((w) => {
+        for (let i = 0; i < 6; i++) w.requests.insert(sized(i));
+      });
+      const bytesOf = (...i: number[]) =>
+        i.reduce(
+          (sum, n) => sum + 100 * (n + 1) + JSON.stringify(sized(n).headers).length + '/hooks/note'.length + 512,
+          0,
+        );
+      const ids = async () => (await store.requests.list({ limit: 10 })).map((r) => r.id);
+      expect(await store.log.pruneOldest('requests', 2)).toEqual({ rows: 2, bytes: bytesOf(0, 1) });
+      expect(await ids()).toEqual(['t5', 't4', 't3', 't2']);
+      expect(await store.log.pruneOlderThan('requests', 60_000, 3)).toEqual({ rows: 3, bytes: bytesOf(2, 3, 4) });
+      expect(await ids()).toEqual(['t5']);
+      expect((await store.log.size()).requests).toEqual({ rows: 1, bytes: bytesOf(5) });
+    });
+
     it("keeps a request's receipt with its record and its kept failure, and a forced replay's mark", async () => {
       const store = make();
       const byToken = { by: 'token', via: 'bearer', credential: 'fp-token', bodyRead: true } as const;

@@ -1,3 +1,4 @@
+import type Database from 'better-sqlite3';
 import type { GroupCommit } from '../group-commit.js';
 import { LOG_TABLE_SQL } from '../log-table-sql.js';
 import type { Freed, LogTable, LogTables } from '../retention.js';
@@ -79,13 +80,14 @@ export function createSqliteLogTables(
     refused: of.refused.count.get() as { rows: number; bytes: number },
     failures: of.failures.count.get() as { rows: number; bytes: number },
   });
-  /** Deletes with `run` in the next group commit; the tally follows. */
-  const remove = async (table: LogTable, run: () => unknown[]): Promise<Freed> => {
+  /** Deletes the rows `step` picks with `values`, in the next group commit; the tally follows. */
+  const remove = async (table: LogTable, step: Step, ...values: number[]): Promise<Freed> => {
     const freed = await group.write(() => {
-      const gone = run() as { bytes: number }[];
-      const bytes = gone.reduce((sum, row) => sum + row.bytes, 0);
-      tally.remove(table, gone.length, bytes);
-      return { rows: gone.length, bytes };
+      // The same rows twice in one transaction: sized by a read, then deleted (see statementsOf).
+      const { bytes } = step.size.get(...values) as { bytes: number };
+      const rows = step.remove.run(...values).changes;
+      tally.remove(table, rows, bytes);
+      return { rows, bytes };
     });
     if (table !== 'failures' && freed.rows > 0) releaseBodies();
     return freed;
@@ -101,10 +103,10 @@ export function createSqliteLogTables(
     async pruneOlderThan(table, maxAgeMs, limit) {
       const before = now() - maxAgeMs;
       if (of[table].anyAged.get(before) === undefined) return NOTHING;
-      return remove(table, () => of[table].aged.all(before, limit));
+      return remove(table, of[table].aged, before, limit);
     },
     pruneOldest(table, rows) {
-      return remove(table, () => of[table].first.all(rows));
+      return remove(table, of[table].first, rows);
     },
     async purgeExpiredKeys(limit) {
       const at = now();
@@ -115,20 +117,32 @@ export function createSqliteLogTables(
   };
 }
 
-/** The statements of one log table's retention (its bytes count a request's body in the body log as in its row). */
+/** One step of a pass: the bytes of the rows it deletes, and their delete (the same values for both). */
+interface Step {
+  readonly size: Database.Statement;
+  readonly remove: Database.Statement;
+}
+
+/**
+ * The statements of one log table's retention (its bytes count a request's body in the body log
+ * as in its row). A step's rows are picked by the same ordered query twice, `seq` breaking ties
+ * so that both pick the same rows: summed, then deleted. A `DELETE … RETURNING` of each row's
+ * bytes cost twice the delete alone (2.2 against 1.1 µs a row, 1,000-row steps); the sum and the
+ * delete cost 1.4.
+ */
 function statementsOf(db: Db, table: LogTable) {
   const { name, time, where } = LOG_TABLE_SQL[table];
   const bytes =
     name === 'requests' ? `COALESCE(body_len, 0) + ${LOG_TABLE_SQL[table].bytes}` : LOG_TABLE_SQL[table].bytes;
+  const step = (picked: string): Step => ({
+    size: db.prepare(`SELECT COALESCE(SUM(${bytes}), 0) AS bytes FROM ${name} WHERE seq IN (${picked})`),
+    remove: db.prepare(`DELETE FROM ${name} WHERE seq IN (${picked})`),
+  });
   return {
     count: db.prepare(`SELECT COUNT(*) AS rows, COALESCE(SUM(${bytes}), 0) AS bytes FROM ${name} WHERE ${where}`),
     anyAged: db.prepare(`SELECT 1 FROM ${name} WHERE ${where} AND ${time} < ? LIMIT 1`),
-    aged: db.prepare(
-      `DELETE FROM ${name} WHERE seq IN (SELECT seq FROM ${name} WHERE ${where} AND ${time} < ? ORDER BY ${time} LIMIT ?) RETURNING ${bytes} AS bytes`,
-    ),
-    first: db.prepare(
-      `DELETE FROM ${name} WHERE seq IN (SELECT seq FROM ${name} WHERE ${where} ORDER BY ${time}, seq LIMIT ?) RETURNING ${bytes} AS bytes`,
-    ),
+    aged: step(`SELECT seq FROM ${name} WHERE ${where} AND ${time} < ? ORDER BY ${time}, seq LIMIT ?`),
+    first: step(`SELECT seq FROM ${name} WHERE ${where} ORDER BY ${time}, seq LIMIT ?`),
   };
 }
 
