@@ -158,9 +158,10 @@ describe('a transform slot (docs/transforms.md#limits, docs/operations.md#limits
   });
 
   it('keeps a transform whose first calls are slow (a cold isolate) on the loop, in the isolate it was cut in', async () => {
-    // Counts its runs in the isolate: of each call (`payload.i`), and of all. Call 0 spins 50 ms.
+    // Counts its runs in the isolate: of each call (`payload.i`), and of all; names its isolate
+    // (a number drawn as the isolate loads it). Call 0 spins 50 ms.
     const coldThenQuick = bundle(
-      `(() => { let runs = 0; const ofCall = {}; return (ctx) => { runs++; const i = ctx.payload.i; ofCall[i] = (ofCall[i] ?? 0) + 1; if (i === 0) { const end = Date.now() + 50; while (Date.now() < end); } return { runsOfCall: ofCall[i], runs }; }; })()`,
+      `(() => { const isolate = Math.random(); let runs = 0; const ofCall = {}; return (ctx) => { runs++; const i = ctx.payload.i; ofCall[i] = (ofCall[i] ?? 0) + 1; if (i === 0) { const end = Date.now() + 50; while (Date.now() < end); } return { runsOfCall: ofCall[i], runs, isolate }; }; })()`,
     );
     const slot = slotFor(8, coldThenQuick);
     await slot.warm();
@@ -171,13 +172,19 @@ describe('a transform slot (docs/transforms.md#limits, docs/operations.md#limits
       // since a loaded machine may stall a quick call on the loop past the slice.
       if (i === COLD_CALLS - 1) expect(slot.offLoop).toBe(false);
     }
-    // The first call was cut at the slice and ran again off the loop in the isolate it was cut
-    // in, which counted both runs.
-    expect(answers[0]).toEqual({ ok: true, value: { runsOfCall: 2, runs: 2 } });
-    // All ten ran in that one isolate: it counted them all (a call stalled past the slice twice).
+    // The first call spins past the slice: cut on the loop, it ran again off the loop in the
+    // isolate it was cut in. An isolate's first call compiles as it goes and a loaded machine
+    // may hold its thread: the slice may end before the body begins (seen once in CI), so the
+    // body ran twice or once, and nothing ran before it.
     expect(answers.every((a) => 'ok' in a && a.ok)).toBe(true);
-    const last = answers[9] as { value?: { runs: number } } | undefined;
-    expect(last?.value?.runs).toBeGreaterThanOrEqual(11);
+    const values = answers.map((a) => (a as { value: { runsOfCall: number; runs: number; isolate: number } }).value);
+    const first = values[0];
+    expect([1, 2]).toContain(first?.runsOfCall);
+    expect(first?.runs).toBe(first?.runsOfCall);
+    // All ten ran in that one isolate, which counted every run: the first call's and nine more
+    // (more when a quick call stalled past the slice and ran twice).
+    expect(new Set(values.map((v) => v.isolate)).size).toBe(1);
+    expect(values[9]?.runs).toBeGreaterThanOrEqual((first?.runsOfCall ?? 0) + 9);
     expect(slot.isolates).toBe(1);
     slot.dispose();
   });
