@@ -5,10 +5,14 @@ import type { Freed, LogTable, LogTables } from '../retention.js';
 import type { BodyLog } from './bodies.js';
 import { type Db, pageBytesOf } from './db.js';
 
+/** The tally at a moment, to go back to (undefined: not counted yet). */
+export type TallyMark = Readonly<Record<LogTable, { rows: number; bytes: number }>> | undefined;
+
 /**
  * The rows and bytes of the log tables, kept as rows are inserted and deleted: counted once (the
  * first retention pass reads every row's size), then kept up to date, so that no pass scans the
- * tables again. One gateway writes the file, so the count stays exact.
+ * tables again. One gateway writes the file, so the count stays exact: a transaction that rolls
+ * back takes its rows' counts back with it (store.ts).
  */
 export interface LogTally {
   /** Counts a row inserted (a no-op until the tables have been counted: the count includes it). */
@@ -19,6 +23,10 @@ export interface LogTally {
   sizes(
     count: () => Record<LogTable, { rows: number; bytes: number }>,
   ): Record<LogTable, { rows: number; bytes: number }>;
+  /** What it counts now, for a transaction to go back to if it rolls back. */
+  mark(): TallyMark;
+  /** Goes back to `mark`: the rows added and removed since were rolled back. */
+  restore(mark: TallyMark): void;
 }
 
 /** A tally not counted yet. */
@@ -38,6 +46,19 @@ export function createLogTally(): LogTally {
     sizes(count) {
       counted ??= count();
       return counted;
+    },
+    mark: () =>
+      counted && {
+        requests: { ...counted.requests },
+        refused: { ...counted.refused },
+        failures: { ...counted.failures },
+      },
+    restore(mark) {
+      counted = mark && {
+        requests: { ...mark.requests },
+        refused: { ...mark.refused },
+        failures: { ...mark.failures },
+      };
     },
   };
 }

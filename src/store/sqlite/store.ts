@@ -61,6 +61,7 @@ const BODY_SEGMENT_BYTES = 16 * 1024 * 1024;
 export function createStore(options: StoreOptions): Store {
   const db = openDb(options);
   const bodies = bodyLogOf(db, options);
+  const logTally = createLogTally();
   let firstWrite = options.onFirstWrite;
   const transaction = <T>(fn: () => T): T => {
     if (firstWrite) {
@@ -68,9 +69,13 @@ export function createStore(options: StoreOptions): Store {
       firstWrite = undefined;
       told();
     }
+    // What the log tables count goes back with the rows of a transaction that rolls back (a
+    // group commit's writes are then tried again alone, and would be counted twice).
+    const mark = logTally.mark();
     // A nested transaction joins the outer one: its bodies are written with the outer commit.
-    if (db.inTransaction) return db.transaction(fn)();
+    const nested = db.inTransaction;
     try {
+      if (nested) return db.transaction(fn)();
       // The commit's bodies are written before its rows commit (bodies.ts).
       return db.transaction(() => {
         const result = fn();
@@ -78,11 +83,11 @@ export function createStore(options: StoreOptions): Store {
         return result;
       })();
     } catch (err) {
-      bodies.discard();
+      logTally.restore(mark);
+      if (!nested) bodies.discard();
       throw err;
     }
   };
-  const logTally = createLogTally();
   const repositories = {
     events: createEventRepository(db),
     runs: createRunRepository(db),

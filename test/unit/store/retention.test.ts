@@ -196,3 +196,50 @@ describe('the retention of the request log and the kept failures', () => {
     expect(w.store.db.pragma('freelist_count', { simple: true })).toBeLessThanOrEqual(maxBytes / 8 / pageBytes + 1);
   });
 });
+
+describe('the running tally of the log tables', () => {
+  const boom = () => {
+    throw new Error('a write that fails');
+  };
+
+  it('counts only what commits when a group commit rolls back and its writes are tried again alone', async () => {
+    const w = world({});
+    w.sink.recordRequest(record(1));
+    await settled(w);
+    await w.contract.log.size();
+    // One turn: two records and a write that fails share a commit, which rolls back; each is then
+    // tried alone (group-commit.ts), the records commit, the failing write fails alone.
+    w.sink.recordRequest(record(2));
+    const failed = w.store.group.write(boom);
+    w.sink.recordRequest(record(3));
+    await expect(failed).rejects.toThrow('a write that fails');
+    await settled(w);
+    expect(count(w, 'requests')).toBe(3);
+    expect(await w.contract.log.size()).toEqual(await w.recount());
+  });
+
+  it('takes back only the rows a committed prune deleted when its commit rolled back first', async () => {
+    const w = world({});
+    for (let n = 1; n <= 10; n++) w.sink.recordRequest(record(n, 100 * n));
+    await settled(w);
+    await w.contract.log.size();
+    const pruned = w.contract.log.pruneOldest('requests', 4);
+    const failed = w.store.group.write(boom);
+    await expect(failed).rejects.toThrow('a write that fails');
+    expect((await pruned).rows).toBe(4);
+    expect(count(w, 'requests')).toBe(6);
+    expect(await w.contract.log.size()).toEqual(await w.recount());
+  });
+
+  it('counts no refused record of a batch that rolled back', async () => {
+    const w = world({});
+    w.sink.recordRequest(record(1));
+    await settled(w);
+    await w.contract.log.size();
+    const refused = { ...record(2, 0), status: 401, authenticated: false, bodyWhole: false };
+    // The second breaks a NOT NULL column: the batch's transaction rolls back, the first with it.
+    w.sink.recordRefused([refused, { ...refused, id: 'r3', path: null as unknown as string }]);
+    expect(count(w, 'requests')).toBe(1);
+    expect(await w.contract.log.size()).toEqual(await w.recount());
+  });
+});
