@@ -41,6 +41,8 @@ export const REPLAY_REFUSAL_WORDS = {
   'body-redacted': () => `its logged body was redacted (hooks.log.redact) and ${NO_COPY}`,
   'body-not-kept': (r: ReplayRefusal) =>
     `it was answered ${r.answered} at receipt, which keeps no body, and ${NO_COPY}`,
+  'body-lost': () =>
+    `its body is no longer where its record says (the database was restored or moved without its -bodies folder) and ${NO_COPY}`,
   'copy-redacted': () =>
     'the whole copy its failure kept has hooks.log.redact paths masked: it is not the body received',
   'query-token-disabled': () => 'it was authenticated by ?token=, which hooks.allowQueryToken: false now refuses',

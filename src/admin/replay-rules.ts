@@ -69,6 +69,8 @@ export function replayableOf(id: string, stored: StoredRequest, rules: ReplayRul
   // A refused or 503 request keeps no body; a failure's copy with a redacted path is not the body received.
   if (!failure && record && !record.bodyWhole)
     throw notAllowed(id, { why: 'body-not-kept', answered: answered(record) });
+  // A whole body read back short: the body log no longer holds it (a database restored without it).
+  if (!failure && record && record.body.length !== record.bodyBytes) throw notAllowed(id, { why: 'body-lost' });
   if (failure?.redacted) throw notAllowed(id, { why: 'copy-redacted' });
   const mappingId = record?.mappingId;
   if (mappingId && rules.mappings && !rules.mappings.mappings.some((m) => m.id === mappingId))

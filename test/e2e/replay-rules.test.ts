@@ -54,6 +54,13 @@ describe.each(suiteStores)('replay rules (docs/runtime.md#request-log-and-replay
     // Let in, then turned away busy: a 503 keeps no body.
     const receipt = JSON.stringify({ by: 'token', via: 'bearer', credential: 'any', bodyRead: true });
     await insertRecord(store, w, 'busy', 503, 'QUEUE_FULL', { receipt, body: Buffer.alloc(0), body_whole: 0 });
+    // Kept whole, then lost: its record finds no body of the size it received (a database
+    // restored without its body log).
+    await insertRecord(store, w, 'lost', 200, null as unknown as string, {
+      receipt,
+      body: Buffer.alloc(0),
+      body_bytes: 7,
+    });
     const eventsBefore = (await eventsOf(w)).length;
 
     const [toOpen, toC, large, invalid, truncated, redacted, maskedCopy] = await Promise.all(
@@ -78,6 +85,7 @@ describe.each(suiteStores)('replay rules (docs/runtime.md#request-log-and-replay
     expectRefused(truncated as Answer, 'body-truncated', /cut at hooks\.log\.maxBodyBytes/);
     expectRefused(redacted as Answer, 'body-redacted', /redacted \(hooks\.log\.redact\)/);
     expectRefused(await w.replay('busy'), 'body-not-kept', /answered 503 QUEUE_FULL at receipt, which keeps no body/);
+    expectRefused(await w.replay('lost'), 'body-lost', /no longer where its record says .*-bodies folder/);
     expectRefused(maskedCopy as Answer, 'copy-redacted', /hooks\.log\.redact paths masked/);
     expectRefused(
       await w.replay('refused-at-the-door'),
