@@ -2,6 +2,7 @@ import {
   closeSync,
   fdatasyncSync,
   fstatSync,
+  fsyncSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -9,7 +10,7 @@ import {
   unlinkSync,
   writevSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { hookdError } from '../../errors.js';
 
 /**
@@ -48,7 +49,7 @@ export interface BodyLogOptions {
   readonly segmentBytes: number;
   /** The first position to use, at least: past every position the database refers to. */
   readonly floor: number;
-  /** fdatasync each write (`storage.synchronous: full`). */
+  /** fdatasync each write, and sync the folder's names as segments are made (`storage.synchronous: full`). */
   readonly sync?: boolean;
 }
 
@@ -74,7 +75,7 @@ const EMPTY = Buffer.alloc(0);
 
 /** The body log in segment files under `options.folder`; nothing is touched before its first use. */
 export function openBodyLog(options: BodyLogOptions): BodyLog {
-  const files = segmentFiles(options.folder, options.segmentBytes, options.floor);
+  const files = segmentFiles(options.folder, options.segmentBytes, options.floor, options.sync ?? false);
   let pending: Buffer[] = [];
   let pendingBytes = 0;
 
@@ -132,7 +133,7 @@ export function openBodyLog(options: BodyLogOptions): BodyLog {
  * The segment files of a body log: listed once from `folder`, found by position, read, grown
  * and deleted. `end()` is the log's next position: past every segment and `floor`.
  */
-function segmentFiles(folder: string, segmentBytes: number, floor: number) {
+function segmentFiles(folder: string, segmentBytes: number, floor: number, sync: boolean) {
   let segments: Segment[] | undefined;
   let end = floor;
   function fdOf(segment: Segment): number {
@@ -156,8 +157,17 @@ function segmentFiles(folder: string, segmentBytes: number, floor: number) {
     const all = list();
     const last = all.at(-1);
     if (last && last.start + last.bytes === end && last.bytes < segmentBytes) return last;
-    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    const made = mkdirSync(folder, { recursive: true, mode: 0o700 });
     const segment = { start: end, bytes: 0, fd: openSync(join(folder, nameOf(end)), 'wx+', 0o600) };
+    // fdatasync keeps a write's bytes, not a new file's name: that is its folder's (and a folder
+    // made now is a name in its parent), which a power cut could lose under a durable commit.
+    if (sync) {
+      const top = made === undefined ? folder : dirname(made);
+      for (let dir = folder; ; dir = dirname(dir)) {
+        syncFolder(dir);
+        if (dir === top || dir === dirname(dir)) break;
+      }
+    }
     all.push(segment);
     return segment;
   }
@@ -228,6 +238,16 @@ function writeAll(fd: number, buffers: readonly Buffer[], position: number): voi
     while (i < list.length && written >= (list[i] as Buffer).length) written -= (list[i++] as Buffer).length;
     if (i === list.length) return;
     list = [(list[i] as Buffer).subarray(written), ...list.slice(i + 1)];
+  }
+}
+
+/** Makes the names in `folder` durable (a file made or deleted in it). */
+function syncFolder(folder: string): void {
+  const fd = openSync(folder, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }
 
