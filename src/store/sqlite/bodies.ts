@@ -1,12 +1,12 @@
 import {
   closeSync,
   fdatasyncSync,
-  fstatSync,
   fsyncSync,
   mkdirSync,
   openSync,
   readdirSync,
   readSync,
+  statSync,
   unlinkSync,
   writevSync,
 } from 'node:fs';
@@ -68,6 +68,11 @@ interface Segment {
   fd: number | undefined;
 }
 
+/**
+ * Segment files held open at once: the one written to, and those read last (a large
+ * `hooks.log.maxBytes` has thousands of segments; each open file is a descriptor).
+ */
+const MAX_OPEN_SEGMENTS = 16;
 const SUFFIX = '.seg';
 /** A segment's name: its first position, 16 hex digits (they sort as they come). */
 const nameOf = (start: number) => `${start.toString(16).padStart(16, '0')}${SUFFIX}`;
@@ -136,21 +141,41 @@ export function openBodyLog(options: BodyLogOptions): BodyLog {
 function segmentFiles(folder: string, segmentBytes: number, floor: number, sync: boolean) {
   let segments: Segment[] | undefined;
   let end = floor;
-  function fdOf(segment: Segment): number {
-    segment.fd ??= openSync(join(folder, nameOf(segment.start)), 'r+');
-    return segment.fd;
+  /** The segments with a file open, first opened first: at most MAX_OPEN_SEGMENTS. */
+  const opened: Segment[] = [];
+  /** Keeps `segment` open with `fd`, closing the one opened first (never the last segment) past the cap. */
+  function track(segment: Segment, fd: number): number {
+    if (opened.length >= MAX_OPEN_SEGMENTS) {
+      const i = opened.findIndex((s) => s !== segments?.at(-1));
+      const [old] = opened.splice(i, 1);
+      if (old?.fd !== undefined) closeSync(old.fd);
+      if (old) old.fd = undefined;
+    }
+    segment.fd = fd;
+    opened.push(segment);
+    return fd;
   }
-  /** The segments found on disk, read once. */
+  function fdOf(segment: Segment): number {
+    return segment.fd ?? track(segment, openSync(join(folder, nameOf(segment.start)), 'r+'));
+  }
+  /** Closes the file of `segment`, if open. */
+  function shut(segment: Segment): void {
+    if (segment.fd === undefined) return;
+    closeSync(segment.fd);
+    segment.fd = undefined;
+    opened.splice(opened.indexOf(segment), 1);
+  }
+  /** The segments found on disk, read once (sized without opening them; kept once all are sized). */
   function list(): Segment[] {
     if (segments) return segments;
-    segments = namesIn(folder)
+    const found = namesIn(folder)
       .filter((name) => /^[0-9a-f]{16}\.seg$/.test(name))
-      .map((name) => ({ start: Number.parseInt(name, 16), bytes: 0, fd: undefined as number | undefined }))
+      .map((name) => ({ start: Number.parseInt(name, 16), bytes: statSync(join(folder, name)).size, fd: undefined }))
       .sort((a, b) => a.start - b.start);
-    for (const segment of segments) segment.bytes = fstatSync(fdOf(segment)).size;
-    const last = segments.at(-1);
+    segments = found;
+    const last = found.at(-1);
     if (last) end = Math.max(end, last.start + last.bytes);
-    return segments;
+    return found;
   }
   /** The segment the next write goes to: the last one, or a new one once it is full (or none ends where the log does). */
   function current(): Segment {
@@ -158,7 +183,8 @@ function segmentFiles(folder: string, segmentBytes: number, floor: number, sync:
     const last = all.at(-1);
     if (last && last.start + last.bytes === end && last.bytes < segmentBytes) return last;
     const made = mkdirSync(folder, { recursive: true, mode: 0o700 });
-    const segment = { start: end, bytes: 0, fd: openSync(join(folder, nameOf(end)), 'wx+', 0o600) };
+    const segment: Segment = { start: end, bytes: 0, fd: undefined };
+    track(segment, openSync(join(folder, nameOf(end)), 'wx+', 0o600));
     // fdatasync keeps a write's bytes, not a new file's name: that is its folder's (and a folder
     // made now is a name in its parent), which a power cut could lose under a durable commit.
     if (sync) {
@@ -207,17 +233,14 @@ function segmentFiles(folder: string, segmentBytes: number, floor: number, sync:
     let freed = 0;
     while (all.length > 0 && (all[0] as Segment).start + (all[0] as Segment).bytes <= position) {
       const segment = all.shift() as Segment;
-      if (segment.fd !== undefined) closeSync(segment.fd);
+      shut(segment);
       unlinkSync(join(folder, nameOf(segment.start)));
       freed += segment.bytes;
     }
     return freed;
   }
   function close(): void {
-    for (const segment of segments ?? []) {
-      if (segment.fd !== undefined) closeSync(segment.fd);
-      segment.fd = undefined;
-    }
+    for (const segment of opened.slice()) shut(segment);
     segments = undefined;
   }
   return { end: () => end, fdOf, list, current, at, readIn, grow, releaseBefore, close };

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openBodyLog } from '../../../../src/store/sqlite/bodies.js';
@@ -96,6 +96,41 @@ describe('the body log', () => {
     log.flush();
     expect(log.read(600, 4).toString()).toBe('next');
     log.close();
+  });
+
+  it('holds at most 16 segment files open, however many it reads, and reopens one read again', () => {
+    temp = makeTempDir();
+    const folder = join(temp.dir, 'bodies');
+    const openHere = () =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).startsWith(folder);
+        } catch {
+          return false;
+        }
+      }).length;
+    const log = openBodyLog({ folder, segmentBytes: 10, floor: 0 });
+    for (let n = 0; n < 40; n++) {
+      log.append(Buffer.alloc(10, n));
+      log.flush();
+    }
+    expect(readdirSync(folder)).toHaveLength(40);
+    for (let n = 0; n < 40; n++) expect(log.read(n * 10, 10)).toEqual(Buffer.alloc(10, n));
+    expect(openHere()).toBeLessThanOrEqual(16);
+    // Listed again after a restart: sized without opening them.
+    log.close();
+    expect(openHere()).toBe(0);
+    const again = openBodyLog({ folder, segmentBytes: 10, floor: 0 });
+    expect(again.bytes()).toBe(400);
+    expect(openHere()).toBe(0);
+    for (let n = 39; n >= 0; n--) expect(again.read(n * 10, 10)).toEqual(Buffer.alloc(10, n));
+    expect(openHere()).toBeLessThanOrEqual(16);
+    expect(again.read(0, 10)).toEqual(Buffer.alloc(10, 0));
+    again.append(Buffer.alloc(10, 99));
+    again.flush();
+    expect(again.read(400, 10)).toEqual(Buffer.alloc(10, 99));
+    expect(openHere()).toBeLessThanOrEqual(16);
+    again.close();
   });
 });
 
