@@ -1,17 +1,6 @@
-import {
-  closeSync,
-  fdatasyncSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readSync,
-  statSync,
-  unlinkSync,
-  writevSync,
-} from 'node:fs';
-import { dirname, join } from 'node:path';
+import { fdatasyncSync, writevSync } from 'node:fs';
 import { hookdError } from '../../errors.js';
+import { segmentFiles } from './segment-files.js';
 
 /**
  * The request log's bodies on SQLite (docs/operations.md#commits-and-checkpoints): appended to
@@ -62,20 +51,6 @@ export function bodySegmentBytesFor(maxBytes: number): number {
   return Math.min(16 * 1024 * 1024, Math.max(256 * 1024, Math.floor(maxBytes / 64)));
 }
 
-interface Segment {
-  readonly start: number;
-  bytes: number;
-  fd: number | undefined;
-}
-
-/**
- * Segment files held open at once: the one written to, and those read last (a large
- * `hooks.log.maxBytes` has thousands of segments; each open file is a descriptor).
- */
-const MAX_OPEN_SEGMENTS = 16;
-const SUFFIX = '.seg';
-/** A segment's name: its first position, 16 hex digits (they sort as they come). */
-const nameOf = (start: number) => `${start.toString(16).padStart(16, '0')}${SUFFIX}`;
 const EMPTY = Buffer.alloc(0);
 
 /** The body log in segment files under `options.folder`; nothing is touched before its first use. */
@@ -135,118 +110,6 @@ export function openBodyLog(options: BodyLogOptions): BodyLog {
 }
 
 /**
- * The segment files of a body log: listed once from `folder`, found by position, read, grown
- * and deleted. `end()` is the log's next position: past every segment and `floor`.
- */
-function segmentFiles(folder: string, segmentBytes: number, floor: number, sync: boolean) {
-  let segments: Segment[] | undefined;
-  let end = floor;
-  /** The segments with a file open, first opened first: at most MAX_OPEN_SEGMENTS. */
-  const opened: Segment[] = [];
-  /** Keeps `segment` open with `fd`, closing the one opened first (never the last segment) past the cap. */
-  function track(segment: Segment, fd: number): number {
-    if (opened.length >= MAX_OPEN_SEGMENTS) {
-      const i = opened.findIndex((s) => s !== segments?.at(-1));
-      const [old] = opened.splice(i, 1);
-      if (old?.fd !== undefined) closeSync(old.fd);
-      if (old) old.fd = undefined;
-    }
-    segment.fd = fd;
-    opened.push(segment);
-    return fd;
-  }
-  function fdOf(segment: Segment): number {
-    return segment.fd ?? track(segment, openSync(join(folder, nameOf(segment.start)), 'r+'));
-  }
-  /** Closes the file of `segment`, if open. */
-  function shut(segment: Segment): void {
-    if (segment.fd === undefined) return;
-    closeSync(segment.fd);
-    segment.fd = undefined;
-    opened.splice(opened.indexOf(segment), 1);
-  }
-  /** The segments found on disk, read once (sized without opening them; kept once all are sized). */
-  function list(): Segment[] {
-    if (segments) return segments;
-    const found = namesIn(folder)
-      .filter((name) => /^[0-9a-f]{16}\.seg$/.test(name))
-      .map((name) => ({ start: Number.parseInt(name, 16), bytes: statSync(join(folder, name)).size, fd: undefined }))
-      .sort((a, b) => a.start - b.start);
-    segments = found;
-    const last = found.at(-1);
-    if (last) end = Math.max(end, last.start + last.bytes);
-    return found;
-  }
-  /** The segment the next write goes to: the last one, or a new one once it is full (or none ends where the log does). */
-  function current(): Segment {
-    const all = list();
-    const last = all.at(-1);
-    if (last && last.start + last.bytes === end && last.bytes < segmentBytes) return last;
-    const made = mkdirSync(folder, { recursive: true, mode: 0o700 });
-    const segment: Segment = { start: end, bytes: 0, fd: undefined };
-    track(segment, openSync(join(folder, nameOf(end)), 'wx+', 0o600));
-    // fdatasync keeps a write's bytes, not a new file's name: that is its folder's (and a folder
-    // made now is a name in its parent), which a power cut could lose under a durable commit.
-    if (sync) {
-      const top = made === undefined ? folder : dirname(made);
-      for (let dir = folder; ; dir = dirname(dir)) {
-        syncFolder(dir);
-        if (dir === top || dir === dirname(dir)) break;
-      }
-    }
-    all.push(segment);
-    return segment;
-  }
-  function at(position: number): Segment | undefined {
-    const all = list();
-    let low = 0;
-    let high = all.length - 1;
-    while (low <= high) {
-      const mid = (low + high) >> 1;
-      const segment = all[mid] as Segment;
-      if (position < segment.start) high = mid - 1;
-      else if (position >= segment.start + segment.bytes) low = mid + 1;
-      else return segment;
-    }
-    return undefined;
-  }
-  /** The bytes from `from` to `to` of `segment`, or undefined when it does not hold them all. */
-  function readIn(segment: Segment | undefined, from: number, to: number): Buffer | undefined {
-    if (!segment || to > segment.start + segment.bytes) return undefined;
-    const out = Buffer.allocUnsafe(to - from);
-    let done = 0;
-    while (done < out.length) {
-      const n = readSync(fdOf(segment), out, done, out.length - done, from - segment.start + done);
-      if (n === 0) return undefined;
-      done += n;
-    }
-    return out;
-  }
-  /** `bytes` written at the end of `segment` (the last one). */
-  function grow(segment: Segment, bytes: number): void {
-    segment.bytes += bytes;
-    end += bytes;
-  }
-  /** Deletes the segments that hold only bodies before `position`; answers their bytes. */
-  function releaseBefore(position: number): number {
-    const all = list();
-    let freed = 0;
-    while (all.length > 0 && (all[0] as Segment).start + (all[0] as Segment).bytes <= position) {
-      const segment = all.shift() as Segment;
-      shut(segment);
-      unlinkSync(join(folder, nameOf(segment.start)));
-      freed += segment.bytes;
-    }
-    return freed;
-  }
-  function close(): void {
-    for (const segment of opened.slice()) shut(segment);
-    segments = undefined;
-  }
-  return { end: () => end, fdOf, list, current, at, readIn, grow, releaseBefore, close };
-}
-
-/**
  * Writes every byte of `buffers` at `position`: a short write goes on from where it stopped, so
  * that a disk out of room throws its ENOSPC (a 503 `STORE_UNAVAILABLE` for the accept).
  */
@@ -261,25 +124,5 @@ function writeAll(fd: number, buffers: readonly Buffer[], position: number): voi
     while (i < list.length && written >= (list[i] as Buffer).length) written -= (list[i++] as Buffer).length;
     if (i === list.length) return;
     list = [(list[i] as Buffer).subarray(written), ...list.slice(i + 1)];
-  }
-}
-
-/** Makes the names in `folder` durable (a file made or deleted in it). */
-function syncFolder(folder: string): void {
-  const fd = openSync(folder, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** The names in `folder`; none when it does not exist yet. */
-function namesIn(folder: string): string[] {
-  try {
-    return readdirSync(folder);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
   }
 }
