@@ -49,8 +49,11 @@ export interface RunPump {
 export interface RunPumpHooks {
   /** What aborts `run` (the shutdown; on a shared store, also its lease given up); none: not started. */
   signalOf(run: PendingRun): AbortSignal | undefined;
-  /** Told when an execution of `run` ended, whatever its outcome. */
-  ended?(run: PendingRun): void;
+  /**
+   * Told when an execution of `run` ended, whatever its outcome; `crashed`: it threw (a read or
+   * a bug, not an abort), and the run is still unfinished in the store.
+   */
+  ended?(run: PendingRun, crashed: boolean): void;
   /** Told when a started run stops holding a slot: its try ended, a wait may follow. */
   freed?(): void;
 }
@@ -124,19 +127,41 @@ function createPending(
 /** A started run with a try in flight, or between tries doing work of its own (not waiting). */
 const takesRoom = (s: Started): boolean => s.holding > 0 || (!s.resting && s.wait === undefined);
 
-/** Reads a started run and executes it; an abort ends a write's tries (the run resumes later, or elsewhere). */
+/**
+ * Reads a started run and executes it, unless it is over (a run cancelled while it waited to be
+ * tried again); an abort ends a write's tries (the run resumes later, or elsewhere). Answers
+ * whether it crashed: threw, not by shutdown.
+ */
 async function executed(
   store: RunQueueOptions['store'],
   executor: RunExecutor,
   runId: string,
   context: RunContext,
   log: Logger,
-): Promise<void> {
+): Promise<boolean> {
   try {
     const record = await store.runs.get(runId);
-    if (record) await executor.execute(record, context);
+    if (record && record.summarizedAt === undefined) await executor.execute(record, context);
+    return false;
   } catch (err) {
-    if (!context.shutdown.aborted) log.error({ err, runId }, 'run crashed');
+    if (context.shutdown.aborted) return false;
+    log.error({ err, runId }, 'run crashed');
+    return true;
+  }
+}
+
+/**
+ * Ends a run taken out of the queue as cancelled. Its end is told however the cancel went: one
+ * that failed (the store) leaves the run unfinished, for its owner to try again (as a crash) or
+ * to let go of (a lease).
+ */
+async function cancelWaiting(executor: RunExecutor, hooks: RunPumpHooks, run: PendingRun): Promise<void> {
+  let failed = true;
+  try {
+    await executor.cancel(run.id, hooks.signalOf(run) ?? new AbortController().signal);
+    failed = false;
+  } finally {
+    hooks.ended?.(run, failed);
   }
 }
 
@@ -172,12 +197,12 @@ export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): Ru
       gate: gates.gateOf(s),
       waiting: () => s.wait?.reason,
     };
-    s.task = executed(store, executor, run.id, context, log).finally(() => {
+    s.task = executed(store, executor, run.id, context, log).then((crashed) => {
       s.unlink();
       gates.unused(s);
       busySessions.delete(run.sessionKey);
       started.delete(run.id);
-      hooks.ended?.(run);
+      hooks.ended?.(run, crashed);
       slots.dispatch();
     });
   }
@@ -200,8 +225,7 @@ export function createRunPump(options: RunQueueOptions, hooks: RunPumpHooks): Ru
     async cancel(id) {
       const run = pending.take(id);
       if (run) {
-        await executor.cancel(id, hooks.signalOf(run) ?? new AbortController().signal);
-        hooks.ended?.(run);
+        await cancelWaiting(executor, hooks, run);
         return true;
       }
       const s = started.get(id);

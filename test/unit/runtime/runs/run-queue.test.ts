@@ -6,7 +6,7 @@ import { createHeartbeat } from '../../../../src/runtime/heartbeat/heartbeat.js'
 import type { ModelRouter } from '../../../../src/runtime/index.js';
 import { createRunQueue } from '../../../../src/runtime/runs/run-queue.js';
 import { createStore, type Store, sqliteBackend, sqliteContract } from '../../../../src/store/sqlite/index.js';
-import { createManualClock, type ManualClock } from '../../../helpers/clock.js';
+import { createManualClock, type ManualClock, settle } from '../../../helpers/clock.js';
 import { startFakeModel } from '../../../helpers/fake-model.js';
 import { hookRun } from '../../../helpers/runs.js';
 
@@ -17,6 +17,8 @@ function setup(
     logs?: string[];
     maxConcurrent?: number;
     clock?: ManualClock;
+    /** A read of run `id` that fails (a disk error) when this answers true. */
+    readFails?: (id: string) => boolean;
   } = {},
 ) {
   const base = createStore({ path: ':memory:', synchronous: 'normal' });
@@ -24,6 +26,13 @@ function setup(
   // The same store, counting the writes handed to the group commit.
   const store: Store = {
     ...base,
+    runs: {
+      ...base.runs,
+      get: (id) => {
+        if (options.readFails?.(id)) throw new Error('SQLITE_IOERR: disk I/O error');
+        return base.runs.get(id);
+      },
+    },
     group: {
       write(fn, options) {
         writes++;
@@ -223,6 +232,88 @@ describe('a run whose store write fails', () => {
     await runs.stop();
     expect(store.runs.unfinished().map((r) => r.id)).toEqual(['stuck']);
     expect(logs.some((l) => l.includes('run crashed'))).toBe(false);
+  });
+});
+
+describe('a run that crashes', () => {
+  it('is tried again after 1 s, then 2 s, without a restart, and runs once its read works', async () => {
+    const logs: string[] = [];
+    const clock = createManualClock();
+    let reads = 0;
+    // Its first two reads fail.
+    const { store, runs, add } = setup({ logs, clock, readFails: (id) => id === 'r1' && ++reads <= 2 });
+    add('r1', false);
+    await expect.poll(() => logs.filter((l) => l.includes('run crashed')).length).toBe(1);
+    expect(runs.depth).toBe(0);
+    await clock.advance(999);
+    await settle();
+    expect(logs.filter((l) => l.includes('run crashed')).length).toBe(1);
+    await clock.advance(1);
+    await expect.poll(() => logs.filter((l) => l.includes('run crashed')).length).toBe(2);
+    await clock.advance(1999);
+    await settle();
+    expect(store.runs.get('r1')?.status).toBe('queued');
+    await clock.advance(1);
+    await expect.poll(() => store.runs.get('r1')?.status).toBe('ok');
+    await expect.poll(() => store.events.get('r1:summary')).toBeDefined();
+    expect(logs.filter((l) => l.includes('run crashed')).length).toBe(2);
+    await runs.stop();
+  });
+
+  it('waiting to be tried again, is not tried after the queue stops, nor once it was cancelled', async () => {
+    const clock = createManualClock();
+    let cancelled = false;
+    const { store, runs, add } = setup({ clock, readFails: (id) => (id === 'r2' && !cancelled) || id === 'r4' });
+    add('r2', false);
+    await expect.poll(() => runs.depth).toBe(0);
+    await settle();
+    // Cancelled while it waits: the store ends it; its next try finds it over and does nothing.
+    cancelled = true;
+    expect(await runs.cancel('r2')).toBe('ended');
+    expect(store.runs.get('r2')?.status).toBe('cancelled');
+    await clock.advance(1000);
+    await settle();
+    expect(store.runs.get('r2')?.status).toBe('cancelled');
+    expect(store.messages.list('hook:r2')).toEqual([]);
+    // Stopped while one waits: its timer goes with the queue.
+    cancelled = false;
+    add('r4', false);
+    await clock.advance(0);
+    await expect.poll(() => runs.depth).toBe(0);
+    await runs.stop();
+    await clock.advance(300_000);
+    await settle();
+    expect(store.runs.unfinished().map((r) => [r.id, r.status])).toEqual([['r4', 'queued']]);
+  });
+});
+
+describe('a queued run whose cancel fails in the store', () => {
+  it('is not dropped: the cancel answers its error, and the run is tried again after 1 s', async () => {
+    const clock = createManualClock();
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const models: ModelRouter = {
+      complete: async (_ref, request) => {
+        if (String(request.messages.at(-1)?.content).includes('first')) await held;
+        return 'done';
+      },
+    };
+    let failing = false;
+    const { store, runs, add } = setup({ clock, models, maxConcurrent: 1, readFails: (id) => id === 'b' && failing });
+    add('a', false, 'first');
+    add('b', false, 'second');
+    await expect.poll(() => store.runs.get('a')?.status).toBe('running');
+    expect(store.runs.get('b')?.status).toBe('queued');
+    failing = true;
+    await expect(runs.cancel('b')).rejects.toThrow('disk I/O error');
+    failing = false;
+    release();
+    await expect.poll(() => store.runs.get('a')?.status).toBe('ok');
+    await clock.advance(1000);
+    await expect.poll(() => store.runs.get('b')?.status).toBe('ok');
+    await runs.stop();
   });
 });
 
