@@ -3,6 +3,8 @@ import { type Target, targetKey } from './targets.js';
 
 /** Breakers kept at most: model references come from requests. Idle ones are dropped past it. */
 const MAX_BREAKERS = 1000;
+/** Destinations known by key at most: past it, those without a breaker and not in use are forgotten. */
+export const MAX_TARGETS = 2000;
 
 /** The breakers of one gateway, by destination, and the destinations by key. */
 export interface Breakers {
@@ -18,7 +20,10 @@ export interface Breakers {
   entries(): IterableIterator<[string, Breaker]>;
 }
 
-/** Creates the registry; `onChange` is told when a breaker opens or closes; `busy` keeps a breaker in use. */
+/**
+ * Creates the registry; `onChange` is told when a breaker opens or closes; `busy` keeps a breaker,
+ * and a destination's key, in use (a try in flight to it, or one waiting for it).
+ */
 export function createBreakers(
   onChange: (snapshot: BreakerSnapshot) => void,
   busy: (target: Target) => boolean,
@@ -26,12 +31,21 @@ export function createBreakers(
   const breakers = new Map<string, Breaker>();
   const targets = new Map<string, Target>();
   const keys = new WeakMap<Target, string>();
+  let forgetAt = MAX_TARGETS;
   const keyOf = (target: Target) => {
     let key = keys.get(target);
     if (key === undefined) {
       key = targetKey(target);
       keys.set(target, key);
-      if (!targets.has(key)) targets.set(key, target);
+    }
+    if (!targets.has(key)) {
+      // A request may name any model: the destinations it made and left are not kept for good.
+      // The next look is twice as far as what stayed (all in use: no look per new key).
+      if (targets.size >= forgetAt) {
+        for (const [k, t] of targets) if (!breakers.has(k) && !busy(t)) targets.delete(k);
+        forgetAt = Math.max(MAX_TARGETS, 2 * targets.size);
+      }
+      targets.set(key, target);
     }
     return key;
   };

@@ -3,7 +3,7 @@ import type { BreakerSnapshot, TryOutcome } from './breaker.js';
 import { type Breakers, createBreakers } from './breakers.js';
 import { type Admission, createFairQueue, type FairQueue, type Queued as QueuedEntry } from './fair-queue.js';
 import { createSlotLedger, type Holder, type SlotLedger } from './ledger.js';
-import type { Target, TargetLimits } from './targets.js';
+import { type Target, type TargetLimits, targetKey } from './targets.js';
 import { waitText } from './wait-text.js';
 import { createWake } from './wake.js';
 
@@ -208,7 +208,7 @@ export function createTrySlots(options: TrySlotsOptions): TrySlots {
   const ledger = createSlotLedger(options);
   const breakers = createBreakers(
     (snapshot) => options.onBreaker?.(snapshot),
-    (target) => ledger.inFlightTo(target) > 0,
+    (target) => ledger.inFlightTo(target) > 0 || queue.waitingFor(targetKey(target)) > 0,
   );
   const wake = createWake(clock, () => dispatch());
   let seq = 0;
