@@ -11,6 +11,7 @@ import {
 } from '../isolation/index.js';
 import { createRunExecutor, type RunContext, type RunExecutor } from './run-executor.js';
 import { createRunGates, type Started, sourceOf, startedRun } from './run-gate.js';
+import { createSessionOrder } from './session-order.js';
 import type { PendingRun, RunQueueOptions } from './types.js';
 
 /** Waiting runs started as slots allow, each read and executed; what both run queues share. */
@@ -92,22 +93,36 @@ function createPending(
   start: (run: PendingRun, permit: Permit) => void,
 ): Pending {
   const pending = new Map<string, { readonly run: PendingRun; ticket?: Ticket }>();
+  let order = createSessionOrder();
+  const waiting = (id: string) => pending.has(id);
+  const forget = (id: string) => {
+    const entry = pending.get(id);
+    if (entry) order.remove(entry.run);
+    pending.delete(id);
+  };
   return {
     has: (id) => pending.has(id),
     add(run) {
       const entry: { run: PendingRun; ticket?: Ticket } = { run };
       pending.set(run.id, entry);
+      order.add(run);
       const target = run.model === undefined ? {} : { target: modelTarget(run.model) };
-      const request = { source: sourceOf(run), ...target, runSlot: true, start: true, ready: () => ready(run) };
+      const request = {
+        source: sourceOf(run),
+        ...target,
+        runSlot: true,
+        start: true,
+        ready: () => ready(run) && order.first(run, waiting),
+      };
       entry.ticket = slots.enqueue(request, (permit) => start(run, permit));
     },
     take(id) {
       const entry = pending.get(id);
       if (!entry?.ticket?.cancel()) return undefined;
-      pending.delete(id);
+      forget(id);
       return entry.run;
     },
-    delete: (id) => pending.delete(id),
+    delete: forget,
     waitOf: (id) => pending.get(id)?.ticket?.wait()?.reason,
     free() {
       let n = 0;
@@ -120,6 +135,7 @@ function createPending(
     clear() {
       for (const entry of pending.values()) entry.ticket?.cancel();
       pending.clear();
+      order = createSessionOrder();
     },
   };
 }

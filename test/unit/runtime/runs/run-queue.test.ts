@@ -1,9 +1,11 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../../../src/clock.js';
 import { createModelRouter } from '../../../../src/providers/index.js';
 import { createDelivery } from '../../../../src/runtime/delivery/delivery.js';
 import { createHeartbeat } from '../../../../src/runtime/heartbeat/heartbeat.js';
 import type { ModelRouter } from '../../../../src/runtime/index.js';
+import { createTrySlots, type TrySlots } from '../../../../src/runtime/isolation/index.js';
 import { createRunQueue } from '../../../../src/runtime/runs/run-queue.js';
 import { createStore, type Store, sqliteBackend, sqliteContract } from '../../../../src/store/sqlite/index.js';
 import { createManualClock, type ManualClock, settle } from '../../../helpers/clock.js';
@@ -17,6 +19,7 @@ function setup(
     logs?: string[];
     maxConcurrent?: number;
     clock?: ManualClock;
+    slots?: TrySlots;
     /** A read of run `id` that fails (a disk error) when this answers true. */
     readFails?: (id: string) => boolean;
   } = {},
@@ -65,7 +68,16 @@ function setup(
     log,
     ...(options.spacingMs ? { spacingMs: options.spacingMs } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.slots ? { slots: options.slots } : {}),
   });
+  /** A run of `sessionKey` to `model`, from `mappingId`. */
+  const addOf = (id: string, sessionKey: string, model: string, mappingId: string, message: string) => {
+    store.runs.insert({
+      ...{ id, sessionKey, message, model, mappingId, wakeMode: 'next-heartbeat', deliver: false },
+      ...{ channel: 'last', allowUnsafeExternalContent: false, contentSource: 'webhook', createdAt: 1 },
+    });
+    runs.enqueue({ id, sessionKey, model, mappingId });
+  };
   const add = (id: string, deliver: boolean, message = `hello ${id}`) => {
     store.runs.insert({
       id,
@@ -81,7 +93,7 @@ function setup(
     });
     runs.enqueue({ id, sessionKey: `hook:${id}`, model: 'builtin/echo' });
   };
-  return { store, runs, add, writes: () => writes };
+  return { store, runs, add, addOf, writes: () => writes };
 }
 
 describe('run queue writes', () => {
@@ -232,6 +244,51 @@ describe('a run whose store write fails', () => {
     await runs.stop();
     expect(store.runs.unfinished().map((r) => r.id)).toEqual(['stuck']);
     expect(logs.some((l) => l.includes('run crashed'))).toBe(false);
+  });
+});
+
+describe('runs of one session', () => {
+  it('run in arrival order when the first waits for its model and the second, from another mapping, could go', async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const asked: string[] = [];
+    const models: ModelRouter = {
+      complete: async (_ref, request) => {
+        const text = String(request.messages.at(-1)?.content);
+        const which = ['hold', 'first', 'second', 'third'].find((word) => text.includes(word)) ?? '?';
+        asked.push(which);
+        if (which === 'hold') await held;
+        return `done ${which}`;
+      },
+    };
+    // The provider `slow` takes one call at a time; the run slots have room for more.
+    const slots = createTrySlots({
+      runSlots: 4,
+      limits: { provider: (name) => (name === 'slow' ? 1 : 4), channel: () => 4 },
+      clock: systemClock,
+    });
+    const { store, runs, addOf } = setup({ models, slots });
+    addOf('h', 'hook:h', 'slow/x', 'm0', 'hold');
+    await expect.poll(() => asked).toEqual(['hold']);
+    // One session from two mappings and two models: `a` waits for `slow`, `b` could go at once.
+    addOf('a', 'github:pr-1', 'slow/x', 'm1', 'first');
+    addOf('b', 'github:pr-1', 'builtin/echo', 'm2', 'second');
+    // And a run naming a key hookd made, while that key's own run waits.
+    addOf('x', 'hook:x', 'slow/x', 'm1', 'x');
+    addOf('c', 'hook:x', 'builtin/echo', 'm2', 'third');
+    await settle(20);
+    expect(asked).toEqual(['hold']);
+    expect(store.runs.get('b')?.status).toBe('queued');
+    expect(store.runs.get('c')?.status).toBe('queued');
+    release();
+    await expect
+      .poll(() => ['a', 'b', 'x', 'c'].map((id) => store.runs.get(id)?.status))
+      .toEqual(['ok', 'ok', 'ok', 'ok']);
+    expect(asked.indexOf('first')).toBeLessThan(asked.indexOf('second'));
+    expect(asked.indexOf('?')).toBeLessThan(asked.indexOf('third'));
+    await runs.stop();
   });
 });
 
