@@ -9,8 +9,16 @@ import type { Socket } from 'node:net';
  */
 export const CLOSE_GRACE_MS = 1_000;
 
+/** An error on a socket being closed: it is destroyed, and nothing more. */
+function destroyOnError(this: Socket): void {
+  this.destroy();
+}
+
 /** Ends `socket` (after `data`, when given) and destroys it CLOSE_GRACE_MS later, whatever the peer does. */
 export function closeWithGrace(socket: Socket, data?: string): void {
+  // A reset (or any error) from a peer whose connection is being closed ends it now. Unheard, it
+  // would end the process: node:http hands a CONNECT's socket over without its own listener.
+  if (!socket.listeners('error').includes(destroyOnError)) socket.on('error', destroyOnError);
   if (!socket.writable) {
     socket.destroy();
     return;

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import Database from 'better-sqlite3';
@@ -312,6 +313,22 @@ describe('hooks.allowQueryToken: false', () => {
     expect(head).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
     expect(head).toMatch(/\r\nx-request-id: [\w-]+/i);
     expect(JSON.parse(body)).toMatchObject({ ok: false, code });
+  });
+
+  it.each([
+    ['a CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 405],
+    ['bytes that are not HTTP', 'HELLO THERE\r\n\r\n', 400],
+  ])('lives on when the peer of %s resets its connection after the answer', async (_name, request, status) => {
+    const { port } = new URL(hookd.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.write(request);
+    const [answer] = (await once(socket, 'data')) as [Buffer];
+    expect(answer.toString('latin1')).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+    // A reset (RST) while the gateway waits out its grace before destroying the connection.
+    socket.resetAndDestroy();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await call(`${hookd.url}/hooks/wake`, { headers: BEARER, json: { text: 'still here' } })).status).toBe(200);
   });
 
   it('answers a committed request before the 400 for garbage that follows it on the same connection', async () => {
