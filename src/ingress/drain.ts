@@ -16,14 +16,27 @@ const DRAIN_LIMIT_MS = 2_000;
 const MAX_LINGERING = 64;
 
 /**
- * The body of a request refused before it was read (401, 404, 405, 429): read and dropped
- * within the same bounds as a refused body, then the connection closes.
+ * A request refused before its body was read (401, 404, 405, 429): its answer says the
+ * connection closes (a refused client keeps none for its next try), and it closes once the
+ * answer is out. A body still arriving is read and dropped for the close's grace (close-grace.ts), so that the
+ * client reads its answer rather than a reset (docs/security.md#hostile-input).
  */
 export function drainRefused(req: IncomingMessage, res: ServerResponse, lingering?: Set<Socket>): void {
   // Only a real connection has a socket to close (app.inject's requests have none).
-  if (req.readableEnded || req.destroyed || !(req.socket instanceof Socket)) return;
-  if (lingering && lingering.size >= MAX_LINGERING) closeUnread(res);
-  else dropBounded(req, res, req.socket, lingering);
+  if (req.destroyed || !(req.socket instanceof Socket)) return;
+  const socket = req.socket;
+  res.shouldKeepAlive = false;
+  // All of it received (a small body comes with its headers): node closes it after the answer.
+  if (req.complete || req.readableEnded) return;
+  if (lingering && lingering.size >= MAX_LINGERING) {
+    closeUnread(res);
+    return;
+  }
+  // Node ends a connection that closes with destroySoon, which resets one whose body still
+  // arrives: this one ends its side and reads (node drops the rest) until the grace is over.
+  lingering?.add(socket);
+  socket.once('close', () => lingering?.delete(socket));
+  socket.destroySoon = () => closeWithGrace(socket);
 }
 
 /**

@@ -111,6 +111,16 @@ describe('connection slots after a closing answer', () => {
       answer: /^HTTP\/1\.1 401 /,
     },
     {
+      name: 'a 401 on a connection its client would keep',
+      bytes: 'POST /hooks/wake HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}',
+      answer: /^HTTP\/1\.1 401 /,
+    },
+    {
+      name: 'a 401 of a request without a body, on a connection its client would keep',
+      bytes: 'GET /hooks/wake HTTP/1.1\r\nHost: x\r\n\r\n',
+      answer: /^HTTP\/1\.1 (401|405) /,
+    },
+    {
       name: 'a 413 whose body was drained and whose client asked to close',
       bytes: `${withToken}${close}Content-Length: 2000\r\n\r\n${'x'.repeat(2000)}`,
       answer: /^HTTP\/1\.1 413 /,
