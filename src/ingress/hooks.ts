@@ -117,6 +117,10 @@ function onHookError(request: FastifyRequest, reply: FastifyReply, err: unknown,
     Object.assign(request.hook.trail, answered);
     const at = isHookdError(e, 'TRANSFORM_FAILED') ? e.params.location : undefined;
     if (at) request.hook.trail.where = `${at.file}:${at.line}:${at.column}`;
+    // Refused before a signature let it in (fastify's own 415 for a Content-Type it cannot
+    // parse comes before the body is read, and its bounds): its connection closes too.
+    if (!request.hook.trail.authenticated && !isHookdError(err, 'BUSY'))
+      drainRefused(request.raw, reply.raw, lingering);
   }
 }
 

@@ -136,6 +136,11 @@ describe('connection slots after a closing answer', () => {
       answer: /^HTTP\/1\.1 413 /,
     },
     {
+      name: 'the 415 of a tokenless body whose Content-Type cannot be parsed, before it was read',
+      bytes: `${signed}Content-Type: nonsense\r\nContent-Length: 100\r\n\r\n{"n":`,
+      answer: /^HTTP\/1\.1 415 /,
+    },
+    {
       name: 'the 408 of a tokenless body that a signature would authenticate',
       bytes: `${signed}Content-Length: 100\r\n\r\n{"n":`,
       answer: /^HTTP\/1\.1 408 /,
