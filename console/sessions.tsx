@@ -38,7 +38,7 @@ export function SessionsPage() {
 
 /** One session's transcript. */
 export function SessionPage({ sessionKey }: { sessionKey: string }) {
-  const session = useLoad<{ key: string; messages: { role: string; content: string }[] }>(
+  const session = useLoad<{ key: string; messages: { role: string; content: string }[]; more: boolean }>(
     `/api/sessions/${encodeURIComponent(sessionKey)}`,
     [sessionKey],
   );
@@ -48,6 +48,9 @@ export function SessionPage({ sessionKey }: { sessionKey: string }) {
         Session <code>{sessionKey}</code>
       </h1>
       {session.error && <p class="problem">{session.error}</p>}
+      {session.data?.more && (
+        <p class="hint">The newest {session.data.messages.length} messages; older ones are kept and not shown.</p>
+      )}
       {session.data?.messages.map((m, i) => (
         <article class={`message ${m.role}`} key={`${i}-${m.role}`}>
           <h3>{m.role}</h3>

@@ -113,7 +113,10 @@ export interface EventView {
 
 /** `GET /api/main/events`: the main session's events, oldest first. */
 export interface MainEventsView {
+  /** The newest `limit` events, oldest first. */
   readonly events: readonly EventView[];
+  /** Older events are kept and not listed. */
+  readonly more: boolean;
 }
 
 /** `GET /api/runs/:runId/transcript`: what a run sent and received, and its times. */
@@ -194,7 +197,10 @@ export interface RequestDetail extends RequestView {
 /** `GET /api/sessions/:key`: a session's transcript. */
 export interface SessionView {
   readonly key: string;
+  /** The newest `limit` messages, oldest first. */
   readonly messages: readonly SessionMessage[];
+  /** Older messages are kept and not listed. */
+  readonly more: boolean;
 }
 
 /** `GET /api/sessions`: sessions with a transcript, most recently active first. */

@@ -5,7 +5,7 @@ import type { AdminQueries } from '../runtime/index.js';
 import { type ConsoleApiOptions, consoleApiRoutes } from './admin-console.js';
 import { type RequestLogRoutesOptions, requestLogRoutes } from './admin-log.js';
 import { type ConsoleAuth, type ConsoleSession, checkCsrf, checkSameOrigin } from './console-auth.js';
-import { booleanOf, cursorOf, limitOf } from './log-query.js';
+import { booleanOf, cursorOf, limitOf, type Query } from './log-query.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -63,7 +63,7 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
     if (!run) throw hookdError('NOT_FOUND', { resource: 'run', id: request.params.runId });
     return run;
   });
-  app.get('/api/main/events', async () => queries.mainEvents());
+  app.get('/api/main/events', async (request) => queries.mainEvents(windowOf(request.query as Query)));
   app.get('/api/alerts', async (request) => {
     const query = request.query as Record<string, string | undefined>;
     const open = query.open === undefined ? {} : { open: booleanOf('open', query.open) };
@@ -76,7 +76,7 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
     return status;
   });
   app.get<{ Params: { key: string } }>('/api/sessions/:key', async (request) => {
-    const session = await queries.session(request.params.key);
+    const session = await queries.session(request.params.key, windowOf(request.query as Query));
     if (!session) throw hookdError('NOT_FOUND', { resource: 'session', id: request.params.key });
     return session;
   });
@@ -84,3 +84,9 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
     requestLogRoutes(app, { ...options.log, queries, ...(options.console ? { console: options.console } : {}) });
   if (options.consoleApi) consoleApiRoutes(app, { ...options.consoleApi, queries });
 }
+
+/**
+ * How many of a session's messages or main events a page lists, newest: `limit` (1 to 500),
+ * 200 when not given. They are never pruned; a page of them all grows with the gateway's age.
+ */
+const windowOf = (query: Query): number => (query.limit === undefined ? 200 : limitOf(query));

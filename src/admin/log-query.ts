@@ -7,7 +7,7 @@ import { RUN_STATUSES } from '../views.js';
  * parameter checked, a bad one 400 `INVALID_FIELD` naming it and what it takes.
  */
 
-type Query = Record<string, string | undefined>;
+export type Query = Record<string, string | undefined>;
 
 const MAX_LIMIT = 500;
 const DEFAULT_LIMIT = 50;

@@ -69,8 +69,8 @@ export interface EventRepository {
   /** Unconsumed events, oldest first (at most `limit`). */
   pending(sessionKey: string, limit?: number): EventRecord[];
   countPending(sessionKey: string): number;
-  /** Every event of a session, oldest first. */
-  list(sessionKey: string): EventRecord[];
+  /** The newest `limit` events of a session, oldest first. */
+  list(sessionKey: string, limit: number): EventRecord[];
   /** Marks events consumed by a heartbeat turn (those already consumed stay as they are). */
   markConsumed(ids: readonly string[], at: number): void;
 }

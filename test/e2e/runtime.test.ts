@@ -194,6 +194,16 @@ describe.each(suiteStores)('the runtime end to end on %s (fake model and chat se
     // The second turn is written after the model answers: wait for its commit.
     const transcript = async () => (await w.admin('/api/sessions/hook:thread:1')).body.messages as unknown[];
     await expect.poll(async () => (await transcript()).length).toBe(4);
+    // A page is the newest messages, oldest first, and says that older ones are left out.
+    const page = (await w.admin('/api/sessions/hook:thread:1?limit=3')).body;
+    expect(page.more).toBe(true);
+    expect((page.messages as { role: string; content: string }[]).map((m) => m.role)).toEqual([
+      'assistant',
+      'user',
+      'assistant',
+    ]);
+    expect((await w.admin('/api/sessions/hook:thread:1')).body.more).toBe(false);
+    expect((await w.admin('/api/sessions/hook:thread:1?limit=0')).status).toBe(400);
   });
 
   it('sends nothing for HEARTBEAT_OK, NO_REPLY or deliver: false, and still summarises each', async () => {
@@ -215,6 +225,11 @@ describe.each(suiteStores)('the runtime end to end on %s (fake model and chat se
     await expect.poll(async () => (await w.mainEvents()).length).toBe(3);
     const texts = (await w.mainEvents()).map((e) => e.text).sort();
     expect(texts).toEqual(['Hook A: HEARTBEAT_OK', 'Hook B: NO_REPLY', 'Hook C: a real answer']);
+    const newest = (await w.admin('/api/main/events?limit=2')).body;
+    expect(newest.more).toBe(true);
+    expect((newest.events as { text: string }[]).map((e) => e.text)).toEqual(
+      (await w.mainEvents()).slice(1).map((e) => e.text),
+    );
     // A summary is committed with its run's delivery outcome, after the delivery step: each run
     // has decided, and recorded, that it sends nothing.
     const outcomes = await Promise.all(runIds.map(async (id) => (await w.admin(`/api/runs/${id}`)).body.delivery));
@@ -357,11 +372,13 @@ describe.each(suiteStores)('the runtime end to end on %s (fake model and chat se
           consumed: false,
         },
       ],
+      more: false,
     });
     const session = await w.admin(`/api/sessions/${encodeURIComponent(agent.body.sessionKey as string)}`);
     expect(session.body).toMatchObject({
       key: agent.body.sessionKey,
       messages: [{ role: 'user' }, { role: 'assistant', content: 'done' }],
+      more: false,
     });
     expect((await w.admin('/api/runs/nope')).status).toBe(404);
     for (const headers of [{}, HOOK, { authorization: 'Bearer wrong' }]) {

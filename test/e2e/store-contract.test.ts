@@ -99,11 +99,14 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       expect(await store.events.get('e2')).toEqual({ ...event('e2'), consumedAt: null });
       await store.group.write((w) => w.events.markConsumed(['e1', 'nope'], 3000));
       expect((await store.events.pending('main', 10)).map((e) => e.id)).toEqual(['e2']);
-      expect((await store.events.list('main')).map((e) => [e.id, e.consumedAt])).toEqual([
+      expect((await store.events.list('main', 100)).map((e) => [e.id, e.consumedAt])).toEqual([
         ['e1', 3000],
         ['e2', null],
       ]);
       expect(await store.events.get('missing')).toBeUndefined();
+      // The newest of a session, oldest first: a list never grows with the gateway's age.
+      expect((await store.events.list('main', 1)).map((e) => e.id)).toEqual(['e2']);
+      expect((await store.events.list('other', 5)).map((e) => e.id)).toEqual(['x1']);
     });
 
     it('takes a run from queued to summarized', async () => {
@@ -528,7 +531,7 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       ]);
       expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
       expect((outcomes[2] as PromiseFulfilledResult<string>).value).toBe('value');
-      expect((await store.events.list('main')).map((e) => e.id)).toEqual(['g1', 'g2']);
+      expect((await store.events.list('main', 100)).map((e) => e.id)).toEqual(['g1', 'g2']);
     });
 
     it('keeps why a run waits until it tries again, and nothing of it once the run is over', async () => {
@@ -637,7 +640,7 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       const store = make();
       await store.commit((w) => w.events.insert(event('once')));
       await store.group.write((w) => w.events.insert({ ...event('once'), text: 'again' }));
-      const listed = await store.events.list('main');
+      const listed = await store.events.list('main', 100);
       expect(listed.map((e) => [e.id, e.text])).toEqual([['once', event('once').text]]);
     });
   });

@@ -37,8 +37,10 @@ export interface AdminQueries {
   runItem(runId: string): Promise<RunListItem | undefined>;
   requests(filter: RequestLogFilter): Promise<{ requests: RequestView[]; nextCursor: string | null }>;
   request(id: string): Promise<RequestDetail | undefined>;
-  mainEvents(): Promise<MainEventsView>;
-  session(key: string): Promise<SessionView | undefined>;
+  /** The newest `limit` events of the main session. */
+  mainEvents(limit: number): Promise<MainEventsView>;
+  /** The newest `limit` messages of a session; undefined when it has none. */
+  session(key: string, limit: number): Promise<SessionView | undefined>;
   /** Sessions with a transcript, most recently active first. */
   sessions(limit: number): Promise<SessionsView>;
   /** The messages a run sent to the model and its reply, and when it was queued, started and ended. */
@@ -86,14 +88,18 @@ export function createAdminQueries(
       };
     },
     alerts: (filter) => alertsPage(store, filter),
-    async mainEvents() {
-      return {
-        events: (await store.events.list(MAIN_SESSION)).map(eventView),
-      };
+    // One more than asked: whether older ones are left out (they are never pruned; a list of
+    // them all would grow with the gateway's age).
+    async mainEvents(limit) {
+      const events = await store.events.list(MAIN_SESSION, limit + 1);
+      const more = events.length > limit;
+      return { events: (more ? events.slice(1) : events).map(eventView), more };
     },
-    async session(key) {
+    async session(key, limit) {
       if (!(await store.messages.has(key))) return undefined;
-      return { key, messages: await store.messages.list(key) };
+      const messages = await store.messages.recent(key, limit + 1);
+      const more = messages.length > limit;
+      return { key, messages: more ? messages.slice(1) : messages, more };
     },
   };
 }

@@ -50,10 +50,15 @@ export function pgEventReads(pool: pg.Pool): StoreContract['events'] {
           [sessionKey],
         )) as { n: number }
       ).n,
-    list: async (sessionKey) =>
-      (await rowsOf(pool, 'SELECT * FROM events WHERE session_key = $1 ORDER BY seq', [sessionKey])).map((row) =>
-        eventOf(row as never),
-      ),
+    list: async (sessionKey, limit) =>
+      (
+        await rowsOf(pool, 'SELECT * FROM events WHERE session_key = $1 ORDER BY seq DESC LIMIT $2', [
+          sessionKey,
+          limit,
+        ])
+      )
+        .reverse()
+        .map((row) => eventOf(row as never)),
   };
 }
 

@@ -7,7 +7,7 @@ export function createEventRepository(db: Db): EventRepository {
     `INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
   );
   const pending = db.prepare('SELECT * FROM events WHERE session_key = ? AND consumed_at IS NULL ORDER BY seq LIMIT ?');
-  const list = db.prepare('SELECT * FROM events WHERE session_key = ? ORDER BY seq');
+  const list = db.prepare('SELECT * FROM events WHERE session_key = ? ORDER BY seq DESC LIMIT ?');
   const consume = db.prepare('UPDATE events SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL');
   const countPending = db.prepare('SELECT COUNT(*) AS n FROM events WHERE session_key = ? AND consumed_at IS NULL');
   const get = db.prepare('SELECT * FROM events WHERE id = ?');
@@ -26,8 +26,8 @@ export function createEventRepository(db: Db): EventRepository {
     countPending(sessionKey) {
       return (countPending.get(sessionKey) as { n: number }).n;
     },
-    list(sessionKey) {
-      return (list.all(sessionKey) as EventRow[]).map(eventOf);
+    list(sessionKey, limit) {
+      return (list.all(sessionKey, limit) as EventRow[]).reverse().map(eventOf);
     },
     markConsumed: db.transaction((ids: readonly string[], at: number) => {
       for (const id of ids) consume.run(at, id);

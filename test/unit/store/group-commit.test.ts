@@ -90,7 +90,7 @@ describe('group commit', () => {
       void store.group.write((w) => w.events.insert(event('lingered')), LINGER);
       store.close();
       const reopened = createStore({ path, synchronous: 'normal' });
-      expect(reopened.events.list('main').map((e) => e.id)).toEqual(['lingered']);
+      expect(reopened.events.list('main', 100).map((e) => e.id)).toEqual(['lingered']);
       reopened.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -108,7 +108,7 @@ describe('group commit', () => {
       store.group.write(() => store.events.insert(event('c'))),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    expect(store.events.list('main').map((e) => e.id)).toEqual(['a', 'c']);
+    expect(store.events.list('main', 100).map((e) => e.id)).toEqual(['a', 'c']);
     store.close();
   });
 });
