@@ -12,6 +12,7 @@ import {
   type RequestFacts,
   type RequestRecorder,
   reasonOf,
+  storedKeyOf,
   toHookdError,
 } from '../ingress/index.js';
 import type { HookOutcomes } from '../runtime/index.js';
@@ -195,7 +196,7 @@ function factsOf(replayId: string, source: Replayable, receivedAt: number): Requ
  * delivery id, else the key its replays share (the first request's id).
  */
 export function keyOf(id: string, source: Replayable): Key & { deliveryId: boolean; fromId: boolean } {
-  const scope = source.subPath;
+  const scope = storedKeyOf(source.subPath);
   const bodyHash = hashBody(source.body.rawBody);
   const deliveryId = keyIsDeliveryId(source.headers);
   const own = idempotencyKeyOf(source.headers, source.receipt.webhookId);

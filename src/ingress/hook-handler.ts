@@ -6,7 +6,7 @@ import type { BodyOutcome, ParsedBody } from './body.js';
 import type { HookActions } from './hook-actions.js';
 import type { HookGate, HookState, HookTrail } from './hook-gate.js';
 import type { HookRecords } from './hook-records.js';
-import { hashBody, type InFlightKeys, idempotencyKeyOf, keyIsDeliveryId } from './idempotency.js';
+import { hashBody, type InFlightKeys, idempotencyKeyOf, keyIsDeliveryId, storedKeyOf } from './idempotency.js';
 import { bodyReadReceipt, type CredentialFingerprints, openedBySignature } from './receipt.js';
 import { type Answer, answerFor } from './responses.js';
 import { handshakeFor, type VerifiedWebhook, verifyWebhook } from './signatures.js';
@@ -46,7 +46,7 @@ export async function handleHook(ctx: HookHandling, request: FastifyRequest, rep
   }
   const key = idempotencyKeyOf(request.headers, verified?.webhookId);
   if (key === undefined) return send(reply, await accept(ctx, request, body, verified));
-  const intent = { scope: state.subPath, key, bodyHash: hashBody(body.rawBody) };
+  const intent = { scope: storedKeyOf(state.subPath), key, bodyHash: hashBody(body.rawBody) };
   const { inFlight } = ctx;
   const remembered = await inFlight.claim(
     ctx.sink,

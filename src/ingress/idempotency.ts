@@ -10,11 +10,18 @@ export function keyIsDeliveryId(headers: IncomingHttpHeaders): boolean {
   return headers['idempotency-key'] === undefined && headers['x-service-idempotency-key'] === undefined;
 }
 
+/**
+ * A key's scope (the hook's sub-path) or a sender's webhook id as stored: itself when it is 1 to
+ * 255 visible ASCII characters, else its digest. Neither is checked like a key the client
+ * names, and the store's index takes a few KB at most (PostgreSQL refuses a longer entry).
+ */
+export const storedKeyOf = (text: string): string => (KEY.test(text) ? text : `sha256:${hash('sha256', text, 'hex')}`);
+
 /** `Idempotency-Key`, else `x-service-idempotency-key`, else the sender's webhook id. */
 export function idempotencyKeyOf(headers: IncomingHttpHeaders, webhookId: string | undefined): string | undefined {
   const raw = headers['idempotency-key'] ?? headers['x-service-idempotency-key'];
   const key = Array.isArray(raw) ? raw[0] : raw;
-  if (key === undefined) return webhookId;
+  if (key === undefined) return webhookId === undefined ? undefined : storedKeyOf(webhookId);
   if (!KEY.test(key))
     throw hookdError('INVALID_FIELD', { field: 'Idempotency-Key', expected: '1 to 255 visible ASCII characters' });
   return key;

@@ -7,7 +7,14 @@ export { classifyContentType, type ParsedBody, parseBody } from './body.js';
 export { installErrorHandlers, toHookdError } from './errors.js';
 export { createHookActions, type HookActions, type HookActionsTrail } from './hook-actions.js';
 export { hookRoutes } from './hooks.js';
-export { createInFlightKeys, hashBody, type InFlightKeys, idempotencyKeyOf, keyIsDeliveryId } from './idempotency.js';
+export {
+  createInFlightKeys,
+  hashBody,
+  type InFlightKeys,
+  idempotencyKeyOf,
+  keyIsDeliveryId,
+  storedKeyOf,
+} from './idempotency.js';
 export { answerMalformed, answerOutsideFastify } from './raw-answers.js';
 export { type CredentialFingerprints, createCredentialFingerprints } from './receipt.js';
 export {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ActionSink, IdempotentAnswer } from '../../../src/actions/index.js';
-import { createInFlightKeys } from '../../../src/ingress/idempotency.js';
+import { createInFlightKeys, idempotencyKeyOf, storedKeyOf } from '../../../src/ingress/idempotency.js';
 import { AUTH, createTestApp, type TestApp } from '../../helpers/app.js';
 
 let t: TestApp | undefined;
@@ -148,6 +148,22 @@ describe('idempotency (docs/operations.md#idempotency)', () => {
     expect(fresh?.headers['idempotent-replayed']).toBeUndefined();
     expect(fresh?.json().eventId).not.toBe(first?.json().eventId);
     expect(count('events')).toBe(2);
+  });
+});
+
+describe('what a key is stored as', () => {
+  it("keeps a short plain key or scope as it is, and stores a long or odd one (a sender's delivery id, a path) as its digest", () => {
+    expect(storedKeyOf('github')).toBe('github');
+    expect(storedKeyOf('x'.repeat(255))).toBe('x'.repeat(255));
+    const long = storedKeyOf('d'.repeat(10_000));
+    expect(long).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(storedKeyOf('d'.repeat(10_000))).toBe(long);
+    expect(storedKeyOf('d'.repeat(10_001))).not.toBe(long);
+    expect(storedKeyOf('with space')).toMatch(/^sha256:/);
+    // A sender's webhook id is the key when the request names none; one it names is checked.
+    expect(idempotencyKeyOf({}, 'e'.repeat(4000))).toMatch(/^sha256:/);
+    expect(idempotencyKeyOf({}, 'delivery-1')).toBe('delivery-1');
+    expect(() => idempotencyKeyOf({ 'idempotency-key': 'e'.repeat(4000) }, undefined)).toThrow();
   });
 });
 
