@@ -50,9 +50,8 @@ export function post<T>(path: string, body?: unknown): Promise<Answer<T>> {
   return call<T>('POST', path, body);
 }
 
+export type { AlertsView, AlertView } from '../src/alert-views.js';
 export type {
-  AlertsView,
-  AlertView,
   BreakerView,
   DeliveryOutcome,
   FixtureItem,

@@ -1,5 +1,5 @@
+import type { AlertView } from '../alert-views.js';
 import { localTime } from '../time-format.js';
-import type { AlertView } from '../views.js';
 import { answerFailed, type GatewayOptions, gatewayClient, query } from './gateway-client.js';
 import type { CliIo } from './io.js';
 import { excerpt, table } from './table.js';

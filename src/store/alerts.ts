@@ -1,4 +1,4 @@
-import type { AlertCondition, AlertKind } from '../views.js';
+import type { AlertCondition, AlertKind } from '../alert-views.js';
 
 /**
  * An alert message (docs/operations.md#alerts) as stored: append only, one row per message, a

@@ -1,8 +1,8 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AlertsView } from '../../src/alert-views.js';
 import { loadConfig } from '../../src/config/index.js';
 import { type Gateway, startGateway } from '../../src/main.js';
-import type { AlertsView } from '../../src/views.js';
 import { createManualClock, type ManualClock } from '../helpers/clock.js';
 import { type FakeChat, startFakeChat } from '../helpers/fake-chat.js';
 import { call, until } from '../helpers/http.js';

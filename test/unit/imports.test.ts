@@ -16,6 +16,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'backoff.ts',
     'clock.ts',
     'views.ts',
+    'alert-views.ts',
     'undici.ts',
     'read-file.ts',
     'time-format.ts',

@@ -1,8 +1,8 @@
+import type { AlertCondition } from '../../alert-views.js';
 import type { Clock } from '../../clock.js';
 import { newId } from '../../ids.js';
 import type { Logger } from '../../log.js';
 import type { AlertRecord, StoreContract, StoredAlert } from '../../store/index.js';
-import type { AlertCondition } from '../../views.js';
 import { sendWithRetries } from '../attempts/index.js';
 import type { BreakerSnapshot } from '../isolation/index.js';
 import type { ChatChannel } from '../ports.js';

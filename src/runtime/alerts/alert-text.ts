@@ -1,4 +1,4 @@
-import type { AlertCondition } from '../../views.js';
+import type { AlertCondition } from '../../alert-views.js';
 import type { BreakerSnapshot } from '../isolation/index.js';
 import type { MappingAnswer } from './types.js';
 import { MAX_TIMES } from './watch.js';

@@ -1,7 +1,7 @@
+import type { AlertCondition } from '../../alert-views.js';
 import type { Clock } from '../../clock.js';
 import type { Logger } from '../../log.js';
 import type { StoreContract } from '../../store/index.js';
-import type { AlertCondition } from '../../views.js';
 import type { AlertSender } from './alert-sender.js';
 import type { AlertSettings } from './types.js';
 import { countFailure, createWatch, isActive, isIdle, isQuiet, type Watch } from './watch.js';

@@ -1,7 +1,7 @@
+import type { AlertCondition } from '../../alert-views.js';
 import type { Cancel, Clock } from '../../clock.js';
 import type { Logger } from '../../log.js';
 import type { DeliveryOutcome, StoreContract } from '../../store/index.js';
-import type { AlertCondition } from '../../views.js';
 import type { Attempt, AttemptOwner } from '../attempts/index.js';
 import { type BreakerSnapshot, channelTarget, modelTarget, type Target } from '../isolation/index.js';
 import type { ChatChannel, ModelRouter } from '../ports.js';

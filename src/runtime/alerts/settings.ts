@@ -1,5 +1,5 @@
+import { ALERT_CONDITIONS, type AlertCondition } from '../../alert-views.js';
 import { type Config, parseDurationMs } from '../../config/index.js';
-import { ALERT_CONDITIONS, type AlertCondition } from '../../views.js';
 import type { AlertSettings } from './types.js';
 
 /** `hooks.alerts` parsed (docs/operations.md#alerts); undefined while alerts are off. */

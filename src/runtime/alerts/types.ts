@@ -1,4 +1,4 @@
-import type { AlertCondition } from '../../views.js';
+import type { AlertCondition } from '../../alert-views.js';
 
 /** How a request a mapping took was answered, as the hook routes tell it. */
 export interface MappingAnswer {

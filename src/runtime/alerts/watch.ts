@@ -1,4 +1,4 @@
-import type { AlertCondition } from '../../views.js';
+import type { AlertCondition } from '../../alert-views.js';
 
 /** Failure times a watch keeps at most (a count in the window beyond it reads as this many). */
 export const MAX_TIMES = 1000;

@@ -1,4 +1,5 @@
 import { MAIN_SESSION } from '../../action-shape.js';
+import type { AlertsView, AlertView } from '../../alert-views.js';
 import type {
   AlertFilter,
   RequestLogFilter,
@@ -9,8 +10,6 @@ import type {
   StoredAlert,
 } from '../../store/index.js';
 import type {
-  AlertsView,
-  AlertView,
   MainEventsView,
   OverviewView,
   RequestDetail,
