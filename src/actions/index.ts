@@ -16,6 +16,7 @@ export type {
 export {
   type ActionOptions,
   expectedChannel,
+  MADE_KEY_PREFIX,
   parseAgentBody,
   parseWakeBody,
   runIdFor,

@@ -40,6 +40,9 @@ type Body = Readonly<Record<string, unknown>>;
  */
 const madeKeyIds = new WeakMap<AgentAction, string>();
 
+/** The prefix of a session key hookd makes, `hook:<runId>`: its first run's id follows it. */
+export const MADE_KEY_PREFIX = 'hook:';
+
 /** The id a run of `action` takes: the one its made session key ends in, else a new one. */
 export const runIdFor = (action: AgentAction): string => madeKeyIds.get(action) ?? newId();
 
@@ -49,7 +52,10 @@ export const runIdFor = (action: AgentAction): string => madeKeyIds.get(action) 
  * gave it out: its session holds nothing before its turn, so no history is read.
  */
 export const startsItsSession = (run: { readonly id: string; readonly sessionKey: string }): boolean =>
-  run.sessionKey === `hook:${run.id}`;
+  // Compared without building the key: the run pump asks it each time it looks at a waiting run.
+  run.sessionKey.length === MADE_KEY_PREFIX.length + run.id.length &&
+  run.sessionKey.startsWith(MADE_KEY_PREFIX) &&
+  run.sessionKey.endsWith(run.id);
 
 /** Validates a `/hooks/wake` body (docs/http.md#post-hookswake); throws a 400 HookdError naming the field. */
 export function parseWakeBody(
@@ -94,7 +100,7 @@ export function parseAgentBody(body: unknown, options: ActionOptions, mappingId?
     kind: 'agent',
     message,
     name,
-    sessionKey: sessionKey ?? `hook:${madeId}`,
+    sessionKey: sessionKey ?? `${MADE_KEY_PREFIX}${madeId}`,
     wakeMode,
     deliver,
     channel,

@@ -1,13 +1,5 @@
+import { MADE_KEY_PREFIX, startsItsSession } from '../../actions/index.js';
 import type { PendingRun } from './types.js';
-
-/** The prefix of a session key hookd makes: `hook:<runId>`, its first run's id. */
-const MADE = 'hook:';
-
-/** Whether `run`'s key is the one hookd made for it (startsItsSession, without building the key). */
-const ownKey = (run: PendingRun): boolean =>
-  run.sessionKey.length === MADE.length + run.id.length &&
-  run.sessionKey.startsWith(MADE) &&
-  run.sessionKey.endsWith(run.id);
 
 /**
  * Which waiting run of a session may start: runs of one key run in arrival order
@@ -28,7 +20,7 @@ export function createSessionOrder(): SessionOrder {
   const bySession = new Map<string, PendingRun[]>();
   return {
     add(run) {
-      if (ownKey(run)) return;
+      if (startsItsSession(run)) return;
       const runs = bySession.get(run.sessionKey);
       if (runs) runs.push(run);
       else bySession.set(run.sessionKey, [run]);
@@ -41,10 +33,10 @@ export function createSessionOrder(): SessionOrder {
       if (runs.length === 0) bySession.delete(run.sessionKey);
     },
     first(run, waiting) {
-      if (ownKey(run)) return true;
+      if (startsItsSession(run)) return true;
       // A made key's own run, waiting still, goes before every run that named the key after it.
       const key = run.sessionKey;
-      if (key.startsWith(MADE) && waiting(key.slice(MADE.length))) return false;
+      if (key.startsWith(MADE_KEY_PREFIX) && waiting(key.slice(MADE_KEY_PREFIX.length))) return false;
       return (bySession.get(key)?.[0] ?? run) === run;
     },
   };
