@@ -108,20 +108,19 @@ function everyMethod(app: FastifyInstance): string[] {
 function onHookError(request: FastifyRequest, reply: FastifyReply, err: unknown, lingering: Set<Socket>): void {
   const e = toHookdError(err);
   const answered = { code: e.code, reason: reasonOf(e) };
-  if (request.hook === null || !request.hook.trail.authenticated) ownIdOfRefused(request, reply);
   if (request.hook === null) {
     if (request.hookRefusal) Object.assign(request.hookRefusal, answered);
-    if (isHookdError(err, 'BUSY')) closeUnread(reply.raw);
-    else drainRefused(request.raw, reply.raw, lingering);
   } else {
     Object.assign(request.hook.trail, answered);
     const at = isHookdError(e, 'TRANSFORM_FAILED') ? e.params.location : undefined;
     if (at) request.hook.trail.where = `${at.file}:${at.line}:${at.column}`;
-    // Refused before a signature let it in (fastify's own 415 for a Content-Type it cannot
-    // parse comes before the body is read, and its bounds): its connection closes too.
-    if (!request.hook.trail.authenticated && !isHookdError(err, 'BUSY'))
-      drainRefused(request.raw, reply.raw, lingering);
   }
+  // Refused before anything let it in (at the door, or before a signature held: fastify's own
+  // 415 for a Content-Type it cannot parse comes before the body is read): its connection closes.
+  if (request.hook?.trail.authenticated) return;
+  ownIdOfRefused(request, reply);
+  if (isHookdError(err, 'BUSY')) closeUnread(reply.raw);
+  else drainRefused(request.raw, reply.raw, lingering);
 }
 
 /**
