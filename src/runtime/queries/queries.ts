@@ -87,18 +87,14 @@ export function createAdminQueries(
       };
     },
     alerts: (filter) => alertsPage(store, filter),
-    // One more than asked: whether older ones are left out (they are never pruned; a list of
-    // them all would grow with the gateway's age).
     async mainEvents(limit) {
-      const events = await store.events.list(MAIN_SESSION, limit + 1);
-      const more = events.length > limit;
-      return { events: (more ? events.slice(1) : events).map(eventView), more };
+      const { items, more } = newest(await store.events.list(MAIN_SESSION, limit + 1), limit);
+      return { events: items.map(eventView), more };
     },
     async session(key, limit) {
       if (!(await store.messages.has(key))) return undefined;
-      const messages = await store.messages.recent(key, limit + 1);
-      const more = messages.length > limit;
-      return { key, messages: more ? messages.slice(1) : messages, more };
+      const { items, more } = newest(await store.messages.recent(key, limit + 1), limit);
+      return { key, messages: items, more };
     },
   };
 }
@@ -181,4 +177,14 @@ function alertView(a: StoredAlert): AlertView {
     ...(a.recoveredAt === undefined ? {} : { recoveredAt: iso(a.recoveredAt) }),
     ...(a.recovers === undefined ? {} : { recovers: a.recovers }),
   };
+}
+
+/**
+ * The newest `limit` of `rows` (the newest `limit + 1`, oldest first), and whether older ones
+ * were left out: events and messages are never pruned, and a list of them all would grow with
+ * the gateway's age.
+ */
+function newest<T>(rows: readonly T[], limit: number): { items: readonly T[]; more: boolean } {
+  const more = rows.length > limit;
+  return { items: more ? rows.slice(1) : rows, more };
 }

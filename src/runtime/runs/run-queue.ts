@@ -37,13 +37,12 @@ export function createRunQueue(options: RunQueueOptions): RunQueue {
     // A run that crashed is still unfinished in the store: tried again after a back-off, not
     // left until the next start (docs/runtime.md#agent-runs).
     ended(run, crashed) {
-      const before = crashes.get(run.id);
       if (!crashed) {
         crashes.delete(run.id);
         return;
       }
       if (stopped) return;
-      const count = (before?.count ?? 0) + 1;
+      const count = (crashes.get(run.id)?.count ?? 0) + 1;
       const cancel = clock.setTimeout(() => {
         if (!stopped) runs.add(run);
       }, crashBackoffMs(count));
