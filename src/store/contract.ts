@@ -50,7 +50,7 @@ export interface Writes {
 export interface StoreContract {
   readonly events: Async<Pick<EventRepository, 'get' | 'pending' | 'countPending' | 'list'>>;
   readonly runs: Async<Pick<RunRepository, 'get' | 'unfinished' | 'list' | 'countByStatus' | 'attempts' | 'outcomes'>>;
-  readonly messages: Async<Pick<MessageRepository, 'recent' | 'has' | 'list' | 'ofRun' | 'sessions'>>;
+  readonly messages: Async<Pick<MessageRepository, 'recent' | 'has' | 'ofRun' | 'sessions'>>;
   readonly requests: Async<Pick<RequestLogRepository, 'get' | 'list' | 'countSince'>>;
   /** The request log and the kept failures as retention passes prune them (docs/operations.md#retention). */
   readonly log: LogTables;

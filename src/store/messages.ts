@@ -5,7 +5,6 @@ export type { SessionMessage } from '../views.js';
 /** Session transcripts: every turn's user and assistant messages, in order. */
 export interface MessageRepository {
   append(sessionKey: string, messages: readonly SessionMessage[], runId: string | null, at: number): void;
-  list(sessionKey: string): SessionMessage[];
   /** The last `limit` messages of a session, oldest first. */
   recent(sessionKey: string, limit: number): SessionMessage[];
   has(sessionKey: string): boolean;

@@ -230,7 +230,7 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
         w.messages.append('s1', [{ role: 'user', content: 'c' }], null, 30);
       });
       expect((await store.messages.recent('s1', 2)).map((m) => m.content)).toEqual(['b', 'c']);
-      expect((await store.messages.list('s1')).map((m) => m.content)).toEqual(['a', 'b', 'c']);
+      expect((await store.messages.recent('s1', 100)).map((m) => m.content)).toEqual(['a', 'b', 'c']);
       expect(await store.messages.has('s2')).toBe(true);
       expect(await store.messages.has('s3')).toBe(false);
       expect(await store.messages.sessions(10)).toEqual([

@@ -124,10 +124,6 @@ export function pgMessageReads(pool: pg.Pool): StoreContract['messages'] {
       ).reverse(),
     has: async (sessionKey) =>
       (await firstRow(pool, 'SELECT 1 FROM messages WHERE session_key = $1 LIMIT 1', [sessionKey])) !== undefined,
-    list: async (sessionKey) =>
-      rowsOf<SessionMessage>(pool, 'SELECT role, content FROM messages WHERE session_key = $1 ORDER BY seq', [
-        sessionKey,
-      ]),
     ofRun: async (sessionKey, runId) =>
       rowsOf<SessionMessage>(
         pool,

@@ -8,7 +8,7 @@ export function sqliteContract(store: Store, now: () => number = Date.now): Stor
   return {
     events: promised(store.events, ['get', 'pending', 'countPending', 'list']),
     runs: promised(store.runs, ['get', 'unfinished', 'list', 'countByStatus', 'attempts', 'outcomes']),
-    messages: promised(store.messages, ['recent', 'has', 'list', 'ofRun', 'sessions']),
+    messages: promised(store.messages, ['recent', 'has', 'ofRun', 'sessions']),
     requests: {
       ...promised(store.requests, ['get', 'countSince']),
       // A search may read the whole log: in windows, the event loop free between them.

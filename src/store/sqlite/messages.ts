@@ -6,7 +6,6 @@ export function createMessageRepository(db: Db): MessageRepository {
   const insert = db.prepare(
     'INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?)',
   );
-  const list = db.prepare('SELECT role, content FROM messages WHERE session_key = ? ORDER BY seq');
   // Newest first, put back in order here: a subquery ordered again cost a temporary B-tree per
   // run (about 35 % more per call).
   const recent = db.prepare('SELECT role, content FROM messages WHERE session_key = ? ORDER BY seq DESC LIMIT ?');
@@ -20,9 +19,6 @@ export function createMessageRepository(db: Db): MessageRepository {
   return {
     append(sessionKey: string, messages: readonly SessionMessage[], runId: string | null, at: number): void {
       for (const m of messages) insert.run(sessionKey, m.role, m.content, runId, at);
-    },
-    list(sessionKey: string): SessionMessage[] {
-      return list.all(sessionKey) as SessionMessage[];
     },
     /** The last `limit` messages of a session, oldest first. */
     recent(sessionKey: string, limit: number): SessionMessage[] {

@@ -35,7 +35,7 @@ describe('heartbeat turns', () => {
     });
     heartbeat.request();
     await expect.poll(() => store.events.countPending('main')).toBe(0);
-    const turns = store.messages.list('main').filter((m) => m.role === 'user');
+    const turns = store.messages.recent('main', 100).filter((m) => m.role === 'user');
     expect(turns).toHaveLength(3);
     expect(turns[0]?.content).toContain('event 1');
     expect(turns[0]?.content).toContain('event 2');

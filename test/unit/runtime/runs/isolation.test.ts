@@ -213,7 +213,7 @@ describe('cancel (docs/runtime.md#cancel)', () => {
     expect(w.store.runs.get('slow')?.status).toBe('cancelled');
     expect(w.store.runs.get('slow')?.output).toBeUndefined();
     expect(w.store.events.get('slow:summary')?.text).toBe('Hook slow (cancelled)');
-    expect(w.store.messages.list('hook:slow')).toEqual([]);
+    expect(w.store.messages.recent('hook:slow', 100)).toEqual([]);
     // The slot it held is free: the next run starts.
     w.add('next');
     await until(() => model.calls.length === 2);

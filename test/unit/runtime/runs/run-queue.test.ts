@@ -106,7 +106,7 @@ describe('run queue writes', () => {
     expect(run?.status).toBe('ok');
     expect(run?.startedAt).toBeTypeOf('number');
     expect(run?.delivery).toEqual({ status: 'skipped', reason: 'deliver is false' });
-    expect(store.messages.list('hook:r1').map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(store.messages.recent('hook:r1', 100).map((m) => m.role)).toEqual(['user', 'assistant']);
     expect(store.runs.unfinished()).toEqual([]);
     expect(writes()).toBe(2);
     await runs.stop();
@@ -331,7 +331,7 @@ describe('a run that crashes', () => {
     await clock.advance(1000);
     await settle();
     expect(store.runs.get('r2')?.status).toBe('cancelled');
-    expect(store.messages.list('hook:r2')).toEqual([]);
+    expect(store.messages.recent('hook:r2', 100)).toEqual([]);
     // Stopped while one waits: its timer goes with the queue.
     cancelled = false;
     add('r4', false);
