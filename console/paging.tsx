@@ -80,12 +80,14 @@ export function Pager({
   state: { loading: boolean; error?: string };
   noun: string;
 }) {
-  if (shown === 0) return null;
+  // A filtered list looks at a stretch of the store at a time: a page may match nothing yet.
+  if (shown === 0 && !next) return null;
   return (
     <p class="pager">
       <span class="hint">
-        {shown} {noun}
-        {shown === 1 ? '' : 's'} shown{next ? '' : ': that is all the log holds for this view'}.
+        {shown === 0
+          ? `No ${noun} matches among the newest looked at so far.`
+          : `${shown} ${noun}${shown === 1 ? '' : 's'} shown${next ? '' : ': that is all the log holds for this view'}.`}
       </span>{' '}
       {next && (
         <button type="button" class="secondary" onClick={older} disabled={state.loading}>

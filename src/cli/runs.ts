@@ -35,16 +35,23 @@ function deliveryText(delivery: DeliveryOutcome): string {
 /** `hookd runs`: agent runs of a running gateway, newest first. */
 export async function runsCommand(options: RunsOptions, io: CliIo): Promise<number> {
   const gateway = gatewayClient(options, io);
-  const answer = await gateway.call(
-    'GET',
-    `/api/runs${query({ status: options.status, mapping: options.mapping, limit: options.limit })}`,
-  );
-  if (answer.status !== 200) return answerFailed(io, answer);
+  // A filtered page looks at a stretch of runs at a time (docs/runtime.md#admin-api): pages
+  // follow one another until `limit` runs or the oldest.
+  const runs: RunListItem[] = [];
+  let cursor: string | undefined;
+  do {
+    const want = Number(options.limit) - runs.length;
+    const params = { status: options.status, mapping: options.mapping, limit: want, cursor };
+    const answer = await gateway.call('GET', `/api/runs${query(params)}`);
+    if (answer.status !== 200) return answerFailed(io, answer);
+    runs.push(...(answer.body.runs as RunListItem[]));
+    cursor = (answer.body.nextCursor as string | null) ?? undefined;
+  } while (cursor !== undefined && runs.length < Number(options.limit));
   if (options.json) {
-    io.out(JSON.stringify(answer.body, null, 2));
+    io.out(JSON.stringify({ runs, nextCursor: cursor ?? null }, null, 2));
     return 0;
   }
-  const rows = (answer.body.runs as RunListItem[]).map((r) => [
+  const rows = runs.map((r) => [
     localTime(r.createdAt),
     r.runId,
     statusOf(r),

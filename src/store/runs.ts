@@ -257,6 +257,8 @@ export interface RunListFilter {
   /** Only the runs of this mapping (its id). */
   readonly mapping?: string;
   readonly beforeSeq?: number;
+  /** Only runs after this one: a filtered list looks at a window of runs at a time. */
+  readonly afterSeq?: number;
   readonly limit: number;
 }
 

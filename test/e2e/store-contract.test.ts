@@ -195,6 +195,10 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       expect(await ids({ mapping: 'GH' })).toEqual([]);
       const [, second] = await store.runs.list({ limit: 2, mapping: 'gh' });
       expect(await ids({ mapping: 'gh', beforeSeq: second?.seq })).toEqual(['m1']);
+      // A window of runs: only those after `afterSeq` (a filtered page of the admin API).
+      const [, m3, , m1] = await store.runs.list({ limit: 10 });
+      expect(await ids({ mapping: 'gh', afterSeq: m1?.seq })).toEqual(['m4', 'm3']);
+      expect(await ids({ afterSeq: m1?.seq, beforeSeq: m3?.seq })).toEqual(['m2']);
     });
 
     it("reads the status and delivery status of many runs in one query (a request list's outcomes)", async () => {
@@ -233,10 +237,17 @@ function contract(name: string, make: () => StoreContract, runs: boolean) {
       expect((await store.messages.recent('s1', 100)).map((m) => m.content)).toEqual(['a', 'b', 'c']);
       expect(await store.messages.has('s2')).toBe(true);
       expect(await store.messages.has('s3')).toBe(false);
-      expect(await store.messages.sessions(10)).toEqual([
+      expect(await store.messages.sessions(10, 100)).toEqual([
         { key: 's1', messages: 3, lastAt: 30 },
         { key: 's2', messages: 1, lastAt: 20 },
       ]);
+      // Only sessions with one of the newest messages, each with all its messages counted.
+      expect(await store.messages.sessions(10, 1)).toEqual([{ key: 's1', messages: 3, lastAt: 30 }]);
+      expect(await store.messages.sessions(1, 2)).toEqual([{ key: 's1', messages: 3, lastAt: 30 }]);
+      {
+        await store.commit((w) => w.messages.append('s3', [{ role: 'user', content: 'y' }], null, 40));
+        expect((await store.messages.sessions(10, 2)).map((s) => s.key)).toEqual(['s3', 's1']);
+      }
     });
 
     it('logs requests: filters, the newest by id, counts, replayed marks and pruning', async () => {

@@ -77,7 +77,9 @@ export function createAdminQueries(
     requests: (filter) => requestsPage(store, filter),
     request: (id) => requestDetail(store, id, runItem),
     async sessions(limit) {
-      return { sessions: (await store.messages.sessions(limit)).map((s) => ({ ...s, lastAt: iso(s.lastAt) })) };
+      return {
+        sessions: (await store.messages.sessions(limit, SESSIONS_WITHIN)).map((s) => ({ ...s, lastAt: iso(s.lastAt) })),
+      };
     },
     transcript: (runId) => transcriptOf(store, runId),
     async overview() {
@@ -131,16 +133,36 @@ export async function runItemOf(q: RunQueries, runId: string): Promise<RunListIt
   return found && listItemOf(q, found.run, found.attempts);
 }
 
-/** A page of runs, newest first, their attempts read in one query. */
+/** The sessions `GET /api/sessions` lists: those with a message among the newest 20,000. */
+export const SESSIONS_WITHIN = 20_000;
+/** How many runs a page of a filtered run list looks at, at most (about 3 ms on SQLite). */
+export const RUN_WINDOW = 10_000;
+
+/**
+ * A page of runs, newest first, their attempts read in one query. A filtered page looks at the
+ * `window` runs before its cursor (runs are never pruned: a rare status or mapping was a scan of
+ * every run on the event loop): short of `limit` matches, its cursor is where it stopped looking.
+ */
 export async function runsPage(
   q: RunQueries,
   filter: RunListFilter,
+  window = RUN_WINDOW,
 ): Promise<{ runs: RunListItem[]; nextCursor: string | null }> {
-  const { page, nextCursor } = pageOf(await q.store.runs.list({ ...filter, limit: filter.limit + 1 }), filter.limit);
+  const bounds: Pick<RunListFilter, 'beforeSeq' | 'afterSeq'> =
+    filter.status === undefined && filter.mapping === undefined ? {} : await windowOf(q, filter, window);
+  const listed = await q.store.runs.list({ ...filter, ...bounds, limit: filter.limit + 1 });
+  const { page, nextCursor } = pageOf(listed, filter.limit);
+  const floor = (bounds.afterSeq ?? 0) + 1;
   return {
     runs: (await withAttempts(q.store, page)).map(({ run, attempts }) => listItemOf(q, run, attempts)),
-    nextCursor,
+    nextCursor: nextCursor ?? (floor > 1 ? String(floor) : null),
   };
+}
+
+/** The runs a filtered page looks at: the `window` before its cursor, or before the newest run's. */
+async function windowOf(q: RunQueries, filter: RunListFilter, window: number) {
+  const before = filter.beforeSeq ?? ((await q.store.runs.list({ limit: 1 }))[0]?.seq ?? 0) + 1;
+  return { beforeSeq: before, afterSeq: Math.max(0, before - 1 - window) };
 }
 
 /** The messages a run sent to the model and its reply, and when it was queued, started and ended. */

@@ -5,7 +5,7 @@ import type { EventRecord } from '../events.js';
 import { eventOf } from '../events.js';
 import type { FailedRequestRecord } from '../failed-requests.js';
 import { failedRequestOf } from '../failed-requests.js';
-import type { SessionMessage } from '../messages.js';
+import { SESSIONS_SQL, type SessionMessage } from '../messages.js';
 import type { RequestLogEntry, RequestLogFilter } from '../requests.js';
 import { LISTED, requestEntryOf, requestListWhere, requestRecordOf } from '../requests.js';
 import { type RunListFilter, type RunRecord, runOf, runStatusOf, UNFINISHED_COLUMNS, unfinishedOf } from '../runs.js';
@@ -76,11 +76,17 @@ export function pgRunReads(pool: pg.Pool): StoreContract['runs'] {
     list: async (filter: RunListFilter) => {
       const found = await rowsOf<Row & { seq: number }>(
         pool,
-        `SELECT * FROM runs WHERE seq < $1 AND ($2::text IS NULL OR status = $2 OR ($2 = 'failed'
+        `SELECT * FROM runs WHERE seq < $1 AND seq > $5 AND ($2::text IS NULL OR status = $2 OR ($2 = 'failed'
            AND (status IN ('error', 'timeout') OR (delivery::jsonb ->> 'status') = 'failed')))
            AND ($4::text IS NULL OR mapping_id = $4)
          ORDER BY seq DESC LIMIT $3`,
-        [filter.beforeSeq ?? Number.MAX_SAFE_INTEGER, filter.status ?? null, filter.limit, filter.mapping ?? null],
+        [
+          filter.beforeSeq ?? Number.MAX_SAFE_INTEGER,
+          filter.status ?? null,
+          filter.limit,
+          filter.mapping ?? null,
+          filter.afterSeq ?? 0,
+        ],
       );
       return found.map((row) => ({ ...runOf(row as never), seq: row.seq })) as (RunRecord & { seq: number })[];
     },
@@ -130,13 +136,11 @@ export function pgMessageReads(pool: pg.Pool): StoreContract['messages'] {
         'SELECT role, content FROM messages WHERE session_key = $1 AND run_id = $2 ORDER BY seq',
         [sessionKey, runId],
       ),
-    sessions: async (limit) =>
-      rowsOf<{ key: string; messages: number; lastAt: number }>(
-        pool,
-        `SELECT session_key AS key, COUNT(*) AS messages, MAX(created_at) AS "lastAt" FROM messages
-         GROUP BY session_key ORDER BY MAX(seq) DESC LIMIT $1`,
-        [limit],
-      ),
+    sessions: async (limit, within) =>
+      rowsOf<{ key: string; messages: number; lastAt: number }>(pool, SESSIONS_SQL.replace('lastAt', '"lastAt"'), [
+        within,
+        limit,
+      ]),
   };
 }
 

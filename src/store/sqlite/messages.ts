@@ -1,4 +1,4 @@
-import type { MessageRepository, SessionMessage } from '../messages.js';
+import { type MessageRepository, SESSIONS_SQL, type SessionMessage } from '../messages.js';
 import type { Db } from './db.js';
 
 /** The SQLite transcript repository. */
@@ -11,10 +11,7 @@ export function createMessageRepository(db: Db): MessageRepository {
   const recent = db.prepare('SELECT role, content FROM messages WHERE session_key = ? ORDER BY seq DESC LIMIT ?');
   const exists = db.prepare('SELECT 1 FROM messages WHERE session_key = ? LIMIT 1');
   const ofRun = db.prepare('SELECT role, content FROM messages WHERE session_key = ? AND run_id = ? ORDER BY seq');
-  const sessions = db.prepare(
-    `SELECT session_key AS key, COUNT(*) AS messages, MAX(created_at) AS lastAt FROM messages
-     GROUP BY session_key ORDER BY MAX(seq) DESC LIMIT ?`,
-  );
+  const sessions = db.prepare(SESSIONS_SQL.replace('$1', '@within').replace('$2', '@limit'));
 
   return {
     append(sessionKey: string, messages: readonly SessionMessage[], runId: string | null, at: number): void {
@@ -27,8 +24,8 @@ export function createMessageRepository(db: Db): MessageRepository {
     ofRun(sessionKey, runId) {
       return ofRun.all(sessionKey, runId) as SessionMessage[];
     },
-    sessions(limit) {
-      return sessions.all(limit) as { key: string; messages: number; lastAt: number }[];
+    sessions(limit, within) {
+      return sessions.all({ limit, within }) as { key: string; messages: number; lastAt: number }[];
     },
     has(sessionKey: string): boolean {
       return exists.get(sessionKey) !== undefined;

@@ -90,7 +90,7 @@ function runReads(db: Db): RunReads {
      WHERE id IN (SELECT value FROM json_each(?))`,
   );
   const list = db.prepare(
-    `SELECT * FROM runs WHERE seq < @before AND (@status IS NULL OR status = @status OR (@status = 'failed'
+    `SELECT * FROM runs WHERE seq < @before AND seq > @after AND (@status IS NULL OR status = @status OR (@status = 'failed'
        AND (status IN ('error', 'timeout') OR json_extract(delivery, '$.status') = 'failed')))
        AND (@mapping IS NULL OR mapping_id = @mapping)
      ORDER BY seq DESC LIMIT @limit`,
@@ -112,6 +112,7 @@ function runReads(db: Db): RunReads {
         status: filter.status ?? null,
         mapping: filter.mapping ?? null,
         before: filter.beforeSeq ?? Number.MAX_SAFE_INTEGER,
+        after: filter.afterSeq ?? 0,
         limit: filter.limit,
       }) as (RunRow & { seq: number })[];
       return rows.map((row) => ({ ...runOf(row), seq: row.seq }));

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAdminQueries } from '../../../../src/runtime/queries/index.js';
 import { pageOf } from '../../../../src/runtime/queries/page.js';
-import { transcriptOf } from '../../../../src/runtime/queries/queries.js';
+import { runsPage, transcriptOf } from '../../../../src/runtime/queries/queries.js';
 import { requestDetail } from '../../../../src/runtime/queries/request-queries.js';
 import { createStore, type Store, sqliteContract } from '../../../../src/store/sqlite/index.js';
 
@@ -9,6 +9,21 @@ import { createStore, type Store, sqliteContract } from '../../../../src/store/s
 
 let store: Store | undefined;
 afterEach(() => store?.close());
+
+/** A queued run `id`, of mapping `mappingId` when given. */
+const queued = (id: string, mappingId?: string) => ({
+  id,
+  sessionKey: `hook:${id}`,
+  message: 'hello',
+  model: 'fake/m',
+  wakeMode: 'now' as const,
+  deliver: false,
+  channel: 'last',
+  allowUnsafeExternalContent: false,
+  contentSource: 'webhook' as const,
+  createdAt: 1000,
+  ...(mappingId === undefined ? {} : { mappingId }),
+});
 
 /** An in-memory store holding run `r1` of session `hook:r1`, queued at 1000 and finished at 3000. */
 function storeWithRun(): Store {
@@ -110,5 +125,35 @@ describe("a run's transcript", () => {
         { role: 'assistant', content: 'hi' },
       ],
     });
+  });
+});
+
+describe('a filtered page of runs', () => {
+  it('looks at a window of runs at a time: short of its limit, its cursor is where it stopped looking', async () => {
+    store = createStore({ path: ':memory:', synchronous: 'normal' });
+    const sqlite = store;
+    // Run seq 1 and 2 are gh's, then 23 of stripe's: the window is 10 runs.
+    sqlite.runs.insert(queued('gh-1', 'gh'));
+    sqlite.runs.insert(queued('gh-2', 'gh'));
+    for (let i = 0; i < 23; i++) sqlite.runs.insert(queued(`s-${i}`, 'stripe'));
+    sqlite.runs.finish('gh-1', { status: 'error', error: 'boom' }, 2000);
+    const q = { store: sqliteContract(sqlite), now: () => 3000, waitingOf: () => undefined };
+    const pages: [string[], string | null][] = [];
+    let cursor: number | undefined;
+    do {
+      const page = await runsPage(q, { mapping: 'gh', limit: 5, ...(cursor ? { beforeSeq: cursor } : {}) }, 10);
+      pages.push([page.runs.map((r) => r.runId), page.nextCursor]);
+      cursor = page.nextCursor === null ? undefined : Number(page.nextCursor);
+    } while (cursor !== undefined);
+    expect(pages).toEqual([
+      [[], '16'],
+      [[], '6'],
+      [['gh-2', 'gh-1'], null],
+    ]);
+    const failed = await runsPage(q, { status: 'failed', limit: 1 }, 100);
+    expect([failed.runs.map((r) => r.runId), failed.nextCursor]).toEqual([['gh-1'], null]);
+    // Not filtered: no window; a page ends where its rows do.
+    const all = await runsPage(q, { limit: 30 }, 10);
+    expect([all.runs.length, all.nextCursor]).toEqual([25, null]);
   });
 });
