@@ -17,6 +17,7 @@ export const MODEL_ANSWER_WORDS = {
   'no-content': 'the model answered without choices[0].message.content',
   'no-text': 'the model answered without a text block in its content',
   'invalid-json': 'the model server answered with invalid JSON',
+  'too-large': 'the model server answered more than 8 MiB',
 } as const;
 
 /** Why a logged request cannot be replayed (docs/runtime.md#request-log-and-replay), and what the words name. */

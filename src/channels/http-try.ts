@@ -1,10 +1,16 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type HookdError, hookdError, isHookdError } from '../errors.js';
-import { undiciRequest as request } from '../undici.js';
+import { readAtMost, undiciRequest as request } from '../undici.js';
 import { type KindEnv, secondsToMs } from './kind.js';
 
 /** The longest excerpt of an answer or error kept (docs/runtime.md#attempts). */
 export const EXCERPT_CHARS = 300;
+
+/**
+ * The most of an answer read (1 MiB): a chat service confirms in a few hundred bytes; past it
+ * the rest is dropped, and a 2xx whose confirmation is cut off is CHANNEL_UNCONFIRMED.
+ */
+export const MAX_ANSWER_BYTES = 1_048_576;
 
 /** What a service answered one try. */
 export interface HttpAnswer {
@@ -26,7 +32,7 @@ export async function postTry(
 ): Promise<HttpAnswer> {
   try {
     const res = await request(url, { method: 'POST', headers: init.headers, body: init.body, signal });
-    return { status: res.statusCode, raw: await res.body.text(), headers: res.headers };
+    return { status: res.statusCode, raw: (await readAtMost(res.body, MAX_ANSWER_BYTES)).text, headers: res.headers };
   } catch (err) {
     if (isHookdError(err) || signal.aborted) throw err;
     throw hookdError('CHANNEL_UNREACHABLE', { channel: env.id, reason: cut(env, (err as Error).message) });

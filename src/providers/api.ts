@@ -1,7 +1,7 @@
 import type { KeysSchema } from '../config/index.js';
 import { hookdError, isHookdError } from '../errors.js';
 import type { ModelProvider } from '../runtime/index.js';
-import { undiciRequest as request } from '../undici.js';
+import { readAtMost, undiciRequest as request } from '../undici.js';
 
 /**
  * What a provider API is (docs/runtime.md#adding-a-provider-api): one module, registered by name in
@@ -44,6 +44,9 @@ export function retryAfterMsOf(header: string | string[] | undefined): number | 
   return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
 }
 
+/** The most of a model's answer read (8 MiB): past it the call is MODEL_INVALID_ANSWER, not retried. */
+export const MAX_MODEL_ANSWER_BYTES = 8 * 1_048_576;
+
 /** How one API reads a call's answer: the reply of a 2xx, which refusals are about the context, a refusal's words. */
 export interface ModelAnswers<T> {
   reply(answer: unknown): T;
@@ -65,9 +68,12 @@ export async function postModelCall<T>(
 ): Promise<T> {
   try {
     const res = await request(url, { method: 'POST', ...call });
-    const text = await res.body.text();
+    const { text, cut } = await readAtMost(res.body, MAX_MODEL_ANSWER_BYTES);
     const status = res.statusCode;
-    if (status >= 200 && status < 300) return answers.reply(JSON.parse(text));
+    if (status >= 200 && status < 300) {
+      if (cut) throw hookdError('MODEL_INVALID_ANSWER', { problem: 'too-large' });
+      return answers.reply(JSON.parse(text));
+    }
     const excerpt = excerptOf(answers.wordsOf ? answers.wordsOf(text) : text, apiKey);
     if (answers.isContextRefusal(status, text)) throw hookdError('MODEL_CONTEXT_EXCEEDED', { status, excerpt });
     const retryAfterMs = retryAfterMsOf(res.headers['retry-after']);
