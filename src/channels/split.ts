@@ -5,6 +5,22 @@ export function splitMessage(text: string, max: number): string[] {
   return splitMarkdown(text, max);
 }
 
+/**
+ * The most characters of a reply a chat service is sent (8 messages of 4,000): the rest is cut
+ * with a note, so a runaway reply is neither a flood of messages nor seconds of splitting on
+ * the event loop. The whole reply stays in the run's record.
+ */
+export const MAX_SPLIT_CHARS = 32_000;
+
+/** `text`, cut at MAX_SPLIT_CHARS with a note of what was left out. */
+export function withinSplitBound(text: string): string {
+  if (text.length <= MAX_SPLIT_CHARS) return text;
+  const kept = text.slice(0, MAX_SPLIT_CHARS - 200);
+  const code = kept.charCodeAt(kept.length - 1);
+  const cut = code >= 0xd800 && code <= 0xdbff ? kept.slice(0, -1) : kept;
+  return `${cut}\n\n[… ${text.length - cut.length} more characters cut by hookd: the whole reply is in the run's record]`;
+}
+
 /** How long a part is for its service (its formatted length, by default its characters). */
 export type Measure = (part: string) => number;
 
@@ -17,38 +33,61 @@ const chars: Measure = (part) => part.length;
  * next) nor inside a code span, link or formatting pair (closed and reopened when one is too long
  * alone).
  */
-export function splitMarkdown(text: string, max: number, measure: Measure = chars): string[] {
+export function splitMarkdown(whole: string, max: number, measure: Measure = chars): string[] {
+  const text = withinSplitBound(whole);
   if (measure(text) <= max) return [text];
+  return partsOf(text, max, measure, measure === chars);
+}
+
+/**
+ * The parts of `text`. Unless `exact`, a part's measure is summed from its lines' (measuring
+ * the part whole for each line added cost seconds for a reply of many short lines); a part the
+ * sum misjudged (a formatting pair across lines renders differently) is measured whole at the
+ * end and split again exactly.
+ */
+function partsOf(text: string, max: number, measure: Measure, exact: boolean): string[] {
   const parts: string[] = [];
   let current = '';
+  let size = 0;
   const flush = () => {
     const part = current.replace(/\n+$/, '');
-    if (part.trim() !== '') parts.push(part);
     current = '';
+    size = 0;
+    if (part.trim() === '') return;
+    if (!exact && measure(part) > max) parts.push(...partsOf(part, max, measure, true));
+    else parts.push(part);
+  };
+  const sizeWith = (piece: string) => {
+    if (current === '') return measure(piece);
+    return exact ? measure(`${current}\n${piece}`) : size + 1 + measure(piece);
   };
   const add = (piece: string) => {
-    const joined = current === '' ? piece : `${current}\n${piece}`;
-    if (measure(joined) <= max) {
-      current = joined;
+    const joined = sizeWith(piece);
+    if (joined <= max) {
+      current = current === '' ? piece : `${current}\n${piece}`;
+      size = joined;
       return;
     }
     flush();
     if (measure(piece) <= max) {
       current = piece;
+      size = measure(piece);
       return;
     }
     const pieces = splitLine(piece, max, measure);
     parts.push(...pieces.slice(0, -1));
     current = pieces.at(-1) ?? '';
+    size = measure(current);
   };
   for (const block of blocksOf(text)) {
     if (typeof block === 'string') add(block);
-    else if (measure(`${current}\n${block.text}`) <= max || measure(block.text) <= max) add(block.text);
+    else if (sizeWith(block.text) <= max || measure(block.text) <= max) add(block.text);
     else {
       flush();
       const pieces = splitCode(block, max, measure);
       parts.push(...pieces.slice(0, -1));
       current = pieces.at(-1) ?? '';
+      size = measure(current);
     }
   }
   flush();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { splitMessage } from '../../../src/channels/index.js';
+import { splitMarkdown, splitMessage } from '../../../src/channels/index.js';
+import { MAX_SPLIT_CHARS } from '../../../src/channels/split.js';
 
 describe('splitMessage', () => {
   it('keeps short texts whole', () => expect(splitMessage('hi', 4096)).toEqual(['hi']));
@@ -17,5 +18,39 @@ describe('splitMessage', () => {
     const pieces = splitMessage(text, 4096);
     expect(pieces[0]).toBe('a'.repeat(4095));
     expect(pieces.join('')).toBe(text);
+  });
+});
+
+describe('a runaway reply', () => {
+  it('is cut at MAX_SPLIT_CHARS with a note of what was left out, in at most 8 parts of 4,000', () => {
+    const reply = 'word '.repeat(200_000);
+    const parts = splitMarkdown(reply, 4000);
+    expect(parts.length).toBeLessThanOrEqual(8);
+    expect(parts.join(' ').length).toBeLessThanOrEqual(MAX_SPLIT_CHARS);
+    expect(parts.at(-1)).toMatch(/\[… 968\d{3} more characters cut by hookd: the whole reply is in the run's record\]$/);
+    expect(splitMarkdown('x'.repeat(MAX_SPLIT_CHARS), 4000).join('')).toBe('x'.repeat(MAX_SPLIT_CHARS));
+  });
+
+  it('is measured line by line: many short lines cost about their own length, not a part for each', () => {
+    let measured = 0;
+    const counting = (part: string) => {
+      measured += part.length;
+      return part.length + (part.match(/&/g)?.length ?? 0) * 4;
+    };
+    const reply = 'a &\n'.repeat(7_900);
+    const parts = splitMarkdown(reply, 4000, counting);
+    for (const p of parts) expect(counting(p)).toBeLessThanOrEqual(4000);
+    expect(parts.join('\n')).toBe(reply.trimEnd());
+    // Measured whole for each line added, it was 8 parts × 1,000 lines × 4,000 characters.
+    expect(measured).toBeLessThan(10 * reply.length);
+  });
+
+  it('splits again, measured whole, a part its lines misjudged', () => {
+    // A measure in which joining lines costs more than the lines (a pair across lines).
+    const measure = (part: string) => part.length + (part.includes('\n') ? 50 : 0);
+    const reply = Array.from({ length: 40 }, (_, i) => `line ${i} ${'y'.repeat(90)}`).join('\n');
+    const parts = splitMarkdown(reply, 1000, measure);
+    for (const p of parts) expect(measure(p)).toBeLessThanOrEqual(1000);
+    expect(parts.join('\n')).toBe(reply);
   });
 });
