@@ -27,7 +27,9 @@ describe('a runaway reply', () => {
     const parts = splitMarkdown(reply, 4000);
     expect(parts.length).toBeLessThanOrEqual(8);
     expect(parts.join(' ').length).toBeLessThanOrEqual(MAX_SPLIT_CHARS);
-    expect(parts.at(-1)).toMatch(/\[… 968\d{3} more characters cut by hookd: the whole reply is in the run's record\]$/);
+    expect(parts.at(-1)).toMatch(
+      /\[… 968\d{3} more characters cut by hookd: the whole reply is in the run's record\]$/,
+    );
     expect(splitMarkdown('x'.repeat(MAX_SPLIT_CHARS), 4000).join('')).toBe('x'.repeat(MAX_SPLIT_CHARS));
   });
 
