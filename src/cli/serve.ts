@@ -10,7 +10,9 @@ export async function serveCommand(options: { config?: string; mailWatch?: boole
   const log = createLogger({ level: config.log.level });
   const mailWatch = options.mailWatch !== false && io.env.HOOKD_SKIP_MAIL_WATCH !== '1';
   // A file is read again when it changes: its mappings reload, the rest waits for a restart.
-  const reload = config.file ? () => resolveConfig(options.config, io, { createSecrets: true }).config : undefined;
+  // The same file, by its path: one gone is a failed reload, never the embedded default.
+  const { file } = config;
+  const reload = file ? () => resolveConfig(file, io, { createSecrets: false }).config : undefined;
   const gateway = await startGateway(config, log, { mailWatch, ...(reload ? { reload } : {}) });
   // For people, on stderr: stdout holds the JSON log lines alone, for whatever reads them.
   const say = io.err;

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -153,5 +153,13 @@ describe('hookd.json5 reloads on change', () => {
     ]);
     expect(await eventText(await wake('ci', 5))).toBe('built 5');
     expect(await wake('deploy', 6)).toBe('404 NO_MAPPING');
+
+    // The file moved away (a branch without it): refused, not the embedded default's no mappings.
+    renameSync(file, `${file}.bak`);
+    await expect
+      .poll(() => logged('configuration reload failed; the running one is kept').length, { timeout: 15_000 })
+      .toBe(2);
+    expect(await eventText(await wake('ci', 7))).toBe('built 7');
+    expect(existsSync(join(dir, 'data/hook-token'))).toBe(false);
   }, 60_000);
 });
