@@ -80,14 +80,14 @@ export function providerProblems(config: ProvidersConfig): readonly string[] {
 }
 
 /**
- * Calls each provider makes at once, at most, by name (`models.providers.<name>.maxConcurrent`,
- * default `agents.defaults.maxConcurrentRuns`); `builtin` is not limited.
+ * Calls each provider makes at once, at most, by name, where configured
+ * (`models.providers.<name>.maxConcurrent`); the runtime's default for the others
+ * (docs/runtime.md#fault-isolation).
  */
-export function providerLimits(config: Pick<Config, 'models' | 'agents'>): ReadonlyMap<string, number> {
-  const fallback = config.agents.defaults.maxConcurrentRuns;
+export function providerLimits(config: Pick<Config, 'models'>): ReadonlyMap<string, number> {
   return new Map(
     Object.entries(config.models.providers).flatMap(([name, entry]) =>
-      entry ? [[name, entry.maxConcurrent ?? fallback] as const] : [],
+      entry?.maxConcurrent === undefined ? [] : [[name, entry.maxConcurrent] as const],
     ),
   );
 }

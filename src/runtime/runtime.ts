@@ -36,7 +36,7 @@ export interface RuntimeOptions extends PartsOptions {
   readonly mappingLimits?: ReadonlyMap<string, number>;
   /**
    * Tries in flight at once per provider (across its models) and per channel (its id); default: a
-   * provider `agents.defaults.maxConcurrentRuns`, a channel 4 (docs/runtime.md#fault-isolation).
+   * provider one fewer than `agents.defaults.maxConcurrentRuns`, a channel 4 (docs/runtime.md#fault-isolation).
    */
   readonly limits?: TargetLimits;
   /** Time for leases, heartbeats, run limits, retries, pruning and alert windows (tests move it). */

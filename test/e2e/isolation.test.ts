@@ -1,3 +1,5 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunView } from '../../src/views.js';
 import { type FakeChat, startFakeChat } from '../helpers/fake-chat.js';
@@ -97,6 +99,54 @@ describe('a model that refuses connections (spawned gateway)', () => {
     expect(overview.breakers.map((b) => b.target)).toEqual(['dead/x']);
     // Log lines are written in blocks every 100 ms.
     await until(async () => (/"msg":"breaker opened"/.test(hookd.stdout()) ? true : undefined), 'the log line');
+  });
+});
+
+describe('a model server that takes calls and never answers (spawned gateway)', () => {
+  it("leaves a run slot to another mapping's model: its reply is delivered while the calls hang", async () => {
+    const hung: ServerResponse[] = [];
+    const silent = createServer((req, res) => {
+      req.resume();
+      hung.push(res);
+    });
+    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
+    cleanups.push(() => new Promise((done) => silent.close(done)));
+    cleanups.push(() => silent.closeAllConnections());
+    const model = await startFakeModel(() => 'the healthy reply');
+    cleanups.push(() => model.close());
+    const chat = await fakeChat();
+    const agent = { action: 'agent', wakeMode: 'next-heartbeat', deliver: true, channel: 'chatnet', to: '42' };
+    const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`;
+    const hookd = await startHookd({
+      config: {
+        gateway: { auth: { token: GATEWAY } },
+        hooks: {
+          enabled: true,
+          token: TOKEN,
+          mappings: [
+            { id: 'hangs', match: { path: 'hangs' }, ...agent, messageTemplate: 'hangs {{n}}', model: 'silent/x' },
+            { id: 'healthy', match: { path: 'healthy' }, ...agent, messageTemplate: 'healthy', model: 'live/y' },
+          ],
+        },
+        agents: { defaults: { model: 'live/y', maxConcurrentRuns: 4, heartbeat: { every: '0' } } },
+        models: {
+          providers: {
+            silent: { baseUrl: silentUrl, api: 'openai-chat' },
+            live: { baseUrl: model.url, api: 'openai-chat' },
+          },
+        },
+        channels: { chatnet: { apiBase: chat.url, botToken: 'bot-isolation-token' } },
+      },
+    });
+    cleanups.push(() => hookd.stop());
+    const hook = (path: string, json: unknown) =>
+      call(`${hookd.url}/hooks/${path}`, { headers: { authorization: `Bearer ${TOKEN}` }, json });
+    for (let n = 0; n < 8; n++) expect((await hook('hangs', { n })).status).toBe(202);
+    // The silent provider holds all the slots it may: one fewer than the run slots.
+    await until(async () => (hung.length === 3 ? true : undefined), 'three hanging calls');
+    expect((await hook('healthy', {})).status).toBe(202);
+    await until(async () => (chat.sent.some((m) => m.text === 'the healthy reply') ? true : undefined), 'the reply');
+    expect(hung).toHaveLength(3);
   });
 });
 

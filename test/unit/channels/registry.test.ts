@@ -4,6 +4,7 @@ import { channelLimits, channelProblems, createChannels } from '../../../src/cha
 import { type Config, inspectConfig, loadConfig } from '../../../src/config/index.js';
 import { collectMappings } from '../../../src/mapping/index.js';
 import { createModelRouter, providerLimits, providerProblems } from '../../../src/providers/index.js';
+import { defaultLimits } from '../../../src/runtime/index.js';
 
 /** `channels.<id>` and `models.providers.<name>` as their registries check them (docs/channels.md, docs/runtime.md#providers). */
 
@@ -143,7 +144,7 @@ describe('providers by API', () => {
     expect(() => createModelRouter(config)).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
   });
 
-  it('gives each provider maxConcurrent agents.defaults.maxConcurrentRuns unless set, and maxTokens 4096', () => {
+  it('gives each provider maxConcurrent one fewer than agents.defaults.maxConcurrentRuns unless set, and maxTokens 4096', () => {
     const config = load({
       agents: { defaults: { maxConcurrentRuns: 6 } },
       models: {
@@ -153,12 +154,10 @@ describe('providers by API', () => {
         },
       },
     });
-    expect(providerLimits(config)).toEqual(
-      new Map([
-        ['a', 6],
-        ['b', 2],
-      ]),
-    );
+    expect(providerLimits(config)).toEqual(new Map([['b', 2]]));
+    // Unless set: a provider whose calls never end leaves a run slot to the others.
+    expect(defaultLimits(6).provider('a')).toBe(5);
+    expect(defaultLimits(1).provider('a')).toBe(1);
     expect(config.models.providers.b?.maxTokens).toBe(4096);
   });
 });

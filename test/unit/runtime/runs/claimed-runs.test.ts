@@ -136,7 +136,8 @@ describe("a renewal of a node's leases", () => {
         cancelled: new Set(['cancelled']),
       }),
     });
-    const { q, store, clock, model } = await node(share, 4);
+    // Five run slots: a provider takes four (one fewer, docs/runtime.md#fault-isolation).
+    const { q, store, clock, model } = await node(share, 5);
     const claimedAt = clock.now();
     const ids = ['renewed', 'busy', 'lost', 'cancelled'];
     takeClaimed(

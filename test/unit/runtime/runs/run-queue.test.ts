@@ -193,7 +193,8 @@ describe('run queue concurrency', () => {
       const models: ModelRouter = {
         complete: () => new Promise<string>((resolve) => releases.push(() => resolve('done'))),
       };
-      const { store, runs, add } = setup({ models, maxConcurrent: 16 });
+      // 17 slots: a provider takes one fewer (docs/runtime.md#fault-isolation).
+      const { store, runs, add } = setup({ models, maxConcurrent: 17 });
       for (let i = 0; i < 16; i++) add(`r${i}`, false);
       await expect.poll(() => releases.length).toBe(16);
       for (const release of releases) release();
