@@ -45,15 +45,17 @@ export function cut(env: KindEnv, text: string): string {
 }
 
 /**
- * CHANNEL_REFUSED for an answer: its status, the service's own words, and on a 429 its retry
- * hint (`retryAfterMs`, else the `Retry-After` header). The runtime retries 429 and 5xx.
+ * CHANNEL_REFUSED for an answer: its status, the service's own words (a field of its answer,
+ * used only when it is text), and on a 429 its retry hint (`retryAfterMs`, else the
+ * `Retry-After` header). The runtime retries 429 and 5xx.
  */
 export function refusal(
   env: KindEnv,
   answer: HttpAnswer,
-  words: string | undefined,
+  field: unknown,
   retryAfterMs?: number,
 ): HookdError<'CHANNEL_REFUSED'> {
+  const words = typeof field === 'string' ? field : undefined;
   const hint = answer.status === 429 ? (retryAfterMs ?? secondsToMs(answer.headers['retry-after'])) : undefined;
   return hookdError('CHANNEL_REFUSED', {
     channel: env.id,

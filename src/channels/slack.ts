@@ -59,7 +59,7 @@ async function postMessage(env: KindEnv, entry: Entry, message: OutgoingMessage,
   const text = renderMarkdown(message.text, mrkdwn);
   const answer = await postTry(env, url, { headers, body: JSON.stringify({ channel: message.to, text }) }, signal);
   const body = jsonOf<SlackAnswer>(answer.raw);
-  if (!isSuccess(answer)) throw refusal(env, answer, body.error ?? answer.raw);
+  if (!isSuccess(answer)) throw refusal(env, answer, typeof body.error === 'string' ? body.error : answer.raw);
   if (body.ok === true) return;
   if (typeof body.error !== 'string')
     throw hookdError('CHANNEL_UNCONFIRMED', { channel: env.id, excerpt: cut(env, answer.raw) });

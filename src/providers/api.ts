@@ -37,11 +37,14 @@ export function excerptOf(body: string, apiKey: string | undefined): string {
   return masked.slice(0, EXCERPT_CHARS);
 }
 
-/** `Retry-After` in milliseconds, when it is a number of seconds. */
+/** The longest `Retry-After` a model call waits (a timer past 24.8 days would fire at once). */
+export const MAX_MODEL_RETRY_AFTER_MS = 300_000;
+
+/** `Retry-After` in milliseconds, when it is a number of seconds; at most MAX_MODEL_RETRY_AFTER_MS. */
 export function retryAfterMsOf(header: string | string[] | undefined): number | undefined {
   if (typeof header !== 'string' || header.trim() === '') return undefined;
   const seconds = Number(header);
-  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds * 1000, MAX_MODEL_RETRY_AFTER_MS) : undefined;
 }
 
 /** The most of a model's answer read (8 MiB): past it the call is MODEL_INVALID_ANSWER, not retried. */
@@ -72,7 +75,9 @@ export async function postModelCall<T>(
     const status = res.statusCode;
     if (status >= 200 && status < 300) {
       if (cut) throw hookdError('MODEL_INVALID_ANSWER', { problem: 'too-large' });
-      return answers.reply(JSON.parse(text));
+      const parsed: unknown = JSON.parse(text);
+      // `null` or a number is JSON and no answer: read as an empty one, it says what it lacks.
+      return answers.reply(parsed !== null && typeof parsed === 'object' ? parsed : {});
     }
     const excerpt = excerptOf(answers.wordsOf ? answers.wordsOf(text) : text, apiKey);
     if (answers.isContextRefusal(status, text)) throw hookdError('MODEL_CONTEXT_EXCEEDED', { status, excerpt });

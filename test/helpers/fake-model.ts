@@ -90,7 +90,7 @@ export async function startFakeModel(
           'content-type': 'application/json',
           ...(reply.retryAfter === undefined ? {} : { 'retry-after': String(reply.retryAfter) }),
         });
-        res.end(JSON.stringify(reply.body ?? { error: { message: 'fake error' } }));
+        res.end(JSON.stringify('body' in reply ? reply.body : { error: { message: 'fake error' } }));
       }
       // A stall answers nothing; close() destroys the socket.
     });

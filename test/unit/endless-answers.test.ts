@@ -77,4 +77,20 @@ describe('an answer without end', () => {
     await expect.poll(() => ok.sent.length).toBe(1);
     expect(ok.sent[0]).toBeLessThan(16 * MAX_ANSWER_BYTES);
   });
+
+  it('refuses with the status when a chat service says its words as no text (an object)', async () => {
+    server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ ok: false, description: { x: 1 } }));
+    });
+    await new Promise<void>((done) => server?.listen(0, '127.0.0.1', done));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const failure = await failureOf(
+      createChatnetChannel({ apiBase: url, botToken: 'b' }).sendMessage('1', 'hello', AbortSignal.timeout(30_000)),
+    );
+    // Not CHANNEL_UNREACHABLE (retried four times, counted by the breaker): the service answered.
+    expect(failure?.code).toBe('CHANNEL_REFUSED');
+    expect(failure?.params).toEqual({ channel: 'chatnet', status: 400 });
+  });
 });

@@ -104,4 +104,17 @@ describe('openai-chat provider', () => {
     expect(failure.code).toBe('MODEL_UNREACHABLE');
     expect(failure.message).toMatch(/^the model server is unreachable: .*ECONNREFUSED/);
   });
+
+  it('says a 2xx of JSON that is no object (null) is no answer, not an unreachable server to retry', async () => {
+    model = await startFakeModel(() => ({ status: 200, body: null }));
+    const failure = await failureOf(createOpenAiChatProvider({ baseUrl: model.url, api: 'openai-chat' }));
+    expect(failure.code).toBe('MODEL_INVALID_ANSWER');
+    expect(failure.message).toBe('the model answered without choices[0].message.content');
+  });
+
+  it('waits at most 5 minutes for a Retry-After (a longer timer would fire at once)', async () => {
+    model = await startFakeModel(() => ({ status: 429, retryAfter: 99_999_999 }));
+    const failure = await failureOf(createOpenAiChatProvider({ baseUrl: model.url, api: 'openai-chat' }));
+    expect(failure.params).toMatchObject({ status: 429, retryAfterMs: 300_000 });
+  });
 });
