@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { type ErrorCode, type HookdError, hookdError, isHookdError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { ChatChannel, DeliveryContext } from '../runtime/index.js';
@@ -65,6 +66,8 @@ export function channelOf(kind: ChannelKind<unknown>, entry: unknown, options: C
       }
     },
     about(next) {
+      const owner = next.runId === undefined ? next.alert && `alert:${next.alert.id}` : `run:${next.runId}`;
+      if (owner !== undefined) return view(next, (text) => partId(options.id, owner, text));
       const ids = new Map<string, string>();
       return view(next, (text) => {
         const id = ids.get(text) ?? newId();
@@ -74,4 +77,15 @@ export function channelOf(kind: ChannelKind<unknown>, entry: unknown, options: C
     },
   });
   return view({}, () => newId());
+}
+
+/**
+ * The id of a part of a run's reply or of an alert (docs/channels.md): the same however often
+ * it is sent (a retry, a restart that delivers it again, a redelivery), so that a receiver can
+ * drop a repeat. A UUID's form, version 8, from the SHA-256 of the channel, owner and text.
+ */
+export function partId(channel: string, owner: string, text: string): string {
+  const hex = createHash('sha256').update(`${channel}\n${owner}\n`).update(text).digest('hex');
+  const variant = ((Number.parseInt(hex[16] as string, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }

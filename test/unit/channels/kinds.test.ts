@@ -140,4 +140,22 @@ describe('webhook', () => {
     expect(ids[2]).not.toBe(ids[0]);
     expect(body(fake, 1)).toMatchObject({ to: 'ops', alert: { id: 'a1', kind: 'firing' } });
   });
+
+  it("gives a run's reply the same webhook-id however often it is delivered: a restart, a redelivery", async () => {
+    const fake = await service(() => ({ status: 204 }));
+    const about = { runId: 'r-42', sessionKey: 'hook:r-42' };
+    // Two gateways' channels (a restart between two deliveries of one run), and another run.
+    await channelOf({ kind: 'webhook', url: `${fake.url}/in`, secret })
+      .about?.(about)
+      .sendMessage('', 'done', signal());
+    await channelOf({ kind: 'webhook', url: `${fake.url}/in`, secret })
+      .about?.(about)
+      .sendMessage('', 'done', signal());
+    const other = channelOf({ kind: 'webhook', url: `${fake.url}/in`, secret });
+    await other.about?.({ runId: 'r-43', sessionKey: 'hook:r-43' }).sendMessage('', 'done', signal());
+    const ids = fake.requests.map((r) => r.headers['webhook-id']);
+    expect(ids[0]).toMatch(/^msg_[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(ids[1]).toBe(ids[0]);
+    expect(ids[2]).not.toBe(ids[0]);
+  });
 });
