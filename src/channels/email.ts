@@ -1,3 +1,4 @@
+import { Socket } from 'node:net';
 import type { FromSchema } from 'json-schema-to-ts';
 import type { Transporter } from 'nodemailer';
 import { hookdError } from '../errors.js';
@@ -58,11 +59,20 @@ function classified(env: KindEnv, err: SmtpFailure) {
   });
 }
 
-/** Rejects with `signal`'s reason once it aborts (SMTP has no abort: the connection ends on its own). */
-function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+/**
+ * Rejects with `signal`'s reason once it aborts, and then destroys `socket` (the send's own
+ * connection): a try the runtime gave up on must not go on and deliver the mail beside its retry.
+ */
+function abortable<T>(work: Promise<T>, signal: AbortSignal, socket: Socket): Promise<T> {
+  if (signal.aborted) {
+    socket.destroy();
+    return Promise.reject(signal.reason);
+  }
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
+    const onAbort = () => {
+      socket.destroy();
+      reject(signal.reason);
+    };
     signal.addEventListener('abort', onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
@@ -79,11 +89,12 @@ export const email = defineChannelKind<Entry>({
     entry.password !== undefined && entry.user === undefined ? ['user: required with password'] : [],
   secrets: (entry) => [entry.password],
   create: (entry, env) => {
-    let transporter: Promise<Transporter> | undefined;
     // nodemailer loads on the first mail, so that a gateway without this kind never pays for it.
-    const open = async () => {
+    // Each send has a transport of its own over a socket of hookd's, which an abort destroys.
+    const open = async (socket: Socket): Promise<Transporter> => {
       const { createTransport } = await import('nodemailer');
       return createTransport({
+        socket,
         host: entry.host,
         port: entry.port,
         secure: entry.secure ?? entry.port === 465,
@@ -96,7 +107,7 @@ export const email = defineChannelKind<Entry>({
     return {
       split: (text) => [text],
       async send(message, signal) {
-        transporter ??= open();
+        const socket = new Socket();
         const mail = {
           from: entry.from,
           to: message.to,
@@ -105,9 +116,15 @@ export const email = defineChannelKind<Entry>({
           messageId: `<${message.id}@hookd>`,
         };
         try {
-          await abortable((await transporter).sendMail(mail), signal);
+          await abortable(
+            open(socket).then((transporter) => transporter.sendMail(mail)),
+            signal,
+            socket,
+          );
         } catch (err) {
           throw signal.aborted ? err : classified(env, err as SmtpFailure);
+        } finally {
+          socket.destroy();
         }
       },
     };

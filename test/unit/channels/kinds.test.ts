@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createChannels } from '../../../src/channels/index.js';
@@ -100,6 +101,25 @@ describe('email', () => {
       },
       { from: 'hookd@example.test', to: ['me@example.test'], subject: 'hookd: no login', text: 'no login' },
     ]);
+  });
+
+  it('closes the connection of a try its deadline cut off: it cannot deliver beside its retry', async () => {
+    let open = 0;
+    const silent = createServer((socket) => {
+      open++;
+      socket.on('close', () => open--);
+    });
+    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
+    cleanups.push(() => new Promise((done) => silent.close(() => done())));
+    const port = (silent.address() as AddressInfo).port;
+    const entry = { kind: 'email', host: '127.0.0.1', port, from: 'hookd@example.test' };
+    const cut = new AbortController();
+    const sending = channelOf(entry).sendMessage('me@example.test', 'late', cut.signal);
+    await expect.poll(() => open).toBe(1);
+    cut.abort(new Error('try deadline'));
+    await expect(sending).rejects.toThrow('try deadline');
+    // Before: the connection stayed until SMTP's own 15 s greeting timeout.
+    await expect.poll(() => open, { timeout: 5000 }).toBe(0);
   });
 });
 
