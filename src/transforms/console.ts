@@ -2,6 +2,7 @@
  * A transform's `console.*` (docs/operations.md#limits): lines go to the gateway's log under the host's own
  * level and bindings, at most 16 lines and 8 KiB per call, at the levels the logger keeps.
  */
+import { SAVED_BUILTINS } from './sandbox-prelude.js';
 
 export const CONSOLE_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type ConsoleLevel = (typeof CONSOLE_LEVELS)[number];
@@ -20,35 +21,63 @@ export interface ConsoleSink {
 
 /**
  * The script run in the isolate before the transform's own code: it takes the host's log
- * function out of the global object (so that transform code can never call it directly)
- * and defines `console`, which formats only enabled levels and cuts each line to 8 KiB
- * before it is copied out.
+ * function out of the global object (so that transform code can never call it directly) and
+ * defines `console`, which formats only enabled levels and keeps the call's budget itself: a
+ * line is cut to 8 KiB before it is copied out, and once 16 lines or 8 KiB are spent nothing
+ * more crosses to the host (an isolate that kept calling the host was not stopped at its time
+ * limit). Only the number dropped crosses, at the first and when the call ends. It uses the
+ * built-ins saved before the bundle runs, and hands `begin`/`end` to the call script (which
+ * runs before the bundle too) as `__hookdConsoleCall`.
  */
 export function consolePrelude(enabled: readonly ConsoleLevel[]): string {
+  const on = (level: ConsoleLevel) => JSON.stringify(enabled.includes(level));
   return `
-(() => {
+(() => {${SAVED_BUILTINS}
   const log = globalThis.__hookdLog;
   delete globalThis.__hookdLog;
-  const enabled = new Set(${JSON.stringify(enabled)});
   const MAX = ${MAX_CONSOLE_CHARS};
+  let lines = 0;
+  let chars = 0;
+  let dropped = 0;
   const show = (v) => {
     try {
-      const s = typeof v === 'string' ? v : JSON.stringify(v);
-      return (typeof s === 'string' ? s : String(v)).slice(0, MAX);
+      const s = typeof v === 'string' ? v : stringify(v);
+      return slice(typeof s === 'string' ? s : toText(v), 0, MAX);
     } catch {
-      try { return String(v).slice(0, MAX); } catch { return '[unprintable]'; }
+      try { return slice(toText(v), 0, MAX); } catch { return '[unprintable]'; }
     }
   };
   const write = (level) => (...args) => {
-    if (!enabled.has(level)) return;
+    if (lines >= ${MAX_CONSOLE_LINES} || chars >= MAX) {
+      if (++dropped === 1) log('dropped', dropped);
+      return;
+    }
     let text = '';
-    for (const arg of args) {
-      text += (text ? ' ' : '') + show(arg);
+    for (let i = 0; i < args.length; i++) {
+      text += (text ? ' ' : '') + show(args[i]);
       if (text.length >= MAX) break;
     }
-    log(level, text.slice(0, MAX));
+    text = slice(text, 0, MAX);
+    if (chars + text.length > MAX) {
+      if (++dropped === 1) log('dropped', dropped);
+      return;
+    }
+    lines++;
+    chars += text.length;
+    log(level, text);
   };
-  globalThis.console = { log: write('info'), info: write('info'), debug: write('debug'), warn: write('warn'), error: write('error') };
+  const level = (name, on) => (on ? write(name) : () => {});
+  globalThis.__hookdConsoleCall = {
+    begin: () => { lines = 0; chars = 0; dropped = 0; },
+    end: () => { if (dropped > 1) log('dropped', dropped); },
+  };
+  globalThis.console = {
+    log: level('info', ${on('info')}),
+    info: level('info', ${on('info')}),
+    debug: level('debug', ${on('debug')}),
+    warn: level('warn', ${on('warn')}),
+    error: level('error', ${on('error')}),
+  };
 })();`;
 }
 
@@ -63,8 +92,15 @@ export function createConsoleBudget(sink: ConsoleSink) {
   let chars = 0;
   let dropped = 0;
   return {
-    /** The callback the isolate's `console` calls. */
+    /**
+     * The callback the isolate's `console` calls: a line, or how many lines it dropped so far.
+     * The isolate keeps the budget; it is counted here again, in case anything goes past it.
+     */
     write(level: unknown, text: unknown): void {
+      if (level === 'dropped' && typeof text === 'number') {
+        dropped = Math.max(dropped, text);
+        return;
+      }
       if (typeof level !== 'string' || !levels.has(level) || typeof text !== 'string') return;
       if (lines.length >= MAX_CONSOLE_LINES || chars + text.length > MAX_CONSOLE_CHARS) {
         dropped++;

@@ -102,7 +102,13 @@ export async function runTransform(
 ): Promise<unknown> {
   const slot = calls.slots.get(key);
   if (!slot) throw hookdError('TRANSFORM_FAILED', { reason: `no transform is loaded for ${key}` });
-  return (JSON.parse(await callSlot(calls, slot, context, budgetMs)) as Envelope).value;
+  const answer = await callSlot(calls, slot, context, budgetMs);
+  try {
+    return (JSON.parse(answer) as Envelope).value;
+  } catch {
+    // Never a plain SyntaxError (500 INTERNAL without a site): what crossed is the transform's failure.
+    throw hookdError('TRANSFORM_FAILED', { reason: 'its answer is not JSON' });
+  }
 }
 
 /**

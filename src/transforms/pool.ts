@@ -60,6 +60,8 @@ export function createSandboxPool(options: SandboxPoolOptions): SandboxPool {
   /** Which code an isolate runs: bumped by each swap. */
   let generation = 0;
   const generationOf = new WeakMap<Sandbox, number>();
+  /** Set by `dispose`: a swap that finishes later disposes what it built. */
+  let disposed = false;
 
   const busyError = () =>
     hookdError(
@@ -104,6 +106,10 @@ export function createSandboxPool(options: SandboxPoolOptions): SandboxPool {
     async swap(code, map) {
       const next = { code, ...(map ? { map } : {}) };
       const sandbox = await options.build(next);
+      if (disposed) {
+        sandbox.dispose();
+        return;
+      }
       source = next;
       generationOf.set(sandbox, ++generation);
       for (const old of idle) old.dispose();
@@ -111,6 +117,7 @@ export function createSandboxPool(options: SandboxPoolOptions): SandboxPool {
     },
     dispose() {
       // Calls still running dispose their isolate on release (its generation is gone).
+      disposed = true;
       generation++;
       slots.close();
       for (const sandbox of idle) sandbox.dispose();

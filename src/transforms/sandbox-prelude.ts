@@ -12,27 +12,44 @@ export const WITHOUT_WASM =
 /** An error's text crossing out of the sandbox, at most (docs/operations.md#limits). */
 export const MAX_ERROR_CHARS = 1024;
 /** An error's stack crossing out of the sandbox, at most: enough for the frames that are located. */
-const MAX_STACK_CHARS = 4096;
+export const MAX_STACK_CHARS = 4096;
 
 /**
- * The code that runs inside the isolate after the bundle: picks the export, and defines
- * `__hookdCall(json)` which parses the context, awaits the transform and answers a JSON
- * envelope — so only strings ever cross the boundary.
+ * The built-ins hookd's code in the isolate uses, saved before the transform's bundle runs: a
+ * transform may replace `String.prototype.slice` or `JSON.stringify` in its realm, and a cap
+ * looked up at call time would then be the transform's (docs/transforms.md#limits). Shared by
+ * every script hookd runs before the bundle.
  */
-export function prelude(exportName: string | undefined, maxResultBytes: number): string {
-  const pick = exportName
-    ? `m[${JSON.stringify(exportName)}]`
-    : `(typeof m.default === 'function' ? m.default : m.transform)`;
+export const SAVED_BUILTINS = `
+  const call = Function.prototype.call;
+  const slice = call.bind(String.prototype.slice);
+  const charCodeAt = call.bind(String.prototype.charCodeAt);
+  const stringify = JSON.stringify;
+  const parse = JSON.parse;
+  const toText = String;`;
+
+/** What the call script hands the host before the bundle runs (then takes off the global object). */
+export const CALL_GLOBALS = ['__hookdCall', '__hookdSettled'] as const;
+
+/**
+ * The script run in the isolate before the bundle (after the console's): defines
+ * `__hookdCall(json, rawBody)`, which parses the context, calls the transform and answers a
+ * JSON envelope (so only strings cross), and `__hookdSettled()` for an async one. The host
+ * takes references to both before the bundle runs, so transform code can change neither, and
+ * they use only the built-ins saved here. The export is handed over by `pickExport`.
+ */
+export function callPrelude(maxResultBytes: number): string {
   return `
-(() => {
-  const m = globalThis.${BUNDLE_GLOBAL} ?? {};
-  const fn = ${pick};
-  globalThis.__hookdReady = typeof fn === 'function';
+(() => {${SAVED_BUILTINS}
+  const consoleCall = globalThis.__hookdConsoleCall;
+  delete globalThis.__hookdConsoleCall;
+  let fn;
+  globalThis.__hookdUse = (picked) => { fn = picked; return typeof picked === 'function'; };
   // Bounded in here, so that a huge message or result is never copied to the host.
   const text = (err) => {
     try {
-      const message = err && typeof err.message === 'string' ? err.message : String(err);
-      return message.length > ${MAX_ERROR_CHARS} ? message.slice(0, ${MAX_ERROR_CHARS}) + '…' : message;
+      const message = err && typeof err.message === 'string' ? err.message : toText(err);
+      return message.length > ${MAX_ERROR_CHARS} ? slice(message, 0, ${MAX_ERROR_CHARS}) + '…' : message;
     } catch {
       return 'the transform threw something that cannot be shown';
     }
@@ -41,36 +58,54 @@ export function prelude(exportName: string | undefined, maxResultBytes: number):
   const stackOf = (err) => {
     try {
       const stack = err && typeof err.stack === 'string' ? err.stack : '';
-      return stack.length > ${MAX_STACK_CHARS} ? stack.slice(0, ${MAX_STACK_CHARS}) : stack;
+      return stack.length > ${MAX_STACK_CHARS} ? slice(stack, 0, ${MAX_STACK_CHARS}) : stack;
     } catch {
       return '';
     }
   };
-  const fail = (err) => JSON.stringify({ ok: false, error: text(err) || 'the transform threw', stack: stackOf(err) });
+  // Objects without a prototype: an Object.prototype.toJSON of the transform's is never asked.
+  const fail = (err) => stringify({ __proto__: null, ok: false, error: text(err) || 'the transform threw', stack: stackOf(err) });
   const done = (value) => {
     if (value === undefined) return '{"ok":true}';
     let json;
-    try { json = JSON.stringify({ ok: true, value }); } catch (err) { return fail('its result is not JSON: ' + text(err)); }
+    try { json = stringify({ __proto__: null, ok: true, value }); } catch (err) { return fail('its result is not JSON: ' + text(err)); }
+    if (typeof json !== 'string') return '{"ok":true}';
     if (json.length > ${maxResultBytes}) return fail('its result is over ${maxResultBytes} characters of JSON');
     return json;
   };
+  const answer = (json) => { consoleCall.end(); return json; };
   let settled;
   // Sync transforms answer at once. An async one can only wait on microtasks (the sandbox
   // has no timers or I/O), so it has settled by the time the call returns: __hookdSettled reads it.
   globalThis.__hookdCall = (json, rawBody) => {
+    consoleCall.begin();
     try {
-      const input = JSON.parse(json);
+      const input = parse(json);
       input.rawBody = rawBody;
-      if (!('payload' in input)) input.payload = JSON.parse(rawBody.charCodeAt(0) === 0xfeff ? rawBody.slice(1) : rawBody);
+      if (!('payload' in input)) input.payload = parse(charCodeAt(rawBody, 0) === 0xfeff ? slice(rawBody, 1) : rawBody);
       const value = fn(input);
-      if (!value || typeof value.then !== 'function') return done(value);
+      if (!value || typeof value.then !== 'function') return answer(done(value));
       settled = '{"ok":false,"error":"the transform returned a promise that never settled"}';
       value.then((v) => { try { settled = done(v); } catch (err) { settled = fail(err); } }, (err) => { settled = fail(err); });
       return '';
     } catch (err) {
-      return fail(err);
+      return answer(fail(err));
     }
   };
-  globalThis.__hookdSettled = () => settled;
+  globalThis.__hookdSettled = () => answer(settled);
+})();`;
+}
+
+/** Run after the bundle, in its script: hands the transform's export to the call script. */
+export function pickExport(exportName: string | undefined): string {
+  const pick = exportName
+    ? `m[${JSON.stringify(exportName)}]`
+    : `(typeof m.default === 'function' ? m.default : m.transform)`;
+  return `
+(() => {
+  const m = globalThis.${BUNDLE_GLOBAL} ?? {};
+  const use = globalThis.__hookdUse;
+  delete globalThis.__hookdUse;
+  globalThis.__hookdReady = typeof use === 'function' && use(${pick}) === true;
 })();`;
 }

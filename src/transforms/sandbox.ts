@@ -1,10 +1,12 @@
 import { createRequire } from 'node:module';
 import type ivm from 'isolated-vm';
-import { type HookdError, hookdError, isHookdError } from '../errors.js';
+import { hookdError, isHookdError } from '../errors.js';
 import { type ConsoleSink, consolePrelude, createConsoleBudget } from './console.js';
 import { BUNDLE_FILENAME, type BundleMap } from './locate.js';
-import { prelude, WITHOUT_WASM } from './sandbox-prelude.js';
+import { type CutOptions, callOffLoop, callOnLoop, disposeSandbox, type SandboxState } from './sandbox-calls.js';
+import { CALL_GLOBALS, callPrelude, pickExport, WITHOUT_WASM } from './sandbox-prelude.js';
 
+export type { CutOptions } from './sandbox-calls.js';
 export { MAX_ERROR_CHARS } from './sandbox-prelude.js';
 
 export interface SandboxLimits {
@@ -14,15 +16,6 @@ export interface SandboxLimits {
   readonly maxResultBytes: number;
   /** WebAssembly, SharedArrayBuffer and Atomics stay (they are removed by default). */
   readonly allowWasm?: boolean;
-}
-
-/** A call on the event loop cut at a slice, to run again off it. */
-export interface CutOptions {
-  /**
-   * A time-out is the cut, not the end: the call's console lines are dropped (its rerun writes
-   * them) and the isolate is kept.
-   */
-  readonly cut: true;
 }
 
 /** One warm isolate running one compiled transform, one call at a time. */
@@ -78,34 +71,9 @@ function setupSteps(isolate: ivm.Isolate, offThread: boolean) {
       };
 }
 
-/** What the isolate answered, or the TRANSFORM_FAILED its failure envelope stands for, located with `map`. */
-function answered(answer: string, map: BundleMap | undefined): string {
-  if (!answer.startsWith('{"ok":false')) return answer;
-  const envelope = JSON.parse(answer) as { error?: string; stack?: string };
-  const site = map?.locate(envelope.stack) ?? {};
-  throw hookdError('TRANSFORM_FAILED', { reason: envelope.error || 'the transform threw', ...site });
-}
-
 /** isolated-vm, loaded with the first sandbox: a config without transforms never loads it. */
 let isolatedVm: typeof ivm | undefined;
 const loadIsolatedVm = () => (isolatedVm ??= createRequire(import.meta.url)('isolated-vm') as typeof ivm);
-
-/** One sandbox's isolate, its references into it, and what its calls keep. */
-interface SandboxState {
-  readonly isolate: ivm.Isolate;
-  readonly callRef: ivm.Reference<(json: string, rawBody: string) => string>;
-  readonly settledRef: ivm.Reference<() => string>;
-  readonly console: ReturnType<typeof createConsoleBudget>;
-  readonly map: BundleMap | undefined;
-  readonly memoryLimitMb: number;
-  /**
-   * Kept in JavaScript: asking the isolate (isDisposed) on every call cost about 1 µs. It is
-   * disposed only by `disposeSandbox` and by a memory-limit kill, which a call's error reports.
-   */
-  disposed: boolean;
-  lastCallCpuMs: number;
-  calls: number;
-}
 
 /**
  * Builds an isolate, runs the bundle, and keeps a reference to `__hookdCall`. A failure the
@@ -128,17 +96,19 @@ export async function createSandbox(
     // Synchronous, so that a line is counted against the call that wrote it (an ignored callback
     // runs later, and queued every copy: 300 lines of 30 MB took the host past 6 GB).
     await step.set(context, '__hookdLog', new ivm.Callback(console.write, { sync: true }));
-    // The console first, so that the transform's code never sees the log function.
+    // The console first, so that the transform's code never sees the log function; then what
+    // hookd calls, its references taken before the bundle runs and the globals removed.
     await step.run(context, consolePrelude(sink.enabled), 'console.js');
     if (!limits.allowWasm) await step.run(context, WITHOUT_WASM, 'limits.js');
-    const bundle = `${code}\n${prelude(exportName, limits.maxResultBytes)}`;
-    await step.run(context, bundle, BUNDLE_FILENAME, limits.timeoutMs);
+    await step.run(context, callPrelude(limits.maxResultBytes), 'sandbox.js');
+    const callRef = (await step.ref(context, '__hookdCall')) as SandboxState['callRef'];
+    const settledRef = (await step.ref(context, '__hookdSettled')) as SandboxState['settledRef'];
+    await step.run(context, CALL_GLOBALS.map((name) => `delete globalThis.${name};`).join(' '), 'sandbox.js');
+    await step.run(context, `${code}\n${pickExport(exportName)}`, BUNDLE_FILENAME, limits.timeoutMs);
     if ((await step.get(context, '__hookdReady')) !== true) {
       throw hookdError('TRANSFORM_EXPORT_MISSING', exportName ? { exportName } : {});
     }
-    const callRef = (await step.ref(context, '__hookdCall')) as SandboxState['callRef'];
-    const settledRef = (await step.ref(context, '__hookdSettled')) as SandboxState['settledRef'];
-    const { memoryLimitMb } = limits;
+    const { memoryLimitMb, maxResultBytes } = limits;
     const state: SandboxState = {
       isolate,
       callRef,
@@ -146,7 +116,9 @@ export async function createSandbox(
       console,
       map,
       memoryLimitMb,
+      maxResultBytes,
       disposed: false,
+      stoppedByWatchdog: false,
       lastCallCpuMs: 0,
       calls: 0,
     };
@@ -160,7 +132,7 @@ export async function createSandbox(
   }
 }
 
-/** The sandbox over a loaded isolate: its methods, made once, call the functions below. */
+/** The sandbox over a loaded isolate: its methods, made once, call those of ./sandbox-calls.ts. */
 function sandboxOf(state: SandboxState): Sandbox {
   return {
     callSync: (json, rawBody, timeout, cut) => callOnLoop(state, json, rawBody, timeout, cut),
@@ -176,91 +148,4 @@ function sandboxOf(state: SandboxState): Sandbox {
     },
     dispose: () => disposeSandbox(state),
   };
-}
-
-/** Ends the sandbox: its isolate is disposed, and it says so without asking the isolate. */
-function disposeSandbox(state: SandboxState): void {
-  state.disposed = true;
-  if (!state.isolate.isDisposed) state.isolate.dispose();
-}
-
-/** isolated-vm gives its errors no code: a time-out and a memory-limit kill are told by their text. */
-function callFailure(state: SandboxState, err: unknown, timeout: number, cut = false): HookdError<'TRANSFORM_FAILED'> {
-  const message = (err as Error).message ?? String(err);
-  if (/timed out/i.test(message)) {
-    // Out of time, the call may have left the isolate's state half-changed: it is not used
-    // again. Cut at the event-loop slice, it is kept (and warm) for the call's rerun.
-    if (!cut) disposeSandbox(state);
-    return hookdError('TRANSFORM_FAILED', { reason: `timed out after ${timeout} ms`, timedOutAfterMs: timeout });
-  }
-  if (/memory limit/i.test(message) || state.isolate.isDisposed) {
-    disposeSandbox(state);
-    return hookdError('TRANSFORM_FAILED', { reason: `exceeded its memory limit of ${state.memoryLimitMb} MB` });
-  }
-  return hookdError('TRANSFORM_FAILED', { reason: message });
-}
-
-/** The isolate's CPU time so far (ns); about 0.2 µs to read. A killed isolate has none. */
-function cpuNs(isolate: ivm.Isolate): bigint {
-  try {
-    return isolate.cpuTime;
-  } catch {
-    return 0n;
-  }
-}
-
-/** Notes the CPU time the isolate spent since `startNs` as the last call's. */
-function noteCpuSince(state: SandboxState, startNs: bigint): void {
-  const now = cpuNs(state.isolate);
-  state.lastCallCpuMs = now > startNs ? Number(now - startNs) / 1e6 : 0;
-}
-
-/**
- * `Sandbox.callSync`: the call on this thread, its console lines dropped when `cut` cuts it.
- * applySync on a warm reference costs a few microseconds; isolated-vm enforces the timeout itself.
- */
-function callOnLoop(state: SandboxState, json: string, rawBody: string, timeout: number, cut?: CutOptions): string {
-  state.calls++;
-  state.console.begin();
-  // Wall time here: asking the isolate for its CPU time cost about 5 µs per call under load,
-  // and on this thread the two differ only when the machine is busy.
-  const started = performance.now();
-  state.lastCallCpuMs = 0;
-  let error: HookdError<'TRANSFORM_FAILED'> | undefined;
-  let answer: string;
-  try {
-    answer = state.callRef.applySync(undefined, [json, rawBody], { timeout }) as string;
-    if (answer === '') answer = state.settledRef.applySync(undefined, [], { timeout }) as string;
-  } catch (err) {
-    state.lastCallCpuMs = performance.now() - started;
-    error = callFailure(state, err, timeout, cut?.cut === true);
-    throw error;
-  } finally {
-    state.console.end(cut?.cut === true && error?.params.timedOutAfterMs !== undefined);
-  }
-  return answered(answer, state.map);
-}
-
-/** `Sandbox.callAsync`: the call on isolated-vm's thread, its CPU time noted. */
-async function callOffLoop(state: SandboxState, json: string, rawBody: string, timeout: number): Promise<string> {
-  state.calls++;
-  state.console.begin();
-  const cpuStart = cpuNs(state.isolate);
-  let answer: string;
-  try {
-    const started = performance.now();
-    answer = (await state.callRef.apply(undefined, [json, rawBody], { timeout })) as string;
-    if (answer === '') {
-      // The promise settled inside the first call (the sandbox has only microtasks).
-      const left = Math.max(1, Math.ceil(timeout - (performance.now() - started)));
-      answer = (await state.settledRef.apply(undefined, [], { timeout: left })) as string;
-    }
-  } catch (err) {
-    noteCpuSince(state, cpuStart);
-    throw callFailure(state, err, timeout);
-  } finally {
-    if (!state.disposed) noteCpuSince(state, cpuStart);
-    state.console.end();
-  }
-  return answered(answer, state.map);
 }
