@@ -234,6 +234,17 @@ export async function heartbeatTurn(
     { role: 'user', content },
     { role: 'assistant', content: reply },
   ] as const;
+  // Delivered first, then consumed: a stop (or a crash) in the middle of the delivery leaves the
+  // events pending, and the heartbeat at the next start delivers them (at least once).
+  const outcome = await options.delivery.deliver({ channel: 'last', mainSession: true }, reply, {
+    signal: shutdown,
+    onAttempt: parts.onFailure,
+    ...(options.gate ? { gate: options.gate } : {}),
+  });
+  if (shutdown.aborted && outcome.status === 'failed') {
+    log.info({ reason, events: events.length }, 'heartbeat delivery cut by the stop; events stay pending');
+    return false;
+  }
   await store.commit((w) => {
     w.messages.append(MAIN_SESSION, messages, null, at);
     w.events.markConsumed(
@@ -244,11 +255,6 @@ export async function heartbeatTurn(
   const more =
     events.length < pending.length ||
     (pending.length === maxEvents && (await store.events.countPending(MAIN_SESSION)) > 0);
-  const outcome = await options.delivery.deliver({ channel: 'last', mainSession: true }, reply, {
-    signal: shutdown,
-    onAttempt: parts.onFailure,
-    ...(options.gate ? { gate: options.gate } : {}),
-  });
   log.info({ reason, events: events.length, delivery: outcome.status, why: outcome.reason }, 'heartbeat done');
   return more;
 }

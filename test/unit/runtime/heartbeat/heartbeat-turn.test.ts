@@ -1,5 +1,9 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createChannels } from '../../../../src/channels/index.js';
+import { loadConfig } from '../../../../src/config/index.js';
 import { createModelRouter } from '../../../../src/providers/index.js';
 import { createDelivery } from '../../../../src/runtime/delivery/delivery.js';
 import { createHeartbeatTurn, eventsWithin } from '../../../../src/runtime/heartbeat/heartbeat-turn.js';
@@ -142,6 +146,50 @@ describe('a heartbeat turn', () => {
     await turn('request', new AbortController().signal);
     expect(model.requests).toHaveLength(4);
     expect(sizeOf(model.requests[3] as { messages: { content: string }[] })).toBeLessThanOrEqual(sizes[2] as number);
+    store.close();
+  });
+});
+
+describe('a heartbeat whose delivery the stop cuts', () => {
+  it('leaves its events pending for the heartbeat at the next start, and keeps no reply in the transcript', async () => {
+    const asked: string[] = [];
+    const silent = createServer((req) => {
+      req.resume();
+      asked.push(req.url ?? '');
+    });
+    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
+    const apiBase = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const config = loadConfig({
+      data: { channels: { chatnet: { apiBase, botToken: 'b', defaultTo: '42' } } },
+      env: {},
+    });
+    const store = createStore({ path: ':memory:', synchronous: 'normal' });
+    const log = pino({ level: 'silent' });
+    const turn = createHeartbeatTurn({
+      store: sqliteContract(store),
+      models: createModelRouter(config),
+      delivery: createDelivery({
+        channels: createChannels(config),
+        ackMaxChars: 300,
+        meta: sqliteBackend(store).meta,
+        log,
+      }),
+      model: 'builtin/echo',
+      timeoutSeconds: 5,
+      log,
+      maxPromptChars: 20_000,
+    });
+    store.events.insert({ ...event('e1', 'the disk is full'), createdAt: 1 });
+    const stop = new AbortController();
+    const turning = turn('request', stop.signal);
+    await expect.poll(() => asked.length).toBe(1);
+    stop.abort();
+    expect(await turning).toBe(false);
+    // Before: consumed with the reply never delivered, and nothing at the next start.
+    expect(store.events.pending('main', 10).map((e) => e.id)).toEqual(['e1']);
+    expect(store.messages.recent('main', 10)).toEqual([]);
+    silent.closeAllConnections();
+    await new Promise((done) => silent.close(done));
     store.close();
   });
 });
