@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import JSON5 from 'json5';
 import { hookdError } from '../errors.js';
+import { secretProblemOf } from '../schemes/index.js';
 import { settleAlerts } from './alerts.js';
 import { parseDurationMs } from './duration.js';
 import { expandEnv, joinPath, pathsMeet, type UnsetVariable } from './env.js';
@@ -183,6 +184,9 @@ function checkSemantics(config: RawConfig, problems: string[], refused: readonly
     if (mapping.match?.path !== undefined && /^\/*(wake|agent)\/*$/.test(mapping.match.path)) {
       problems.push(`hooks.mappings[${i}].match.path: wake and agent are built-in endpoints and cannot be mapped`);
     }
+    const { verify } = mapping;
+    const wrong = typeof verify?.secret === 'string' && secretProblemOf(verify.scheme, verify.secret);
+    if (wrong) problems.push(`hooks.mappings[${i}].verify.secret: ${wrong}`);
   });
 }
 

@@ -5,6 +5,7 @@
 
 import type { Ajv, ValidateFunction } from 'ajv';
 import { type Config, didYouMean, type MappingConfig } from '../config/index.js';
+import { secretProblemOf } from '../schemes/index.js';
 import { COMMON_KEYS, isSecretOption, OVERRIDES, SECRET_KEY } from './entry-keys.js';
 import { type EntryMapping, entryProblems, maxTimeoutSeconds, sessionNamespace } from './plugin-rules.js';
 import { availablePresets, type Preset, type PresetFixture } from './presets.js';
@@ -104,9 +105,13 @@ function enable(
     const secret = entrySecret(preset, options);
     if (secret === undefined)
       problems.push(`${at}.secret: required by the ${name} preset (its senders sign with a ${scheme} secret)`);
-    else if (typeof secret !== 'string' || secret === '') {
+    else {
       const key = Object.hasOwn(options, SECRET_KEY) ? SECRET_KEY : secretOption;
-      problems.push(`${at}.${key}: expected the ${scheme} secret, a string that is not empty`);
+      const wrong =
+        typeof secret !== 'string' || secret === ''
+          ? `expected the ${scheme} secret, a string that is not empty`
+          : secretProblemOf(scheme, secret);
+      if (wrong) problems.push(`${at}.${key}: ${wrong}`);
     }
   }
   return preset.mappings.map((declared, i) => ({

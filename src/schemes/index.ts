@@ -6,6 +6,7 @@ export { safeEqual } from './checks.js';
 export {
   handshakeOf,
   SCHEME_MASKS,
+  secretProblemOf,
   signatureHeadersOf,
   signatureSchemes,
   signDelivery,

@@ -83,6 +83,11 @@ export function handshakeOf(config: VerifyConfig, payload: unknown): Handshake |
   return schemeOf(config).handshake?.(payload);
 }
 
+/** What is wrong with a `verify`'s secret for its scheme (docs/security.md#provider-signatures), if anything. */
+export function secretProblemOf(scheme: string, secret: string): string | undefined {
+  return (byName as Readonly<Record<string, SignatureScheme<VerifyConfig>>>)[scheme]?.secretProblem?.(secret);
+}
+
 /** What every scheme masks, whatever a mapping's settings (docs/security.md#what-is-masked). */
 export const SCHEME_MASKS: Required<SchemeMasks> = {
   headers: signatureSchemes.flatMap((scheme) => scheme.masks.headers),

@@ -68,4 +68,6 @@ export interface SignatureScheme<C extends SchemeConfig = SchemeConfig> {
   signatureHeaders(config: C): readonly string[];
   /** The answer a verified request gets before any mapping, when it is a handshake. */
   handshake?(payload: unknown): Handshake | undefined;
+  /** What is wrong with a secret of the form it expects, checked at config load; never quotes it. */
+  secretProblem?(secret: string): string | undefined;
 }

@@ -7,6 +7,20 @@ const PARTS = ['id', 'timestamp', 'signature'] as const;
 /** Svix-hosted senders put the same three values in svix-* headers. */
 const PREFIXES = ['webhook', 'svix'] as const;
 
+/**
+ * What is wrong with a `whsec_` secret: its key is base64, and node's decoder skips what is not
+ * (a quote or a space copied with it made another key, and every delivery a mismatch).
+ */
+function whsecProblem(secret: string): string | undefined {
+  if (!secret.startsWith('whsec_')) return undefined;
+  const key = secret.slice(6);
+  const wrong = /[^A-Za-z0-9+/=]/.exec(key);
+  if (wrong) return `a whsec_ secret is base64 after whsec_; position ${wrong.index + 7} is not a base64 character`;
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(key) || key.replace(/=+$/, '').length % 4 === 1)
+    return 'a whsec_ secret is base64 after whsec_ (its characters do not make whole bytes, or = is not at the end)';
+  return undefined;
+}
+
 /** A `whsec_` secret is a base64 key; any other is its own bytes. */
 const keyOf = (secret: string) =>
   secret.startsWith('whsec_') ? Buffer.from(secret.slice(6), 'base64') : Buffer.from(secret);
@@ -56,4 +70,5 @@ export const standardWebhooks = {
     };
   },
   signatureHeaders: () => ['webhook-signature', 'svix-signature'],
+  secretProblem: whsecProblem,
 } as const satisfies SignatureScheme<ConfigOf<typeof configSchema>>;

@@ -128,6 +128,29 @@ describe('inspectConfig', () => {
     ]);
   });
 
+  it("refuses a whsec_ secret that is not base64 (node's decoder skipped what was not), never quoting it", () => {
+    const key = Buffer.from('a key of enough bytes').toString('base64');
+    const mapping = (secret: string, scheme = 'standard-webhooks') => ({
+      hooks: {
+        enabled: true,
+        token: 't'.repeat(24),
+        mappings: [{ match: { path: 'svix' }, action: 'wake', verify: { scheme, secret } }],
+      },
+    });
+    const problems = (secret: string) => inspectConfig({ data: mapping(secret), env: {} }).problems;
+    expect(problems(`whsec_${key}`)).toEqual([]);
+    expect(problems(`whsec_${key.replace(/=+$/, '')}`)).toEqual([]);
+    // A quote copied with it, and a secret cut short by one character.
+    expect(problems(`whsec_${key}"`)).toEqual([
+      `hooks.mappings[0].verify.secret: a whsec_ secret is base64 after whsec_; position ${key.length + 7} is not a base64 character`,
+    ]);
+    expect(problems('whsec_abcde')).toEqual([
+      'hooks.mappings[0].verify.secret: a whsec_ secret is base64 after whsec_ (its characters do not make whole bytes, or = is not at the end)',
+    ]);
+    // Stripe's whsec_ secrets are its own bytes, whatever they hold.
+    expect(inspectConfig({ data: mapping('whsec_not base64!', 'stripe'), env: {} }).problems).toEqual([]);
+  });
+
   it('compares hooks.token and gateway.auth.token only when both resolve', () => {
     const data = { gateway: { auth: { token: '${GW}' } }, hooks: { enabled: true, token: '${HOOK}' } };
     const unset = inspectConfig({ data, env: {} });
