@@ -56,7 +56,9 @@ function hookTokenWord(config: Config, tokenFile: string | undefined): { word: s
   const name = typeof raw === 'string' ? VARIABLE.exec(raw)?.[1] : undefined;
   if (!name) return undefined;
   const dotenv = dotenvWith(config.file, name);
-  if (dotenv) return { word: `$(sed -n ${quote(`s/^${name}=//p`)} ${quote(dotenv)})`, note: `read from ${dotenv}` };
+  // The value as a .env holds it, bare or in quotes (node's parseEnv takes both).
+  const value = `s/^${name}=["']\\{0,1\\}\\([^"']*\\)["']\\{0,1\\}[[:space:]]*$/\\1/p`;
+  if (dotenv) return { word: `$(sed -n ${quote(value)} ${quote(dotenv)})`, note: `read from ${dotenv}` };
   return { word: `$${name}`, note: `read from $${name}: set it in this shell too` };
 }
 

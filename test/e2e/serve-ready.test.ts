@@ -58,7 +58,8 @@ async function serve(dir: string, env: NodeJS.ProcessEnv = {}) {
 
 describe('hookd serve, once ready', () => {
   it('prints its address, the console and where the gateway token is, and a curl that works as pasted', async () => {
-    const dir = folder(configText('${CI_HOOK_TOKEN}', '${CI_GATEWAY_TOKEN}', CI), `CI_HOOK_TOKEN=${HOOK_TOKEN}\n`);
+    // The value in quotes, as many .env files have it (the curl printed read them along before).
+    const dir = folder(configText('${CI_HOOK_TOKEN}', '${CI_GATEWAY_TOKEN}', CI), `CI_HOOK_TOKEN="${HOOK_TOKEN}"\n`);
     const hookd = await serve(dir, { CI_GATEWAY_TOKEN: GATEWAY_TOKEN });
     const lines = said(hookd);
     expect(lines[0]).toBe(`hookd: listening on ${hookd.url} (hooks under /hooks/)`);
