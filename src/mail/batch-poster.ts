@@ -12,10 +12,15 @@ export interface MailBatch extends UidRange {
   readonly messages: readonly MailMessage[];
 }
 
-/** Posts batches to the hook until they count as delivered. */
+/** Posts batches to the hook until they count as delivered, or are refused for good. */
 export interface BatchPoster {
-  /** Resolves once the hook has the batch; retries until then; rejects once stopped. */
-  post(batch: MailBatch): Promise<void>;
+  /**
+   * Resolves once the hook has the batch, with how many of its messages it took: a batch the
+   * hook refuses for good (`isRefusedForGood`) is posted again one message at a time, and a
+   * message refused alone is skipped (logged at error with its UID). Retries anything else;
+   * rejects once stopped.
+   */
+  post(batch: MailBatch): Promise<number>;
 }
 
 export interface BatchPosterOptions {
@@ -46,6 +51,20 @@ export function isBatchDelivered(statusCode: number, body: string): boolean {
   return errorCode(body) !== 'IDEMPOTENCY_IN_FLIGHT';
 }
 
+/**
+ * Whether the hook refuses this body whatever the retries: malformed (400), too large (413),
+ * of a type or shape it does not take (415, 422). Not 401, 403 or 404: those refuse the
+ * watcher's token or the preset, not the mail, and are retried until the configuration is
+ * fixed; nor 408, 409 or 429, which pass.
+ * @example isRefusedForGood(413) // true
+ */
+export function isRefusedForGood(statusCode: number): boolean {
+  return statusCode === 400 || statusCode === 413 || statusCode === 415 || statusCode === 422;
+}
+
+/** An answer that refuses the watcher rather than the mail (docs/mail.md#exactly-once-in-practice). */
+const refusesTheWatcher = (statusCode: number) => statusCode === 401 || statusCode === 403 || statusCode === 404;
+
 /** The `code` of a `{ ok: false, error, code }` body, if the body is one. */
 function errorCode(body: string): string | undefined {
   try {
@@ -58,49 +77,78 @@ function errorCode(body: string): string | undefined {
   }
 }
 
+/** The UID of a message whose id is `<UIDVALIDITY>-<UID>`. */
+export const uidOf = (message: MailMessage) => Number(message.id.slice(message.id.lastIndexOf('-') + 1));
+
+/** One POST of `body` under `key`: the status and the answer's text. */
+async function send(options: BatchPosterOptions, key: string, body: string) {
+  const res = await request(options.hookUrl, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${options.hookToken}`,
+      'content-type': 'application/json',
+      'idempotency-key': key,
+    },
+    body,
+    signal: AbortSignal.any([options.signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]),
+  });
+  return { statusCode: res.statusCode, answer: await res.body.text() };
+}
+
+/**
+ * Posts the batch until the hook takes it (`undefined`) or refuses it for good (the refusal);
+ * retries anything else with back-off; rejects once stopped.
+ */
+async function postUntilAnswered(options: BatchPosterOptions, batch: MailBatch): Promise<string | undefined> {
+  const { account, mailbox, signal, log } = options;
+  const body = JSON.stringify({ source: 'mail', account, historyId: String(batch.lastUid), messages: batch.messages });
+  const key = `mail:${account}:${mailbox}:${batch.uidValidity}:${batch.firstUid}-${batch.lastUid}`;
+  for (let attempt = 0; !signal.aborted; attempt++) {
+    let error: string;
+    let level: 'warn' | 'error' = 'warn';
+    try {
+      const { statusCode, answer } = await send(options, key, body);
+      if (isBatchDelivered(statusCode, answer)) return undefined;
+      error = `the hook answered ${statusCode}: ${answer.slice(0, 200)}`;
+      if (isRefusedForGood(statusCode)) return error;
+      if (refusesTheWatcher(statusCode)) level = 'error';
+    } catch (err) {
+      if (signal.aborted) break;
+      error = `the hook is unreachable: ${(err as Error).message}`;
+    }
+    options.onError(error);
+    log[level](
+      { attempt, err: error, firstUid: batch.firstUid, lastUid: batch.lastUid },
+      'mail batch not accepted; retrying',
+    );
+    await sleep(backoffMs(attempt, options.backoff), undefined, { signal }).catch(() => undefined);
+  }
+  throw hookdError('SHUTTING_DOWN', { what: 'mail delivery' });
+}
+
 /** A poster that sends each batch under an Idempotency-Key derived from its UID range. */
 export function createBatchPoster(options: BatchPosterOptions): BatchPoster {
-  const { account, mailbox, signal, log } = options;
-  const pause = (ms: number) => sleep(ms, undefined, { signal }).catch(() => undefined);
-
-  async function send(key: string, body: string): Promise<{ statusCode: number; answer: string }> {
-    const res = await request(options.hookUrl, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${options.hookToken}`,
-        'content-type': 'application/json',
-        'idempotency-key': key,
-      },
-      body,
-      signal: AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]),
-    });
-    return { statusCode: res.statusCode, answer: await res.body.text() };
+  const { log } = options;
+  async function post(batch: MailBatch): Promise<number> {
+    const refusal = await postUntilAnswered(options, batch);
+    if (refusal === undefined) return batch.messages.length;
+    const only = batch.messages.length === 1 ? batch.messages[0] : undefined;
+    if (only || batch.messages.length === 0) {
+      const uid = only ? uidOf(only) : batch.lastUid;
+      log.error({ uid, err: refusal }, 'mail message refused by the hook for good; skipped');
+      options.onError(`message UID ${uid} was skipped: ${refusal}`);
+      return 0;
+    }
+    log.warn(
+      { firstUid: batch.firstUid, lastUid: batch.lastUid, err: refusal },
+      'mail batch refused by the hook for good; posting its messages one at a time',
+    );
+    let took = 0;
+    for (const message of batch.messages) {
+      const uid = uidOf(message);
+      took += await post({ uidValidity: batch.uidValidity, firstUid: uid, lastUid: uid, messages: [message] });
+    }
+    return took;
   }
-
-  return {
-    async post(batch) {
-      const body = JSON.stringify({
-        source: 'mail',
-        account,
-        historyId: String(batch.lastUid),
-        messages: batch.messages,
-      });
-      const key = `mail:${account}:${mailbox}:${batch.uidValidity}:${batch.firstUid}-${batch.lastUid}`;
-      for (let attempt = 0; !signal.aborted; attempt++) {
-        let error: string;
-        try {
-          const { statusCode, answer } = await send(key, body);
-          if (isBatchDelivered(statusCode, answer)) return;
-          error = `the hook answered ${statusCode}: ${answer.slice(0, 200)}`;
-        } catch (err) {
-          if (signal.aborted) break;
-          error = `the hook is unreachable: ${(err as Error).message}`;
-        }
-        options.onError(error);
-        log.warn({ attempt, err: error }, 'mail batch not accepted; retrying');
-        await pause(backoffMs(attempt, options.backoff));
-      }
-      throw hookdError('SHUTTING_DOWN', { what: 'mail delivery' });
-    },
-  };
+  return { post };
 }

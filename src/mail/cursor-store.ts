@@ -38,6 +38,48 @@ export interface CursorStoreOptions {
   readonly log: Logger;
 }
 
+const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+const isTime = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+
+/**
+ * Whether a stored value has a cursor's shape: a string UIDVALIDITY, whole UIDs (a NaN saved
+ * as JSON comes back `null`, and `null + 1` would start the next search at UID 1: the whole
+ * mailbox), finite dates, a pending range in order.
+ */
+export function isCursor(value: unknown): value is Cursor {
+  if (typeof value !== 'object' || value === null) return false;
+  const { uidValidity, lastUid, lastDate, since, pending } = value as Record<string, unknown>;
+  if (typeof uidValidity !== 'string' || !isCount(lastUid) || !isTime(lastDate)) return false;
+  if (since !== undefined && !isTime(since)) return false;
+  if (pending === undefined) return true;
+  const range = pending as Partial<UidRange> | null;
+  return isCount(range?.firstUid) && isCount(range?.lastUid) && range.firstUid <= range.lastUid;
+}
+
+/**
+ * The cursor at connect for a stored value: a fresh one at the mailbox's end when there is
+ * none (old mail is not news), a re-sync of mail newer than the last seen after a UIDVALIDITY
+ * change, or for a stored value that is not a cursor whose last date is still known.
+ */
+function cursorAtConnect(stored: unknown, uidValidity: string, uidNext: number, log: Logger): Cursor {
+  const fresh = { uidValidity, lastUid: uidNext - 1, lastDate: Date.now() };
+  if (stored === undefined || stored === null) return fresh;
+  const lastDate = (stored as { lastDate?: unknown }).lastDate;
+  if (!isCursor(stored)) {
+    if (!isTime(lastDate)) {
+      log.error({ stored }, 'the saved mail cursor is not one; starting at the end of the mailbox');
+      return fresh;
+    }
+    log.error({ stored }, 'the saved mail cursor is not one; re-syncing mail newer than the last seen');
+  } else if (stored.uidValidity !== uidValidity) {
+    log.warn(
+      { was: stored.uidValidity, now: uidValidity },
+      'UIDVALIDITY changed; re-syncing mail newer than the last seen',
+    );
+  } else return stored;
+  return { uidValidity, lastUid: 0, lastDate: lastDate as number, since: lastDate as number };
+}
+
 /** A cursor store kept in the meta table under `mail:cursor:<account>:<mailbox>`. */
 export function createCursorStore(options: CursorStoreOptions): CursorStore {
   const { meta, log } = options;
@@ -45,17 +87,8 @@ export function createCursorStore(options: CursorStoreOptions): CursorStore {
   const save = (cursor: Cursor) => meta.set(key, cursor);
   return {
     async load(uidValidity, uidNext) {
-      const stored = await meta.get<Cursor>(key);
-      let cursor: Cursor;
-      // A first run starts at the mailbox's end: old mail is not news.
-      if (!stored) cursor = { uidValidity, lastUid: uidNext - 1, lastDate: Date.now() };
-      else if (stored.uidValidity !== uidValidity) {
-        log.warn(
-          { was: stored.uidValidity, now: uidValidity },
-          'UIDVALIDITY changed; re-syncing mail newer than the last seen',
-        );
-        cursor = { uidValidity, lastUid: 0, lastDate: stored.lastDate, since: stored.lastDate };
-      } else cursor = stored;
+      if (!Number.isSafeInteger(uidNext) || uidNext < 1) throw new Error(`UIDNEXT ${uidNext} is not a UID`);
+      const cursor = cursorAtConnect(await meta.get<unknown>(key), uidValidity, uidNext, log);
       await save(cursor);
       return cursor;
     },

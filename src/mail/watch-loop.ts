@@ -1,14 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ImapFlow } from 'imapflow';
-import { type BackoffBounds, backoffMs } from '../backoff.js';
-import type { MailConfig } from '../config/index.js';
+import { ImapFlow, type MailboxObject } from 'imapflow';
+import type { BackoffBounds } from '../backoff.js';
 import type { Logger } from '../log.js';
 import type { BatchPoster } from './batch-poster.js';
 import { type Cursor, type CursorStore, chunksOf } from './cursor-store.js';
-import { type MailMessage, toMailMessage } from './message.js';
+import { fetchBatch, MAX_MESSAGE_BYTES } from './fetch-batch.js';
+import { describeImapError, isLoginRefused, reconnectWaitMs, type SessionStep } from './imap-errors.js';
+import type { WatchConfig } from './watch-config.js';
 
-/** `hooks.mail.watch`, its defaults applied. */
-export type WatchConfig = NonNullable<MailConfig['watch']>;
+export type { WatchConfig } from './watch-config.js';
 
 /** What `/api/mail/status` shows: the mailbox, the connection and the cursor. */
 export interface MailWatcherStatus {
@@ -39,7 +39,21 @@ export interface WatchState {
   client?: ImapFlow;
   /** Ends the session's wait for new mail: the server's EXISTS, or `stop`. */
   wake?: () => void;
+  /** What the session is doing, named in the error when it fails. */
+  step?: SessionStep;
+  /** Messages over this many bytes are not downloaded (default: fetch-batch.ts's `MAX_MESSAGE_BYTES`). */
+  readonly maxMessageBytes?: number;
 }
+
+/**
+ * How long a session must have lasted for the next reconnect to start the back-off over, when
+ * it delivered nothing: a server that drops every connection soon after the login (a BYE on
+ * IDLE) is reconnected to with back-off, not every second.
+ */
+export const STEADY_SESSION_MS = 60_000;
+
+/** The largest literal (a message's source) the IMAP client reads: room past `MAX_MESSAGE_BYTES`. */
+const MAX_LITERAL_BYTES = 2 * MAX_MESSAGE_BYTES;
 
 /** An IMAP client for the configured server (not yet connected). */
 function openImap(imap: WatchConfig['imap']): ImapFlow {
@@ -50,6 +64,9 @@ function openImap(imap: WatchConfig['imap']): ImapFlow {
     auth: { user: imap.user, pass: imap.password },
     logger: false,
     emitLogs: false,
+    // A source is fetched only under MAX_MESSAGE_BYTES (its size asked first); this bounds what
+    // a server that sends more than it announced can make the watcher hold (imapflow: 1 GB).
+    maxLiteralSize: MAX_LITERAL_BYTES,
   });
 }
 
@@ -59,58 +76,44 @@ function pause(signal: AbortSignal, ms: number): Promise<void> {
 }
 
 /**
- * Fetches and parses the messages of one batch, in UID order; skips those not newer than
- * `cursor.since`. `newest` is the latest internal date seen, skipped messages included.
- */
-export async function fetchBatch(
-  imap: ImapFlow,
-  uids: readonly number[],
-  cursor: Cursor,
-  watch: WatchConfig,
-): Promise<{ messages: MailMessage[]; newest: number }> {
-  const messages: MailMessage[] = [];
-  let newest = cursor.lastDate;
-  const query = { uid: true, source: true, flags: true, internalDate: true } as const;
-  for await (const msg of imap.fetch(uids.join(','), query, { uid: true })) {
-    const date = msg.internalDate ? new Date(msg.internalDate).getTime() : Date.now();
-    newest = Math.max(newest, date);
-    if (cursor.since !== undefined && date <= cursor.since) continue;
-    if (!msg.source) continue;
-    messages.push(
-      await toMailMessage(msg.source, {
-        uid: msg.uid,
-        uidValidity: cursor.uidValidity,
-        mailbox: watch.mailbox,
-        flags: [...(msg.flags ?? [])].sort(),
-        includeBody: watch.includeBody,
-        maxBodyBytes: watch.maxBodyBytes,
-      }),
-    );
-  }
-  messages.sort((a, b) => Number(a.id.split('-')[1]) - Number(b.id.split('-')[1]));
-  return { messages, newest };
-}
-
-/**
  * Posts the mail after the cursor (a pending batch first), one batch after another: each is
  * marked pending, posted, then marked delivered, so a restart neither skips nor repeats one.
  */
 export async function drainMailbox(state: WatchState, imap: ImapFlow, cursor: Cursor): Promise<void> {
   const { watch, cursors, status, log } = state;
+  state.step = 'search';
   const found = await imap.search({ uid: `${cursor.lastUid + 1}:*` }, { uid: true });
   const uids = (found || []).filter((uid) => uid > cursor.lastUid).sort((a, b) => a - b);
   for (const chunk of chunksOf(uids, cursor.pending, watch.batchSize)) {
     if (state.signal.aborted) return;
     const batch = { firstUid: chunk[0] as number, lastUid: chunk[chunk.length - 1] as number };
     await cursors.markPending(cursor, batch);
-    const { messages, newest } = await fetchBatch(imap, chunk, cursor, watch);
-    if (messages.length > 0) await state.poster.post({ ...batch, uidValidity: cursor.uidValidity, messages });
+    state.step = 'fetch';
+    const fetched = await fetchBatch(imap, chunk, { cursor, watch, log, maxMessageBytes: state.maxMessageBytes });
+    const { messages, newest } = fetched;
+    state.step = 'post';
+    const took =
+      messages.length > 0 ? await state.poster.post({ ...batch, uidValidity: cursor.uidValidity, messages }) : 0;
     await cursors.markDelivered(cursor, batch.lastUid, newest);
     status.lastUid = batch.lastUid;
-    status.delivered += messages.length;
-    if (messages.length > 0)
-      log.info({ messages: messages.length, lastUid: batch.lastUid }, 'mail delivered to the hook');
+    status.delivered += took;
+    if (took > 0) log.info({ messages: took, lastUid: batch.lastUid }, 'mail delivered to the hook');
   }
+}
+
+/**
+ * The mailbox's next UID: its UIDNEXT, or when the server sent none (or not a UID), one past
+ * the last message's UID; never NaN, which the cursor would save as `null`.
+ */
+export async function nextUid(imap: ImapFlow, mailbox: MailboxObject, log: Logger): Promise<number> {
+  const uidNext = Number(mailbox.uidNext);
+  if (Number.isSafeInteger(uidNext) && uidNext > 0) return uidNext;
+  const last = mailbox.exists > 0 ? await imap.fetchOne('*', { uid: true }) : undefined;
+  if (last === false || (last && !(Number.isSafeInteger(last.uid) && last.uid > 0)))
+    throw new Error('the server sent neither UIDNEXT nor the UID of its last message');
+  const next = (last?.uid ?? 0) + 1;
+  log.warn({ uidNext: mailbox.uidNext, next }, 'the mailbox has no UIDNEXT; taking one past its last message');
+  return next;
 }
 
 /** One connection: opens the mailbox, then drains it whenever the server tells of new mail or the poll is due. */
@@ -120,12 +123,14 @@ export async function watchSession(state: WatchState): Promise<void> {
   state.client = imap;
   const closed = new Promise<void>((resolve) => imap.once('close', () => resolve()));
   imap.on('error', (err: Error) => {
-    status.lastError = err.message;
+    status.lastError = describeImapError(err, state.step ?? 'connect and log in');
   });
+  state.step = 'connect and log in';
   await imap.connect();
+  state.step = 'open the mailbox';
   const mailbox = await imap.mailboxOpen(watch.mailbox);
   status.connected = true;
-  const cursor = await cursors.load(String(mailbox.uidValidity), Number(mailbox.uidNext));
+  const cursor = await cursors.load(String(mailbox.uidValidity), await nextUid(imap, mailbox, state.log));
   status.uidValidity = cursor.uidValidity;
   status.lastUid = cursor.lastUid;
   state.log.info({ uidValidity: cursor.uidValidity, lastUid: cursor.lastUid }, 'mail watch connected');
@@ -136,8 +141,9 @@ export async function watchSession(state: WatchState): Promise<void> {
     status.lastError = undefined;
     // IDLE now: the client's own IDLE starts only after 15 s without a command, and until then
     // the server tells nothing of new mail. The next command (drain's SEARCH) ends it.
+    state.step = 'wait for mail';
     imap.idle({ whenFree: true }).catch((err: Error) => {
-      status.lastError = err.message;
+      status.lastError = describeImapError(err, 'wait for mail');
     });
     await Promise.race([
       new Promise<void>((resolve) => {
@@ -149,23 +155,43 @@ export async function watchSession(state: WatchState): Promise<void> {
   }
 }
 
-/** Runs sessions until `signal` aborts, reconnecting after a failure with back-off. */
+/** Ends a session: marks the watcher disconnected and logs out (or closes) its connection. */
+async function endSession(state: WatchState): Promise<void> {
+  state.status.connected = false;
+  const imap = state.client;
+  state.client = undefined;
+  await imap?.logout().catch(() => imap.close());
+}
+
+/**
+ * Runs sessions until `signal` aborts, reconnecting with back-off after a failure or a closed
+ * connection. The back-off starts over only after a session that delivered mail or lasted
+ * `STEADY_SESSION_MS`; after a refused login it is minutes (imap-errors.ts's `AUTH_BACKOFF`).
+ */
 export async function watchLoop(state: WatchState): Promise<void> {
-  const { status, signal } = state;
+  const { status, signal, log } = state;
   for (let attempt = 0; !signal.aborted; attempt++) {
+    const started = Date.now();
+    const deliveredBefore = status.delivered;
+    let loginRefused = false;
+    let why: string;
     try {
       await watchSession(state);
-      attempt = -1;
+      why = `the server closed the connection: ${state.client?.byeReason ?? 'no reason given'}`;
     } catch (err) {
       if (signal.aborted) break;
-      status.lastError = (err as Error).message;
-      state.log.warn({ err: status.lastError, attempt }, 'mail watch disconnected; reconnecting');
+      loginRefused = isLoginRefused(err);
+      why = describeImapError(err, state.step ?? 'connect and log in');
     } finally {
-      status.connected = false;
-      const imap = state.client;
-      state.client = undefined;
-      await imap?.logout().catch(() => imap.close());
+      await endSession(state);
     }
-    await pause(signal, backoffMs(attempt, state.backoff));
+    if (signal.aborted) break;
+    if (status.delivered > deliveredBefore || Date.now() - started >= STEADY_SESSION_MS) attempt = 0;
+    status.lastError = why;
+    const retryInMs = reconnectWaitMs(attempt, state.backoff, loginRefused);
+    const fields = { err: why, step: state.step, attempt, retryInMs };
+    if (loginRefused) log.error(fields, 'mail watch login refused; retrying later');
+    else log.warn(fields, 'mail watch disconnected; reconnecting');
+    await pause(signal, retryInMs);
   }
 }

@@ -1,0 +1,90 @@
+// A scripted IMAP server on a loopback port, for what Dovecot will not do on request: leave
+// UIDNEXT out of SELECT, or send BYE to every client that enters IDLE.
+
+import type { AddressInfo } from 'node:net';
+import { createServer, type Socket } from 'node:net';
+import { cleanups } from './mail-watch.js';
+
+export interface ScriptedImapOptions {
+  /** UIDNEXT in SELECT's answer; left out when undefined. */
+  readonly uidNext?: number;
+  /** Messages in the mailbox (EXISTS) and the UID of the last one (for `FETCH * (UID)`). */
+  readonly exists?: number;
+  readonly lastUid?: number;
+  /** Sent as `* BYE <byeOnIdle>` to a client that enters IDLE, then the connection is closed. */
+  readonly byeOnIdle?: string;
+}
+
+export interface ScriptedImap {
+  readonly port: number;
+  /** Every command received, without its tag (`LOGIN …`, `SELECT "INBOX"`). */
+  readonly commands: string[];
+  readonly logins: () => number;
+}
+
+/** Answers one tagged command line; untagged lines first, then the tagged completion. */
+function answer(line: string, options: ScriptedImapOptions, socket: Socket): void {
+  const [tag, ...rest] = line.split(' ');
+  const command = rest.join(' ');
+  const verb = (rest[0] ?? '').toUpperCase();
+  const sub = (rest[1] ?? '').toUpperCase();
+  const write = (text: string) => socket.write(`${text}\r\n`);
+  if (verb === 'CAPABILITY') write('* CAPABILITY IMAP4rev1 IDLE');
+  if (verb === 'SELECT' || verb === 'EXAMINE') {
+    write('* FLAGS (\\Seen \\Answered)');
+    write(`* ${options.exists ?? 0} EXISTS`);
+    write('* OK [UIDVALIDITY 1700] UIDs valid');
+    if (options.uidNext !== undefined) write(`* OK [UIDNEXT ${options.uidNext}] Predicted next UID`);
+    return void write(`${tag} OK [READ-WRITE] Select completed`);
+  }
+  if (verb === 'FETCH' && options.lastUid !== undefined)
+    write(`* ${options.exists ?? 1} FETCH (UID ${options.lastUid})`);
+  if (verb === 'UID' && sub === 'SEARCH') write('* SEARCH');
+  if (verb === 'IDLE') {
+    write('+ idling');
+    if (options.byeOnIdle !== undefined) {
+      write(`* BYE ${options.byeOnIdle}`);
+      socket.end();
+    }
+    return;
+  }
+  if (verb === 'LOGOUT') {
+    write('* BYE Logging out');
+    write(`${tag} OK Logout completed`);
+    return void socket.end();
+  }
+  write(`${tag} OK ${command.split(' ')[0]} completed`);
+}
+
+/** Starts the server; it is closed after the test. */
+export async function scriptedImap(options: ScriptedImapOptions): Promise<ScriptedImap> {
+  const commands: string[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    socket.write('* OK [CAPABILITY IMAP4rev1 IDLE] scripted server ready\r\n');
+    let buffered = '';
+    socket.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('latin1');
+      for (let end = buffered.indexOf('\r\n'); end >= 0; end = buffered.indexOf('\r\n')) {
+        const line = buffered.slice(0, end);
+        buffered = buffered.slice(end + 2);
+        if (line === 'DONE' || line === '') continue;
+        commands.push(line.slice(line.indexOf(' ') + 1));
+        answer(line, options, socket);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    commands,
+    logins: () => commands.filter((c) => /^(LOGIN|AUTHENTICATE)\b/i.test(c)).length,
+  };
+}
