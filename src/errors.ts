@@ -208,6 +208,7 @@ export const errorCatalogue = {
   ),
   CHANNEL_UNREACHABLE: local((p: { channel: string; reason: string }) => `${p.channel} unreachable: ${p.reason}`),
   DELIVERY_GAVE_UP: local((p: { reason: string; attempts: number }) => `${p.reason} (after ${p.attempts} attempts)`),
+  MAIL_SERVER_UNUSABLE: local((p: { problem: string }) => `the IMAP server's answer cannot be used: ${p.problem}`),
   SHUTTING_DOWN: local((p: { what: string } | undefined) => (p ? `${p.what} aborted: shutting down` : 'shutting down')),
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -1,3 +1,4 @@
+import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { MetaStore } from '../store/index.js';
 
@@ -87,7 +88,8 @@ export function createCursorStore(options: CursorStoreOptions): CursorStore {
   const save = (cursor: Cursor) => meta.set(key, cursor);
   return {
     async load(uidValidity, uidNext) {
-      if (!Number.isSafeInteger(uidNext) || uidNext < 1) throw new Error(`UIDNEXT ${uidNext} is not a UID`);
+      if (!Number.isSafeInteger(uidNext) || uidNext < 1)
+        throw hookdError('MAIL_SERVER_UNUSABLE', { problem: `UIDNEXT ${uidNext} is not a UID` });
       const cursor = cursorAtConnect(await meta.get<unknown>(key), uidValidity, uidNext, log);
       await save(cursor);
       return cursor;

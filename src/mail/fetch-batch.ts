@@ -46,8 +46,8 @@ export function sourceGroups(metas: readonly Pick<FetchMessageObject, 'uid' | 's
 async function parsedOrPlaceholder(meta: FetchMessageObject, source: Buffer | undefined, options: FetchOptions) {
   const { cursor, watch } = options;
   const where = { uidValidity: cursor.uidValidity, mailbox: watch.mailbox };
+  if (!source) return placeholderMessage(meta, 'the server sent no source', where);
   try {
-    if (!source) throw new Error('the server sent no source');
     return await toMailMessage(source, {
       ...where,
       uid: meta.uid,

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ImapFlow, type MailboxObject } from 'imapflow';
 import type { BackoffBounds } from '../backoff.js';
+import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { BatchPoster } from './batch-poster.js';
 import { type Cursor, type CursorStore, chunksOf } from './cursor-store.js';
@@ -110,7 +111,7 @@ export async function nextUid(imap: ImapFlow, mailbox: MailboxObject, log: Logge
   if (Number.isSafeInteger(uidNext) && uidNext > 0) return uidNext;
   const last = mailbox.exists > 0 ? await imap.fetchOne('*', { uid: true }) : undefined;
   if (last === false || (last && !(Number.isSafeInteger(last.uid) && last.uid > 0)))
-    throw new Error('the server sent neither UIDNEXT nor the UID of its last message');
+    throw hookdError('MAIL_SERVER_UNUSABLE', { problem: 'it sent neither UIDNEXT nor the UID of its last message' });
   const next = (last?.uid ?? 0) + 1;
   log.warn({ uidNext: mailbox.uidNext, next }, 'the mailbox has no UIDNEXT; taking one past its last message');
   return next;

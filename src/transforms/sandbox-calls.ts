@@ -153,7 +153,7 @@ function watch(state: SandboxState, timeout: number): { stopped: Promise<never>;
   const timer = setTimeout(() => {
     state.stoppedByWatchdog = true;
     disposeSandbox(state);
-    stop(new Error(`timed out: stopped ${WATCHDOG_GRACE_MS} ms past the time limit`));
+    stop(hookdError('TRANSFORM_FAILED', { reason: `timed out: stopped ${WATCHDOG_GRACE_MS} ms past the time limit` }));
   }, timeout + WATCHDOG_GRACE_MS);
   return { stopped, clear: () => clearTimeout(timer) };
 }
