@@ -1,5 +1,5 @@
 import type { FetchMessageObject, MessageAddressObject } from 'imapflow';
-import { bounded, FIELD_BOUNDS, isoDate, kb, labelsOf, type MailMessage } from './message.js';
+import { bounded, FIELD_BOUNDS, headerField, isoDate, kb, labelsOf, type MailMessage } from './message.js';
 
 /** Where a placeholder's message is: its mailbox and UIDVALIDITY. */
 export interface PlaceholderOptions {
@@ -16,7 +16,7 @@ export const sizeText = (bytes: number) => (bytes < 1024 * 1024 ? kb(bytes) : `$
 /** Addresses as mailparser writes them: `"Name" <address>`, comma-separated. */
 function addressList(list: readonly MessageAddressObject[] | undefined): string {
   const one = (a: MessageAddressObject) => (a.name ? `"${a.name}" <${a.address ?? ''}>` : (a.address ?? ''));
-  return bounded((list ?? []).map(one).join(', '), FIELD_BOUNDS.headerBytes);
+  return headerField((list ?? []).map(one).join(', '));
 }
 
 /**
@@ -36,7 +36,7 @@ export function placeholderMessage(meta: FetchMessageObject, why: string, option
     threadId: bounded(envelope?.inReplyTo || envelope?.messageId || id, FIELD_BOUNDS.threadIdBytes),
     from: addressList(envelope?.from),
     to: addressList(envelope?.to),
-    subject: bounded(envelope?.subject ?? '', FIELD_BOUNDS.headerBytes),
+    subject: headerField(envelope?.subject ?? ''),
     date: isoDate(envelope?.date ?? meta.internalDate),
     snippet: '',
     body: `[This message was not read: ${bounded(why, 1024)}. UID ${meta.uid}${size}.]`,

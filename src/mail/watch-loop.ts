@@ -40,6 +40,8 @@ export interface WatchState {
   client?: ImapFlow;
   /** Ends the session's wait for new mail: the server's EXISTS, or `stop`. */
   wake?: () => void;
+  /** Set by an EXISTS: mail arrived (maybe while a drain ran, before its wait began). */
+  newMail?: boolean;
   /** What the session is doing, named in the error when it fails. */
   step?: SessionStep;
   /** Messages over this many bytes are not downloaded (default: fetch-batch.ts's `MAX_MESSAGE_BYTES`). */
@@ -85,9 +87,15 @@ export async function drainMailbox(state: WatchState, imap: ImapFlow, cursor: Cu
   state.step = 'search';
   const found = await imap.search({ uid: `${cursor.lastUid + 1}:*` }, { uid: true });
   const uids = (found || []).filter((uid) => uid > cursor.lastUid).sort((a, b) => a - b);
-  for (const chunk of chunksOf(uids, cursor.pending, watch.batchSize)) {
+  const { pending } = cursor;
+  for (const chunk of chunksOf(uids, pending, watch.batchSize)) {
     if (state.signal.aborted) return;
-    const batch = { firstUid: chunk[0] as number, lastUid: chunk[chunk.length - 1] as number };
+    // A batch left pending keeps its range (its Idempotency-Key) when its first or last
+    // message was deleted since: it is the batch the hook may already have.
+    const batch =
+      pending && (chunk[0] as number) <= pending.lastUid
+        ? { firstUid: pending.firstUid, lastUid: pending.lastUid }
+        : { firstUid: chunk[0] as number, lastUid: chunk[chunk.length - 1] as number };
     await cursors.markPending(cursor, batch);
     state.step = 'fetch';
     const fetched = await fetchBatch(imap, chunk, { cursor, watch, log, maxMessageBytes: state.maxMessageBytes });
@@ -135,11 +143,17 @@ export async function watchSession(state: WatchState): Promise<void> {
   status.uidValidity = cursor.uidValidity;
   status.lastUid = cursor.lastUid;
   state.log.info({ uidValidity: cursor.uidValidity, lastUid: cursor.lastUid }, 'mail watch connected');
-  imap.on('exists', () => state.wake?.());
+  imap.on('exists', () => {
+    state.newMail = true;
+    state.wake?.();
+  });
   while (!signal.aborted && imap.usable) {
+    state.newMail = false;
     await drainMailbox(state, imap, cursor);
     if (cursor.since !== undefined && !signal.aborted) await cursors.markCaughtUp(cursor);
     status.lastError = undefined;
+    // Told of mail while draining (the wake below was not set yet): drain again at once.
+    if (state.newMail) continue;
     // IDLE now: the client's own IDLE starts only after 15 s without a command, and until then
     // the server tells nothing of new mail. The next command (drain's SEARCH) ends it.
     state.step = 'wait for mail';

@@ -13,6 +13,8 @@ export interface ScriptedImapOptions {
   readonly lastUid?: number;
   /** Sent as `* BYE <byeOnIdle>` to a client that enters IDLE, then the connection is closed. */
   readonly byeOnIdle?: string;
+  /** A message arrives while the first UID SEARCH runs: `* <exists + 1> EXISTS` with its answer. */
+  readonly mailDuringFirstSearch?: boolean;
 }
 
 export interface ScriptedImap {
@@ -21,6 +23,9 @@ export interface ScriptedImap {
   readonly commands: string[];
   readonly logins: () => number;
 }
+
+/** Connections that have searched once. */
+const searched = new WeakSet<Socket>();
 
 /** Answers one tagged command line; untagged lines first, then the tagged completion. */
 function answer(line: string, options: ScriptedImapOptions, socket: Socket): void {
@@ -39,7 +44,11 @@ function answer(line: string, options: ScriptedImapOptions, socket: Socket): voi
   }
   if (verb === 'FETCH' && options.lastUid !== undefined)
     write(`* ${options.exists ?? 1} FETCH (UID ${options.lastUid})`);
-  if (verb === 'UID' && sub === 'SEARCH') write('* SEARCH');
+  if (verb === 'UID' && sub === 'SEARCH') {
+    if (options.mailDuringFirstSearch && !searched.has(socket)) write(`* ${(options.exists ?? 0) + 1} EXISTS`);
+    searched.add(socket);
+    write('* SEARCH');
+  }
   if (verb === 'IDLE') {
     write('+ idling');
     if (options.byeOnIdle !== undefined) {

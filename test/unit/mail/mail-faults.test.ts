@@ -137,6 +137,22 @@ describe('the mail watcher against a scripted IMAP server', () => {
     expect(server.logins()).toBeGreaterThanOrEqual(3);
   });
 
+  it('drains again at once when the server tells of new mail while a drain runs', async () => {
+    // Before: the EXISTS woke a wait already over; the new mail waited for the poll (an hour here).
+    const server = await scriptedImap({ uidNext: 5, exists: 4, lastUid: 4, mailDuringFirstSearch: true });
+    const imap = { port: server.port, user: ACCOUNT, password: 'secret' };
+    const { state, stop } = watchState(watchConfig(imap), 'http://127.0.0.1:9/');
+    const loop = watchLoop(state);
+    cleanups.push(() => {
+      stop();
+      return loop;
+    });
+    const searches = () => server.commands.filter((c) => /^UID SEARCH/i.test(c)).length;
+    await expect.poll(searches, { timeout: 15_000 }).toBe(2);
+    stop();
+    await loop;
+  });
+
   it('takes one past the last UID when the server sends no UIDNEXT, so old mail is not sent', async () => {
     // Before: the missing UIDNEXT made the cursor's lastUid NaN, saved as null; the next
     // session searched from UID 1 and posted the whole mailbox.
@@ -184,3 +200,26 @@ describe('a saved mail cursor that is not one', () => {
     await expect(cursorsOver(undefined).load('1700', Number.NaN)).rejects.toThrow(/UIDNEXT NaN/);
   });
 });
+
+describe.skipIf(!mailTestsRun)(
+  'a batch left pending whose first message was deleted since, against a real Dovecot',
+  () => {
+    it('is posted again under its own key, not one that would start its messages twice', async () => {
+      const imap = await dovecot();
+      const hook = await receiver();
+      const { state } = watchState(watchConfig(imap), hook.url);
+      for (const n of [1, 2, 3]) await imap.append(rfc822(n));
+      const { client, cursor } = await openInbox(imap, state);
+      // A crash after the batch 1-3 was marked pending (and maybe posted), then UID 1 deleted.
+      await state.cursors.markPending(cursor, { firstUid: 1, lastUid: 3 });
+      await client.messageDelete('1', { uid: true });
+
+      await drainMailbox(state, client, cursor);
+
+      // Before: `…:2-3`, a key the hook had not seen, so messages 2 and 3 ran twice.
+      expect(hook.accepted.map((a) => a.key)).toEqual([`mail:${ACCOUNT}:INBOX:${cursor.uidValidity}:1-3`]);
+      expect(subjects(hook)).toEqual(['Test message 2', 'Test message 3']);
+      expect(state.status.lastUid).toBe(3);
+    });
+  },
+);
