@@ -115,10 +115,11 @@ async function startMailWatch(
   const hookToken = config.hooks.token;
   if (!watch || !hookToken) return undefined;
   // imapflow and mailparser cost about 300 ms to load: only a gateway that watches mail pays.
-  const { createMailWatcher } = await import('./mail/index.js');
+  const { createMailWatcher, claimMailbox, releaseMailbox } = await import('./mail/index.js');
+  const account = mail?.account ?? watch.imap.user;
   const make = () =>
     createMailWatcher({
-      account: mail?.account ?? watch.imap.user,
+      account,
       watch,
       hookUrl: watch.hookUrl ?? `${url}${config.hooks.path}/mail`,
       hookToken,
@@ -126,9 +127,23 @@ async function startMailWatch(
       log,
     });
   if (!backend.share) {
+    const holder = await claimMailbox(backend.meta, account, watch.mailbox);
+    if (holder !== undefined) {
+      log.error(
+        { pid: holder, account, mailbox: watch.mailbox },
+        'mail watch not started: another process watches this mailbox (hookd mail watch?); stop it, or serve with --no-mail-watch',
+      );
+      return undefined;
+    }
     const watcher = make();
     watcher.start();
-    return watcher;
+    return {
+      status: () => watcher.status(),
+      stop: async () => {
+        await watcher.stop();
+        await releaseMailbox(backend.meta, account, watch.mailbox);
+      },
+    };
   }
   const owner = createJobOwner({
     share: backend.share,

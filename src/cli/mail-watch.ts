@@ -1,5 +1,5 @@
 import { createLogger } from '../log.js';
-import { createMailWatcher } from '../mail/index.js';
+import { claimMailbox, createMailWatcher, releaseMailbox } from '../mail/index.js';
 import { createStore, sqliteBackend } from '../store/sqlite/index.js';
 import { resolveConfig } from './config-source.js';
 import type { CliIo } from './io.js';
@@ -32,12 +32,20 @@ export async function mailWatchCommand(options: { config?: string }, io: CliIo):
     `http://${host.includes(':') ? `[${host}]` : host}:${config.server.port}${config.hooks.path}/mail`;
   const log = createLogger({ level: config.log.level });
   const store = createStore({ path: config.storage.path, synchronous: config.storage.synchronous });
+  const meta = sqliteBackend(store).meta;
+  const account = mail.account ?? mail.watch.imap.user;
+  const holder = await claimMailbox(meta, account, mail.watch.mailbox);
+  if (holder !== undefined) {
+    io.err(`hookd: process ${holder} watches this mailbox already (hookd serve starts a watcher: --no-mail-watch)`);
+    store.close();
+    return 1;
+  }
   const watcher = createMailWatcher({
-    account: mail.account ?? mail.watch.imap.user,
+    account,
     watch: mail.watch,
     hookUrl,
     hookToken: config.hooks.token,
-    meta: sqliteBackend(store).meta,
+    meta,
     log,
   });
   watcher.start();
@@ -47,6 +55,7 @@ export async function mailWatchCommand(options: { config?: string }, io: CliIo):
   });
   log.info({ signal, status: watcher.status() }, 'mail watch stopping');
   await watcher.stop();
+  await releaseMailbox(meta, account, mail.watch.mailbox);
   store.close();
   return 0;
 }

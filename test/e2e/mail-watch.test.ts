@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { rfc822 } from '../helpers/dovecot.js';
 import { isHeartbeat, lastUser, startFakeModel } from '../helpers/fake-model.js';
-import { makeTempDir, startHookd } from '../helpers/hookd-process.js';
+import { makeTempDir, runHookd, startHookd } from '../helpers/hookd-process.js';
 import { cleanups, dovecot, env, mailConfig, mailTestsRun, receiver, watchProcess } from '../helpers/mail-watch.js';
 
 describe.skipIf(!mailTestsRun)('the mail watch flow across restarts and failures, against a real Dovecot', () => {
@@ -27,6 +27,10 @@ describe.skipIf(!mailTestsRun)('the mail watch flow across restarts and failures
     await imap.append(rfc822(3));
     watcher = await watchProcess(temp.dir, config);
     cleanups.push(() => watcher.stop());
+    // A second watcher on the same file is refused while this one runs (before: both watched).
+    const second = await runHookd(['mail', 'watch'], { cwd: temp.dir, env: { ...process.env, ...env } });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/^hookd: process \d+ watches this mailbox already/m);
     await imap.append(rfc822(4));
     await expect.poll(() => model.requests.filter((r) => !isHeartbeat(r)).length, { timeout: 15_000 }).toBe(4);
     // The watcher posts in UID order, one batch after another: a message appended now reaches
