@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claimMailbox, releaseMailbox } from '../../../src/mail/index.js';
-import { createStore, sqliteBackend, type Store } from '../../../src/store/sqlite/index.js';
+import { createStore, type Store, sqliteBackend } from '../../../src/store/sqlite/index.js';
 
 let store: Store | undefined;
 afterEach(() => store?.close());
