@@ -85,8 +85,8 @@ export function createAlerts(options: AlertsOptions): Alerts {
     outcomes: hookOutcomes(alerts),
     watchModels: (models) =>
       watchedModels(models, {
-        succeeded: (ref) => succeed(alerts, 'modelUnreachable', ref, 'a try succeeded'),
-        failed: (ref, error) => fail(alerts, 'modelUnreachable', ref, error),
+        succeeded: (ref) => succeed(alerts, 'modelUnreachable', settings.modelSource(ref), 'a try succeeded'),
+        failed: (ref, error) => fail(alerts, 'modelUnreachable', settings.modelSource(ref), error),
       }),
     watchChannels: (channels) => watchedChannels(channels, (id, error) => deliveries.channelErrors.set(id, error)),
     delivered: (outcome) => delivered(alerts, deliveries, outcome),

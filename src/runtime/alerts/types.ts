@@ -34,4 +34,9 @@ export interface AlertSettings {
   readonly everyMs: number;
   /** The conditions turned on, with their thresholds. */
   readonly conditions: ReadonlyMap<AlertCondition, { readonly count: number; readonly windowMs: number }>;
+  /**
+   * The source of a model's alert: the model when the config names it, else its provider's
+   * `provider/*` (a sender may name any model: its alerts would be without bound).
+   */
+  readonly modelSource: (ref: string) => string;
 }

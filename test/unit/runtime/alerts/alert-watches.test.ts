@@ -57,7 +57,7 @@ function watches(clock: ManualClock, shared = false) {
     ['deliveryFailures', { count: 2, windowMs: WINDOW_MS }],
   ] as const);
   const alerts: AlertWatches = {
-    settings: { channel: 'ops', to: 'me', everyMs: 0, conditions },
+    settings: { channel: 'ops', to: 'me', everyMs: 0, conditions, modelSource: (ref: string) => ref },
     store: contract,
     clock,
     log,

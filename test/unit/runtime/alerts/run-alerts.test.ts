@@ -19,8 +19,8 @@ async function agent(w: World, extra: object = {}): Promise<string> {
 }
 
 /** What the run waits before its try after `n` failed ones: its back-off, or its model's open breaker. */
-function waitAfter(w: World, n: number): number {
-  const breaker = w.gateway.runtime.breakers().find((b) => b.target === 'fake/m' && b.openUntil !== undefined);
+function waitAfter(w: World, n: number, model = 'fake/m'): number {
+  const breaker = w.gateway.runtime.breakers().find((b) => b.target === model && b.openUntil !== undefined);
   const open = breaker?.openUntil === undefined ? 0 : Date.parse(breaker.openUntil) - w.clock.now();
   return Math.max(backoffMs(n - 1, MODEL_BACKOFF), open);
 }
@@ -30,13 +30,13 @@ function waitAfter(w: World, n: number): number {
  * each failed try (seen in its attempts), the back-off it waits, or its model's breaker's time
  * open (5 failed tries in a row open it: docs/runtime.md#circuit-breakers).
  */
-async function retryFor(w: World, runId: string, untilMs: number): Promise<number> {
+async function retryFor(w: World, runId: string, untilMs: number, model = 'fake/m'): Promise<number> {
   const first = await until(async () => (await w.run(runId)).attempts[0], 'the first failed try');
   const start = Date.parse(first.at);
   let n = 1;
   while (w.clock.now() - start < untilMs) {
     await until(async () => ((await w.run(runId)).attempts.length >= n ? true : undefined), `try ${n}`);
-    await w.clock.advance(waitAfter(w, n));
+    await w.clock.advance(waitAfter(w, n, model));
     n++;
   }
   return start;
@@ -67,6 +67,17 @@ describe('modelUnreachable', () => {
     expect(recovery).toMatch(/^hookd recovered: model fake\/m \(a try succeeded; \d+ failures before\)/);
     await until(async () => ((await w.run(runId)).status === 'ok' ? true : undefined), 'the run to end');
     expect(w.alertTexts()).toHaveLength(2);
+  });
+
+  it('counts a model the config does not name under its provider: a sender cannot make alerts without bound', async () => {
+    // Before: each made-up model (`fake/n1`, `fake/n2`, …) opened an alert of its own, never
+    // closed, and past 1,000 of them no other failure was counted.
+    const w = await world({ reply: () => ({ status: 503 }) });
+    const runId = await agent(w, { model: 'fake/made-up-1' });
+    await retryFor(w, runId, 2 * 60_000, 'fake/made-up-1');
+    const [alert] = await w.alertsSent(1);
+    expect(alert).toMatch(/^hookd alert: model fake\/\* failed every try/);
+    expect((await w.alerts()).alerts.map((a) => a.source)).toEqual(['fake/*']);
   });
 
   it('names the network error of a model server that does not listen', async () => {
