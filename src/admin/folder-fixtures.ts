@@ -1,7 +1,8 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { hookdError } from '../errors.js';
 import type { CompiledMapping } from '../mapping/index.js';
+import { readRegularFile } from '../read-file.js';
 import type { FixtureItem, FixtureView } from '../views.js';
 import { isName } from './preset-fixtures.js';
 
@@ -74,11 +75,15 @@ export function createFolderFixtures(
   };
 }
 
-/** A case file as the playground takes it; undefined when it is too large or not a case. */
+/**
+ * A case file as the playground takes it; undefined when it is too large, not a regular file (a
+ * FIFO named `*.json` blocked the event loop on its read: every hook request waited) or not a case.
+ */
 function caseIn(file: string): Case | undefined {
+  const read = readRegularFile(file, MAX_FIXTURE_BYTES);
+  if (!('text' in read)) return undefined;
   try {
-    if (statSync(file).size > MAX_FIXTURE_BYTES) return undefined;
-    const data = JSON.parse(readFileSync(file, 'utf8')) as {
+    const data = JSON.parse(read.text) as {
       description?: unknown;
       headers?: unknown;
       payload?: unknown;

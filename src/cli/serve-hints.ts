@@ -3,6 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { parseEnv } from 'node:util';
 import JSON5 from 'json5';
 import type { Config } from '../config/index.js';
+import { readRegularFile } from '../read-file.js';
 import { gatewayTokenFile } from '../store/index.js';
 
 /**
@@ -71,8 +72,11 @@ function caseToSend(config: Config, names: readonly string[]) {
       .filter((f) => f.endsWith('.json'))
       .sort()
       .flatMap((f) => {
+        // A regular file only: a FIFO named `*.json` kept serve from starting.
+        const file = readRegularFile(join(dir, f), 1_048_576);
+        if (!('text' in file)) return [];
         try {
-          const read = JSON.parse(readFileSync(join(dir, f), 'utf8')) as {
+          const read = JSON.parse(file.text) as {
             headers?: Record<string, string>;
             payload?: unknown;
             expect?: unknown;

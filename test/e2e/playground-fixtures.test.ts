@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,6 +31,8 @@ beforeAll(async () => {
   mkdirSync(cases, { recursive: true });
   writeFileSync(join(cases, 'hello.json'), JSON.stringify(HELLO));
   writeFileSync(join(cases, 'broken.json'), '{ not json');
+  // A FIFO named like a case: its read blocked the event loop for good (every request waited).
+  execFileSync('mkfifo', [join(cases, 'stuck.json')]);
   hookd = await startHookd({
     dir: temp.dir,
     config: {
@@ -54,7 +57,7 @@ describe("the config folder's fixtures in the admin API", () => {
   it("lists a mapping's cases with their kind, a preset's beside them, and reads one by name", async () => {
     const listed = await call(`${hookd.url}/api/mappings`, { method: 'GET', headers: ADMIN });
     const mappings = listed.body.mappings as { id: string; fixtures?: { name: string; kind: string }[] }[];
-    // The unreadable case is left out, as hookd test would report it.
+    // The unreadable case and the FIFO are left out, as hookd test would report them.
     expect(mappings.find((m) => m.id === 'note')?.fixtures).toEqual([
       { name: 'hello', description: 'A note from the CI', kind: 'folder' },
     ]);
@@ -65,7 +68,7 @@ describe("the config folder's fixtures in the admin API", () => {
     expect(read.body).toEqual({ headers: HELLO.headers, body: HELLO.payload });
     const unknown = await call(`${hookd.url}/api/mappings/note/fixtures/nope`, { method: 'GET', headers: ADMIN });
     expect(unknown.status).toBe(404);
-    expect(unknown.body.error).toBe('no fixture nope (note has: broken, hello)');
+    expect(unknown.body.error).toBe('no fixture nope (note has: broken, hello, stuck)');
     const path = await call(`${hookd.url}/api/mappings/note/fixtures/..%2Fsecret`, { method: 'GET', headers: ADMIN });
     expect(path.status).toBe(400);
     expect((await call(`${hookd.url}/api/mappings/note/fixtures/hello`, { method: 'GET' })).status).toBe(401);
