@@ -1,8 +1,11 @@
-import { useCallback, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { MappingView, RunListItem } from './api';
 import { useLive, useLoad } from './live';
 import { Pager, usePagedList } from './paging';
 import { RunsTable } from './runs-table';
+
+/** Past this many rows, a list that keeps growing live starts again from its first page. */
+const MAX_LIVE_ROWS = 500;
 
 const STATUSES = [
   ['', 'any'],
@@ -60,6 +63,10 @@ export function RunsPage() {
     [status, mapping, paged],
   );
   useLive(onLive);
+  // A page left open all day starts again from its first page rather than grow without end.
+  useEffect(() => {
+    if (!paged && list.rows.length > MAX_LIVE_ROWS) list.reload();
+  }, [list.rows.length]);
   return (
     <>
       <h1 tabIndex={-1}>Runs</h1>

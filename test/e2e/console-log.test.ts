@@ -44,6 +44,7 @@ beforeAll(async () => {
       mappings: [
         { id: 'note', match: { path: 'note' }, action: 'wake', textTemplate: 'note {{n}} from {{who}}' },
         { id: 'bulk', match: { path: 'bulk' }, action: 'wake', textTemplate: 'bulk {{n}}' },
+        { id: 'fanout', match: { path: 'fanout' }, forEach: 'items', messageTemplate: 'item {{n}}', deliver: false },
         {
           id: 'billing',
           match: { path: 'billing' },
@@ -123,6 +124,43 @@ describe.skipIf(!browserTestsRun)('the live log and the request page in Chromium
     toDocs(artefact('console', 'live-log-columns'), 'console-live-log');
     await context.close();
   });
+
+  it("reads a fan-out's outcome a few times while its runs move, not once for each move", async () => {
+    // Before: each of the runs' moves (queued, running, ok) read the whole request again.
+    const { context, page } = await signedIn(browser, hookd.url, GATEWAY_TOKEN);
+    await liveOpen(page);
+    const reads: string[] = [];
+    page.on('request', (r) => {
+      if (/\/api\/requests\/[^/?]+$/.test(new URL(r.url()).pathname)) reads.push(r.url());
+    });
+    const items = Array.from({ length: 30 }, (_, n) => ({ n }));
+    const sent = await call(`${hookd.url}/hooks/fanout`, { headers: HOOK, json: { items } });
+    expect(sent.status).toBe(202);
+    const id = sent.headers['x-request-id'] as string;
+    await row(page, id).locator('[data-col="outcome"]', { hasText: '30 runs: ok' }).waitFor();
+    expect(reads.length).toBeGreaterThan(0);
+    expect(reads.length).toBeLessThan(30);
+    await context.close();
+  });
+
+  it('starts the Runs page again from its first page once live runs grow it past 500 rows', async () => {
+    // Before: a Runs page left open kept every run the stream told of, without end.
+    const { context, page } = await signedIn(browser, hookd.url, GATEWAY_TOKEN);
+    const firstPages: string[] = [];
+    page.on('request', (r) => {
+      const url = new URL(r.url());
+      if (url.pathname.endsWith('/api/runs') && !url.searchParams.has('cursor')) firstPages.push(r.url());
+    });
+    await page.goto(`${hookd.url}/ui/#/runs`);
+    await page.locator('tr[data-run-id]').first().waitFor();
+    expect(firstPages).toHaveLength(1);
+    const items = Array.from({ length: 100 }, (_, n) => ({ n }));
+    for (let i = 0; i < 6; i++)
+      expect((await call(`${hookd.url}/hooks/fanout`, { headers: HOOK, json: { items } })).status).toBe(202);
+    // Six hundred runs told of live: past 500 rows the first page is read again.
+    await expect.poll(() => firstPages.length, { timeout: 30_000 }).toBeGreaterThanOrEqual(2);
+    await context.close();
+  }, 60_000);
 
   it('searches by request id, event type and payload text, and pauses live additions meanwhile', async () => {
     const { context, page } = await signedIn(browser, hookd.url, GATEWAY_TOKEN);
