@@ -200,7 +200,9 @@ export async function startGateway(config: Config, log: Logger, options: Gateway
     let url: string | undefined;
     const consoleUrl = () => config.hooks.alerts.consoleUrl ?? (url === undefined ? '' : `${url}/ui/`);
     const using = { clock, metrics, consoleUrl, mappingLimits: live.mappingLimits, options };
-    const runtime = createGatewayRuntime(config, log, backend, parts, using);
+    // On a shared store each line of the runtime names its node (as its leases do: host:pid:id).
+    const runtimeLog = backend.share ? log.child({ node: backend.share.node }) : log;
+    const runtime = createGatewayRuntime(config, runtimeLog, backend, parts, using);
     const queries = { ...runtime.queries, mailStatus: () => parts.watcher?.status() };
     const deps = {
       mappings,

@@ -23,12 +23,22 @@ function positionsIn(text: string): (offset: number) => Position {
   };
 }
 
+/**
+ * The longest config path located. A file written by someone else (a plugin's manifest) could
+ * hold a 20,000-character key over thousands of values: each value's path repeats it, and a map
+ * of such paths took seconds (strings that long hash alike). A value deeper than this is placed
+ * at its nearest parent.
+ */
+const MAX_PATH_CHARS = 1024;
+
 /** Calls `visit` with every value of a JSON5 text, its config path, and where its key (or it, in an array) starts. */
 function walkValues(text: string, visit: (path: string, node: Node, keyStart: number) => void): void {
   const walk = (node: Node, path: string): void => {
+    if (path.length > MAX_PATH_CHARS) return;
     if (node.type === 'object') {
       for (const prop of node.props) {
         const key = joinPath(path, prop.key);
+        if (key.length > MAX_PATH_CHARS) continue;
         visit(key, prop.value, prop.keyStart);
         walk(prop.value, key);
       }

@@ -194,8 +194,12 @@ function checkOptions(
         (e) =>
           `${at}${e.instancePath.replace(/\//g, '.')}: ${e.message ?? 'is invalid'} (an option of the ${preset.name} preset)`,
       );
-  // A secret is the signature check's alone: its transform is never given it.
+  // A secret is the signature check's alone: its transform is never given it, whether the
+  // manifest marks it `secret: true` or names it as an option of its own (`secret`, the
+  // entry's key, or its `verify.secretOption`).
   const properties = preset.options.properties ?? {};
-  for (const key of Object.keys(values)) if (isSecretOption(properties[key])) delete values[key];
+  for (const key of Object.keys(values))
+    if (isSecretOption(properties[key]) || key === SECRET_KEY || key === preset.verify?.secretOption)
+      delete values[key];
   return { values, problems };
 }

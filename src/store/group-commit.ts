@@ -1,3 +1,4 @@
+import { isStoreUnavailable } from './unavailable.js';
 /**
  * Group commit: the writes queued within one turn of the event loop run in one transaction,
  * and each caller's promise settles only after that commit. On this class of disk a commit
@@ -66,6 +67,38 @@ interface Pending<I, R> {
 }
 
 /**
+ * Commits a batch: each item settles with its result, or, when the batch rolled back, after a
+ * commit of its own (one bad write fails alone). A store that is not there fails each write
+ * alone as well, each after its own time-out (a PostgreSQL out of reach: 5 s a write, the last
+ * sender of 100 waiting minutes): then the whole batch fails at once.
+ */
+async function flush<I, R>(options: CommitQueueOptions<I, R>, batch: readonly Pending<I, R>[]): Promise<void> {
+  let results: readonly R[] | undefined;
+  let failure: unknown;
+  try {
+    results = await options.commit(batch.map((p) => p.item));
+  } catch (err) {
+    failure = err;
+  }
+  if (results) {
+    for (const [i, p] of batch.entries()) p.resolve(results[i] as R);
+    return;
+  }
+  if (isStoreUnavailable(failure)) {
+    for (const p of batch) p.reject(failure);
+    return;
+  }
+  for (const p of batch) {
+    try {
+      const [result] = await options.commit([p.item]);
+      p.resolve(result as R);
+    } catch (err) {
+      p.reject(err);
+    }
+  }
+}
+
+/**
  * The engine of every group commit: batches what arrives within one event-loop turn, and when a
  * batch rolls back, tries each of its items again alone, so that one bad write fails alone and
  * the others commit.
@@ -92,7 +125,7 @@ export function createCommitQueue<I, R>(options: CommitQueueOptions<I, R>): Comm
     queue = [];
     if (batch.length === 0) return;
     inFlight++;
-    void flush(batch).finally(() => {
+    void flush(options, batch).finally(() => {
       inFlight--;
       schedule();
     });
@@ -105,27 +138,6 @@ export function createCommitQueue<I, R>(options: CommitQueueOptions<I, R>): Comm
       setImmediate(start);
     } else if (!lingering) {
       lingering = setTimeout(start, LINGER_MS);
-    }
-  }
-
-  async function flush(batch: readonly Pending<I, R>[]): Promise<void> {
-    let results: readonly R[] | undefined;
-    try {
-      results = await options.commit(batch.map((p) => p.item));
-    } catch {
-      results = undefined;
-    }
-    if (results) {
-      for (const [i, p] of batch.entries()) p.resolve(results[i] as R);
-      return;
-    }
-    for (const p of batch) {
-      try {
-        const [result] = await options.commit([p.item]);
-        p.resolve(result as R);
-      } catch (err) {
-        p.reject(err);
-      }
     }
   }
 

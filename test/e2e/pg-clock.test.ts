@@ -6,10 +6,12 @@ import { type Clock, systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config/index.js';
 import { type Gateway, startGateway } from '../../src/main.js';
 import { createLogRetention } from '../../src/store/index.js';
-import { createPgContract, createPgPool } from '../../src/store/postgres/contract.js';
+import { DB_NOW_MS } from '../../src/store/postgres/clock.js';
+import { createPgContract, createPgPool, runStatements } from '../../src/store/postgres/contract.js';
 import { createPgLogTables } from '../../src/store/postgres/log-tables.js';
 import { migratePostgres } from '../../src/store/postgres/migrate.js';
 import { createPgSink } from '../../src/store/postgres/sink.js';
+import { createPgWrites } from '../../src/store/postgres/writes.js';
 import { agentAction } from '../helpers/actions.js';
 import { type HookdProcess, makeTempDir, startHookd } from '../helpers/hookd-process.js';
 import { call, until } from '../helpers/http.js';
@@ -220,4 +222,36 @@ describe.skipIf(!postgresTestsRun)("the request log's times on PostgreSQL, from 
     expect(rows.map((r) => r.id)).toEqual(later.slice(-18));
     expect(rows.map((r) => r.id)).not.toContain(early[0]);
   }, 60_000);
+});
+
+describe.skipIf(!postgresTestsRun)("a run's wait on PostgreSQL, from a node whose clock is wrong", () => {
+  it('ends when the node meant, on the database clock the claims read', async () => {
+    // Before: a node 10 minutes ahead stored its 30 s back-off as ending 10.5 minutes from now
+    // (the claims compare with the database's clock): the run another node took waited that long.
+    const pool = createPgPool(cluster.url);
+    closing.push(() => pool.end());
+    await migratePostgres(pool);
+    const run = {
+      id: 'skewed-wait',
+      sessionKey: 'hook:skewed-wait',
+      message: 'wait',
+      model: 'fake/m',
+      wakeMode: 'now' as const,
+      deliver: false,
+      channel: 'last',
+      allowUnsafeExternalContent: false,
+      contentSource: 'webhook' as const,
+      createdAt: Date.now(),
+    };
+    await createPgContract(pool).commit((w) => w.runs.insert(run));
+    const ahead = 10 * 60_000;
+    const { writes, statements } = createPgWrites(() => Date.now() + ahead);
+    writes.runs.recordWait('skewed-wait', { reason: 'breaker open', until: Date.now() + ahead + 30_000 });
+    await runStatements(pool, [statements]);
+    const { rows } = await pool.query<{ left: number }>(
+      `SELECT not_before - ${DB_NOW_MS} AS "left" FROM runs WHERE id = 'skewed-wait'`,
+    );
+    expect(Number(rows[0]?.left)).toBeGreaterThan(20_000);
+    expect(Number(rows[0]?.left)).toBeLessThan(40_000);
+  });
 });

@@ -40,7 +40,7 @@ export function createPgWrites(now: () => number = Date.now): {
   };
   const writes: Writes = {
     events: eventWrites(add),
-    runs: runWrites(add),
+    runs: runWrites(add, now),
     messages: messageWrites(add),
     idempotency: idempotencyWrites(add),
     requests: requestWrites(add, now),
@@ -67,7 +67,7 @@ export function eventWrites(add: AddStatement): Writes['events'] {
 }
 
 /** The runs' writes, as statements given to `add`. */
-export function runWrites(add: AddStatement): Writes['runs'] {
+export function runWrites(add: AddStatement, now: () => number = Date.now): Writes['runs'] {
   return {
     insert(run) {
       add(`INSERT INTO runs (${RUN_COLUMNS}, status) VALUES (${placeholders(16)}, 'queued')`, ...runRow(run));
@@ -93,11 +93,13 @@ export function runWrites(add: AddStatement): Writes['runs'] {
       add('UPDATE runs SET delivery = $1 WHERE id = $2', JSON.stringify(delivery), id);
     },
     recordWait(id, wait) {
+      // The wait's end is this node's clock: moved onto the database's, which the claims read.
       add(
-        'UPDATE runs SET waiting = $1, not_before = $2 WHERE id = $3 AND summarized_at IS NULL',
+        `UPDATE runs SET waiting = $1, not_before = ${onDbClock('$2::bigint', '$4::bigint')} WHERE id = $3 AND summarized_at IS NULL`,
         wait?.reason ?? null,
         wait?.until ?? null,
         id,
+        now(),
       );
     },
     cancel(id, error, at) {

@@ -111,6 +111,26 @@ describe("a plugin's signature secret is a secret", () => {
     const wrong = compile(root, { presets: [{ name: 'p', token: 5 }] }).problems;
     expect(wrong).toContainEqual('hooks.presets[0].token: expected the gitlab secret, a string that is not empty');
   });
+
+  it("never gives the transform the entry's secret, even as an option the manifest declares as its own", () => {
+    // Before: a manifest declaring an option named `secret` (not marked secret: true) was given
+    // the operator's signing secret in `context.options`, free to put in a message.
+    const { root } = verifying('secret', { secret: { type: 'string' }, team: { type: 'string' } });
+    const { compiled, problems } = compile(root, { presets: [{ name: 'p', secret: 's3cret', team: 'a' }] });
+    expect(problems).toEqual([]);
+    expect(compiled[0]?.verify).toEqual({ scheme: 'gitlab', secret: 's3cret' });
+    expect({ ...compiled[0]?.presetOptions }).toEqual({ team: 'a' });
+  });
+});
+
+describe('a manifest built to cost', () => {
+  it('with a 20,000-character key over 20,000 values is refused at once, not after minutes of locating', () => {
+    // Before: each value's path repeated the key, and a map of paths that long hashed alike:
+    // 6.6 s for 28 KB, and this 60 KB one still running after 120 s.
+    const { root } = setup([template], { manifest: { ['k'.repeat(20_000)]: Array(20_000).fill(0) } });
+    const { problems } = compile(root);
+    expect(problems.some((p) => /plugin "\.\/p": .*unknown key/.test(p))).toBe(true);
+  });
 });
 
 describe("a plugin's event type (docs/presets.md#event-types)", () => {

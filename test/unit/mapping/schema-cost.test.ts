@@ -84,3 +84,31 @@ describe('the cost of a check, counted while it runs', () => {
     });
   });
 });
+
+describe('the comparisons of enum and const, counted when a schema loads', () => {
+  const numbers = (n: number) => Array.from({ length: n }, (_, i) => n - i);
+
+  it('refuses a long enum over every item of an array, and takes it where it applies once or a bounded number of times', () => {
+    // Before: an enum of 100,000 numbers over a 240 KB array of items held the thread 14.6 s.
+    const over = { type: 'array', items: { enum: numbers(100_000) } };
+    expect(patternCostProblem(over, 240 * 1024)).toMatch(
+      /^its enum and const values could take [\d,]+ steps of comparisons on one payload, above the 8,388,608 a check may take \(the most at \/items\/enum\)/,
+    );
+    expect(
+      patternCostProblem({ type: 'object', properties: { kind: { enum: numbers(100_000) } } }, BODY),
+    ).toBeUndefined();
+    expect(patternCostProblem({ ...over, maxItems: 10 }, BODY)).toBeUndefined();
+    expect(patternCostProblem({ type: 'array', items: { enum: numbers(500) } }, BODY)).toBeUndefined();
+    const big = { type: 'array', items: { const: numbers(20_000) } };
+    expect(patternCostProblem(big, BODY)).toMatch(/the most at \/items\/const/);
+  });
+
+  it('compiles a schema with an $id again (a reload), on the same checker', () => {
+    // Before: the second compile was refused: the $id was taken by the first.
+    const schema = { $id: 'https://example.com/push', type: 'object', required: ['ref'] };
+    expect(payloadChecker(structuredClone(schema), BODY)({ ref: 'main' })).toBeUndefined();
+    expect(payloadChecker(structuredClone(schema), BODY)({})).toMatchObject({
+      problem: expect.stringContaining('ref'),
+    });
+  });
+});

@@ -187,4 +187,19 @@ describe('the commit queue both stores commit through', () => {
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(commits).toEqual([[1, 13, 2], [1], [13], [2]]);
   });
+
+  it('fails a whole batch at once when the store is not there, not each write after its own time-out', async () => {
+    // Before: 25 accepts to a PostgreSQL out of reach made 26 commits one after another (each up
+    // to 5 s against a real server), the last sender answered minutes later.
+    const commits: number[][] = [];
+    const queue = createCommitQueue<number, number>({
+      commit: async (items) => {
+        commits.push([...items]);
+        throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+      },
+    });
+    const results = await Promise.allSettled(Array.from({ length: 25 }, (_, n) => queue.add(n)));
+    expect(results.every((r) => r.status === 'rejected')).toBe(true);
+    expect(commits).toHaveLength(1);
+  });
 });
