@@ -224,7 +224,7 @@ export async function startGateway(config: Config, log: Logger, options: Gateway
     await runtime.start();
     await startWatches(config, log, live, parts, options.reload);
     log.info({ url, hooksPath: config.hooks.enabled ? config.hooks.path : null }, 'hookd listening');
-    if (options.mailWatch !== false) parts.watcher = await startMailWatch(config, url, backend, log);
+    if (options.mailWatch !== false) parts.watcher = await startMailWatch(config, url, backend, runtimeLog);
     let closed: Promise<void> | undefined;
     return {
       app,

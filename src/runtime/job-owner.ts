@@ -115,7 +115,7 @@ async function tryHold<J extends Job>(lease: JobLease<J>): Promise<void> {
     await lease.stopping;
     if (lease.stopped) return;
     lease.running = lease.options.make();
-    log.info({ node: share.node }, 'running the job on this node');
+    log.info('running the job on this node');
     await lease.running.start();
   } catch (err) {
     log.warn({ err }, 'holding the lease failed');

@@ -199,6 +199,12 @@ describe.skipIf(!postgresTestsRun)('hookd serve on PostgreSQL', () => {
     expect(events.find((e) => e.id === accepted.body.eventId)?.text).toBe('back\uFFFDup');
     expect(hookd.stdout()).toMatch(/"code":"STORE_UNAVAILABLE"/);
     expect(hookd.stdout()).not.toContain(cluster.password);
+    // The runtime's lines on a shared store name their node (its leases' owner: host:pid:id).
+    const heartbeatJob = hookd
+      .stdout()
+      .split('\n')
+      .find((line) => line.includes('"msg":"running the job on this node"'));
+    expect(JSON.parse(heartbeatJob ?? '{}').node).toMatch(/^[^:]+:\d+:/);
   });
 
   it('keeps everything across a restart, writes no local database, and exposes the same metrics', async () => {
