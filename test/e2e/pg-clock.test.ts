@@ -16,6 +16,7 @@ import { agentAction } from '../helpers/actions.js';
 import { type HookdProcess, makeTempDir, startHookd } from '../helpers/hookd-process.js';
 import { call, until } from '../helpers/http.js';
 import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
+import { hookRun } from '../helpers/runs.js';
 import { skewedClockEnv } from '../helpers/skewed-clock.js';
 
 /**
@@ -231,19 +232,7 @@ describe.skipIf(!postgresTestsRun)("a run's wait on PostgreSQL, from a node whos
     const pool = createPgPool(cluster.url);
     closing.push(() => pool.end());
     await migratePostgres(pool);
-    const run = {
-      id: 'skewed-wait',
-      sessionKey: 'hook:skewed-wait',
-      message: 'wait',
-      model: 'fake/m',
-      wakeMode: 'now' as const,
-      deliver: false,
-      channel: 'last',
-      allowUnsafeExternalContent: false,
-      contentSource: 'webhook' as const,
-      createdAt: Date.now(),
-    };
-    await createPgContract(pool).commit((w) => w.runs.insert(run));
+    await createPgContract(pool).commit((w) => w.runs.insert(hookRun('skewed-wait', { createdAt: Date.now() })));
     const ahead = 10 * 60_000;
     const { writes, statements } = createPgWrites(() => Date.now() + ahead);
     writes.runs.recordWait('skewed-wait', { reason: 'breaker open', until: Date.now() + ahead + 30_000 });

@@ -1,78 +1,9 @@
 import { createServer } from 'node:net';
-import { ImapFlow } from 'imapflow';
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createBatchPoster } from '../../../src/mail/batch-poster.js';
-import { createCursorStore } from '../../../src/mail/cursor-store.js';
-import { drainMailbox, type WatchConfig, type WatchState, watchLoop } from '../../../src/mail/watch-loop.js';
-import { createStore, sqliteBackend } from '../../../src/store/sqlite/index.js';
-import { type Dovecot, rfc822 } from '../../helpers/dovecot.js';
-import { cleanups, dovecot, mailTestsRun, receiver, TOKEN } from '../../helpers/mail-watch.js';
-
-const ACCOUNT = 'me@example.com';
-
-function watchConfig(imap: { port: number; user: string; password: string }, extra: Partial<WatchConfig> = {}) {
-  return {
-    imap: { host: '127.0.0.1', port: imap.port, secure: false, user: imap.user, password: imap.password },
-    mailbox: 'INBOX',
-    includeBody: true,
-    maxBodyBytes: 20_000,
-    batchSize: 25,
-    pollIntervalSeconds: 3600,
-    ...extra,
-  } satisfies WatchConfig;
-}
-
-/** A watcher's shared state over an in-memory store, posting to `hookUrl`; `lines` gets its log lines. */
-function watchState(watch: WatchConfig, hookUrl: string, lines: { msg: string; attempt?: number }[] = []) {
-  const store = createStore({ path: ':memory:', synchronous: 'normal' });
-  cleanups.push(() => store.close());
-  const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
-  const stopper = new AbortController();
-  cleanups.push(() => stopper.abort());
-  const status = { connected: false, delivered: 0 } as WatchState['status'];
-  const backoff = { minMs: 1, maxMs: 5 };
-  const state: WatchState = {
-    watch,
-    log,
-    backoff,
-    signal: stopper.signal,
-    status,
-    cursors: createCursorStore({ meta: sqliteBackend(store).meta, account: ACCOUNT, mailbox: watch.mailbox, log }),
-    poster: createBatchPoster({
-      account: ACCOUNT,
-      mailbox: watch.mailbox,
-      hookUrl,
-      hookToken: TOKEN,
-      backoff,
-      signal: stopper.signal,
-      log,
-      onError: (message) => {
-        status.lastError = message;
-      },
-    }),
-  };
-  return { state, stopper, store };
-}
-
-/**
- * A logged-in client with INBOX open (after the test's appends: a session learns of mail appended
- * by another one only as the server tells it), and the cursor of a first run on an empty mailbox.
- */
-async function openInbox(imap: Dovecot, state: WatchState) {
-  const client = new ImapFlow({
-    host: '127.0.0.1',
-    port: imap.port,
-    secure: false,
-    auth: { user: imap.user, pass: imap.password },
-    logger: false,
-  });
-  await client.connect();
-  cleanups.push(() => client.logout().catch(() => client.close()));
-  const mailbox = await client.mailboxOpen('INBOX');
-  const cursor = await state.cursors.load(String(mailbox.uidValidity), 1);
-  return { client, cursor };
-}
+import { drainMailbox, watchLoop } from '../../../src/mail/watch-loop.js';
+import { rfc822 } from '../../helpers/dovecot.js';
+import { ACCOUNT, type LogLine, openInbox, watchConfig, watchState } from '../../helpers/mail-state.js';
+import { cleanups, dovecot, mailTestsRun, receiver } from '../../helpers/mail-watch.js';
 
 const rangeOf = (key: string) => key.split(':').at(-1);
 
@@ -130,8 +61,8 @@ describe.skipIf(!mailTestsRun)('the mail watch loop against a real Dovecot', () 
   it('delivers new mail as the server tells of it, long before the poll interval', async () => {
     const imap = await dovecot();
     const hook = await receiver();
-    const lines: { msg: string }[] = [];
-    const { state, stopper } = watchState(watchConfig(imap, { pollIntervalSeconds: 3600 }), hook.url, lines);
+    const lines: LogLine[] = [];
+    const { state, stop } = watchState(watchConfig(imap, { pollIntervalSeconds: 3600 }), hook.url, lines);
     const loop = watchLoop(state);
     cleanups.push(() => loop);
     await expect.poll(() => lines.some((l) => l.msg === 'mail watch connected'), { timeout: 15_000 }).toBe(true);
@@ -140,9 +71,7 @@ describe.skipIf(!mailTestsRun)('the mail watch loop against a real Dovecot', () 
     await imap.append(rfc822(1));
 
     await expect.poll(() => hook.ids().length, { timeout: 15_000 }).toBe(1);
-    stopper.abort();
-    state.wake?.();
-    state.client?.close();
+    stop();
     await loop;
     expect(state.status).toMatchObject({ connected: false, delivered: 1 });
   });
@@ -152,14 +81,14 @@ describe.skipIf(!mailTestsRun)('the mail watch loop against a real Dovecot', () 
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const { port } = closed.address() as { port: number };
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const lines: { msg: string; attempt?: number }[] = [];
+    const lines: LogLine[] = [];
     const imap = { port, user: ACCOUNT, password: 'unused' };
-    const { state, stopper } = watchState(watchConfig(imap), 'http://127.0.0.1:9/hooks/mail', lines);
+    const { state, stop } = watchState(watchConfig(imap), 'http://127.0.0.1:9/hooks/mail', lines);
 
     const loop = watchLoop(state);
     const reconnects = () => lines.filter((l) => l.msg === 'mail watch disconnected; reconnecting');
     await expect.poll(() => reconnects().length, { timeout: 15_000 }).toBeGreaterThanOrEqual(3);
-    stopper.abort();
+    stop();
     await loop;
 
     expect(

@@ -4,26 +4,12 @@ import { pageOf } from '../../../../src/runtime/queries/page.js';
 import { runsPage, transcriptOf } from '../../../../src/runtime/queries/queries.js';
 import { requestDetail } from '../../../../src/runtime/queries/request-queries.js';
 import { createStore, type Store, sqliteContract } from '../../../../src/store/sqlite/index.js';
+import { hookRun } from '../../../helpers/runs.js';
 
 /** The admin API's read models, each on its own over a real store (docs/runtime.md#admin-api). */
 
 let store: Store | undefined;
 afterEach(() => store?.close());
-
-/** A queued run `id`, of mapping `mappingId` when given. */
-const queued = (id: string, mappingId?: string) => ({
-  id,
-  sessionKey: `hook:${id}`,
-  message: 'hello',
-  model: 'fake/m',
-  wakeMode: 'now' as const,
-  deliver: false,
-  channel: 'last',
-  allowUnsafeExternalContent: false,
-  contentSource: 'webhook' as const,
-  createdAt: 1000,
-  ...(mappingId === undefined ? {} : { mappingId }),
-});
 
 /** An in-memory store holding run `r1` of session `hook:r1`, queued at 1000 and finished at 3000. */
 function storeWithRun(): Store {
@@ -133,9 +119,9 @@ describe('a filtered page of runs', () => {
     store = createStore({ path: ':memory:', synchronous: 'normal' });
     const sqlite = store;
     // Run seq 1 and 2 are gh's, then 23 of stripe's: the window is 10 runs.
-    sqlite.runs.insert(queued('gh-1', 'gh'));
-    sqlite.runs.insert(queued('gh-2', 'gh'));
-    for (let i = 0; i < 23; i++) sqlite.runs.insert(queued(`s-${i}`, 'stripe'));
+    sqlite.runs.insert(hookRun('gh-1', { mappingId: 'gh' }));
+    sqlite.runs.insert(hookRun('gh-2', { mappingId: 'gh' }));
+    for (let i = 0; i < 23; i++) sqlite.runs.insert(hookRun(`s-${i}`, { mappingId: 'stripe' }));
     sqlite.runs.finish('gh-1', { status: 'error', error: 'boom' }, 2000);
     const q = { store: sqliteContract(sqlite), now: () => 3000, waitingOf: () => undefined };
     const pages: [string[], string | null][] = [];
