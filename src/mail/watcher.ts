@@ -29,22 +29,16 @@ export interface MailWatcher {
   stop(): Promise<void>;
 }
 
-/**
- * The mail watch flow (docs/mail.md): IMAP IDLE on one mailbox, each new message parsed and
- * posted to `/hooks/mail` in the preset's payload shape. The cursor advances only after a
- * 2xx, and each batch carries an Idempotency-Key, so a restart neither skips nor repeats.
- */
-export function createMailWatcher(options: MailWatcherOptions): MailWatcher {
-  const { watch, account } = options;
-  const log = options.log.child({ component: 'mail-watch', account, mailbox: watch.mailbox });
+/** What the watch loop works on: its cursor store and poster over `options`, stopped by `signal`. */
+export function watchStateOf(options: MailWatcherOptions, signal: AbortSignal): WatchState {
+  const { watch, account, log } = options;
   const backoff = options.backoff ?? { minMs: 1000, maxMs: 30_000 };
-  const stopper = new AbortController();
   const status: Progress = { connected: false, delivered: 0 };
-  const state: WatchState = {
+  return {
     watch,
     log,
     backoff,
-    signal: stopper.signal,
+    signal,
     status,
     cursors: createCursorStore({ meta: options.meta, account, mailbox: watch.mailbox, log }),
     poster: createBatchPoster({
@@ -53,13 +47,26 @@ export function createMailWatcher(options: MailWatcherOptions): MailWatcher {
       hookUrl: options.hookUrl,
       hookToken: options.hookToken,
       backoff,
-      signal: stopper.signal,
+      signal,
       log,
       onError: (message) => {
         status.lastError = message;
       },
     }),
   };
+}
+
+/**
+ * The mail watch flow (docs/mail.md): IMAP IDLE on one mailbox, each new message parsed and
+ * posted to `/hooks/mail` in the preset's payload shape. The cursor advances only after a
+ * 2xx, and each batch carries an Idempotency-Key, so a restart neither skips nor repeats.
+ */
+export function createMailWatcher(options: MailWatcherOptions): MailWatcher {
+  const { watch, account } = options;
+  const log = options.log.child({ component: 'mail-watch', account, mailbox: watch.mailbox });
+  const stopper = new AbortController();
+  const state = watchStateOf({ ...options, log }, stopper.signal);
+  const { status } = state;
   let running: Promise<void> | undefined;
 
   return {

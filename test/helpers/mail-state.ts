@@ -2,9 +2,8 @@
 // in-memory store, a real poster to a hook URL, and the log lines it writes.
 import { ImapFlow } from 'imapflow';
 import { pino } from 'pino';
-import { createBatchPoster } from '../../src/mail/batch-poster.js';
-import { createCursorStore } from '../../src/mail/cursor-store.js';
 import type { WatchConfig, WatchState } from '../../src/mail/watch-loop.js';
+import { watchStateOf } from '../../src/mail/watcher.js';
 import { createStore, sqliteBackend } from '../../src/store/sqlite/index.js';
 import { cleanups, TOKEN } from './mail-watch.js';
 
@@ -37,29 +36,9 @@ export function watchState(
   const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
   const stopper = new AbortController();
   cleanups.push(() => stopper.abort());
-  const status = { connected: false, delivered: 0 } as WatchState['status'];
-  const backoff = { minMs: 1, maxMs: 5 };
-  const state: WatchState = {
-    watch,
-    log,
-    backoff,
-    signal: stopper.signal,
-    status,
-    ...extra,
-    cursors: createCursorStore({ meta: sqliteBackend(store).meta, account: ACCOUNT, mailbox: watch.mailbox, log }),
-    poster: createBatchPoster({
-      account: ACCOUNT,
-      mailbox: watch.mailbox,
-      hookUrl,
-      hookToken: TOKEN,
-      backoff,
-      signal: stopper.signal,
-      log,
-      onError: (message) => {
-        status.lastError = message;
-      },
-    }),
-  };
+  const meta = sqliteBackend(store).meta;
+  const options = { account: ACCOUNT, watch, hookUrl, hookToken: TOKEN, meta, log, backoff: { minMs: 1, maxMs: 5 } };
+  const state: WatchState = { ...watchStateOf(options, stopper.signal), ...extra };
   /** Stops the loop: aborts, wakes the session and closes its connection. */
   const stop = () => {
     stopper.abort();
