@@ -115,7 +115,7 @@ async function startMailWatch(
   const hookToken = config.hooks.token;
   if (!watch || !hookToken) return undefined;
   // imapflow and mailparser cost about 300 ms to load: only a gateway that watches mail pays.
-  const { createMailWatcher, claimMailbox, releaseMailbox } = await import('./mail/index.js');
+  const { createMailWatcher, startClaimed } = await import('./mail/index.js');
   const account = mail?.account ?? watch.imap.user;
   const make = () =>
     createMailWatcher({
@@ -126,25 +126,7 @@ async function startMailWatch(
       meta: backend.meta,
       log,
     });
-  if (!backend.share) {
-    const holder = await claimMailbox(backend.meta, account, watch.mailbox);
-    if (holder !== undefined) {
-      log.error(
-        { pid: holder, account, mailbox: watch.mailbox },
-        'mail watch not started: another process watches this mailbox (hookd mail watch?); stop it, or serve with --no-mail-watch',
-      );
-      return undefined;
-    }
-    const watcher = make();
-    watcher.start();
-    return {
-      status: () => watcher.status(),
-      stop: async () => {
-        await watcher.stop();
-        await releaseMailbox(backend.meta, account, watch.mailbox);
-      },
-    };
-  }
+  if (!backend.share) return startClaimed(backend.meta, { account, mailbox: watch.mailbox }, make, log);
   const owner = createJobOwner({
     share: backend.share,
     name: 'mail',

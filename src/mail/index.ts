@@ -1,3 +1,3 @@
-export { claimMailbox, releaseMailbox } from './local-claim.js';
+export { claimMailbox, releaseMailbox, startClaimed } from './local-claim.js';
 export { toMailMessage, truncateUtf8 } from './message.js';
 export { createMailWatcher, type MailWatcherStatus } from './watcher.js';

@@ -1,4 +1,6 @@
+import type { Logger } from '../log.js';
 import type { MetaStore } from '../store/index.js';
+import type { MailWatcher } from './watcher.js';
 
 /** Where a SQLite file keeps which process watches a mailbox. */
 const keyOf = (account: string, mailbox: string) => `mail:watcher:${account}:${mailbox}`;
@@ -38,4 +40,35 @@ export async function releaseMailbox(meta: MetaStore, account: string, mailbox: 
   const key = keyOf(account, mailbox);
   const held = await meta.get<{ pid?: unknown }>(key);
   if (held?.pid === pid) await meta.set(key, { pid: 0 });
+}
+
+/**
+ * Starts the watcher `make` makes once this process has claimed the mailbox on its SQLite file,
+ * and gives the mailbox up when it stops; undefined, logged at error, while another process
+ * watches it (`hookd serve` beside `hookd mail watch`).
+ */
+export async function startClaimed(
+  meta: MetaStore,
+  where: { readonly account: string; readonly mailbox: string },
+  make: () => MailWatcher,
+  log: Logger,
+): Promise<Pick<MailWatcher, 'status' | 'stop'> | undefined> {
+  const { account, mailbox } = where;
+  const holder = await claimMailbox(meta, account, mailbox);
+  if (holder !== undefined) {
+    log.error(
+      { pid: holder, account, mailbox },
+      'mail watch not started: another process watches this mailbox (hookd mail watch?); stop it, or serve with --no-mail-watch',
+    );
+    return undefined;
+  }
+  const watcher = make();
+  watcher.start();
+  return {
+    status: () => watcher.status(),
+    stop: async () => {
+      await watcher.stop();
+      await releaseMailbox(meta, account, mailbox);
+    },
+  };
 }
