@@ -59,20 +59,11 @@ function classified(env: KindEnv, err: SmtpFailure) {
   });
 }
 
-/**
- * Rejects with `signal`'s reason once it aborts, and then destroys `socket` (the send's own
- * connection): a try the runtime gave up on must not go on and deliver the mail beside its retry.
- */
-function abortable<T>(work: Promise<T>, signal: AbortSignal, socket: Socket): Promise<T> {
-  if (signal.aborted) {
-    socket.destroy();
-    return Promise.reject(signal.reason);
-  }
+/** Rejects with `signal`'s reason once it aborts (the send's socket is then destroyed by its caller). */
+function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
-      socket.destroy();
-      reject(signal.reason);
-    };
+    const onAbort = () => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
@@ -119,11 +110,12 @@ export const email = defineChannelKind<Entry>({
           await abortable(
             open(socket).then((transporter) => transporter.sendMail(mail)),
             signal,
-            socket,
           );
         } catch (err) {
           throw signal.aborted ? err : classified(env, err as SmtpFailure);
         } finally {
+          // Sent, failed or cut off by the try's deadline: a try the runtime gave up on must not
+          // go on and deliver the mail beside its retry.
           socket.destroy();
         }
       },

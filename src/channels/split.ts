@@ -15,9 +15,7 @@ export const MAX_SPLIT_CHARS = 32_000;
 /** `text`, cut at MAX_SPLIT_CHARS with a note of what was left out. */
 export function withinSplitBound(text: string): string {
   if (text.length <= MAX_SPLIT_CHARS) return text;
-  const kept = text.slice(0, MAX_SPLIT_CHARS - 200);
-  const code = kept.charCodeAt(kept.length - 1);
-  const cut = code >= 0xd800 && code <= 0xdbff ? kept.slice(0, -1) : kept;
+  const cut = text.slice(0, safeCut(text, MAX_SPLIT_CHARS - 200));
   return `${cut}\n\n[… ${text.length - cut.length} more characters cut by hookd: the whole reply is in the run's record]`;
 }
 
@@ -69,9 +67,10 @@ function partsOf(text: string, max: number, measure: Measure, exact: boolean): s
       return;
     }
     flush();
-    if (measure(piece) <= max) {
+    const alone = measure(piece);
+    if (alone <= max) {
       current = piece;
-      size = measure(piece);
+      size = alone;
       return;
     }
     const pieces = splitLine(piece, max, measure);

@@ -10,7 +10,7 @@ export type { SessionMessage } from '../views.js';
 export const SESSIONS_SQL = `WITH newest AS (SELECT session_key, seq FROM messages ORDER BY seq DESC LIMIT $1),
   active AS (SELECT session_key, MAX(seq) AS last FROM newest GROUP BY session_key ORDER BY last DESC LIMIT $2)
   SELECT a.session_key AS key, (SELECT COUNT(*) FROM messages m WHERE m.session_key = a.session_key) AS messages,
-    (SELECT created_at FROM messages m WHERE m.seq = a.last) AS lastAt
+    (SELECT created_at FROM messages m WHERE m.seq = a.last) AS "lastAt"
   FROM active a ORDER BY a.last DESC`;
 
 /** Session transcripts: every turn's user and assistant messages, in order. */

@@ -137,10 +137,7 @@ export function pgMessageReads(pool: pg.Pool): StoreContract['messages'] {
         [sessionKey, runId],
       ),
     sessions: async (limit, within) =>
-      rowsOf<{ key: string; messages: number; lastAt: number }>(pool, SESSIONS_SQL.replace('lastAt', '"lastAt"'), [
-        within,
-        limit,
-      ]),
+      rowsOf<{ key: string; messages: number; lastAt: number }>(pool, SESSIONS_SQL, [within, limit]),
   };
 }
 

@@ -67,7 +67,7 @@ export function eventWrites(add: AddStatement): Writes['events'] {
 }
 
 /** The runs' writes, as statements given to `add`. */
-export function runWrites(add: AddStatement, now: () => number = Date.now): Writes['runs'] {
+export function runWrites(add: AddStatement, now: () => number): Writes['runs'] {
   return {
     insert(run) {
       add(`INSERT INTO runs (${RUN_COLUMNS}, status) VALUES (${placeholders(16)}, 'queued')`, ...runRow(run));
