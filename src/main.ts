@@ -126,7 +126,10 @@ async function startMailWatch(
       meta: backend.meta,
       log,
     });
-  if (!backend.share) return startClaimed(backend.meta, { account, mailbox: watch.mailbox }, make, log);
+  const where = { account, mailbox: watch.mailbox };
+  const notice =
+    'mail watch not started: another process watches this mailbox (hookd mail watch?); stop it, or serve with --no-mail-watch';
+  if (!backend.share) return startClaimed(backend.meta, where, make, (pid) => log.error({ pid, ...where }, notice));
   const owner = createJobOwner({
     share: backend.share,
     name: 'mail',

@@ -1,5 +1,5 @@
 import { createLogger } from '../log.js';
-import { claimMailbox, createMailWatcher, releaseMailbox } from '../mail/index.js';
+import { createMailWatcher, startClaimed } from '../mail/index.js';
 import { createStore, sqliteBackend } from '../store/sqlite/index.js';
 import { resolveConfig } from './config-source.js';
 import type { CliIo } from './io.js';
@@ -34,28 +34,22 @@ export async function mailWatchCommand(options: { config?: string }, io: CliIo):
   const store = createStore({ path: config.storage.path, synchronous: config.storage.synchronous });
   const meta = sqliteBackend(store).meta;
   const account = mail.account ?? mail.watch.imap.user;
-  const holder = await claimMailbox(meta, account, mail.watch.mailbox);
-  if (holder !== undefined) {
-    io.err(`hookd: process ${holder} watches this mailbox already (hookd serve starts a watcher: --no-mail-watch)`);
+  const { watch } = mail;
+  const { token } = config.hooks;
+  const make = () => createMailWatcher({ account, watch, hookUrl, hookToken: token, meta, log });
+  const watcher = await startClaimed(meta, { account, mailbox: watch.mailbox }, make, (pid) =>
+    io.err(`hookd: process ${pid} watches this mailbox already (hookd serve starts a watcher: --no-mail-watch)`),
+  );
+  if (!watcher) {
     store.close();
     return 1;
   }
-  const watcher = createMailWatcher({
-    account,
-    watch: mail.watch,
-    hookUrl,
-    hookToken: config.hooks.token,
-    meta,
-    log,
-  });
-  watcher.start();
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
   log.info({ signal, status: watcher.status() }, 'mail watch stopping');
   await watcher.stop();
-  await releaseMailbox(meta, account, mail.watch.mailbox);
   store.close();
   return 0;
 }

@@ -132,9 +132,9 @@ export function createBatchPoster(options: BatchPosterOptions): BatchPoster {
   async function post(batch: MailBatch): Promise<number> {
     const refusal = await postUntilAnswered(options, batch);
     if (refusal === undefined) return batch.messages.length;
-    const only = batch.messages.length === 1 ? batch.messages[0] : undefined;
-    if (only || batch.messages.length === 0) {
-      const uid = only ? uidOf(only) : batch.lastUid;
+    const [only] = batch.messages;
+    if (only && batch.messages.length === 1) {
+      const uid = uidOf(only);
       log.error({ uid, err: refusal }, 'mail message refused by the hook for good; skipped');
       options.onError(`message UID ${uid} was skipped: ${refusal}`);
       return 0;

@@ -112,6 +112,17 @@ export function createCursorStore(options: CursorStoreOptions): CursorStore {
 }
 
 /**
+ * The UID range a chunk of `chunksOf` is posted as: the pending batch's own when it is that
+ * batch (its first or last message may have been deleted since: its key must not change).
+ * @example rangeOf([2, 3], { firstUid: 1, lastUid: 3 }) // { firstUid: 1, lastUid: 3 }
+ */
+export function rangeOf(chunk: readonly number[], pending: UidRange | undefined): UidRange {
+  const first = chunk[0] as number;
+  if (pending && first <= pending.lastUid) return { firstUid: pending.firstUid, lastUid: pending.lastUid };
+  return { firstUid: first, lastUid: chunk[chunk.length - 1] as number };
+}
+
+/**
  * Splits UIDs into batches; a batch left pending by a crash comes first, cut exactly as
  * before (its Idempotency-Key depends on the cut).
  * @example chunksOf([1, 2, 3, 4, 5], { firstUid: 1, lastUid: 3 }, 2) // [[1, 2, 3], [4, 5]]

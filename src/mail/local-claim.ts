@@ -1,4 +1,3 @@
-import type { Logger } from '../log.js';
 import type { MetaStore } from '../store/index.js';
 import type { MailWatcher } from './watcher.js';
 
@@ -44,22 +43,19 @@ export async function releaseMailbox(meta: MetaStore, account: string, mailbox: 
 
 /**
  * Starts the watcher `make` makes once this process has claimed the mailbox on its SQLite file,
- * and gives the mailbox up when it stops; undefined, logged at error, while another process
+ * and gives the mailbox up when it stops; undefined, `held` told the pid, while another process
  * watches it (`hookd serve` beside `hookd mail watch`).
  */
 export async function startClaimed(
   meta: MetaStore,
   where: { readonly account: string; readonly mailbox: string },
   make: () => MailWatcher,
-  log: Logger,
+  held: (pid: number) => void,
 ): Promise<Pick<MailWatcher, 'status' | 'stop'> | undefined> {
   const { account, mailbox } = where;
   const holder = await claimMailbox(meta, account, mailbox);
   if (holder !== undefined) {
-    log.error(
-      { pid: holder, account, mailbox },
-      'mail watch not started: another process watches this mailbox (hookd mail watch?); stop it, or serve with --no-mail-watch',
-    );
+    held(holder);
     return undefined;
   }
   const watcher = make();

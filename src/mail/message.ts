@@ -65,7 +65,6 @@ export function truncateUtf8(text: string, maxBytes: number): { text: string; tr
   return { text: text.slice(0, end), truncated: true };
 }
 
-/** `text` cut to `maxBytes` of UTF-8, an ellipsis (within the bound) marking a cut. */
 /**
  * A header field as posted: on one line (an encoded word can decode to line breaks, which would
  * forge a `Subject:` line of the prompt's own inside the untrusted block) and bounded.
@@ -75,6 +74,7 @@ export function headerField(text: string): string {
   return bounded(text.replace(/[\r\n\v\f\u0085\u2028\u2029]+/g, ' '), FIELD_BOUNDS.headerBytes);
 }
 
+/** `text` cut to `maxBytes` of UTF-8, an ellipsis (within the bound) marking a cut. */
 export function bounded(text: string, maxBytes: number): string {
   if (Buffer.byteLength(text) <= maxBytes) return text;
   return `${truncateUtf8(text, maxBytes - 3).text}…`;

@@ -4,7 +4,7 @@ import type { BackoffBounds } from '../backoff.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { BatchPoster } from './batch-poster.js';
-import { type Cursor, type CursorStore, chunksOf } from './cursor-store.js';
+import { type Cursor, type CursorStore, chunksOf, rangeOf } from './cursor-store.js';
 import { fetchBatch, MAX_MESSAGE_BYTES } from './fetch-batch.js';
 import { describeImapError, isLoginRefused, reconnectWaitMs, type SessionStep } from './imap-errors.js';
 import type { WatchConfig } from './watch-config.js';
@@ -90,12 +90,7 @@ export async function drainMailbox(state: WatchState, imap: ImapFlow, cursor: Cu
   const { pending } = cursor;
   for (const chunk of chunksOf(uids, pending, watch.batchSize)) {
     if (state.signal.aborted) return;
-    // A batch left pending keeps its range (its Idempotency-Key) when its first or last
-    // message was deleted since: it is the batch the hook may already have.
-    const batch =
-      pending && (chunk[0] as number) <= pending.lastUid
-        ? { firstUid: pending.firstUid, lastUid: pending.lastUid }
-        : { firstUid: chunk[0] as number, lastUid: chunk[chunk.length - 1] as number };
+    const batch = rangeOf(chunk, pending);
     await cursors.markPending(cursor, batch);
     state.step = 'fetch';
     const fetched = await fetchBatch(imap, chunk, { cursor, watch, log, maxMessageBytes: state.maxMessageBytes });
