@@ -9,8 +9,13 @@ export type Cancel = () => void;
  * never hold the process open.
  */
 export interface Clock {
-  /** Milliseconds since the epoch. */
+  /** Milliseconds since the epoch: what is written down and shown. */
   now(): number;
+  /**
+   * Milliseconds from an arbitrary start that the system's clock being set never moves: what a
+   * deadline this process keeps for itself (a lease's end) is measured on.
+   */
+  monotonic(): number;
   /** Calls `fn` once, `ms` from now. */
   setTimeout(fn: () => void, ms: number): Cancel;
   /** Calls `fn` every `ms`. */
@@ -22,6 +27,7 @@ export interface Clock {
 /** The process's own clock and timers. */
 export const systemClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   setTimeout(fn, ms) {
     const timer = setTimeout(fn, ms);
     timer.unref();

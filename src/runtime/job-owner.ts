@@ -100,7 +100,7 @@ export function holdLease<J extends Job>(lease: JobLease<J>): Promise<void> {
 async function tryHold<J extends Job>(lease: JobLease<J>): Promise<void> {
   const { share, name } = lease.options;
   const { clock, log } = lease;
-  const sentAt = clock.now();
+  const sentAt = clock.monotonic();
   try {
     const taken = await share.holdJob(name);
     if (lease.stopped) return;
@@ -109,7 +109,7 @@ async function tryHold<J extends Job>(lease: JobLease<J>): Promise<void> {
       return;
     }
     lease.cancelWatchdog?.();
-    lease.cancelWatchdog = clock.setTimeout(lease.onLapse, sentAt + share.leaseMs - lease.marginMs - clock.now());
+    lease.cancelWatchdog = clock.setTimeout(lease.onLapse, sentAt + share.leaseMs - lease.marginMs - clock.monotonic());
     if (lease.running) return;
     // The job stopped here before must have wound down before it starts again.
     await lease.stopping;

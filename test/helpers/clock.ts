@@ -64,6 +64,11 @@ export interface ManualClock extends Clock {
    * time; promise callbacks and I/O already done run between timers.
    */
   advance(ms: number): Promise<void>;
+  /**
+   * Sets the wall clock `ms` forward (backward when negative), as an operator or NTP steps a
+   * system's clock: `now()` moves, `monotonic()` and the timers do not.
+   */
+  stepWall(ms: number): void;
   /** Timers set and not yet fired or cancelled. */
   readonly pending: number;
 }
@@ -84,6 +89,8 @@ export const settle = async (turns = 5): Promise<void> => {
 /** A manual clock starting at `startMs`. */
 export function createManualClock(startMs = 1_800_000_000_000): ManualClock {
   let now = startMs;
+  // The wall clock's distance from the monotonic one: 0 until `stepWall`.
+  let stepped = 0;
   let seq = 0;
   const timers: ManualTimer[] = [];
   const add = (fn: () => void, ms: number, everyMs?: number): Cancel => {
@@ -102,7 +109,8 @@ export function createManualClock(startMs = 1_800_000_000_000): ManualClock {
   const due = (until: number) =>
     timers.filter((t) => !t.cancelled && t.at <= until).sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
   return {
-    now: () => now,
+    now: () => now + stepped,
+    monotonic: () => now,
     setTimeout: (fn, ms) => add(fn, ms),
     setInterval: (fn, ms) => add(fn, ms, ms),
     sleep(ms, signal) {
@@ -133,6 +141,9 @@ export function createManualClock(startMs = 1_800_000_000_000): ManualClock {
       }
       now = end;
       for (let i = timers.length - 1; i >= 0; i--) if (timers[i]?.cancelled) timers.splice(i, 1);
+    },
+    stepWall(ms) {
+      stepped += ms;
     },
     get pending() {
       return timers.filter((t) => !t.cancelled).length;

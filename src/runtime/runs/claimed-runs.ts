@@ -28,7 +28,7 @@ const openModels = (runs: RunPump) =>
     .filter((b) => b.kind === 'model' && b.state === 'open')
     .map((b) => b.target);
 
-/** Holds the runs a claim sent at `sentAt` returned, and starts what may start. */
+/** Holds the runs a claim sent at `sentAt` (the monotonic clock's) returned, and starts what may start. */
 export function takeClaimed(q: ClaimState, claimed: readonly ClaimedRun[], sentAt: number): void {
   const { held, runs } = q;
   for (const run of claimed) {
@@ -64,7 +64,7 @@ export function claim(q: ClaimState): void {
   // Runs waiting out a back-off or a breaker hold a lease, not room.
   const room = q.options.maxConcurrent - q.runs.busy();
   if (room <= 0) return;
-  const sentAt = q.clock.now();
+  const sentAt = q.clock.monotonic();
   const skipModels = openModels(q.runs);
   q.claiming = q.share
     .claimRuns(room, skipModels.length > 0 ? { skipModels } : undefined)

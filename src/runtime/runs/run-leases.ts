@@ -5,10 +5,14 @@ import type { WorkShare } from '../../store/index.js';
 import type { RunPump } from './run-pump.js';
 import type { PendingRun } from './types.js';
 
-/** A run this node claimed: its lease's end by this node's clock, and what aborts it. */
+/** A run this node claimed: its lease's end by this node's monotonic clock, and what aborts it. */
 export interface Held {
   readonly run: PendingRun;
-  /** When the lease ends at the earliest, by this node's clock (the database adds the lease to its own later clock). */
+  /**
+   * When the lease ends at the earliest, on this node's monotonic clock (the database adds the
+   * lease to its own later clock): the system's clock set back must not let this node run a
+   * run past its lease while another node takes it over.
+   */
   until: number;
   /** Aborted when the lease is given up or the node stops: the run is left unfinished. */
   readonly abort: AbortController;
@@ -44,7 +48,7 @@ export function endCancelled(leases: RunLeases, id: string): Promise<unknown> {
 /** Gives up the runs whose lease ends within the margin: another node may take them soon. */
 export function dropLapsing(leases: RunLeases): void {
   const { held, runs, log } = leases;
-  const now = leases.clock.now();
+  const now = leases.clock.monotonic();
   for (const [id, entry] of held) {
     if (entry.until - now > leases.marginMs || entry.abort.signal.aborted) continue;
     log.warn({ runId: id }, 'the lease of a run could not be renewed in time; leaving it to another node');
@@ -62,7 +66,7 @@ export function armWatchdog(leases: RunLeases): void {
   let earliest = Number.POSITIVE_INFINITY;
   for (const entry of leases.held.values()) if (!entry.abort.signal.aborted) earliest = Math.min(earliest, entry.until);
   if (leases.stopped || earliest === Number.POSITIVE_INFINITY) return;
-  const delayMs = Math.max(0, earliest - leases.marginMs - clock.now());
+  const delayMs = Math.max(0, earliest - leases.marginMs - clock.monotonic());
   leases.cancelWatchdog = clock.setTimeout(leases.onWatchdog, delayMs);
 }
 
@@ -77,7 +81,7 @@ export async function renewLeases(leases: RunLeases): Promise<void> {
   const ids = [...held].filter(([, entry]) => !entry.abort.signal.aborted).map(([id]) => id);
   if (leases.renewing || ids.length === 0) return;
   leases.renewing = true;
-  const sentAt = clock.now();
+  const sentAt = clock.monotonic();
   try {
     const { renewed, busy, cancelled } = await share.renewRuns(ids);
     for (const id of ids) {

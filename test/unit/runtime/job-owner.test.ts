@@ -94,4 +94,25 @@ describe("a job's lease", () => {
     await clock.advance(1);
     expect(events).toEqual(['start 1', 'stop 1']);
   });
+
+  it("stops the job in time when the system's clock is set back while the lease is asked", async () => {
+    const clock = createManualClock();
+    let answer: (held: boolean) => void = () => undefined;
+    const share = workShare({
+      leaseMs: LEASE_MS,
+      holdJob: () =>
+        new Promise((resolve) => {
+          answer = resolve;
+        }),
+    });
+    const { lease, events } = mailLease(share, clock);
+    const askedAt = clock.monotonic();
+    const holding = holdLease(lease);
+    await clock.advance(100);
+    clock.stepWall(-60_000);
+    answer(true);
+    await holding;
+    await clock.advance(askedAt + LEASE_MS - LEASE_MS / 4 - clock.monotonic());
+    expect(events).toEqual(['start 1', 'stop 1']);
+  });
 });

@@ -44,7 +44,7 @@ function fakeShare(runIds: string[], clock: ManualClock) {
       if (!state.renewing) return { renewed: new Set(), busy: new Set(), cancelled };
       if (state.busy) return { renewed: new Set(), busy: new Set(ids), cancelled };
       state.renewed.push(...ids);
-      state.lastRenewalAt = clock.now();
+      state.lastRenewalAt = clock.monotonic();
       return { renewed: new Set(ids), busy: new Set(), cancelled };
     },
     async takeRun() {
@@ -121,13 +121,13 @@ function queueRun(store: Store, id: string): void {
 
 const GIVEN_UP = 'the lease of a run could not be renewed in time; leaving it to another node';
 
-/** Moves the clock a little at a time until `done` holds; resolves with the clock's time then. */
+/** Moves the clock a little at a time until `done` holds; resolves with the monotonic clock's time then. */
 async function advanceUntil(clock: ManualClock, done: () => boolean, limitMs: number): Promise<number> {
   for (let moved = 0; !done(); moved += 10) {
     if (moved > limitMs) throw new Error(`not reached within ${limitMs} ms of clock time`);
     await clock.advance(10);
   }
-  return clock.now();
+  return clock.monotonic();
 }
 
 describe('leases lost by a node', () => {
@@ -153,6 +153,29 @@ describe('leases lost by a node', () => {
     await expect.poll(() => runs.depth).toBe(0);
     expect(store.runs.unfinished().map((r) => r.id)).toEqual(['r1']);
     expect(store.events.countPending('main')).toBe(0);
+    await runs.stop();
+  });
+
+  it("give a run up before its lease ends even when the system's clock is set back meanwhile", async () => {
+    const clock = createManualClock();
+    model = await startFakeModel(() => ({ stall: true }));
+    const models = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
+    const { store, warnings, claimedRuns } = parts(models, clock);
+    queueRun(store, 'r5');
+    const { share, state } = fakeShare(['r5'], clock);
+    const runs = claimedRuns(share);
+    expect(await runs.resume()).toBe(1);
+    await expect.poll(() => model?.requests.length).toBe(1);
+    await clock.advance(LEASE_MS * 1.5);
+    expect(state.renewed).toContain('r5');
+    // Renewals find the row locked from now on, and NTP sets the clock back a minute: the lease,
+    // counted on the database's clock, still ends a lease after the last renewal.
+    state.busy = true;
+    clock.stepWall(-60_000);
+    const givenUpAt = await advanceUntil(clock, () => warnings.includes(GIVEN_UP), LEASE_MS * 2);
+    expect(givenUpAt).toBeLessThanOrEqual(state.lastRenewalAt + LEASE_MS - TICK_MS);
+    await expect.poll(() => runs.depth).toBe(0);
+    expect(store.runs.unfinished().map((r) => r.id)).toEqual(['r5']);
     await runs.stop();
   });
 
