@@ -8,6 +8,12 @@ export const ATTEMPT_ERROR_CHARS = 300;
 /** A failed try of a model call or a delivery, as the runtime records it on its run. */
 export type Attempt = Omit<RunAttempt, 'runId'>;
 
+/** What a failed try was to, as its log line names it: the model it called or the channel it sent to. */
+export type TryTarget = { readonly model: string } | { readonly channel: string };
+
+/** Told of a failed try as it fails, with what it was to. */
+export type OnFailure = (attempt: Attempt, target: TryTarget) => void;
+
 /** What a failed try tells its retry loop, and what its attempt records. */
 export interface Failure {
   readonly outcome: string;

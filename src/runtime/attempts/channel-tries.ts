@@ -4,7 +4,7 @@ import { type HookdError, hookdError } from '../../errors.js';
 import { channelTarget, type Permit } from '../isolation/index.js';
 import type { ChatChannel } from '../ports.js';
 import { deadline } from '../timeout.js';
-import { type Attempt, attemptOf, type Failure, failureOf, tryError } from './attempt.js';
+import { attemptOf, type Failure, failureOf, type OnFailure, tryError } from './attempt.js';
 import { OPEN_GATE, type TryGate } from './gate.js';
 
 /** Tries of one message, at most. */
@@ -21,7 +21,7 @@ export interface ChannelTryOptions {
   /** Aborts the delivery (the gateway stops): it rejects with SHUTTING_DOWN. */
   readonly signal?: AbortSignal;
   /** Told of every failed try as it fails. */
-  readonly onFailure?: (attempt: Attempt) => void;
+  readonly onFailure?: OnFailure;
   /** Where each try takes its slot (the runtime's slots and the channel's breaker); none: no wait. */
   readonly gate?: TryGate;
 }
@@ -69,7 +69,7 @@ async function sendOne(channel: ChatChannel, to: string, text: string, options: 
         : caught;
       failure = failureOf(err);
       permit.release(failure.transient ? 'failed' : 'refused', tryError(failure));
-      options.onFailure?.(attemptOf(failure, 'delivery', n, clock.now()));
+      options.onFailure?.(attemptOf(failure, 'delivery', n, clock.now()), { channel: channel.id });
       if (!failure.transient) throw err;
       if (n >= DELIVERY_ATTEMPTS)
         throw hookdError('DELIVERY_GAVE_UP', { reason: (err as HookdError).message, attempts: n }, { cause: err });

@@ -1,4 +1,4 @@
-export { type Attempt, failureOf, lastText, tryError } from './attempt.js';
+export { type Attempt, failureOf, lastText, type OnFailure, tryError } from './attempt.js';
 export { sendWithRetries } from './channel-tries.js';
 export type { TryGate } from './gate.js';
 export { completeWithRetries } from './model-tries.js';

@@ -3,7 +3,7 @@ import type { Clock } from '../../clock.js';
 import { hookdError } from '../../errors.js';
 import { modelTarget, type Permit } from '../isolation/index.js';
 import type { CompletionRequest, ModelRouter } from '../ports.js';
-import { type Attempt, attemptOf, type Failure, failureOf, lastText, tryError } from './attempt.js';
+import { type Attempt, attemptOf, type Failure, failureOf, lastText, type OnFailure, tryError } from './attempt.js';
 import { OPEN_GATE, type TryGate } from './gate.js';
 
 /** Between model tries: 250 ms doubling to 5 s, unless the server says (`Retry-After`). */
@@ -13,7 +13,7 @@ export interface ModelTryOptions {
   /** Waits between tries, and stamps attempts. */
   readonly clock: Clock;
   /** Told of every failed try as it fails (not of one cut off by the signal). */
-  readonly onFailure?: (attempt: Attempt) => void;
+  readonly onFailure?: OnFailure;
   /** Where each try takes its slot (the runtime's slots and the model's breaker); none: no wait. */
   readonly gate?: TryGate;
 }
@@ -59,7 +59,7 @@ export async function completeWithRetries(
       failure = failureOf(err);
       permit.release(failure.transient ? 'failed' : 'refused', tryError(failure));
       last = attemptOf(failure, 'model', n, options.clock.now());
-      options.onFailure?.(last);
+      options.onFailure?.(last, { model: ref });
       if (!failure.transient) throw err;
     }
     try {

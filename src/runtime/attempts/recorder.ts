@@ -1,6 +1,6 @@
 import type { Logger } from '../../log.js';
 import { LINGER, type StoreContract } from '../../store/index.js';
-import type { Attempt } from './attempt.js';
+import type { Attempt, OnFailure } from './attempt.js';
 
 /** The run an attempt belongs to, as its log line names it. */
 export interface AttemptOwner {
@@ -20,18 +20,19 @@ export interface AttemptRecorderOptions {
 }
 
 /** Records a run's failed try as it happens: a warn line, and a row in the next group commit. */
-export type AttemptRecorder = (run: AttemptOwner) => (attempt: Attempt) => void;
+export type AttemptRecorder = (run: AttemptOwner) => OnFailure;
 
 /**
  * Records failed tries on their runs (docs/runtime.md#attempts): one row each through the group
- * commit (nothing for a try that succeeds), and a warn line with the run id and mapping.
+ * commit (nothing for a try that succeeds), and a warn line with the run id, its mapping and
+ * the model or channel the try was to.
  */
 export function createAttemptRecorder(options: AttemptRecorderOptions): AttemptRecorder {
   const { store } = options;
   const log = options.log.child({ component: 'attempts' });
-  return (run) => (attempt) => {
+  return (run) => (attempt, target) => {
     const mapping = run.mappingId === undefined ? {} : { mapping: run.mappingId };
-    log.warn({ runId: run.id, ...mapping, ...attempt }, `${attempt.kind} attempt failed`);
+    log.warn({ runId: run.id, ...mapping, ...target, ...attempt }, `${attempt.kind} attempt failed`);
     options.onAttempt?.(run, attempt);
     store.group
       .write((w) => w.runs.recordAttempt({ runId: run.id, ...attempt }), LINGER)

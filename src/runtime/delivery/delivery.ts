@@ -2,7 +2,7 @@ import { LAST_CHANNEL } from '../../action-shape.js';
 import { type Clock, systemClock } from '../../clock.js';
 import type { Logger } from '../../log.js';
 import type { DeliveryOutcome, MetaStore } from '../../store/index.js';
-import { type Attempt, sendWithRetries, type TryGate } from '../attempts/index.js';
+import { type OnFailure, sendWithRetries, type TryGate } from '../attempts/index.js';
 import type { ChatChannel, DeliveryContext } from '../ports.js';
 
 export const HEARTBEAT_OK = 'HEARTBEAT_OK';
@@ -57,7 +57,7 @@ export interface DeliverOptions {
   /** Aborts a delivery still retrying or waiting (the gateway stops, its run is cancelled). */
   readonly signal?: AbortSignal;
   /** Told of every failed try. */
-  readonly onAttempt?: (attempt: Attempt) => void;
+  readonly onAttempt?: OnFailure;
   /** Where each try takes its slot (docs/runtime.md#fault-isolation); none: no wait. */
   readonly gate?: TryGate;
 }

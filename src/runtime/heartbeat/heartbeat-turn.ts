@@ -5,11 +5,11 @@ import { isHookdError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { EventRecord, SessionMessage, StoreContract } from '../../store/index.js';
 import {
-  type Attempt,
   charsOf,
   completeWithRetries,
   createPromptBudgets,
   historyWithin,
+  type OnFailure,
   type PromptBudgets,
   type TryGate,
 } from '../attempts/index.js';
@@ -142,7 +142,7 @@ export interface HeartbeatTurnParts {
   readonly historyLimit: number;
   readonly maxEvents: number;
   readonly maxChars: number;
-  readonly onFailure: (attempt: Attempt) => void;
+  readonly onFailure: OnFailure;
 }
 
 /** A heartbeat turn's parts from its options, with their defaults. */
@@ -157,7 +157,7 @@ export function heartbeatTurnParts(options: HeartbeatTurnOptions): HeartbeatTurn
     historyLimit: options.historyLimit ?? 40,
     maxEvents: options.maxEventsPerTurn ?? 200,
     maxChars: options.maxPromptChars ?? 200_000,
-    onFailure: (attempt) => log.warn({ ...attempt }, `${attempt.kind} attempt failed`),
+    onFailure: (attempt, target) => log.warn({ ...target, ...attempt }, `${attempt.kind} attempt failed`),
   };
 }
 

@@ -133,9 +133,10 @@ describe('a run against a failing model', () => {
     ]);
     expect(run.retrying).toBe(`retrying (attempt 3, last: HTTP 500 ${excerpt})`);
     const logged = warnings.filter((w) => w.msg === 'model attempt failed');
-    expect(logged.map((w) => [w.runId, w.mapping, w.n, w.status])).toEqual([
-      [runId, 'deploys', 1, 500],
-      [runId, 'deploys', 2, 500],
+    // Each line names the model its try called: an operator reads which destination fails.
+    expect(logged.map((w) => [w.runId, w.mapping, w.model, w.n, w.status])).toEqual([
+      [runId, 'deploys', 'fake/m', 1, 500],
+      [runId, 'deploys', 'fake/m', 2, 500],
     ]);
     expect(JSON.stringify(warnings)).not.toContain('sk-attempts');
   });
@@ -173,7 +174,7 @@ describe('a run against a failing model', () => {
 describe("a run's delivery", () => {
   it('shows two delivery attempts when the chat service fails twice, then takes the reply', async () => {
     const model = await fakeModel(() => 'the reply');
-    const { clock, chat, deploy, runWhen } = await world(model.url);
+    const { clock, chat, deploy, runWhen, warnings } = await world(model.url);
     chat.failNext(2);
     const runId = await deploy({ deliver: true });
     let run = await runWhen(runId, (r) => r.attempts.length === 1, 'the first failed delivery');
@@ -188,6 +189,11 @@ describe("a run's delivery", () => {
       ['delivery', 2, 'CHANNEL_REFUSED', 502, 'Bad Gateway'],
     ]);
     expect(chat.sent.map((m) => m.text)).toEqual(['the reply']);
+    const logged = warnings.filter((w) => w.msg === 'delivery attempt failed');
+    expect(logged.map((w) => [w.runId, w.channel, w.n])).toEqual([
+      [runId, 'chatnet', 1],
+      [runId, 'chatnet', 2],
+    ]);
   });
 
   it("adds a redelivery's failed attempts to the run's", async () => {
