@@ -3,7 +3,12 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Action } from '../../src/actions/index.js';
 import { isHookdError } from '../../src/errors.js';
-import { createPgContract, createPgPool, withClient } from '../../src/store/postgres/contract.js';
+import {
+  createPgContract,
+  createPgPool,
+  IDLE_IN_TRANSACTION_MS,
+  withClient,
+} from '../../src/store/postgres/contract.js';
 import {
   claimRuns,
   countClaimable,
@@ -298,6 +303,45 @@ describe.skipIf(!postgresTestsRun)('work shared by several nodes on PostgreSQL',
       silent.close();
     }
   }, 30_000);
+
+  it('has the server roll back a node frozen inside a transaction, so a retry on another node is not held by its lock', async () => {
+    const defaults = createPgPool(cluster?.url as string, 1);
+    try {
+      const { rows } = await defaults.query('SHOW idle_in_transaction_session_timeout');
+      expect(rows[0].idle_in_transaction_session_timeout).toBe(`${IDLE_IN_TRANSACTION_MS / 1000}s`);
+    } finally {
+      await defaults.end();
+    }
+    // Node A took a sender's idempotency key and froze before its commit (a partition, a paused
+    // VM): its connection stays open, idle inside the transaction.
+    const frozen = createPgPool(cluster?.url as string, 1, 500);
+    const held = await frozen.connect();
+    held.on('error', () => undefined);
+    await held.query('BEGIN');
+    await held.query(
+      `INSERT INTO idempotency (scope, key, body_hash, status, response, created_at, expires_at)
+       VALUES ('frozen', 'delivery-1', 'h', 202, NULL, 0, 9e15)`,
+    );
+    try {
+      // The sender's retry reaches node B with the same key: taken once A's transaction is gone,
+      // not after B's 30 s query limit (a 503), again at every retry while A stays frozen.
+      const started = Date.now();
+      const accepted = await createPgSink(pool, createPgContract(pool)).accept([agentAction('frozen-retry')], {
+        requestId: 'frozen-retry',
+        idempotency: {
+          scope: 'frozen',
+          key: 'delivery-1',
+          bodyHash: 'h',
+          respond: () => ({ status: 202, body: { ok: true } }),
+        },
+      });
+      expect(accepted).toHaveLength(1);
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      held.release(true);
+      await frozen.end();
+    }
+  }, 40_000);
 
   it("keeps a run's first turn: a node that lost the lease appending it late changes nothing", async () => {
     const contract = createPgContract(pool);

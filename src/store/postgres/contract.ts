@@ -14,19 +14,28 @@ const INT8 = 20;
 /** How long a connection may take to open, and a query to answer, before it counts as failed. */
 const CONNECT_TIMEOUT_MS = 5000;
 const QUERY_TIMEOUT_MS = 30_000;
+/** The server ends a statement this node gave up on (a little after this node did). */
+const STATEMENT_TIMEOUT_MS = QUERY_TIMEOUT_MS + 5000;
+/** The server ends a session left inside a transaction this long (hookd's last milliseconds). */
+export const IDLE_IN_TRANSACTION_MS = 15_000;
 
 /**
  * A pool whose 64-bit integers (sequence numbers, epoch milliseconds, counts) read as numbers.
  * Every wait on the server is bounded: a database that goes silent (packets dropped, not
  * refused) fails connections after 5 s and queries after 30 s, and TCP keep-alive finds a
- * connection whose peer vanished, so that accepts answer 503 and shutdowns end.
+ * connection whose peer vanished, so that accepts answer 503 and shutdowns end. The server
+ * bounds the other side: a node cut off or frozen inside a transaction (a partition, a paused
+ * VM) has it rolled back after `idleInTransactionMs`, so that the rows it locked (an
+ * idempotency key a sender retries on another node, its runs) do not wait for it for hours.
  */
-export function createPgPool(url: string, max = 10): pg.Pool {
+export function createPgPool(url: string, max = 10, idleInTransactionMs = IDLE_IN_TRANSACTION_MS): pg.Pool {
   return new pg.Pool({
     connectionString: url,
     max,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     query_timeout: QUERY_TIMEOUT_MS,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+    idle_in_transaction_session_timeout: idleInTransactionMs,
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
     types: {
