@@ -6,12 +6,11 @@ import {
   answerFor,
   hashBody,
   type InFlightKeys,
-  idempotencyKeyOf,
-  keyIsDeliveryId,
   labelsOf,
   type RequestFacts,
   type RequestRecorder,
   reasonOf,
+  requestKeyOf,
   storedKeyOf,
   toHookdError,
 } from '../ingress/index.js';
@@ -192,14 +191,24 @@ function factsOf(replayId: string, source: Replayable, receivedAt: number): Requ
 }
 
 /**
- * The key a replay takes, scoped like a live request's: its `Idempotency-Key`, else its sender's
- * delivery id, else the key its replays share (the first request's id).
+ * The key a replay takes, as the live request took it (`requestKeyOf`): its sender's signed
+ * delivery id, else its `Idempotency-Key`, else the key its replays share (the first request's
+ * id), scoped by its sub-path.
  */
 export function keyOf(id: string, source: Replayable): Key & { deliveryId: boolean; fromId: boolean } {
-  const scope = storedKeyOf(source.subPath);
   const bodyHash = hashBody(source.body.rawBody);
-  const deliveryId = keyIsDeliveryId(source.headers);
-  const own = idempotencyKeyOf(source.headers, source.receipt.webhookId);
-  if (own !== undefined) return { scope, key: own, bodyHash, deliveryId, fromId: false };
-  return { scope, key: source.receipt.replayKey ?? id, bodyHash, deliveryId: false, fromId: true };
+  const { receipt } = source;
+  const signed =
+    receipt.by === 'signature' && receipt.webhookId !== undefined
+      ? { webhookId: receipt.webhookId, mappings: Object.keys(receipt.credentials) }
+      : undefined;
+  const own = requestKeyOf(source.headers, source.subPath, signed);
+  if (own !== undefined) return { ...own, bodyHash, fromId: false };
+  return {
+    scope: storedKeyOf(source.subPath),
+    key: receipt.replayKey ?? id,
+    bodyHash,
+    deliveryId: false,
+    fromId: true,
+  };
 }

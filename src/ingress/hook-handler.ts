@@ -6,7 +6,7 @@ import type { BodyOutcome, ParsedBody } from './body.js';
 import type { HookActions } from './hook-actions.js';
 import type { HookGate, HookState, HookTrail } from './hook-gate.js';
 import type { HookRecords } from './hook-records.js';
-import { hashBody, type InFlightKeys, idempotencyKeyOf, keyIsDeliveryId, storedKeyOf } from './idempotency.js';
+import { hashBody, type InFlightKeys, requestKeyOf } from './idempotency.js';
 import { bodyReadReceipt, type CredentialFingerprints, openedBySignature } from './receipt.js';
 import { type Answer, answerFor } from './responses.js';
 import { handshakeFor, type VerifiedWebhook, verifyWebhook } from './signatures.js';
@@ -44,17 +44,14 @@ export async function handleHook(ctx: HookHandling, request: FastifyRequest, rep
       return reply.code(200).send(handshake.body);
     }
   }
-  const key = idempotencyKeyOf(request.headers, verified?.webhookId);
-  if (key === undefined) return send(reply, await accept(ctx, request, body, verified));
-  const intent = { scope: storedKeyOf(state.subPath), key, bodyHash: hashBody(body.rawBody) };
+  const signed =
+    verified?.webhookId === undefined ? undefined : { webhookId: verified.webhookId, mappings: verified.mappings };
+  const taken = requestKeyOf(request.headers, state.subPath, signed);
+  if (taken === undefined) return send(reply, await accept(ctx, request, body, verified));
+  const { key } = taken;
+  const intent = { scope: taken.scope, key, bodyHash: hashBody(body.rawBody) };
   const { inFlight } = ctx;
-  const remembered = await inFlight.claim(
-    ctx.sink,
-    intent.scope,
-    key,
-    intent.bodyHash,
-    keyIsDeliveryId(request.headers),
-  );
+  const remembered = await inFlight.claim(ctx.sink, intent.scope, key, intent.bodyHash, taken.deliveryId);
   if (remembered) {
     reply.header('idempotent-replayed', 'true');
     return send(reply, { status: remembered.status, body: remembered.body as Answer['body'] });

@@ -5,11 +5,6 @@ import { hookdError } from '../errors.js';
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
-/** True when the request names no key of its own: a key found is then the sender's webhook id. */
-export function keyIsDeliveryId(headers: IncomingHttpHeaders): boolean {
-  return headers['idempotency-key'] === undefined && headers['x-service-idempotency-key'] === undefined;
-}
-
 /**
  * A key's scope (the hook's sub-path) or a sender's webhook id as stored: itself when it is 1 to
  * 255 visible ASCII characters, else its digest. Neither is checked like a key the client
@@ -17,14 +12,47 @@ export function keyIsDeliveryId(headers: IncomingHttpHeaders): boolean {
  */
 export const storedKeyOf = (text: string): string => (KEY.test(text) ? text : `sha256:${hash('sha256', text, 'hex')}`);
 
-/** `Idempotency-Key`, else `x-service-idempotency-key`, else the sender's webhook id. */
-export function idempotencyKeyOf(headers: IncomingHttpHeaders, webhookId: string | undefined): string | undefined {
+/** `Idempotency-Key`, else `x-service-idempotency-key`; a key that is not 1 to 255 visible ASCII characters is a 400. */
+export function idempotencyKeyOf(headers: IncomingHttpHeaders): string | undefined {
   const raw = headers['idempotency-key'] ?? headers['x-service-idempotency-key'];
   const key = Array.isArray(raw) ? raw[0] : raw;
-  if (key === undefined) return webhookId === undefined ? undefined : storedKeyOf(webhookId);
+  if (key === undefined) return undefined;
   if (!KEY.test(key))
     throw hookdError('INVALID_FIELD', { field: 'Idempotency-Key', expected: '1 to 255 visible ASCII characters' });
   return key;
+}
+
+/** A request's idempotency key, where it is kept, and whether it is its sender's delivery id. */
+export interface RequestKey {
+  readonly scope: string;
+  readonly key: string;
+  readonly deliveryId: boolean;
+}
+
+/** The delivery a valid signature named: its id, and the mappings whose signature held. */
+export interface SignedDelivery {
+  readonly webhookId: string;
+  readonly mappings: Iterable<string>;
+}
+
+/**
+ * The key a hook request is deduped on (docs/operations.md#idempotency). A delivery id a valid
+ * signature gave wins over any key the request names, scoped by the mappings whose signature
+ * held: a captured delivery sent again with an `Idempotency-Key` of its own, or to another
+ * sub-path of its mapping, is the same delivery. Else the request's own key, scoped by its
+ * sub-path. A signed scope holds a space, which no sub-path's scope does (`storedKeyOf`).
+ */
+export function requestKeyOf(
+  headers: IncomingHttpHeaders,
+  subPath: string,
+  signed: SignedDelivery | undefined,
+): RequestKey | undefined {
+  if (signed) {
+    const mappings = [...signed.mappings].sort().join(',');
+    return { scope: `signed by ${storedKeyOf(mappings)}`, key: storedKeyOf(signed.webhookId), deliveryId: true };
+  }
+  const key = idempotencyKeyOf(headers);
+  return key === undefined ? undefined : { scope: storedKeyOf(subPath), key, deliveryId: false };
 }
 
 export const hashBody = (raw: Buffer): string => hash('sha256', raw, 'hex');

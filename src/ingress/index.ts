@@ -11,8 +11,7 @@ export {
   createInFlightKeys,
   hashBody,
   type InFlightKeys,
-  idempotencyKeyOf,
-  keyIsDeliveryId,
+  requestKeyOf,
   storedKeyOf,
 } from './idempotency.js';
 export { answerMalformed, answerOutsideFastify } from './raw-answers.js';

@@ -193,4 +193,33 @@ describe('the standard-webhooks preset', () => {
       error: 'this delivery id was already received with a different body (each message needs its own id)',
     });
   });
+
+  it('runs a captured delivery once, whatever Idempotency-Key it is sent again with', async () => {
+    const id = 'msg_captured_0001';
+    const raw = JSON.stringify({ type: 'order.updated', timestamp: '2026-11-22T10:00:00Z', data: { id: 'ord_9' } });
+    const at = new Date();
+    const signed = {
+      'content-type': 'application/json',
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': new Webhook(SECRETS['standard-webhooks'] as string).sign(id, at, raw),
+    };
+    const send = (extra: Record<string, string> = {}) =>
+      call(`${hookd.url}/hooks/standard-webhooks`, { headers: { ...signed, ...extra }, body: raw });
+    const first = await send();
+    expect(first.status).toBe(202);
+    // Within the signature's tolerance, someone holding the delivery sends it again with keys of
+    // their own: each is the same delivery, answered as the first was, running nothing.
+    const keys: Record<string, string>[] = [
+      { 'idempotency-key': 'a1' },
+      { 'idempotency-key': 'a2' },
+      { 'x-service-idempotency-key': 'a3' },
+    ];
+    for (const extra of keys) {
+      const again = await send(extra);
+      expect(again.status).toBe(202);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body).toEqual(first.body);
+    }
+  });
 });

@@ -17,9 +17,12 @@ function source(headers: Record<string, string>, receipt: Partial<Replayable['re
   };
 }
 
-describe("the key a replay takes (a live request's, scoped to its sub-path)", () => {
-  it("takes the request's Idempotency-Key over its sender's delivery id", () => {
-    expect(keyOf('r1', source({ 'idempotency-key': 'order-7' }, { webhookId: 'd-1' }))).toEqual({
+/** A receipt of a request the signature of mapping `gh` let in, with its sender's delivery id. */
+const signed = { by: 'signature', credentials: { gh: 'fp' }, webhookId: 'd-1' } as const;
+
+describe("the key a replay takes (a live request's)", () => {
+  it("takes the request's Idempotency-Key, scoped to its sub-path", () => {
+    expect(keyOf('r1', source({ 'idempotency-key': 'order-7' }))).toEqual({
       scope: 'gh',
       key: 'order-7',
       bodyHash,
@@ -28,12 +31,10 @@ describe("the key a replay takes (a live request's, scoped to its sub-path)", ()
     });
   });
 
-  it("takes its sender's delivery id when it named no key", () => {
-    expect(keyOf('r1', source({}, { webhookId: 'd-1' }))).toMatchObject({
-      key: 'd-1',
-      deliveryId: true,
-      fromId: false,
-    });
+  it("takes its sender's signed delivery id, whatever key it named, scoped to the mappings it was signed for", () => {
+    const taken = { scope: 'signed by gh', key: 'd-1', bodyHash, deliveryId: true, fromId: false };
+    expect(keyOf('r1', source({}, signed))).toEqual(taken);
+    expect(keyOf('r1', source({ 'idempotency-key': 'order-7' }, signed))).toEqual(taken);
   });
 
   it("shares the first request's id among its replays when it had neither", () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ActionSink, IdempotentAnswer } from '../../../src/actions/index.js';
-import { createInFlightKeys, idempotencyKeyOf, storedKeyOf } from '../../../src/ingress/idempotency.js';
+import { createInFlightKeys, idempotencyKeyOf, requestKeyOf, storedKeyOf } from '../../../src/ingress/idempotency.js';
 import { AUTH, createTestApp, type TestApp } from '../../helpers/app.js';
 
 let t: TestApp | undefined;
@@ -160,10 +160,25 @@ describe('what a key is stored as', () => {
     expect(storedKeyOf('d'.repeat(10_000))).toBe(long);
     expect(storedKeyOf('d'.repeat(10_001))).not.toBe(long);
     expect(storedKeyOf('with space')).toMatch(/^sha256:/);
-    // A sender's webhook id is the key when the request names none; one it names is checked.
-    expect(idempotencyKeyOf({}, 'e'.repeat(4000))).toMatch(/^sha256:/);
-    expect(idempotencyKeyOf({}, 'delivery-1')).toBe('delivery-1');
-    expect(() => idempotencyKeyOf({ 'idempotency-key': 'e'.repeat(4000) }, undefined)).toThrow();
+    // A sender's signed delivery id is stored alike; a key the request names is checked.
+    const signed = (webhookId: string) => ({ webhookId, mappings: ['github'] });
+    expect(requestKeyOf({}, 'github', signed('e'.repeat(4000)))?.key).toMatch(/^sha256:/);
+    expect(requestKeyOf({}, 'github', signed('delivery-1'))?.key).toBe('delivery-1');
+    expect(() => idempotencyKeyOf({ 'idempotency-key': 'e'.repeat(4000) })).toThrow();
+    expect(requestKeyOf({}, 'github', undefined)).toBeUndefined();
+  });
+
+  it('dedupes a signed delivery on its id whatever key the request names, and on whichever sub-path it arrives', () => {
+    const signed = { webhookId: 'msg_1', mappings: new Set(['stripe', 'billing']) };
+    const bare = requestKeyOf({}, 'billing', signed);
+    expect(bare).toEqual({ scope: 'signed by billing,stripe', key: 'msg_1', deliveryId: true });
+    expect(requestKeyOf({ 'idempotency-key': 'a1' }, 'billing', signed)).toEqual(bare);
+    expect(requestKeyOf({ 'x-service-idempotency-key': 'a3' }, 'billing/else', signed)).toEqual(bare);
+    // A token holder's own key is scoped by its sub-path: never the scope of a signed delivery,
+    // whatever the sub-path is called.
+    expect(requestKeyOf({ 'idempotency-key': 'msg_1' }, 'signed by billing,stripe', undefined)?.scope).not.toBe(
+      bare?.scope,
+    );
   });
 });
 
