@@ -34,6 +34,7 @@ import {
   hookRoutes,
   type InFlightKeys,
   installErrorHandlers,
+  limitConnectionsPerClient,
   requestLogSettings,
   toHookdError,
 } from './ingress/index.js';
@@ -182,8 +183,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = createFastify(config, log);
   app.addHook('onRequest', tagRequest);
   answerOutsideFastify(app.server);
-  // Connections past the bound are refused at accept, before they cost anything else.
+  // Connections past the bound are refused at accept, before they cost anything else; so are
+  // one client's past its share (behind a proxy, the proxy is the only client a socket shows).
   app.server.maxConnections = config.server.maxConnections;
+  if (config.server.trustProxy === false) limitConnectionsPerClient(app.server, config.server.maxConnectionsPerClient);
   // The access log is at debug; without it the hook is not even installed (it costs throughput).
   if (log.isLevelEnabled('debug')) app.addHook('onResponse', logCompleted);
   if (deps.metrics) installMetrics(app, deps.metrics, config.hooks.path);

@@ -32,6 +32,7 @@ export const configSchema = {
         headersTimeoutMs: { type: 'integer', minimum: 1000, default: 10_000 },
         requestTimeoutMs: { type: 'integer', minimum: 1000, default: 30_000 },
         maxConnections: { type: 'integer', minimum: 1, default: 4096 },
+        maxConnectionsPerClient: { type: 'integer', minimum: 1, default: 1024 },
         trustProxy: {
           description: 'false, a hop count, or a list of proxy addresses (IP or CIDR)',
           anyOf: [

@@ -123,4 +123,32 @@ describe('connection bounds (docs/operations.md#limits)', () => {
     expect(await answer).toBe('');
     for (const socket of held) socket.destroy();
   });
+
+  it("refuses one client's connections past server.maxConnectionsPerClient, and takes another's", async () => {
+    t = await createTestApp({ server: { maxConnections: 10, maxConnectionsPerClient: 2 } });
+    const port = await open(t.app);
+    // One address holds its share with connections that never send a byte.
+    const held = [connect(port, '127.0.0.1'), connect(port, '127.0.0.1')];
+    await Promise.all(held.map((s) => new Promise((resolve) => s.once('connect', resolve))));
+    const third = connect(port, '127.0.0.1');
+    const refused = received(third);
+    third.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(await refused).toBe('');
+    // Another client (another loopback address) is still answered.
+    const other = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' });
+    const answered = received(other);
+    other.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(await answered).toMatch(/^HTTP\/1\.1 200/);
+    // A slot given back is taken again.
+    held[0]?.destroy();
+    await expect
+      .poll(async () => {
+        const again = connect(port, '127.0.0.1');
+        const text = received(again);
+        again.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+        return (await text).slice(0, 12);
+      })
+      .toBe('HTTP/1.1 200');
+    for (const socket of held) socket.destroy();
+  });
 });

@@ -13,6 +13,7 @@ describe('loadConfig', () => {
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 30_000,
       maxConnections: 4096,
+      maxConnectionsPerClient: 1024,
     });
     expect(config.hooks).toMatchObject({
       enabled: false,

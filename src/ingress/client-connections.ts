@@ -1,0 +1,47 @@
+import type { Server, Socket } from 'node:net';
+
+/**
+ * Whose share of `server.maxConnections` a connection takes: its address, an IPv4 address
+ * mapped into IPv6 as itself, and an IPv6 address by its /64 (what one host is given).
+ */
+export function clientKeyOf(address: string): string {
+  const bare = address.split('%')[0] as string;
+  if (bare.startsWith('::ffff:') && bare.includes('.')) return bare.slice('::ffff:'.length);
+  if (!bare.includes(':')) return bare;
+  const [head = '', tail = ''] = bare.split('::');
+  const front = head === '' ? [] : head.split(':');
+  const back = tail === '' ? [] : tail.split(':');
+  const groups = bare.includes('::')
+    ? [...front, ...Array<string>(8 - front.length - back.length).fill('0'), ...back]
+    : front;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
+
+/**
+ * Refuses, at accept, a connection past `max` open ones from the same client (`clientKeyOf`):
+ * one address holding idle connections cannot take every slot of `server.maxConnections`
+ * (docs/security.md#hostile-input). Behind a trusted proxy the proxy is the only client the
+ * socket shows, so it is not applied there.
+ */
+export function limitConnectionsPerClient(server: Server, max: number): void {
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress;
+    if (address === undefined) return;
+    const key = clientKeyOf(address);
+    const count = open.get(key) ?? 0;
+    if (count >= max) {
+      socket.destroy();
+      return;
+    }
+    open.set(key, count + 1);
+    socket.once('close', () => {
+      const left = (open.get(key) ?? 1) - 1;
+      if (left === 0) open.delete(key);
+      else open.set(key, left);
+    });
+  });
+}
