@@ -4,6 +4,7 @@ import type { CredentialMark } from '../headers.js';
 import type { CredentialFingerprints } from '../ingress/index.js';
 import { classifyContentType, type ParsedBody, parseBody } from '../ingress/index.js';
 import type { MappingEngine } from '../mapping/index.js';
+import { type Handshake, handshakeOf } from '../schemes/index.js';
 
 /** What decides whether a logged request may be replayed: today's configuration. */
 export interface ReplayRules {
@@ -27,6 +28,11 @@ export interface Replayable {
    * which opens every mapping, as it does live.
    */
   readonly verified?: ReadonlySet<string>;
+  /**
+   * Its sender's handshake (Slack's URL check), which its signature was answered with live,
+   * before any mapping: a replay answers it alike and runs nothing.
+   */
+  readonly handshake?: Handshake;
 }
 
 /** Statuses a request is refused with at the door, before or while it is authenticated. */
@@ -101,7 +107,8 @@ function openedNow(id: string, request: Omit<Replayable, 'verified'>, rules: Rep
     throw notAllowed(id, { why, mapping: mapping.id, openedBy });
   }
   if (held !== rules.fingerprints.of(mapping)) throw notAllowed(id, { why: 'signature-changed', mapping: mapping.id });
-  return { verified: new Set([mapping.id]) };
+  const handshake = mapping.verify ? handshakeOf(mapping.verify, request.body.payload) : undefined;
+  return { verified: new Set([mapping.id]), ...(handshake ? { handshake } : {}) };
 }
 
 /** The body parsed as it was at receipt (it was read and parsed then: a 415 or 400 now is the replay's answer). */

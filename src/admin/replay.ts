@@ -15,6 +15,7 @@ import {
   toHookdError,
 } from '../ingress/index.js';
 import type { HookOutcomes } from '../runtime/index.js';
+import type { Handshake } from '../schemes/index.js';
 import { type Replayable, type ReplayRules, replayableOf } from './replay-rules.js';
 
 export interface ReplayerOptions extends ReplayRules {
@@ -83,6 +84,7 @@ async function replayRequest(
   const source = replayableOf(id, stored, replaying);
   let facts: RequestFacts = { ...factsOf(replayId, source, replaying.now()), replayOf: id };
   let trail: MappingTrail = {};
+  if (source.handshake) return answerHandshake(replaying, facts, source.handshake);
   try {
     const key = keyOf(id, source);
     // Its replays log the request's receipt, with the key they share when it named none.
@@ -104,6 +106,12 @@ async function replayRequest(
     sink.recordRequest(recorder.record(facts, ending));
     throw e;
   }
+}
+
+/** A handshake answered as it was live (docs/presets.md): its 200, logged, and nothing run. */
+function answerHandshake(replaying: Replaying, facts: RequestFacts, handshake: Handshake): ReplayAnswer {
+  replaying.sink.recordRequest(replaying.recorder.record(facts, { status: 200, eventType: handshake.eventType }));
+  return { status: 200, body: handshake.body };
 }
 
 /** Runs the mapping and commits its actions (under `key`, when given) with the replay's record. */

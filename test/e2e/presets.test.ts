@@ -25,6 +25,7 @@ const SECRETS: Record<string, string> = {
   'standard-webhooks': `whsec_${Buffer.from('standard-webhooks-key').toString('base64')}`,
 };
 const HOOK_TOKEN = 'preset-hook-token-0123456789';
+const GATEWAY_TOKEN = 'preset-gateway-token-0123456789';
 const bearer = { authorization: `Bearer ${HOOK_TOKEN}` };
 const PRESETS = [...builtInPresets().values()];
 const schemeOf = (name: string) => PRESETS.find((p) => p.name === name)?.verify?.scheme;
@@ -39,6 +40,7 @@ beforeAll(async () => {
     dir: temp.dir,
     config: {
       server: { trustProxy: true },
+      gateway: { auth: { token: GATEWAY_TOKEN } },
       hooks: {
         enabled: true,
         token: HOOK_TOKEN,
@@ -221,5 +223,20 @@ describe('the standard-webhooks preset', () => {
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.body).toEqual(first.body);
     }
+  });
+});
+
+describe('the slack preset', () => {
+  it('answers a replay of its URL check with the challenge again, running nothing, as live', async () => {
+    const raw = JSON.stringify({ token: 'x', challenge: 'replayed-challenge', type: 'url_verification' });
+    const headers = { 'content-type': 'application/json', ...slackHeaders(SECRETS.slack as string, raw) };
+    const live = await call(`${hookd.url}/hooks/slack`, { headers, body: raw });
+    expect(live.status).toBe(200);
+    expect(live.body).toEqual({ challenge: 'replayed-challenge' });
+    const replay = await call(`${hookd.url}/api/requests/${live.headers['x-request-id']}/replay`, {
+      headers: { authorization: `Bearer ${GATEWAY_TOKEN}` },
+    });
+    expect(replay.status, replay.text).toBe(200);
+    expect(replay.body).toEqual({ challenge: 'replayed-challenge' });
   });
 });
