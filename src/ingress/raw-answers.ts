@@ -66,9 +66,10 @@ export function answerMalformed(err: NodeJS.ErrnoException, socket: Socket): voi
     // its slot in `server.maxConnections`.
     closeWithGrace(socket, `${statusLine}\r\n${head.join('\r\n')}\r\n\r\n${answer.body}`);
   };
-  // A request still arriving when its time ran out (a trickled body) has no answer coming:
-  // it gets the 408 now. A request received whole is answered first.
-  const stillArriving = timedOut && pending !== null && pending !== undefined && !pending.req.complete;
+  // A request still arriving when its time ran out (a trickled body), or whose body broke the
+  // framing (a chunk extension without end), has no answer coming: it gets the 408 or 400 now.
+  // A request received whole is answered first.
+  const stillArriving = pending !== null && pending !== undefined && !pending.req.complete;
   if (!pending || pending.writableFinished || (stillArriving && !pending.headersSent)) {
     refuse();
     return;

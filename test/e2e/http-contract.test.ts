@@ -331,6 +331,17 @@ describe('hooks.allowQueryToken: false', () => {
     expect((await call(`${hookd.url}/hooks/wake`, { headers: BEARER, json: { text: 'still here' } })).status).toBe(200);
   });
 
+  it('answers 400 at once for bytes that break the HTTP framing in the middle of a body', async () => {
+    // A chunk whose extension never ends (20 KB): node's parser gives up inside the body.
+    const head = `POST /hooks/wake HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
+    const started = Date.now();
+    const answer = await raw(head, `5;${'x'.repeat(20_000)}\r\n{"a":\r\n`, { untilClosed: true });
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(answer.split('\r\n\r\n')[1] ?? '')).toMatchObject({ code: 'INVALID_BODY' });
+    // Before, nothing came back until the 30 s bound closed the connection.
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
   it('answers a committed request before the 400 for garbage that follows it on the same connection', async () => {
     const body = '{"text":"before the garbage"}';
     const wake = `POST /hooks/wake HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
