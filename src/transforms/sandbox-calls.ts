@@ -63,6 +63,12 @@ function answered(answer: unknown, state: SandboxState): string {
   }
   const error = envelope?.error;
   const stack = typeof envelope?.stack === 'string' ? envelope.stack.slice(0, MAX_STACK_CHARS) : undefined;
+  // The isolate's allocator refused a buffer: what it holds is at its limit, and would refuse
+  // every later call's too. It goes, as one killed at its limit does.
+  if (typeof error === 'string' && error.startsWith('Array buffer allocation failed')) {
+    disposeSandbox(state);
+    throw failed(`exceeded its memory limit of ${state.memoryLimitMb} MB`);
+  }
   const site = state.map?.locate(stack) ?? {};
   const reason = typeof error === 'string' && error !== '' ? capped(error) : 'the transform threw';
   throw hookdError('TRANSFORM_FAILED', { reason, ...site });

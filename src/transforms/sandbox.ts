@@ -4,7 +4,7 @@ import { hookdError, isHookdError } from '../errors.js';
 import { type ConsoleSink, consolePrelude, createConsoleBudget } from './console.js';
 import { BUNDLE_FILENAME, type BundleMap } from './locate.js';
 import { type CutOptions, callOffLoop, callOnLoop, disposeSandbox, type SandboxState } from './sandbox-calls.js';
-import { CALL_GLOBALS, callPrelude, pickExport, WITHOUT_WASM } from './sandbox-prelude.js';
+import { CALL_GLOBALS, callPrelude, FIXED_ARRAY_BUFFERS, pickExport, WITHOUT_WASM } from './sandbox-prelude.js';
 
 export type { CutOptions } from './sandbox-calls.js';
 export { MAX_ERROR_CHARS } from './sandbox-prelude.js';
@@ -99,7 +99,11 @@ export async function createSandbox(
     // The console first, so that the transform's code never sees the log function; then what
     // hookd calls, its references taken before the bundle runs and the globals removed.
     await step.run(context, consolePrelude(sink.enabled), 'console.js');
-    if (!limits.allowWasm) await step.run(context, WITHOUT_WASM, 'limits.js');
+    await step.run(
+      context,
+      limits.allowWasm ? FIXED_ARRAY_BUFFERS : `${WITHOUT_WASM} ${FIXED_ARRAY_BUFFERS}`,
+      'limits.js',
+    );
     await step.run(context, callPrelude(limits.maxResultBytes), 'sandbox.js');
     const callRef = (await step.ref(context, '__hookdCall')) as SandboxState['callRef'];
     const settledRef = (await step.ref(context, '__hookdSettled')) as SandboxState['settledRef'];

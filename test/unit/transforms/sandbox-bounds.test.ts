@@ -174,3 +174,45 @@ describe("hookd's functions in the isolate", () => {
     await expect(sandbox.callAsync(input, '{}', 1000)).resolves.toContain('"text":"none"');
   });
 });
+
+describe('memory a transform allocates outside V8 heap (docs/transforms.md#limits)', () => {
+  it('cannot be a resizable ArrayBuffer, which the memory limit does not count', async () => {
+    const sandbox = await sandboxOf(
+      bundle(
+        '',
+        `const b = new ArrayBuffer(8, { maxByteLength: 2 ** 28 });
+         const text = [b.resizable, typeof b.resize, b.maxByteLength, b instanceof ArrayBuffer,
+           b.constructor === ArrayBuffer, new Uint8Array(4).buffer instanceof ArrayBuffer].join();
+         return { kind: 'wake', text };`,
+      ),
+    );
+    await expect(sandbox.callAsync(input, '{}', 1000)).resolves.toContain('"text":"false,undefined,8,true,true,true"');
+  });
+
+  it('refused by the allocator, ends its isolate: the next call has a fresh one', async () => {
+    // Each call keeps 16 MB more in its isolate (64 MB): once the allocator refuses, every later
+    // call of that isolate would fail too.
+    const code = bundle(
+      '',
+      `globalThis.kept ??= []; globalThis.kept.push(new Uint8Array(16 << 20).fill(1));
+       return { kind: 'wake', text: String(globalThis.kept.length) };`,
+    );
+    const calls = hostOf(code, collecting().sink);
+    const texts: string[] = [];
+    let refused: unknown;
+    for (let i = 0; i < 12 && refused === undefined; i++) {
+      await runTransform(calls, 'm', context({})).then(
+        (result) => texts.push(String((result as { text?: string }).text)),
+        (err: unknown) => {
+          refused = err;
+        },
+      );
+    }
+    expect(refused).toMatchObject({
+      code: 'TRANSFORM_FAILED',
+      params: { reason: 'exceeded its memory limit of 64 MB' },
+    });
+    const after = (await runTransform(calls, 'm', context({}))) as { text?: string };
+    expect(after.text).toBe('1');
+  });
+});
