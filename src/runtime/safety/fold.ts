@@ -3,17 +3,23 @@
  * as `EXTERNAL_UNTRUSTED_CONTENT` must match as that, however it is spelled in code points.
  */
 
-// Angle-bracket look-alikes folded to < and >.
-const OPENERS = '‹〈⟨＜﹤˂ᐸ❮❰⦉«≺⧼〈';
-const CLOSERS = '›〉⟩＞﹥˃ᐳ❯❱⦊»≻⧽〉';
+// Angle-bracket look-alikes folded to < and > (doubled and tripled ones too: `<+` takes any number).
+const OPENERS = '‹〈⟨＜﹤˂ᐸ❮❰⦉«≺⧼〈❬《⟪≪⋘⫷';
+const CLOSERS = '›〉⟩＞﹥˃ᐳ❯❱⦊»≻⧽〉❭》⟫≫⋙⫸';
 
-/** Letters that look like Latin ones: Cyrillic, Greek, Armenian, small capitals and a few more. */
+// Cherokee capitals that look like Latin ones (their small letters fold alike, below).
+const CHEROKEE = ['ᎪᏴᏟᎠᎬᏀᎻᎫᏦᏞᎷᏃᏢᎡᏚᎢᏙᏔᎳ', 'ABCDEGHJKLMZPRSTVWW'] as const;
+
+/** Letters that look like Latin ones: Cyrillic, Greek, Armenian, Lisu, Cherokee, small capitals and a few more. */
 const CONFUSABLE_LETTERS: Readonly<Record<string, string>> = {
   ...pairs('АВСЕНІЈКМОРЅТХУЁЇ', 'ABCEHIJKMOPSTXYEI'),
   ...pairs('авсеніјкмортѕхуёїԁһԛԝ', 'abcehijkmoptsxyeidhqw'),
   ...pairs('ΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹ', 'ABEZHIKMNOPTYXC'),
   ...pairs('αβεικνορτυχϲ', 'abeiknoptuxc'),
   ...pairs('ՍսՕօ', 'UuOo'),
+  ...pairs('ꓐꓑꓓꓔꓖꓗꓙꓚꓜꓝꓟꓠꓡꓢꓣꓦꓧꓪꓫꓬꓮꓰꓲꓳꓴ', 'BPDTGKJCZFMNLSRVHWXYAEIOU'),
+  ...pairs(CHEROKEE[0], CHEROKEE[1]),
+  ...pairs(CHEROKEE[0].toLowerCase(), CHEROKEE[1].toLowerCase()),
   ...pairs('ᴀʙᴄᴅᴇɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ', 'ABCDEGHIJKLMNOPRSTUVWYZ'),
 };
 
@@ -25,11 +31,26 @@ function pairs(from: string, to: string): Record<string, string> {
   return out;
 }
 
-/** Invisible and format characters, combining marks (diacritics, variation selectors) and tags. */
-const IGNORABLE = /[\p{Cf}\p{M}\p{Default_Ignorable_Code_Point}]/u;
+/**
+ * What a model reads past: every control character (C0, DEL, C1: U+0000–001F, U+007F–009F) but
+ * the white space ones (tab, line feed, vertical tab, form feed, carriage return: the marker's
+ * `\s` takes those), format characters (zero-width space and joiners, soft hyphen, bidirectional
+ * controls, tags), lone surrogates, private-use and unassigned code points, combining marks
+ * (diacritics, the grapheme joiner, variation selectors) and the other default-ignorable ones
+ * (Hangul fillers).
+ */
+const IGNORABLE = /(?![\t\n\v\f\r])[\p{C}\p{M}\p{Default_Ignorable_Code_Point}]/u;
+/**
+ * A terminal's colour or style (SGR: `ESC [ 1 ; 31 m`), read past whole, as a model reads it. Only
+ * those: another sequence's last byte may be a letter of the word (`ESC [ T`), which it keeps.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts what it matches
+const STYLE_SEQUENCE = /\x1b\[[0-9;:]{0,32}m/y;
 // Dashes, and the minus signs that look like them.
 const DASH = /[\p{Pd}\u2212\u02d7\u2796\ufe63\uff0d]/u;
 const PLAIN = /^[\t\n\r\x20-\x7e]*$/;
+/** Whether a code point folds to itself without a look: printable ASCII, tab, line feed, carriage return. */
+const isPlain = (cp: number) => (cp >= 0x20 && cp < 0x7f) || cp === 0x09 || cp === 0x0a || cp === 0x0d;
 
 /** Folded text, and for each of its UTF-16 units the span of the original it came from. */
 export interface Folded {
@@ -57,9 +78,10 @@ function foldChar(ch: string): string {
 }
 
 /**
- * Folds `text` for matching: NFKC, then invisible and format characters, variation
- * selectors, tags and combining marks dropped, dashes made `-`, angle-bracket and letter
- * look-alikes made ASCII. Plain ASCII comes back as it is.
+ * Folds `text` for matching: NFKC, then control characters (but white space) and terminal
+ * colour sequences, invisible and format characters, variation selectors, tags and combining
+ * marks dropped, dashes made `-`, angle-bracket and letter look-alikes made ASCII. Plain ASCII
+ * (tab, line feed and carriage return included) comes back as it is.
  */
 export function foldForMatching(text: string): Folded {
   // Plain text folds to itself: no map is built (a 256 KB message would cost two arrays of 256 K).
@@ -69,8 +91,15 @@ export function foldForMatching(text: string): Folded {
   const to: number[] = [];
   for (let i = 0; i < text.length; ) {
     const cp = text.codePointAt(i) as number;
+    if (cp === 0x1b) {
+      STYLE_SEQUENCE.lastIndex = i;
+      if (STYLE_SEQUENCE.test(text)) {
+        i = STYLE_SEQUENCE.lastIndex;
+        continue;
+      }
+    }
     const width = cp > 0xffff ? 2 : 1;
-    const folded = cp < 0x7f ? (text[i] as string) : foldChar(String.fromCodePoint(cp));
+    const folded = isPlain(cp) ? (text[i] as string) : foldChar(String.fromCodePoint(cp));
     for (let k = 0; k < folded.length; k++) {
       from.push(i);
       to.push(i + width);
