@@ -137,9 +137,99 @@ export function parseBody(kind: BodyKind, raw: Buffer): BodyOutcome {
       ? sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' })
       : JSON.parse(text);
     return { ok: true, body: { payload: value, rawBody: raw, payloadIsJsonOfRawBody: true } };
-  } catch (err) {
-    return failure(hookdError('INVALID_JSON', { reason: (err as Error).message.slice(0, 200) }), raw);
+  } catch {
+    // Never the parser's message: V8 quotes the text around the error (`..."password":hunter2sec"...`),
+    // which would put a value `hooks.log.redact` masks into the answer and the request log's reason.
+    return failure(hookdError('INVALID_JSON', { reason: jsonProblemOf(text) }), raw);
   }
+}
+
+/** Where and how a text `JSON.parse` refused goes wrong, in words of hookd's own: never a piece of the text. */
+function jsonProblemOf(text: string): string {
+  const found = jsonSyntaxError(text);
+  if (found === undefined) return 'refused by the JSON parser';
+  const lines = text.slice(0, found.at).split('\n');
+  // The column counts characters (code points), as an editor does.
+  const column = (lines[lines.length - 1] ?? '').replace(/[\ud800-\udbff][\udc00-\udfff]/g, '.').length + 1;
+  return `${found.problem} at line ${lines.length}, column ${column}`;
+}
+
+/** A syntax error of a JSON text: its offset and what it is; or, while scanning, the offset reached. */
+type Scanned = number | { readonly at: number; readonly problem: string };
+const stopped = (s: Scanned): s is Exclude<Scanned, number> => typeof s !== 'number';
+const errorAt = (text: string, at: number, problem: string) =>
+  ({ at, problem: at >= text.length ? 'unexpected end of the body' : problem }) as const;
+
+/** The first syntax error of a text `JSON.parse` refused (RFC 8259), no deeper than it nests (checked before). */
+function jsonSyntaxError(text: string): Exclude<Scanned, number> | undefined {
+  const end = scanValue(text, 0);
+  if (stopped(end)) return end;
+  const rest = skipSpace(text, end);
+  return rest < text.length ? { at: rest, problem: 'unexpected text after the JSON value' } : undefined;
+}
+
+function skipSpace(text: string, from: number): number {
+  let i = from;
+  for (let c = text.charCodeAt(i); c === 32 || c === 9 || c === 10 || c === 13; c = text.charCodeAt(++i));
+  return i;
+}
+
+const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+
+function scanValue(text: string, from: number): Scanned {
+  const i = skipSpace(text, from);
+  const c = text.charAt(i);
+  if (c === '{' || c === '[') return scanMembers(text, i);
+  if (c === '"') return scanString(text, i);
+  if (c === '-' || (c >= '0' && c <= '9')) {
+    NUMBER.lastIndex = i;
+    const end = NUMBER.test(text) ? NUMBER.lastIndex : i;
+    // A number goes on with what it cannot take (`1.`, `1e`, `-`, `01`).
+    return end === i || /[.eE0-9]/.test(text.charAt(end)) ? errorAt(text, end, 'a malformed number') : end;
+  }
+  const word = ['true', 'false', 'null'].find((w) => w.startsWith(text.slice(i, i + w.length)) && c !== '');
+  if (word && text.startsWith(word, i)) return i + word.length;
+  return errorAt(text, word ? text.length : i, 'unexpected character');
+}
+
+/** An object's members or an array's elements, from its opening bracket at `open`. */
+function scanMembers(text: string, open: number): Scanned {
+  const isObject = text.charAt(open) === '{';
+  const close = isObject ? '}' : ']';
+  let i = skipSpace(text, open + 1);
+  if (text.charAt(i) === close) return i + 1;
+  for (;;) {
+    if (isObject) {
+      i = skipSpace(text, i);
+      if (text.charAt(i) !== '"') return errorAt(text, i, 'expected a property name in double quotes');
+      const key = scanString(text, i);
+      if (stopped(key)) return key;
+      i = skipSpace(text, key);
+      if (text.charAt(i) !== ':') return errorAt(text, i, "expected ':' after a property name");
+      i++;
+    }
+    const value = scanValue(text, i);
+    if (stopped(value)) return value;
+    i = skipSpace(text, value);
+    if (text.charAt(i) === close) return i + 1;
+    if (text.charAt(i) !== ',') return errorAt(text, i, `expected ',' or '${close}'`);
+    i++;
+  }
+}
+
+/** A string, from its opening quote at `open`. */
+function scanString(text: string, open: number): Scanned {
+  for (let i = open + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) return i + 1;
+    if (c < 32) return { at: i, problem: 'a control character in a string (it must be escaped)' };
+    if (c !== 92) continue;
+    const escaped = text.charAt(i + 1);
+    const valid = escaped === 'u' ? /^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6)) : /^["\\/bfnrt]$/.test(escaped);
+    if (!valid) return errorAt(text, i + 1 >= text.length ? i + 1 : i, 'a bad escape in a string');
+    i += escaped === 'u' ? 5 : 1;
+  }
+  return { at: open, problem: 'a string that is never closed' };
 }
 
 /**

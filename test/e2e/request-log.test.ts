@@ -163,6 +163,25 @@ describe('the request log (docs/runtime.md#request-log-and-replay)', () => {
     expect((await call(`${w.hookd.url}/api/requests`, { method: 'GET' })).status).toBe(401);
   });
 
+  it('keeps no piece of an invalid body in the answer, the record or the admin API: a redacted value stays out', async () => {
+    // V8's message quoted the text around the error into the reason: `..."{"number":hunter2Qz7"...`.
+    const w = await world();
+    const headers = { ...HOOK, 'content-type': 'application/json', 'x-request-id': 'bad-json-secret' };
+    const body = '{"text":"x","card":{"number":hunter2Qz7xK9}}';
+    const answer = await call(`${w.hookd.url}/hooks/wake`, { headers, body });
+    const record = await until(async () => {
+      const found = await w.admin('/api/requests/bad-json-secret');
+      return found.status === 200 ? found : undefined;
+    }, 'the record');
+    const pieces = Array.from({ length: 'hunter2Qz7xK9'.length - 3 }, (_, i) => 'hunter2Qz7xK9'.slice(i, i + 4));
+    for (const seen of [answer.text, record.text, (await w.admin('/api/requests')).text, w.hookd.stdout()]) {
+      expect(pieces.filter((piece) => seen.includes(piece))).toEqual([]);
+    }
+    const reason = 'invalid JSON body: unexpected character at line 1, column 30';
+    expect(answer).toMatchObject({ status: 400, body: { code: 'INVALID_JSON', error: reason } });
+    expect(record.body).toMatchObject({ status: 400, code: 'INVALID_JSON', reason, body: '', redacted: true });
+  });
+
   it('replays a failed transform request once the transform is fixed on disk, and a request whose mapping is gone is 409', async () => {
     const w = await world();
     const failed = await w.hook('flaky', { n: 7 });

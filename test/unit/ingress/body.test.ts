@@ -120,6 +120,80 @@ describe('parse', () => {
     expect(!outcome.ok && outcome.error.code).toBe('INVALID_JSON');
   });
 
+  // V8's messages quote the text around the error (`..."password":hunter2sec"...`): a reason gives
+  // where the text goes wrong and how, in words of hookd's own, and never a piece of the text.
+  it.each([
+    ['{"text":"x","password":hunter2secret}', 'unexpected character at line 1, column 24'],
+    ['{"password":"hunter2secret"x}', "expected ',' or '}' at line 1, column 28"],
+    ['{"password":"hunter2secret"', 'unexpected end of the body at line 1, column 28'],
+    ['{"password":"hunter2secret', 'a string that is never closed at line 1, column 13'],
+    ['{"password":"hunter2\\\\secret\\q"}', 'a bad escape in a string at line 1, column 29'],
+    ['{"password":"hunter2\u0001secret"}', 'a control character in a string (it must be escaped) at line 1, column 21'],
+    ['{"password":-hunter2secret}', 'a malformed number at line 1, column 13'],
+    ['{"password":1.hunter2secret}', 'a malformed number at line 1, column 14'],
+    ['{"password" "hunter2secret"}', "expected ':' after a property name at line 1, column 13"],
+    ['{hunter2secret:1}', 'expected a property name in double quotes at line 1, column 2'],
+    ['["hunter2secret",]', 'unexpected character at line 1, column 18'],
+    ['{"a":1} hunter2secret', 'unexpected text after the JSON value at line 1, column 9'],
+    ['hunter2secret', 'unexpected character at line 1, column 1'],
+    ['tru', 'unexpected end of the body at line 1, column 4'],
+    ['{\n  "user": "ada",\n  "password": hunter2secret\n}', 'unexpected character at line 3, column 15'],
+    // Columns count characters: é and 😀 (two UTF-16 units) are one each.
+    ['{"\u00e9\u{1f600}":hunter2secret}', 'unexpected character at line 1, column 7'],
+  ])('says where %j goes wrong, and never quotes it', (text, reason) => {
+    const outcome = parse('json', Buffer.from(text));
+    expect(!outcome.ok && outcome.error.message).toBe(`invalid JSON body: ${reason}`);
+    const pieces = Array.from({ length: 'hunter2secret'.length - 3 }, (_, i) => 'hunter2secret'.slice(i, i + 4));
+    expect(pieces.filter((piece) => reason.includes(piece))).toEqual([]);
+  });
+
+  it('refuses what JSON.parse refuses, and names a line and a column for each (5,000 generated texts)', () => {
+    const atoms = [
+      '{',
+      '}',
+      '[',
+      ']',
+      ',',
+      ':',
+      '"a"',
+      '"',
+      '\\',
+      '1',
+      '-',
+      '.',
+      'e',
+      '0',
+      'true',
+      'fals',
+      'null',
+      ' ',
+      '\n',
+      'x',
+      '"\\u00',
+      '\u0001',
+      '\u00e9',
+    ];
+    let seed = 7;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    for (let i = 0; i < 5000; i++) {
+      const text = Array.from({ length: 1 + next(12) }, () => atoms[next(atoms.length)]).join('');
+      if (text.trim() === '') continue;
+      let valid = true;
+      try {
+        JSON.parse(text);
+      } catch {
+        valid = false;
+      }
+      const outcome = parse('json', Buffer.from(text));
+      expect([text, outcome.ok]).toEqual([text, valid]);
+      if (!outcome.ok)
+        expect([text, outcome.error.message]).toEqual([text, expect.stringMatching(/ at line \d+, column \d+$/)]);
+    }
+  });
+
   it('turns form bodies into an object of strings, last value winning, dropping prototype keys', () => {
     const outcome = parse('form', Buffer.from('a=1&b=two+words&a=3&__proto__=x&constructor=y'));
     expect(outcome.ok && outcome.body.payload).toEqual({ a: '3', b: 'two words' });

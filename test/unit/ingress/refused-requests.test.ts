@@ -248,6 +248,23 @@ describe('what an authenticated request keeps of its body', () => {
     expect((await rowsOf(1))[0]).toMatchObject({ body: Buffer.alloc(0), body_bytes: 26, redacted: 1, body_whole: 0 });
   });
 
+  it('never copies a piece of an invalid body into the answer or the reason: a redacted value stays out', async () => {
+    // V8's message quoted the text around the error: `…"password":hunter2sec"... is not valid JSON`.
+    t = await createTestApp({ hooks: { log: { redact: ['password'] } } });
+    const payload = '{"text":"x","password":hunter2secret}';
+    const res = await t.app.inject({ method: 'POST', url: '/hooks/wake', headers: AUTH, payload });
+    const [row] = await rowsOf(1);
+    // No four characters of the secret in a row, in the answer or anywhere in the stored record.
+    const pieces = Array.from({ length: 'hunter2secret'.length - 3 }, (_, i) => 'hunter2secret'.slice(i, i + 4));
+    for (const seen of [res.body, JSON.stringify(row)]) {
+      expect(pieces.filter((piece) => seen.includes(piece))).toEqual([]);
+    }
+    const reason = 'invalid JSON body: unexpected character at line 1, column 24';
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ ok: false, code: 'INVALID_JSON', error: reason });
+    expect(row).toMatchObject({ code: 'INVALID_JSON', reason, body: Buffer.alloc(0), redacted: 1 });
+  });
+
   it('redacts a path as the parser sees the body, and never keeps raw text a duplicate key hid it in', async () => {
     t = await createTestApp({ hooks: { log: { redact: ['card.number'] } } });
     const bodies = [
