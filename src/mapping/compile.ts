@@ -2,6 +2,7 @@ import { LAST_CHANNEL } from '../action-shape.js';
 import { expectedChannel, type ModelCatalog } from '../actions/index.js';
 import { type Config, configInvalid, type MappingConfig } from '../config/index.js';
 import { isHookdError } from '../errors.js';
+import type { RenderBudget } from './bounded-text.js';
 import type { EventTypeRule } from './event-type.js';
 import { compileTemplates, draftRenderer, schemaWarnings } from './mapping-templates.js';
 import { everyProblem, payloadChecker, readSchema, type SchemaProblem } from './payload-schema.js';
@@ -57,8 +58,8 @@ export interface CompiledMapping {
   readonly templateNames: readonly { readonly field: string; readonly names: readonly string[] }[];
   /** False when no field is a template (a transform-only mapping needs no view). */
   readonly usesView: boolean;
-  /** Renders the templated draft for one view. */
-  draft(view: TemplateView): Draft;
+  /** Renders the templated draft for one view, within the request's budget of template steps. */
+  draft(view: TemplateView, budget?: RenderBudget): Draft;
 }
 
 /** A preset's or plugin's mapping: where it comes from and what its entry sets. */

@@ -1,6 +1,8 @@
 import { hookdError } from '../errors.js';
+import { cutNote, MAX_TEXT_CHARS, renderBudget, withNote } from './bounded-text.js';
 import type { CompiledMapping } from './compile.js';
 import { itemPayloads } from './for-each.js';
+import { plainOf } from './item-view.js';
 import { MAX_ACTIONS, mergeTransformResult } from './merge.js';
 import { confinePluginDraft } from './plugin-drafts.js';
 import { buildView, EMPTY_VIEW } from './templates.js';
@@ -30,11 +32,13 @@ export async function draftsFor(
   // request must not hold an isolate for items × timeoutMs).
   const budgetMs = transforms?.timeoutMs;
   const started = performance.now();
+  // And its templates share one budget of steps (a fan-out renders once per item).
+  const renders = renderBudget();
   for (const payload of itemPayloads(mapping.forEach, request.payload)) {
     const view = mapping.usesView
       ? buildView({ payload, headers: request.headers, query: request.query, path: request.subPath, clock: parts.now })
       : EMPTY_VIEW;
-    const draft = mapping.draft(view);
+    const draft = mapping.draft(view, renders);
     const confine = (made: Draft) =>
       mapping.sessionNamespace ? confinePluginDraft(draft, made, mapping.sessionNamespace) : made;
     if (!mapping.transform || !transforms) {
@@ -58,12 +62,12 @@ export async function draftsFor(
   return { drafts: bounded, fanOut, ...(eventType === undefined ? {} : { eventType }) };
 }
 
-/** The most text one action may carry (docs/operations.md#limits): a 30-byte request cannot become a 50 MB wake. */
-export const MAX_TEXT_CHARS = 256 * 1024;
+export { MAX_TEXT_CHARS } from './bounded-text.js';
 
 /**
  * Bounds a draft's `text` and `message`: a transform that returns more fails (500, its bug to
- * fix); a template that renders more is cut with a note (a mail with a long body still runs).
+ * fix); a template that renders more is cut with a note (a mail with a long body still runs),
+ * which its render has done already (docs/mappings.md#what-a-template-may-render).
  * A plugin's transform may not ask for a run longer than the operator allows.
  */
 export function boundDraft(draft: Draft, mapping: Pick<CompiledMapping, 'maxTimeoutSeconds' | 'transform'>): Draft {
@@ -80,15 +84,15 @@ export function boundDraft(draft: Draft, mapping: Pick<CompiledMapping, 'maxTime
       const reason = `its ${field} is ${value.length} characters; the limit is ${MAX_TEXT_CHARS}`;
       throw hookdError('TRANSFORM_FAILED', { reason });
     }
-    const note = `\n… [cut by hookd: ${value.length - MAX_TEXT_CHARS} more characters]`;
-    bounded = { ...bounded, [field]: value.slice(0, MAX_TEXT_CHARS - note.length) + note };
+    bounded = { ...bounded, [field]: withNote(value, cutNote(value.length)) };
   }
   return bounded;
 }
 
 /**
- * What a transform is called with for one payload (the request's, or a fan-out's item): a
- * preset's options, and `payloadIsJsonOfRawBody` only when the payload is the whole body's JSON.
+ * What a transform is called with for one payload (the request's, or a fan-out's item, as the
+ * plain copy its view stands for): a preset's options, and `payloadIsJsonOfRawBody` only when
+ * the payload is the whole body's JSON.
  */
 export function transformContext(
   request: MaskedRequest,
@@ -97,7 +101,7 @@ export function transformContext(
 ): TransformContext {
   return {
     ...(presetOptions ? { options: presetOptions } : {}),
-    payload,
+    payload: plainOf(payload),
     headers: request.headers,
     query: request.query,
     path: request.subPath,

@@ -1,4 +1,5 @@
 import { hookdError } from '../errors.js';
+import { overlay } from './item-view.js';
 import { MAX_ACTIONS } from './merge.js';
 import { isPlainObject } from './templates.js';
 
@@ -17,10 +18,13 @@ export function itemPayloads(forEach: string | undefined, payload: unknown): unk
   return list.map((item) => setPath(payload, path, [item]));
 }
 
-/** A copy of `value` with `path` set to `replacement` (objects along the path are copied). */
+/**
+ * `value` with `path` set to `replacement`: a view of each object along the path with its one
+ * key replaced (docs/mappings.md), never a copy of its other keys.
+ */
 function setPath(value: unknown, path: readonly string[], replacement: unknown): unknown {
   if (path.length === 0) return replacement;
   const [head, ...rest] = path as [string, ...string[]];
   const object = isPlainObject(value) ? value : {};
-  return { ...object, [head]: setPath(object[head], rest, replacement) };
+  return overlay(object, head, setPath(object[head], rest, replacement));
 }

@@ -1,5 +1,6 @@
 import { TEMPLATED_FIELDS, type TemplatedField } from '../action-shape.js';
 import type { MappingConfig } from '../config/index.js';
+import type { RenderBudget } from './bounded-text.js';
 import { compileTemplate, type Template, type TemplateView } from './templates.js';
 import type { Draft } from './types.js';
 
@@ -37,17 +38,17 @@ export function schemaWarnings(
   );
 }
 
-/** Renders a mapping's draft for one view; made once per mapping. */
+/** Renders a mapping's draft for one view, within the request's `budget` (default: one of its own); made once per mapping. */
 export function draftRenderer(
   mapping: Pick<MappingConfig, 'action' | 'deliver' | 'timeoutSeconds'>,
   templates: ReadonlyMap<TemplatedField, Template>,
-): (view: TemplateView) => Draft {
+): (view: TemplateView, budget?: RenderBudget) => Draft {
   const action = mapping.action ?? 'agent';
-  return (view) => {
+  return (view, budget) => {
     const draft: Draft = { kind: action };
     // A template that renders only white space leaves its field unset.
     for (const [{ field }, template] of templates) {
-      const rendered = template(view);
+      const rendered = template(view, budget);
       if (rendered.trim() !== '') draft[field] = rendered;
     }
     if (mapping.deliver !== undefined) draft.deliver = mapping.deliver;

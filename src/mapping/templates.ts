@@ -1,9 +1,15 @@
 import Mustache from 'mustache';
 import { hookdError } from '../errors.js';
 import { flattenHeaders, type RawHeaders } from '../headers.js';
+import { BoundedText, cutNote, MAX_TEXT_CHARS, type RenderBudget, renderBudget, withNote } from './bounded-text.js';
+import { plainOf } from './item-view.js';
 
-/** A compiled template: render(view) → string, and the names it reads at its top level. */
-export type Template = ((view: TemplateView) => string) & { readonly names: readonly string[] };
+/**
+ * A compiled template: render(view) → string, and the names it reads at its top level. What it
+ * renders is bounded as it renders (docs/mappings.md#what-a-template-may-render): `budget` is the
+ * request's, shared by all its renders (default: one of its own).
+ */
+export type Template = ((view: TemplateView, budget?: RenderBudget) => string) & { readonly names: readonly string[] };
 
 /**
  * What templates see (docs/mappings.md): the view's own keys (`payload`, `headers`, `query`, `path`,
@@ -24,18 +30,51 @@ const NOWHERE = '\u0000';
 
 type Token = [string, string, number, number, Token[]?, number?, boolean?];
 
-/** Objects render as JSON, everything else as its string; nothing is HTML-escaped. */
+/** Objects render as JSON (a `forEach` item's view as the copy it stands for), everything else as its string; nothing is HTML-escaped. */
 function stringify(value: unknown): string {
-  if (typeof value === 'object' && value !== null) return JSON.stringify(value);
+  if (typeof value === 'object' && value !== null) return JSON.stringify(plainOf(value));
   return String(value);
 }
 
+/**
+ * mustache's own walk of the tokens (mustache.js Writer.prototype.renderTokens), bounded: every
+ * token and every section body begun spends a step of the request's budget, and what it renders
+ * is kept only up to the bound. `text` is the render's count, passed where mustache passes its config.
+ */
+function renderTokens(
+  this: Mustache.Writer,
+  tokens: Token[],
+  context: Mustache.Context,
+  partials: undefined,
+  source: string,
+  text: BoundedText,
+): string {
+  let buffer = '';
+  if (!text.step()) return buffer;
+  for (const token of tokens) {
+    if (!text.step()) break;
+    const [symbol, name] = token;
+    if (symbol === '#') buffer += this.renderSection(token as never, context, partials, source, text as never) ?? '';
+    else if (symbol === '^')
+      buffer += this.renderInverted(token as never, context, partials, source, text as never) ?? '';
+    else if (symbol === 'text') buffer += text.piece(name);
+    else if (symbol === 'name' || symbol === '&') buffer += valuePiece(text, context.lookup(name));
+  }
+  return buffer;
+}
+
+/** A variable's piece; past the bound, an object stops the render rather than be turned into JSON only to be counted. */
+function valuePiece(text: BoundedText, value: unknown): string {
+  if (value == null) return '';
+  if (text.full && typeof value === 'object') {
+    text.stopped = true;
+    return '';
+  }
+  return text.piece(stringify(value));
+}
+
 const writer = new Mustache.Writer();
-writer.escapedValue = (token: string[], context: Mustache.Context) => {
-  const value = context.lookup(token[1] as string);
-  return value == null ? '' : stringify(value);
-};
-writer.unescapedValue = writer.escapedValue;
+writer.renderTokens = renderTokens as unknown as Mustache.Writer['renderTokens'];
 
 /** `messages[0].id` → `messages.0.id`; any prototype name → a name that never resolves. */
 function normalizeName(name: string): string {
@@ -93,14 +132,11 @@ export function compileTemplate(source: string): Template {
   const tokens = rewrite(parsed);
   const render =
     plainRender(tokens) ??
-    ((view: TemplateView) =>
-      writer.renderTokens(
-        tokens as never,
-        new Mustache.Context(view.own, new Mustache.Context(view.top)),
-        undefined,
-        source,
-        undefined,
-      ));
+    ((view: TemplateView, budget = renderBudget()) => {
+      const text = new BoundedText(budget);
+      const context = new Mustache.Context(view.own, new Mustache.Context(view.top));
+      return text.finish(writer.renderTokens(tokens as never, context, undefined, source, text as never));
+    });
   // Names inside a section resolve against its items, which no sample view can stand for.
   const names = [...new Set(parsed.filter(([s, name]) => READS.has(s) && name !== '.').map(([, name]) => name))];
   return Object.assign(render, { names });
@@ -122,18 +158,23 @@ function plainRender(tokens: readonly Token[]): ((view: TemplateView) => string)
       parts.push({ name: value, ...(value.indexOf('.') > 0 ? { path: value.split('.') } : {}) });
     else return undefined;
   }
+  // Nothing repeats: a render is at most its parts, each kept until the bound is passed and
+  // counted for the note (docs/mappings.md#what-a-template-may-render).
   return (view) => {
     let out = '';
+    let length = 0;
     for (const part of parts) {
-      if (part.text !== undefined) out += part.text;
-      else {
+      let piece = part.text;
+      if (piece === undefined) {
         let value = lookupIn(view.own, part.name as string, part.path);
         if (value === MISSING) value = lookupIn(view.top, part.name as string, part.path);
         if (typeof value === 'function') value = value.call(view.own);
-        if (value !== MISSING && value != null) out += stringify(value);
+        piece = value !== MISSING && value != null ? stringify(value) : '';
       }
+      if (length <= MAX_TEXT_CHARS) out += piece;
+      length += piece.length;
     }
-    return out;
+    return length > MAX_TEXT_CHARS ? withNote(out, cutNote(length)) : out;
   };
 }
 
@@ -211,7 +252,7 @@ class OwnView {
     return this.#now;
   }
   toJSON() {
-    return { payload: this.payload, headers: this.headers, query: this.query, path: this.path, now: this.now };
+    return { payload: plainOf(this.payload), headers: this.headers, query: this.query, path: this.path, now: this.now };
   }
 }
 

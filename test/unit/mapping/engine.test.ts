@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createModelCatalog } from '../../../src/actions/index.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { type HookdError, isHookdError } from '../../../src/errors.js';
+import { MAX_RENDER_STEPS } from '../../../src/mapping/bounded-text.js';
 import { createMappingEngine } from '../../../src/mapping/index.js';
 import { createTransformHost } from '../../../src/transforms/index.js';
 import { ROOT } from '../../helpers/hookd-process.js';
@@ -255,6 +256,44 @@ describe('the size of what a mapping renders (docs/operations.md#limits)', () =>
     await expect(e.route(request('amp', small))).resolves.toMatchObject({ kind: 'actions' });
   });
 
+  it('answers sections that would render more than a string can hold with the cut, never a 500', async () => {
+    // The 240 KB body that rendered 4.8 billion characters and answered 500 (RangeError).
+    const e = engine({
+      mappings: [{ match: { path: 'amp' }, action: 'wake', textTemplate: 'items: {{#items}}{{name}}, {{/items}}' }],
+    });
+    const payload = { name: 'x'.repeat(120_000), items: Array.from({ length: 40_000 }, () => ({})) };
+    const outcome = await e.route(request('amp', payload));
+    const text = outcome.kind === 'actions' && outcome.actions[0]?.kind === 'wake' ? outcome.actions[0].text : '';
+    expect(text.length).toBe(256 * 1024);
+    expect(text).toMatch(/\n… \[cut by hookd: 4799817863 more characters\]$/);
+  });
+
+  it('spends one budget of template steps on a whole fan-out, not one per item', async () => {
+    let reads = 0;
+    const e = engine({
+      mappings: [{ match: { path: 'fan' }, forEach: 'items', messageTemplate: 'm{{#a}}{{#a}}{{x}}{{/a}}{{/a}}' }],
+    });
+    const payload = {
+      items: Array.from({ length: 100 }, (_, i) => i),
+      a: Array.from({ length: 300 }, () => ({})),
+      get x() {
+        reads++;
+        return '';
+      },
+    };
+    const delivered = request('fan', payload);
+    reads = 0;
+    // 300 × 300 reads of `x` per item: nine million for the hundred items without one shared budget.
+    const outcome = await e.route(delivered);
+    expect(reads).toBeLessThan(MAX_RENDER_STEPS);
+    const messages =
+      outcome.kind === 'actions' ? outcome.actions.map((a) => (a.kind === 'agent' ? a.message : '')) : [];
+    expect(messages).toHaveLength(100);
+    // The first item's 180,000 steps fit; the second spends what is left; the rest find none.
+    expect(messages[0]).toBe('m');
+    for (const message of messages.slice(1)) expect(message).toMatch(/used up their \d+ steps\]$/);
+  });
+
   it('fails a transform that returns over 256 KiB of text with TRANSFORM_FAILED', async () => {
     const config = loadConfig({
       data: {
@@ -275,6 +314,39 @@ describe('the size of what a mapping renders (docs/operations.md#limits)', () =>
         code: 'TRANSFORM_FAILED',
         message: expect.stringMatching(/its text is 300000 characters; the limit is 262144/),
       });
+    } finally {
+      transforms.close();
+    }
+  });
+
+  it("cuts what a template renders in a mapping with a transform too: a payload is not its transform's fault", async () => {
+    const config = loadConfig({
+      data: {
+        hooks: {
+          enabled: true,
+          token: 't'.repeat(20),
+          transformsDir: join(ROOT, 'test/fixtures/transforms'),
+          mappings: [
+            {
+              match: { path: 'amp' },
+              messageTemplate: '{{#items}}{{big}}{{/items}}',
+              transform: { module: 'hostile.ts', export: 'keep' },
+            },
+          ],
+        },
+      },
+      env: {},
+    });
+    const transforms = await createTransformHost({ ...hostConfig(config), log: pino({ level: 'silent' }) });
+    try {
+      const actionOptions = { models: createModelCatalog(config), chatnetConfigured: false };
+      const e = createMappingEngine({ config, actionOptions, transforms });
+      const payload = { big: 'b'.repeat(1024), items: Array.from({ length: 300 }, () => ({})) };
+      const outcome = await e.route(request('amp', payload));
+      const message =
+        outcome.kind === 'actions' && outcome.actions[0]?.kind === 'agent' ? outcome.actions[0].message : '';
+      expect(message.length).toBe(256 * 1024);
+      expect(message).toMatch(/\n… \[cut by hookd: 45056 more characters\]$/);
     } finally {
       transforms.close();
     }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_RENDER_STEPS, MAX_TEXT_CHARS, renderBudget } from '../../../src/mapping/bounded-text.js';
 import { buildView, compileTemplate } from '../../../src/mapping/index.js';
 
 const view = buildView({
@@ -140,5 +141,83 @@ describe('the two layers of a view', () => {
     expect(compileTemplate('{{path}}|{{path.name}}|{{query.q}}|{{title}}|{{payload.query}}')(layered)).toBe(
       'sub|from-payload|1|t|q',
     );
+  });
+});
+
+describe('what a template may render (docs/mappings.md#what-a-template-may-render)', () => {
+  const viewOf = (payload: unknown) => buildView({ payload, headers: {}, query: {}, path: 'p', now: new Date(0) });
+  const noteOf = (text: string) => /\n… \[cut by hookd: ([^\]]*)\]$/.exec(text)?.[1];
+
+  it('cuts sections that would render more than a string can hold, and says how much was cut', () => {
+    // Items without `name` render the top-level one: 4.8 billion characters from a 240 KB body,
+    // which threw RangeError (a 500) once the text passed V8's longest string.
+    const payload = { name: 'x'.repeat(120_000), items: Array.from({ length: 40_000 }, () => ({})) };
+    const text = compileTemplate('items: {{#items}}{{name}}, {{/items}}')(viewOf(payload));
+    expect(text).toHaveLength(MAX_TEXT_CHARS);
+    expect(text.startsWith('items: xxx')).toBe(true);
+    const whole = 'items: '.length + 40_000 * (120_000 + ', '.length);
+    expect(noteOf(text)).toBe(`${whole - MAX_TEXT_CHARS} more characters`);
+  });
+
+  it('cuts text and variables that repeat a value past what a string can hold, and says how much', () => {
+    const text = compileTemplate('{{big}}'.repeat(2100))(viewOf({ big: 'b'.repeat(MAX_TEXT_CHARS) }));
+    expect(text).toHaveLength(MAX_TEXT_CHARS);
+    expect(noteOf(text)).toBe(`${2099 * MAX_TEXT_CHARS} more characters`);
+  });
+
+  it('turns no object into JSON past the bound: the render stops there and says so', () => {
+    let serialised = 0;
+    // Its JSON is 1,002 characters: 262 of them pass the bound, where rendering all 4,000 made 4 MB.
+    const big = {
+      toJSON: () => {
+        serialised++;
+        return 'b'.repeat(1000);
+      },
+    };
+    const text = compileTemplate('{{#items}}{{big}}{{/items}}')(
+      viewOf({ big, items: Array.from({ length: 4000 }, () => ({})) }),
+    );
+    expect(serialised).toBe(262);
+    expect(text).toHaveLength(MAX_TEXT_CHARS);
+    expect(noteOf(text)).toBe(`over ${262 * 1002 - MAX_TEXT_CHARS} more characters`);
+  });
+
+  it('stops sections nested in sections once the steps are spent, though they render nothing', () => {
+    let reads = 0;
+    const payload = {
+      a: Array.from({ length: 200 }, () => ({})),
+      get x() {
+        reads++;
+        return '';
+      },
+    };
+    // 200 × 200 × 200 items: eight million reads of `x` without the bound.
+    const text = compileTemplate('[{{#a}}{{#a}}{{#a}}{{x}}{{/a}}{{/a}}{{/a}}]')(viewOf(payload));
+    expect(noteOf(text)).toBe(`this request's templates used up their ${MAX_RENDER_STEPS} steps`);
+    expect(text.startsWith('[\n')).toBe(true);
+    expect(reads).toBeLessThan(MAX_RENDER_STEPS / 2);
+  });
+
+  it('shares one budget of steps among the renders given it', () => {
+    const template = compileTemplate('{{#a}}{{#a}}.{{/a}}{{/a}}');
+    const view = viewOf({ a: Array.from({ length: 400 }, () => ({})) });
+    const budget = renderBudget();
+    // 400 × 400 dots take two steps each: the first render spends the budget, the second finds none left.
+    expect(noteOf(template(view, budget))).toMatch(/used up their/);
+    expect(template(view, budget)).toBe(
+      `\n… [cut by hookd: this request's templates used up their ${MAX_RENDER_STEPS} steps]`,
+    );
+    expect(budget.steps).toBe(0);
+    const small = viewOf({ a: [{}, {}] });
+    expect(template(small)).toBe('....');
+  });
+
+  it('renders what fits whole, and a text exactly at the bound without a note', () => {
+    const exact = compileTemplate('{{#items}}{{s}}{{/items}}')(
+      viewOf({ s: 'y'.repeat(1024), items: Array(256).fill({}) }),
+    );
+    expect(exact).toBe('y'.repeat(MAX_TEXT_CHARS));
+    const plain = compileTemplate('{{s}}{{s}}')(viewOf({ s: 'z'.repeat(MAX_TEXT_CHARS / 2) }));
+    expect(plain).toBe('z'.repeat(MAX_TEXT_CHARS));
   });
 });
