@@ -314,12 +314,12 @@ describe.skipIf(!postgresTestsRun)('work shared by several nodes on PostgreSQL',
     }
     // Node A took a sender's idempotency key and froze before its commit (a partition, a paused
     // VM): its connection stays open, idle inside the transaction.
-    const frozen = createPgPool(cluster?.url as string, 1, 500);
+    const frozen = createPgPool(cluster?.url as string, 1, 1000);
     const held = await frozen.connect();
     held.on('error', () => undefined);
-    await held.query('BEGIN');
+    // One round trip: the session is idle in its transaction only from here.
     await held.query(
-      `INSERT INTO idempotency (scope, key, body_hash, status, response, created_at, expires_at)
+      `BEGIN; INSERT INTO idempotency (scope, key, body_hash, status, response, created_at, expires_at)
        VALUES ('frozen', 'delivery-1', 'h', 202, NULL, 0, 9e15)`,
     );
     try {

@@ -27,15 +27,15 @@ export const IDLE_IN_TRANSACTION_MS = 15_000;
  * bounds the other side: a node cut off or frozen inside a transaction (a partition, a paused
  * VM) has it rolled back after `idleInTransactionMs`, so that the rows it locked (an
  * idempotency key a sender retries on another node, its runs) do not wait for it for hours.
+ * Both are set by a `SET` as each connection opens, not as startup parameters, which PgBouncer
+ * refuses unless told to ignore them.
  */
 export function createPgPool(url: string, max = 10, idleInTransactionMs = IDLE_IN_TRANSACTION_MS): pg.Pool {
-  return new pg.Pool({
+  const pool = new pg.Pool({
     connectionString: url,
     max,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     query_timeout: QUERY_TIMEOUT_MS,
-    statement_timeout: STATEMENT_TIMEOUT_MS,
-    idle_in_transaction_session_timeout: idleInTransactionMs,
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
     types: {
@@ -43,6 +43,13 @@ export function createPgPool(url: string, max = 10, idleInTransactionMs = IDLE_I
         oid === INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as never,
     },
   });
+  const timeouts = `SET statement_timeout = ${STATEMENT_TIMEOUT_MS}; SET idle_in_transaction_session_timeout = ${Math.round(idleInTransactionMs)}`;
+  // Queued before anything the connection is handed out for; one that fails is the connection's
+  // own failure, which its first use meets.
+  pool.on('connect', (client) => {
+    client.query(timeouts).catch(() => undefined);
+  });
+  return pool;
 }
 
 /**
