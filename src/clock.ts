@@ -24,6 +24,25 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/** A moment on both of a clock's clocks. */
+export interface Stamp {
+  readonly monotonic: number;
+  readonly wall: number;
+}
+
+/** Now, on both clocks. */
+export const stampOf = (clock: Clock): Stamp => ({ monotonic: clock.monotonic(), wall: clock.now() });
+
+/**
+ * How much of `ms` from `since` is left, by whichever clock says less: a deadline this process
+ * keeps for itself (a lease's end, which the database counts on its own clock) is neither
+ * extended by the system's clock set back (the monotonic clock goes on) nor by time the machine
+ * spent suspended, which the monotonic clock does not count (the wall clock does).
+ */
+export function timeLeft(since: Stamp, ms: number, clock: Clock): number {
+  return Math.min(since.monotonic + ms - clock.monotonic(), since.wall + ms - clock.now());
+}
+
 /** The process's own clock and timers. */
 export const systemClock: Clock = {
   now: () => Date.now(),

@@ -1,4 +1,4 @@
-import { type Cancel, type Clock, systemClock } from '../clock.js';
+import { type Cancel, type Clock, stampOf, systemClock, timeLeft } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { WorkShare } from '../store/index.js';
 
@@ -100,7 +100,7 @@ export function holdLease<J extends Job>(lease: JobLease<J>): Promise<void> {
 async function tryHold<J extends Job>(lease: JobLease<J>): Promise<void> {
   const { share, name } = lease.options;
   const { clock, log } = lease;
-  const sentAt = clock.monotonic();
+  const sentAt = stampOf(clock);
   try {
     const taken = await share.holdJob(name);
     if (lease.stopped) return;
@@ -109,7 +109,7 @@ async function tryHold<J extends Job>(lease: JobLease<J>): Promise<void> {
       return;
     }
     lease.cancelWatchdog?.();
-    lease.cancelWatchdog = clock.setTimeout(lease.onLapse, sentAt + share.leaseMs - lease.marginMs - clock.monotonic());
+    lease.cancelWatchdog = clock.setTimeout(lease.onLapse, timeLeft(sentAt, share.leaseMs, clock) - lease.marginMs);
     if (lease.running) return;
     // The job stopped here before must have wound down before it starts again.
     await lease.stopping;

@@ -1,4 +1,4 @@
-import { type Cancel, systemClock } from '../../clock.js';
+import { type Cancel, type Stamp, stampOf, systemClock } from '../../clock.js';
 import { hookdError } from '../../errors.js';
 import type { ClaimedRun, WorkShare } from '../../store/index.js';
 import { armWatchdog, dropLapsing, endCancelled, type Held, type RunLeases, renewLeases } from './run-leases.js';
@@ -28,15 +28,15 @@ const openModels = (runs: RunPump) =>
     .filter((b) => b.kind === 'model' && b.state === 'open')
     .map((b) => b.target);
 
-/** Holds the runs a claim sent at `sentAt` (the monotonic clock's) returned, and starts what may start. */
-export function takeClaimed(q: ClaimState, claimed: readonly ClaimedRun[], sentAt: number): void {
+/** Holds the runs a claim sent at `sentAt` returned, and starts what may start. */
+export function takeClaimed(q: ClaimState, claimed: readonly ClaimedRun[], sentAt: Stamp): void {
   const { held, runs } = q;
   for (const run of claimed) {
     const entry = held.get(run.id);
     if (entry) {
       // Held here still: its lease had lapsed unnoticed, and is renewed. Given up and still
       // winding down: not started twice; its new lease lapses for a node that runs it.
-      if (!entry.abort.signal.aborted) entry.until = sentAt + q.share.leaseMs;
+      if (!entry.abort.signal.aborted) entry.asked = sentAt;
       continue;
     }
     const pending: PendingRun = {
@@ -45,7 +45,7 @@ export function takeClaimed(q: ClaimState, claimed: readonly ClaimedRun[], sentA
       ...(run.mappingId === undefined ? {} : { mappingId: run.mappingId }),
       ...(run.model === undefined ? {} : { model: run.model }),
     };
-    held.set(run.id, { run: pending, until: sentAt + q.share.leaseMs, abort: new AbortController() });
+    held.set(run.id, { run: pending, asked: sentAt, abort: new AbortController() });
     runs.add(pending);
     if (run.cancelRequested) void endCancelled(q, run.id);
   }
@@ -64,7 +64,7 @@ export function claim(q: ClaimState): void {
   // Runs waiting out a back-off or a breaker hold a lease, not room.
   const room = q.options.maxConcurrent - q.runs.busy();
   if (room <= 0) return;
-  const sentAt = q.clock.monotonic();
+  const sentAt = stampOf(q.clock);
   const skipModels = openModels(q.runs);
   q.claiming = q.share
     .claimRuns(room, skipModels.length > 0 ? { skipModels } : undefined)

@@ -1,19 +1,15 @@
-import type { Cancel, Clock } from '../../clock.js';
+import { type Cancel, type Clock, type Stamp, stampOf, timeLeft } from '../../clock.js';
 import { hookdError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { WorkShare } from '../../store/index.js';
 import type { RunPump } from './run-pump.js';
 import type { PendingRun } from './types.js';
 
-/** A run this node claimed: its lease's end by this node's monotonic clock, and what aborts it. */
+/** A run this node claimed: when its lease was last asked, and what aborts it. */
 export interface Held {
   readonly run: PendingRun;
-  /**
-   * When the lease ends at the earliest, on this node's monotonic clock (the database adds the
-   * lease to its own later clock): the system's clock set back must not let this node run a
-   * run past its lease while another node takes it over.
-   */
-  until: number;
+  /** When the lease now held was asked (renewed or claimed); a lease found lost is asked at never (-Infinity). */
+  asked: Stamp;
   /** Aborted when the lease is given up or the node stops: the run is left unfinished. */
   readonly abort: AbortController;
 }
@@ -45,12 +41,14 @@ export function endCancelled(leases: RunLeases, id: string): Promise<unknown> {
   return leases.runs.cancel(id).catch((err: unknown) => leases.log.warn({ err, runId: id }, 'cancelling a run failed'));
 }
 
+/** A lease found lost: ended long ago on both clocks. */
+const LOST: Stamp = { monotonic: Number.NEGATIVE_INFINITY, wall: Number.NEGATIVE_INFINITY };
+
 /** Gives up the runs whose lease ends within the margin: another node may take them soon. */
 export function dropLapsing(leases: RunLeases): void {
-  const { held, runs, log } = leases;
-  const now = leases.clock.monotonic();
+  const { held, runs, log, clock } = leases;
   for (const [id, entry] of held) {
-    if (entry.until - now > leases.marginMs || entry.abort.signal.aborted) continue;
+    if (timeLeft(entry.asked, leases.share.leaseMs, clock) > leases.marginMs || entry.abort.signal.aborted) continue;
     log.warn({ runId: id }, 'the lease of a run could not be renewed in time; leaving it to another node');
     entry.abort.abort(hookdError('SHUTTING_DOWN'));
     // A run still waiting goes at once; an executing one once its abort has stopped it.
@@ -63,10 +61,11 @@ export function dropLapsing(leases: RunLeases): void {
 export function armWatchdog(leases: RunLeases): void {
   const { clock } = leases;
   leases.cancelWatchdog?.();
-  let earliest = Number.POSITIVE_INFINITY;
-  for (const entry of leases.held.values()) if (!entry.abort.signal.aborted) earliest = Math.min(earliest, entry.until);
-  if (leases.stopped || earliest === Number.POSITIVE_INFINITY) return;
-  const delayMs = Math.max(0, earliest - leases.marginMs - clock.monotonic());
+  let least = Number.POSITIVE_INFINITY;
+  for (const entry of leases.held.values())
+    if (!entry.abort.signal.aborted) least = Math.min(least, timeLeft(entry.asked, leases.share.leaseMs, clock));
+  if (leases.stopped || least === Number.POSITIVE_INFINITY) return;
+  const delayMs = Math.max(0, least - leases.marginMs);
   leases.cancelWatchdog = clock.setTimeout(leases.onWatchdog, delayMs);
 }
 
@@ -81,13 +80,13 @@ export async function renewLeases(leases: RunLeases): Promise<void> {
   const ids = [...held].filter(([, entry]) => !entry.abort.signal.aborted).map(([id]) => id);
   if (leases.renewing || ids.length === 0) return;
   leases.renewing = true;
-  const sentAt = clock.monotonic();
+  const sentAt = stampOf(clock);
   try {
     const { renewed, busy, cancelled } = await share.renewRuns(ids);
     for (const id of ids) {
       const entry = held.get(id);
       // A busy lease keeps its end: renewed at the next tick, or given up in time.
-      if (entry && !busy.has(id)) entry.until = renewed.has(id) ? sentAt + share.leaseMs : 0;
+      if (entry && !busy.has(id)) entry.asked = renewed.has(id) ? sentAt : LOST;
     }
     dropLapsing(leases);
     for (const id of cancelled) if (held.has(id)) void endCancelled(leases, id);

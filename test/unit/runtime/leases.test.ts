@@ -179,6 +179,27 @@ describe('leases lost by a node', () => {
     await runs.stop();
   });
 
+  it('give a run up at its next renewal after the machine was suspended past its lease', async () => {
+    const clock = createManualClock();
+    model = await startFakeModel(() => ({ stall: true }));
+    const models = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
+    const { store, warnings, claimedRuns } = parts(models, clock);
+    queueRun(store, 'r6');
+    const { share, state } = fakeShare(['r6'], clock);
+    const runs = claimedRuns(share);
+    expect(await runs.resume()).toBe(1);
+    await expect.poll(() => model?.requests.length).toBe(1);
+    await clock.advance(LEASE_MS * 1.5);
+    // Suspended for a minute: the monotonic clock and the timers stood still, the wall clock
+    // (and the database's) did not. Renewals find the row locked: its lease is not extended.
+    state.busy = true;
+    clock.stepWall(60_000);
+    await clock.advance(TICK_MS);
+    expect(warnings).toContain(GIVEN_UP);
+    await expect.poll(() => runs.depth).toBe(0);
+    await runs.stop();
+  });
+
   it('keep a lease found busy without extending it: kept when the next renewal gets through, given up in time if none does', async () => {
     const clock = createManualClock();
     model = await startFakeModel(() => ({ stall: true }));

@@ -1,5 +1,6 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { stampOf } from '../../../../src/clock.js';
 import { createModelRouter } from '../../../../src/providers/index.js';
 import { createDelivery } from '../../../../src/runtime/delivery/delivery.js';
 import { createHeartbeat } from '../../../../src/runtime/heartbeat/heartbeat.js';
@@ -107,20 +108,20 @@ describe("a node's claims", () => {
     const { q, store, clock, model } = await node(workShare({ leaseMs: LEASE_MS }));
     const run = queued(store, 'r1');
     q.backlog = 3;
-    const sentAt = clock.now() - 100;
+    const sentAt = { monotonic: clock.monotonic() - 100, wall: clock.now() - 100 };
     takeClaimed(q, [run], sentAt);
-    expect(q.held.get('r1')?.until).toBe(sentAt + LEASE_MS);
+    expect(q.held.get('r1')?.asked).toEqual(sentAt);
     expect(q.backlog).toBe(2);
     await expect.poll(() => model.requests.length).toBe(1);
-    takeClaimed(q, [run], clock.now());
-    expect(q.held.get('r1')?.until).toBe(clock.now() + LEASE_MS);
+    takeClaimed(q, [run], stampOf(clock));
+    expect(q.held.get('r1')?.asked).toEqual(stampOf(clock));
     expect(q.runs.waiting + q.runs.executing).toBe(1);
     expect(q.backlog).toBe(1);
   });
 
   it('ends a claimed run the operator asked to cancel, never asking the model', async () => {
     const { q, store, clock } = await node(workShare({ leaseMs: LEASE_MS }));
-    takeClaimed(q, [{ ...queued(store, 'r1'), cancelRequested: true }], clock.now());
+    takeClaimed(q, [{ ...queued(store, 'r1'), cancelRequested: true }], stampOf(clock));
     await expect.poll(() => store?.runs.get('r1')?.status).toBe('cancelled');
     expect(model?.requests).toEqual([]);
   });
@@ -138,7 +139,7 @@ describe("a renewal of a node's leases", () => {
     });
     // Five run slots: a provider takes four (one fewer, docs/runtime.md#fault-isolation).
     const { q, store, clock, model } = await node(share, 5);
-    const claimedAt = clock.now();
+    const claimedAt = stampOf(clock);
     const ids = ['renewed', 'busy', 'lost', 'cancelled'];
     takeClaimed(
       q,
@@ -148,8 +149,8 @@ describe("a renewal of a node's leases", () => {
     await expect.poll(() => model.requests.length).toBe(4);
     await clock.advance(50);
     await renewLeases(q);
-    expect(q.held.get('renewed')?.until).toBe(claimedAt + 50 + LEASE_MS);
-    expect(q.held.get('busy')?.until).toBe(claimedAt + LEASE_MS);
+    expect(q.held.get('renewed')?.asked).toEqual({ monotonic: claimedAt.monotonic + 50, wall: claimedAt.wall + 50 });
+    expect(q.held.get('busy')?.asked).toEqual(claimedAt);
     expect(q.held.get('renewed')?.abort.signal.aborted).toBe(false);
     // The lost lease's run stops unfinished, for the node that takes it over.
     await expect.poll(() => q.held.has('lost')).toBe(false);
@@ -163,7 +164,7 @@ describe('a cancel on a node among several', () => {
   it('ends a run held here or by no one, asks the node that holds one, and says when one was over', async () => {
     const share = workShare({ leaseMs: LEASE_MS, takeRun: async (id) => id === 'free' });
     const { q, store, clock } = await node(share);
-    takeClaimed(q, [queued(store, 'here')], clock.now());
+    takeClaimed(q, [queued(store, 'here')], stampOf(clock));
     for (const id of ['free', 'elsewhere', 'over']) queued(store, id);
     store.runs.markSummarized('over', clock.now());
     expect(await cancelClaimed(q, 'here')).toBe('ended');
