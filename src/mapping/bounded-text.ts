@@ -18,6 +18,8 @@ export const MAX_RENDER_STEPS = 250_000;
 /** What one request's templates have left to spend; shared by all of them. */
 export interface RenderBudget {
   steps: number;
+  /** Set by a render that was cut (past the bound, or out of steps): its caller may refuse it. */
+  cut?: boolean;
 }
 
 /** A request's budget, full. */
@@ -68,6 +70,7 @@ export class BoundedText {
 
   /** The text a field takes from what the render kept: whole when it fits, else cut with a note. */
   finish(kept: string): string {
+    if (this.stopped || this.full) this.budget.cut = true;
     if (this.stopped) {
       const left = this.full
         ? `over ${this.length - MAX_TEXT_CHARS} more characters`

@@ -1,6 +1,7 @@
 import { TEMPLATED_FIELDS, type TemplatedField } from '../action-shape.js';
 import type { MappingConfig } from '../config/index.js';
-import type { RenderBudget } from './bounded-text.js';
+import { hookdError } from '../errors.js';
+import { MAX_RENDER_STEPS, MAX_TEXT_CHARS, type RenderBudget, renderBudget } from './bounded-text.js';
 import { compileTemplate, type Template, type TemplateView } from './templates.js';
 import type { Draft } from './types.js';
 
@@ -38,17 +39,32 @@ export function schemaWarnings(
   );
 }
 
-/** Renders a mapping's draft for one view, within the request's `budget` (default: one of its own); made once per mapping. */
+/** The fields a cut (with its note) still serves: the words the model or the chat reads. */
+const CUTTABLE = new Set(['text', 'message']);
+
+/**
+ * Renders a mapping's draft for one view, within the request's `budget` (default: one of its
+ * own); made once per mapping. The fields that route it (`sessionKey`, `channel`, `to`, `model`,
+ * …) render first, so that a long text leaves them their steps, and one that was cut is a 400
+ * `INVALID_FIELD`, never a note sent on as a recipient (docs/mappings.md#what-a-template-may-render).
+ */
 export function draftRenderer(
   mapping: Pick<MappingConfig, 'action' | 'deliver' | 'timeoutSeconds'>,
   templates: ReadonlyMap<TemplatedField, Template>,
 ): (view: TemplateView, budget?: RenderBudget) => Draft {
   const action = mapping.action ?? 'agent';
-  return (view, budget) => {
+  const ordered = [...templates].sort(([a], [b]) => Number(CUTTABLE.has(a.field)) - Number(CUTTABLE.has(b.field)));
+  return (view, budget = renderBudget()) => {
     const draft: Draft = { kind: action };
-    // A template that renders only white space leaves its field unset.
-    for (const [{ field }, template] of templates) {
+    for (const [{ field }, template] of ordered) {
+      budget.cut = false;
       const rendered = template(view, budget);
+      if (budget.cut && !CUTTABLE.has(field))
+        throw hookdError('INVALID_FIELD', {
+          field,
+          expected: `a template that renders at most ${MAX_TEXT_CHARS} characters within ${MAX_RENDER_STEPS} steps`,
+        });
+      // A template that renders only white space leaves its field unset.
       if (rendered.trim() !== '') draft[field] = rendered;
     }
     if (mapping.deliver !== undefined) draft.deliver = mapping.deliver;

@@ -150,7 +150,7 @@ const READS = new Set(['name', '&', '#', '^']);
  * down; a primitive's own property at its end counts), without building two contexts, their
  * caches and a writer's walk per request (about a microsecond of every templated request).
  */
-function plainRender(tokens: readonly Token[]): ((view: TemplateView) => string) | undefined {
+function plainRender(tokens: readonly Token[]): ((view: TemplateView, budget?: RenderBudget) => string) | undefined {
   const parts: { readonly text?: string; readonly name?: string; readonly path?: readonly string[] }[] = [];
   for (const [symbol, value] of tokens) {
     if (symbol === 'text') parts.push({ text: value });
@@ -160,7 +160,7 @@ function plainRender(tokens: readonly Token[]): ((view: TemplateView) => string)
   }
   // Nothing repeats: a render is at most its parts, each kept until the bound is passed and
   // counted for the note (docs/mappings.md#what-a-template-may-render).
-  return (view) => {
+  return (view, budget) => {
     let out = '';
     let length = 0;
     for (const part of parts) {
@@ -174,7 +174,9 @@ function plainRender(tokens: readonly Token[]): ((view: TemplateView) => string)
       if (length <= MAX_TEXT_CHARS) out += piece;
       length += piece.length;
     }
-    return length > MAX_TEXT_CHARS ? withNote(out, cutNote(length)) : out;
+    if (length <= MAX_TEXT_CHARS) return out;
+    if (budget) budget.cut = true;
+    return withNote(out, cutNote(length));
   };
 }
 

@@ -294,6 +294,31 @@ describe('the size of what a mapping renders (docs/operations.md#limits)', () =>
     for (const message of messages.slice(1)) expect(message).toMatch(/used up their \d+ steps\]$/);
   });
 
+  it('renders the fields that route an action before its text, and refuses one that was cut', async () => {
+    // The message's sections spend the whole budget; the session key's template, with a section
+    // of its own, still renders (before: the cut note, refused as a session key).
+    const e = engine({
+      mappings: [
+        {
+          match: { path: 'route' },
+          messageTemplate: '{{#a}}{{#a}}{{x}}{{/a}}{{/a}}',
+          sessionKey: 'hook:{{#owner}}{{id}}{{/owner}}',
+          name: '{{#names}}{{n}}{{/names}}',
+        },
+      ],
+    });
+    const payload = { a: Array.from({ length: 1000 }, () => ({})), x: '', owner: { id: '42' }, names: [{ n: 'run' }] };
+    const outcome = await e.route(request('route', payload));
+    const action = outcome.kind === 'actions' ? outcome.actions[0] : undefined;
+    expect(action).toMatchObject({ kind: 'agent', sessionKey: 'hook:42', name: 'run' });
+    // A name cut by its own render: 400, never the note as its name.
+    const long = { a: [], x: '', owner: { id: '42' }, names: Array.from({ length: 300_000 }, () => ({ n: 'x' })) };
+    await expect(e.route(request('route', long))).rejects.toMatchObject({
+      code: 'INVALID_FIELD',
+      params: { field: 'name' },
+    });
+  });
+
   it('fails a transform that returns over 256 KiB of text with TRANSFORM_FAILED', async () => {
     const config = loadConfig({
       data: {
