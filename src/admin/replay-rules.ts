@@ -33,6 +33,8 @@ export interface Replayable {
    * before any mapping: a replay answers it alike and runs nothing.
    */
   readonly handshake?: Handshake;
+  /** The signature scheme of the mapping it goes to, when a signature let it in (its delivery id's scope). */
+  readonly scheme?: string;
 }
 
 /** Statuses a request is refused with at the door, before or while it is authenticated. */
@@ -98,6 +100,8 @@ function openedNow(id: string, request: Omit<Replayable, 'verified'>, rules: Rep
   const openedBy = Object.keys(receipt.credentials).join(', ');
   const builtIn = request.subPath === 'wake' || request.subPath === 'agent';
   if (builtIn) throw notAllowed(id, { why: 'token-required', mapping: request.subPath, openedBy });
+  const answered = handshakeHeld(request, rules);
+  if (answered) return answered;
   const mapping = rules.mappings?.resolve(request.subPath, request.body.payload, request.headers);
   // No mapping takes it now: the replay answers 404 NO_MAPPING, as a live request would.
   if (!mapping) return { verified: new Set<string>() };
@@ -107,8 +111,22 @@ function openedNow(id: string, request: Omit<Replayable, 'verified'>, rules: Rep
     throw notAllowed(id, { why, mapping: mapping.id, openedBy });
   }
   if (held !== rules.fingerprints.of(mapping)) throw notAllowed(id, { why: 'signature-changed', mapping: mapping.id });
-  const handshake = mapping.verify ? handshakeOf(mapping.verify, request.body.payload) : undefined;
-  return { verified: new Set([mapping.id]), ...(handshake ? { handshake } : {}) };
+  return { verified: new Set([mapping.id]), ...(mapping.verify ? { scheme: mapping.verify.scheme } : {}) };
+}
+
+/**
+ * The handshake a signed request was answered with live, before any mapping: asked of the
+ * verifiers of its path whose signature it carries, unchanged today.
+ */
+function handshakeHeld(request: Omit<Replayable, 'verified'>, rules: ReplayRules) {
+  const { receipt } = request;
+  if (receipt.by !== 'signature' || !rules.mappings) return undefined;
+  for (const mapping of rules.mappings.verifiersFor(request.subPath)) {
+    if (!mapping.verify || receipt.credentials[mapping.id] !== rules.fingerprints.of(mapping)) continue;
+    const handshake = handshakeOf(mapping.verify, request.body.payload);
+    if (handshake) return { verified: new Set([mapping.id]), handshake };
+  }
+  return undefined;
 }
 
 /** The body parsed as it was at receipt (it was read and parsed then: a 415 or 400 now is the replay's answer). */

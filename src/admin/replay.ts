@@ -84,7 +84,7 @@ async function replayRequest(
   const source = replayableOf(id, stored, replaying);
   let facts: RequestFacts = { ...factsOf(replayId, source, replaying.now()), replayOf: id };
   let trail: MappingTrail = {};
-  if (source.handshake) return answerHandshake(replaying, facts, source.handshake);
+  if (source.handshake) return answerHandshake(replaying, id, { ...facts, receipt: source.receipt }, source.handshake);
   try {
     const key = keyOf(id, source);
     // Its replays log the request's receipt, with the key they share when it named none.
@@ -108,9 +108,10 @@ async function replayRequest(
   }
 }
 
-/** A handshake answered as it was live (docs/presets.md): its 200, logged, and nothing run. */
-function answerHandshake(replaying: Replaying, facts: RequestFacts, handshake: Handshake): ReplayAnswer {
+/** A handshake answered as it was live (docs/presets.md): its 200, logged, the original marked, and nothing run. */
+function answerHandshake(replaying: Replaying, id: string, facts: RequestFacts, handshake: Handshake): ReplayAnswer {
   replaying.sink.recordRequest(replaying.recorder.record(facts, { status: 200, eventType: handshake.eventType }));
+  replaying.sink.markReplayed(id);
   return { status: 200, body: handshake.body };
 }
 
@@ -207,8 +208,8 @@ export function keyOf(id: string, source: Replayable): Key & { deliveryId: boole
   const bodyHash = hashBody(source.body.rawBody);
   const { receipt } = source;
   const signed =
-    receipt.by === 'signature' && receipt.webhookId !== undefined
-      ? { webhookId: receipt.webhookId, mappings: Object.keys(receipt.credentials) }
+    receipt.by === 'signature' && receipt.webhookId !== undefined && source.scheme !== undefined
+      ? { webhookId: receipt.webhookId, scheme: source.scheme }
       : undefined;
   const own = requestKeyOf(source.headers, source.subPath, signed);
   if (own !== undefined) return { ...own, bodyHash, fromId: false };

@@ -45,7 +45,9 @@ export async function handleHook(ctx: HookHandling, request: FastifyRequest, rep
     }
   }
   const signed =
-    verified?.webhookId === undefined ? undefined : { webhookId: verified.webhookId, mappings: verified.mappings };
+    verified?.webhookId === undefined || verified.webhookScheme === undefined
+      ? undefined
+      : { webhookId: verified.webhookId, scheme: verified.webhookScheme };
   const taken = requestKeyOf(request.headers, state.subPath, signed);
   if (taken === undefined) return send(reply, await accept(ctx, request, body, verified));
   const { key } = taken;

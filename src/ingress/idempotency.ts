@@ -29,28 +29,27 @@ export interface RequestKey {
   readonly deliveryId: boolean;
 }
 
-/** The delivery a valid signature named: its id, and the mappings whose signature held. */
+/** The delivery a valid signature named: its id, and the scheme whose check gave it. */
 export interface SignedDelivery {
   readonly webhookId: string;
-  readonly mappings: Iterable<string>;
+  readonly scheme: string;
 }
 
 /**
  * The key a hook request is deduped on (docs/operations.md#idempotency). A delivery id a valid
- * signature gave wins over any key the request names, scoped by the mappings whose signature
- * held: a captured delivery sent again with an `Idempotency-Key` of its own, or to another
- * sub-path of its mapping, is the same delivery. Else the request's own key, scoped by its
- * sub-path. A signed scope holds a space, which no sub-path's scope does (`storedKeyOf`).
+ * signature gave (GitHub's and GitLab's are not signed, but stand alike) wins over any key the
+ * request names, scoped by its scheme, whose senders make ids unique: a captured delivery sent
+ * again with an `Idempotency-Key` of its own, to another sub-path, or after its mappings were
+ * renamed, is the same delivery. Else the request's own key, scoped by its sub-path. A signed
+ * scope holds a space, which no sub-path's scope does (`storedKeyOf`).
  */
 export function requestKeyOf(
   headers: IncomingHttpHeaders,
   subPath: string,
   signed: SignedDelivery | undefined,
 ): RequestKey | undefined {
-  if (signed) {
-    const mappings = [...signed.mappings].sort().join(',');
-    return { scope: `signed by ${storedKeyOf(mappings)}`, key: storedKeyOf(signed.webhookId), deliveryId: true };
-  }
+  if (signed)
+    return { scope: `signed ${storedKeyOf(signed.scheme)}`, key: storedKeyOf(signed.webhookId), deliveryId: true };
   const key = idempotencyKeyOf(headers);
   return key === undefined ? undefined : { scope: storedKeyOf(subPath), key, deliveryId: false };
 }

@@ -6,6 +6,8 @@ import { type Handshake, handshakeOf, signatureHeadersOf, verifySignature } from
 export interface VerifiedWebhook {
   readonly mappings: ReadonlySet<string>;
   readonly webhookId?: string;
+  /** The signature scheme whose check gave `webhookId`. */
+  readonly webhookScheme?: string;
   /** The credential headers whose check passed (a stored record marks them verified). */
   readonly verifiedHeaders: ReadonlySet<string>;
 }
@@ -31,6 +33,7 @@ export function verifyWebhook(
   const verifiedHeaders = new Set<string>();
   const failures: SignatureFailure[] = [];
   let webhookId: string | undefined;
+  let webhookScheme: string | undefined;
   for (const mapping of verifiers) {
     if (!mapping.verify) continue;
     const result = verifySignature(mapping.verify, headers, rawBody);
@@ -40,10 +43,13 @@ export function verifyWebhook(
     }
     mappings.add(mapping.id);
     for (const name of signatureHeadersOf(mapping.verify)) if (headers[name] !== undefined) verifiedHeaders.add(name);
-    webhookId ??= result.webhookId;
+    if (webhookId === undefined && result.webhookId) {
+      webhookId = result.webhookId;
+      webhookScheme = mapping.verify.scheme;
+    }
   }
   if (mappings.size === 0) return { failures };
-  return { mappings, verifiedHeaders, ...(webhookId ? { webhookId } : {}) };
+  return { mappings, verifiedHeaders, ...(webhookId ? { webhookId, webhookScheme } : {}) };
 }
 
 /**

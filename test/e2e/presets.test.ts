@@ -233,10 +233,19 @@ describe('the slack preset', () => {
     const live = await call(`${hookd.url}/hooks/slack`, { headers, body: raw });
     expect(live.status).toBe(200);
     expect(live.body).toEqual({ challenge: 'replayed-challenge' });
-    const replay = await call(`${hookd.url}/api/requests/${live.headers['x-request-id']}/replay`, {
-      headers: { authorization: `Bearer ${GATEWAY_TOKEN}` },
-    });
+    const admin = { authorization: `Bearer ${GATEWAY_TOKEN}` };
+    const replayOf = (id: unknown) => call(`${hookd.url}/api/requests/${id}/replay`, { headers: admin });
+    const replay = await replayOf(live.headers['x-request-id']);
     expect(replay.status, replay.text).toBe(200);
     expect(replay.body).toEqual({ challenge: 'replayed-challenge' });
+    // Answered 2xx, the original is marked replayed; the replay's own record is replayable too.
+    const original = await call(`${hookd.url}/api/requests/${live.headers['x-request-id']}`, {
+      method: 'GET',
+      headers: admin,
+    });
+    expect(original.body).toHaveProperty('replayedAt');
+    const again = await replayOf(replay.headers['x-request-id']);
+    expect(again.status, again.text).toBe(200);
+    expect(again.body).toEqual({ challenge: 'replayed-challenge' });
   });
 });

@@ -8,6 +8,7 @@ const bodyHash = createHash('sha256').update(body).digest('hex');
 
 function source(headers: Record<string, string>, receipt: Partial<Replayable['receipt']> = {}): Replayable {
   return {
+    ...(receipt.by === 'signature' ? { scheme: 'github' } : {}),
     subPath: 'gh',
     url: '/hooks/gh',
     headers,
@@ -31,8 +32,8 @@ describe("the key a replay takes (a live request's)", () => {
     });
   });
 
-  it("takes its sender's signed delivery id, whatever key it named, scoped to the mappings it was signed for", () => {
-    const taken = { scope: 'signed by gh', key: 'd-1', bodyHash, deliveryId: true, fromId: false };
+  it("takes its sender's signed delivery id, whatever key it named, scoped to its signature's scheme", () => {
+    const taken = { scope: 'signed github', key: 'd-1', bodyHash, deliveryId: true, fromId: false };
     expect(keyOf('r1', source({}, signed))).toEqual(taken);
     expect(keyOf('r1', source({ 'idempotency-key': 'order-7' }, signed))).toEqual(taken);
   });

@@ -161,7 +161,7 @@ describe('what a key is stored as', () => {
     expect(storedKeyOf('d'.repeat(10_001))).not.toBe(long);
     expect(storedKeyOf('with space')).toMatch(/^sha256:/);
     // A sender's signed delivery id is stored alike; a key the request names is checked.
-    const signed = (webhookId: string) => ({ webhookId, mappings: ['github'] });
+    const signed = (webhookId: string) => ({ webhookId, scheme: 'github' });
     expect(requestKeyOf({}, 'github', signed('e'.repeat(4000)))?.key).toMatch(/^sha256:/);
     expect(requestKeyOf({}, 'github', signed('delivery-1'))?.key).toBe('delivery-1');
     expect(() => idempotencyKeyOf({ 'idempotency-key': 'e'.repeat(4000) })).toThrow();
@@ -169,14 +169,14 @@ describe('what a key is stored as', () => {
   });
 
   it('dedupes a signed delivery on its id whatever key the request names, and on whichever sub-path it arrives', () => {
-    const signed = { webhookId: 'msg_1', mappings: new Set(['stripe', 'billing']) };
+    const signed = { webhookId: 'msg_1', scheme: 'standard-webhooks' };
     const bare = requestKeyOf({}, 'billing', signed);
-    expect(bare).toEqual({ scope: 'signed by billing,stripe', key: 'msg_1', deliveryId: true });
+    expect(bare).toEqual({ scope: 'signed standard-webhooks', key: 'msg_1', deliveryId: true });
     expect(requestKeyOf({ 'idempotency-key': 'a1' }, 'billing', signed)).toEqual(bare);
     expect(requestKeyOf({ 'x-service-idempotency-key': 'a3' }, 'billing/else', signed)).toEqual(bare);
     // A token holder's own key is scoped by its sub-path: never the scope of a signed delivery,
     // whatever the sub-path is called.
-    expect(requestKeyOf({ 'idempotency-key': 'msg_1' }, 'signed by billing,stripe', undefined)?.scope).not.toBe(
+    expect(requestKeyOf({ 'idempotency-key': 'msg_1' }, 'signed standard-webhooks', undefined)?.scope).not.toBe(
       bare?.scope,
     );
   });
