@@ -186,7 +186,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Connections past the bound are refused at accept, before they cost anything else; so are
   // one client's past its share (behind a proxy, the proxy is the only client a socket shows).
   app.server.maxConnections = config.server.maxConnections;
-  if (config.server.trustProxy === false) limitConnectionsPerClient(app.server, config.server.maxConnectionsPerClient);
+  if (config.server.trustProxy === false)
+    limitConnectionsPerClient(app.server, config.server.maxConnectionsPerClient, log);
   // The access log is at debug; without it the hook is not even installed (it costs throughput).
   if (log.isLevelEnabled('debug')) app.addHook('onResponse', logCompleted);
   if (deps.metrics) installMetrics(app, deps.metrics, config.hooks.path);

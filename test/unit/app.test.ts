@@ -125,7 +125,8 @@ describe('connection bounds (docs/operations.md#limits)', () => {
   });
 
   it("refuses one client's connections past server.maxConnectionsPerClient, and takes another's", async () => {
-    t = await createTestApp({ server: { maxConnections: 10, maxConnectionsPerClient: 2 } });
+    const logs: { level: number; msg: string; client?: string }[] = [];
+    t = await createTestApp({ server: { maxConnections: 10, maxConnectionsPerClient: 2 } }, { logs });
     const port = await open(t.app);
     // One address holds its share with connections that never send a byte.
     const held = [connect(port, '127.0.0.1'), connect(port, '127.0.0.1')];
@@ -134,6 +135,10 @@ describe('connection bounds (docs/operations.md#limits)', () => {
     const refused = received(third);
     third.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
     expect(await refused).toBe('');
+    // Told at warn, naming the client (once a minute at most).
+    expect(logs.filter((l) => l.msg === 'refused connections past server.maxConnectionsPerClient')).toEqual([
+      expect.objectContaining({ level: 40, client: '127.0.0.1' }),
+    ]);
     // Another client (another loopback address) is still answered.
     const other = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' });
     const answered = received(other);
