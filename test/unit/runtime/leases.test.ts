@@ -119,6 +119,20 @@ function queueRun(store: Store, id: string): void {
   store.runs.insert(hookRun(id));
 }
 
+/** A node executing run `id` against a model that never answers, its leases renewed while the share says so. */
+async function executing(id: string) {
+  const clock = createManualClock();
+  model = await startFakeModel(() => ({ stall: true }));
+  const models = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
+  const { store, warnings, claimedRuns } = parts(models, clock);
+  queueRun(store, id);
+  const { share, state } = fakeShare([id], clock);
+  const runs = claimedRuns(share);
+  expect(await runs.resume()).toBe(1);
+  await expect.poll(() => model?.requests.length).toBe(1);
+  return { clock, store, warnings, state, runs };
+}
+
 const GIVEN_UP = 'the lease of a run could not be renewed in time; leaving it to another node';
 
 /** Moves the clock a little at a time until `done` holds; resolves with the monotonic clock's time then. */
@@ -132,15 +146,7 @@ async function advanceUntil(clock: ManualClock, done: () => boolean, limitMs: nu
 
 describe('leases lost by a node', () => {
   it('abort a run in flight before the lease ends, and keep it unfinished for another node', async () => {
-    const clock = createManualClock();
-    model = await startFakeModel(() => ({ stall: true }));
-    const models = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
-    const { store, warnings, claimedRuns } = parts(models, clock);
-    queueRun(store, 'r1');
-    const { share, state } = fakeShare(['r1'], clock);
-    const runs = claimedRuns(share);
-    expect(await runs.resume()).toBe(1);
-    await expect.poll(() => model?.requests.length).toBe(1);
+    const { clock, store, warnings, state, runs } = await executing('r1');
     // Renewed while the database answers: the run keeps going past its first lease.
     await clock.advance(LEASE_MS * 1.5);
     expect(state.renewed).toContain('r1');
@@ -157,15 +163,7 @@ describe('leases lost by a node', () => {
   });
 
   it("give a run up before its lease ends even when the system's clock is set back meanwhile", async () => {
-    const clock = createManualClock();
-    model = await startFakeModel(() => ({ stall: true }));
-    const models = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
-    const { store, warnings, claimedRuns } = parts(models, clock);
-    queueRun(store, 'r5');
-    const { share, state } = fakeShare(['r5'], clock);
-    const runs = claimedRuns(share);
-    expect(await runs.resume()).toBe(1);
-    await expect.poll(() => model?.requests.length).toBe(1);
+    const { clock, store, warnings, state, runs } = await executing('r5');
     await clock.advance(LEASE_MS * 1.5);
     expect(state.renewed).toContain('r5');
     // Renewals find the row locked from now on, and NTP sets the clock back a minute: the lease,
@@ -180,15 +178,7 @@ describe('leases lost by a node', () => {
   });
 
   it('give a run up at its next renewal after the machine was suspended past its lease', async () => {
-    const clock = createManualClock();
-    model = await startFakeModel(() => ({ stall: true }));
-    const models = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
-    const { store, warnings, claimedRuns } = parts(models, clock);
-    queueRun(store, 'r6');
-    const { share, state } = fakeShare(['r6'], clock);
-    const runs = claimedRuns(share);
-    expect(await runs.resume()).toBe(1);
-    await expect.poll(() => model?.requests.length).toBe(1);
+    const { clock, warnings, state, runs } = await executing('r6');
     await clock.advance(LEASE_MS * 1.5);
     // Suspended for a minute: the monotonic clock and the timers stood still, the wall clock
     // (and the database's) did not. Renewals find the row locked: its lease is not extended.
@@ -201,15 +191,7 @@ describe('leases lost by a node', () => {
   });
 
   it('keep a lease found busy without extending it: kept when the next renewal gets through, given up in time if none does', async () => {
-    const clock = createManualClock();
-    model = await startFakeModel(() => ({ stall: true }));
-    const models = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
-    const { store, warnings, claimedRuns } = parts(models, clock);
-    queueRun(store, 'r3');
-    const { share, state } = fakeShare(['r3'], clock);
-    const runs = claimedRuns(share);
-    expect(await runs.resume()).toBe(1);
-    await expect.poll(() => model?.requests.length).toBe(1);
+    const { clock, warnings, state, runs } = await executing('r3');
     // One renewal finds the row locked: the run goes on, and the next renewal extends it.
     state.busy = true;
     await clock.advance(TICK_MS);
