@@ -196,3 +196,34 @@ export interface WorkShare {
    */
   listen(handlers: { readonly runs: () => void; readonly heartbeat: () => void }): Promise<() => Promise<void>>;
 }
+
+/** A count that takes longer than this is answered from its last result for a while (`withinShare`). */
+const SLOW_COUNT_MS = 5;
+
+/**
+ * `count`, asked again only when its last answer is older than 100 times what it took, and one
+ * at a time: a scan of a table that only grows (`runs` by status, for `/metrics` and the
+ * overview) then holds the event loop at most 1 % of the time, however often it is asked (8
+ * scrapers at once held `/hooks/wake` 3.6-6.6 s on 3 million runs). A count under 5 ms is
+ * always fresh (docs/operations.md#health-and-observability).
+ */
+export function withinShare<T>(count: () => Promise<T>, now: () => number = () => performance.now()): () => Promise<T> {
+  let last: { readonly value: T; readonly at: number; readonly tookMs: number } | undefined;
+  let running: Promise<T> | undefined;
+  const ask = async () => {
+    const started = now();
+    try {
+      const value = await count();
+      const at = now();
+      last = { value, at, tookMs: at - started };
+      return value;
+    } finally {
+      running = undefined;
+    }
+  };
+  return () => {
+    if (last && last.tookMs > SLOW_COUNT_MS && now() - last.at < last.tookMs * 100) return Promise.resolve(last.value);
+    running ??= ask();
+    return running;
+  };
+}

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { type AttemptRow, attemptOf } from '../attempts.js';
-import type { StoreContract } from '../contract.js';
+import { type StoreContract, withinShare } from '../contract.js';
 import type { EventRecord } from '../events.js';
 import { eventOf } from '../events.js';
 import type { FailedRequestRecord } from '../failed-requests.js';
@@ -108,12 +108,13 @@ export function pgRunReads(pool: pg.Pool): StoreContract['runs'] {
               [[...runIds]],
             )
           ).map(runStatusOf),
-    countByStatus: async () =>
+    countByStatus: withinShare(async () =>
       Object.fromEntries(
         (
           await rowsOf<{ status: string; n: number }>(pool, 'SELECT status, COUNT(*) AS n FROM runs GROUP BY status')
         ).map((r) => [r.status, r.n]),
       ),
+    ),
   };
 }
 

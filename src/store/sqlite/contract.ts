@@ -1,13 +1,14 @@
-import { promised, type StoreContract } from '../contract.js';
+import { promised, type StoreContract, withinShare } from '../contract.js';
 import { createSqliteLogTables } from './log-tables.js';
 import { searchInWindows } from './search.js';
 import type { Store } from './store.js';
 
 /** The embedded store behind the contract; `now` is its clock (the process's: the database is here). */
 export function sqliteContract(store: Store, now: () => number = Date.now): StoreContract {
+  const runs = promised(store.runs, ['get', 'unfinished', 'list', 'countByStatus', 'attempts', 'outcomes']);
   return {
     events: promised(store.events, ['get', 'pending', 'countPending', 'list']),
-    runs: promised(store.runs, ['get', 'unfinished', 'list', 'countByStatus', 'attempts', 'outcomes']),
+    runs: { ...runs, countByStatus: withinShare(runs.countByStatus) },
     messages: promised(store.messages, ['recent', 'has', 'ofRun', 'sessions']),
     requests: {
       ...promised(store.requests, ['get', 'countSince']),
