@@ -1,7 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import { type Config, configInvalid, inspectConfig, loadConfig, pathsMeet } from '../config/index.js';
+import { readRegularFile } from '../read-file.js';
 import { readOrCreateSecret } from '../store/index.js';
 import type { CliIo } from './io.js';
 
@@ -41,11 +42,17 @@ export function configFileOf(option: string | undefined, io: CliIo): string | un
   return existsSync(beside) ? beside : undefined;
 }
 
+/** The most a `.env` may hold. */
+const MAX_DOTENV_BYTES = 1024 * 1024;
+
 /** The environment for `${NAME}` in `file`: a `.env` beside it fills in what the process's own environment lacks. */
 export function envFor(file: string, io: CliIo): NodeJS.ProcessEnv {
   const dotenv = join(dirname(file), '.env');
   if (!existsSync(dotenv)) return io.env;
-  return { ...parseEnv(readFileSync(dotenv, 'utf8')), ...io.env };
+  // Only a regular file, bounded: a FIFO in its place must not hold a start or a reload.
+  const read = readRegularFile(realpathSync(dotenv), MAX_DOTENV_BYTES);
+  if ('problem' in read) throw configInvalid([`${dotenv} ${read.problem}`]);
+  return { ...parseEnv(read.text), ...io.env };
 }
 
 /** `--config FILE`, else `HOOKD_CONFIG`, else `./hookd.json5`, else the embedded default (docs/configuration.md#the-embedded-default). */

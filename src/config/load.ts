@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import JSON5 from 'json5';
 import { hookdError } from '../errors.js';
+import { readRegularFile } from '../read-file.js';
 import { secretProblemOf } from '../schemes/index.js';
 import { settleAlerts } from './alerts.js';
 import { parseDurationMs } from './duration.js';
@@ -120,13 +121,20 @@ export function configInvalid(problems: readonly string[], file?: string) {
   return hookdError('CONFIG_INVALID', { problems, ...(file === undefined ? {} : { file }) });
 }
 
+/** The most a config file may hold: a FIFO or a 100 MB file in its place must not hold the gateway. */
+export const MAX_CONFIG_BYTES = 8 * 1024 * 1024;
+
 function readConfigFile(file: string): { raw: unknown; text: string } | { problem: string; text?: string } {
-  let text: string;
+  let real: string;
   try {
-    text = readFileSync(file, 'utf8');
+    // A symbolic link is followed (a ConfigMap's `..data`), then only a regular file is read.
+    real = realpathSync(file);
   } catch (err) {
     return { problem: `cannot read the config file: ${(err as NodeJS.ErrnoException).code ?? String(err)}` };
   }
+  const read = readRegularFile(real, MAX_CONFIG_BYTES);
+  if ('problem' in read) return { problem: `cannot read the config file: it ${read.problem}` };
+  const { text } = read;
   try {
     return { raw: JSON5.parse(text), text };
   } catch (err) {

@@ -1,7 +1,10 @@
+import { execFileSync } from 'node:child_process';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { inspectConfig, loadConfig, normalizeHooksPath } from '../../../src/config/index.js';
 import { type HookdError, isHookdError } from '../../../src/errors.js';
+import { makeTempDir } from '../../helpers/hookd-process.js';
 
 describe('loadConfig', () => {
   it('fills every default of docs/configuration.md and freezes the result', () => {
@@ -194,5 +197,31 @@ describe('inspectConfig', () => {
     expect(report.config?.hooks.path).toBe('/hooks');
     // A mapping keeps what the schema accepted; a part that lacks a required key goes.
     expect(report.config?.hooks.mappings).toEqual([{ textTemplate: 'kept' }, { textTemplate: 'kept too' }]);
+  });
+});
+
+describe('a config file that is not a regular file of a sane size', () => {
+  const temp = makeTempDir();
+  afterAll(() => temp.cleanup());
+
+  it('is refused at once, never waited on: a FIFO, a file past 8 MiB', () => {
+    const fifo = join(temp.dir, 'fifo.json5');
+    execFileSync('mkfifo', [fifo]);
+    expect(inspectConfig({ file: fifo, env: {} }).problems).toEqual([
+      'cannot read the config file: it is a FIFO, not a regular file',
+    ]);
+    const huge = join(temp.dir, 'huge.json5');
+    writeFileSync(huge, `{ server: {} }${' '.repeat(8 * 1024 * 1024)}`);
+    expect(inspectConfig({ file: huge, env: {} }).problems[0]).toMatch(
+      /^cannot read the config file: it is larger than 8 MiB, the most read$/,
+    );
+  });
+
+  it('is read through a symbolic link to a regular file (a ConfigMap)', () => {
+    const real = join(temp.dir, 'real.json5');
+    writeFileSync(real, '{ server: { port: 9999 } }');
+    const link = join(temp.dir, 'hookd.json5');
+    symlinkSync(real, link);
+    expect(loadConfig({ file: link, env: {} }).server.port).toBe(9999);
   });
 });
