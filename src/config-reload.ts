@@ -112,7 +112,8 @@ export function createConfigReloader(options: ConfigReloadOptions) {
 /**
  * Watches the config file and the `.env` beside it (their folder, not recursively: a store in
  * a folder below writes all the time) and reloads once a burst of changes has been quiet for
- * `debounceMs`; reloads never overlap.
+ * `debounceMs`; reloads never overlap. SIGHUP reloads too (what `systemctl reload` sends),
+ * instead of ending the process.
  */
 export function watchConfigFile(options: ConfigReloadOptions): { close(): void } {
   const reloader = createConfigReloader(options);
@@ -120,7 +121,14 @@ export function watchConfigFile(options: ConfigReloadOptions): { close(): void }
   let timer: NodeJS.Timeout | undefined;
   let running = Promise.resolve();
   const watcher: FSWatcher = watch(dirname(options.config.file), (_event, name) => {
-    if (name !== null && !names.has(String(name))) return;
+    if (name === null || names.has(String(name))) schedule();
+  });
+  const onHangup = () => {
+    options.log.info('SIGHUP: reloading the configuration');
+    schedule();
+  };
+  process.on('SIGHUP', onHangup);
+  function schedule() {
     clearTimeout(timer);
     timer = setTimeout(() => {
       running = running
@@ -130,11 +138,12 @@ export function watchConfigFile(options: ConfigReloadOptions): { close(): void }
           (err: unknown) => options.log.error({ err }, 'configuration reload failed'),
         );
     }, options.debounceMs ?? 100);
-  });
+  }
   watcher.on('error', (err) => options.log.warn({ err: err.message }, 'watching the configuration failed'));
   return {
     close() {
       clearTimeout(timer);
+      process.off('SIGHUP', onHangup);
       watcher.close();
     },
   };

@@ -36,6 +36,9 @@ export async function serveCommand(options: { config?: string; mailWatch?: boole
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
+    // With a config file, SIGHUP reloads it (config-reload.ts); without one there is nothing to
+    // reload, and it stops the gateway as gracefully as SIGTERM (it used to end it at once).
+    if (!config.file) process.once('SIGHUP', resolve);
   });
   log.info({ signal }, 'shutting down');
   await gateway.close();

@@ -163,4 +163,15 @@ describe('hookd.json5 reloads on change', () => {
     expect(await eventText(await wake('ci', 7))).toBe('built 7');
     expect(existsSync(join(dir, 'data/hook-token'))).toBe(false);
   }, 60_000);
+
+  it('reloads on SIGHUP (what systemctl reload sends) instead of ending', async () => {
+    const dir = folder(configText(HOOK_TOKEN, GATEWAY_TOKEN, CI), '');
+    const hookd = await serve(dir);
+    hookd.child.kill('SIGHUP');
+    await expect
+      .poll(() => hookd.stdout().includes('"msg":"SIGHUP: reloading the configuration"'), { timeout: 15_000 })
+      .toBe(true);
+    expect((await call(`${hookd.url}/healthz`, { method: 'GET' })).status).toBe(200);
+    expect(hookd.child.exitCode).toBeNull();
+  });
 });
