@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { hookdError } from '../errors.js';
 
 /** Where a generated gateway token is kept: beside the SQLite file (on PostgreSQL too). */
 export function gatewayTokenFile(storagePath: string): string {
@@ -12,21 +13,51 @@ export function generateToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
 /**
- * Reads the secret stored at `file`, creating it (mode 0600) when absent.
+ * The secret kept at `file`, when there is one: only a regular file of this process's user (a
+ * token another local user planted in a shared folder would open the admin API to them), never
+ * through a symbolic link, made owner-only (0600) when it was not (restored from a backup).
+ */
+function readSecretFile(file: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, OPEN_FLAGS);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    const problem = code === 'ELOOP' ? 'is a symbolic link' : `cannot be read (${code})`;
+    throw hookdError('CONFIG_INVALID', { problems: [`${file} ${problem}`], file });
+  }
+  try {
+    const stats = fstatSync(fd);
+    const problem = !stats.isFile()
+      ? 'is not a regular file'
+      : process.getuid && stats.uid !== process.getuid()
+        ? `belongs to another user (uid ${stats.uid}): remove it, or make it this user's`
+        : undefined;
+    if (problem) throw hookdError('CONFIG_INVALID', { problems: [`${file} ${problem}`], file });
+    if ((stats.mode & 0o077) !== 0) fchmodSync(fd, 0o600);
+    return readFileSync(fd, 'utf8').trim();
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Reads the secret stored at `file` (`readSecretFile`), creating it (mode 0600) when absent.
  * `created` tells the caller whether to show it once.
  */
 export function readOrCreateSecret(file: string): { value: string; created: boolean } {
-  try {
-    const value = readFileSync(file, 'utf8').trim();
-    if (value !== '') return { value, created: false };
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
+  const kept = readSecretFile(file);
+  if (kept !== undefined && kept !== '') return { value: kept, created: false };
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const value = generateToken();
   try {
-    writeFileSync(file, `${value}\n`, { mode: 0o600, flag: 'wx' });
+    // An empty file (a start that died between making it and writing it) is written over; else
+    // only a new one is made, and another process's, made first, is used.
+    writeFileSync(file, `${value}\n`, { mode: 0o600, flag: kept === '' ? 'w' : 'wx' });
     return { value, created: true };
   } catch (err) {
     // Another process created it first: use theirs.
