@@ -1,4 +1,4 @@
-import { type FSWatcher, watch } from 'node:fs';
+import { type FSWatcher, lstatSync, realpathSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { Config } from './config/index.js';
 import { isHookdError } from './errors.js';
@@ -117,12 +117,17 @@ export function createConfigReloader(options: ConfigReloadOptions) {
  */
 export function watchConfigFile(options: ConfigReloadOptions): { close(): void } {
   const reloader = createConfigReloader(options);
-  const names = new Set([basename(options.config.file), '.env']);
+  const { file } = options.config;
+  const names = new Set([basename(file), '.env']);
+  // A config that is a symbolic link (a Kubernetes ConfigMap swaps `..data` beside it) changes
+  // with any name of its folder, and where it points.
+  const linked = isLink(file);
   let timer: NodeJS.Timeout | undefined;
   let running = Promise.resolve();
-  const watcher: FSWatcher = watch(dirname(options.config.file), (_event, name) => {
-    if (name === null || names.has(String(name))) schedule();
+  const watcher: FSWatcher = watch(dirname(file), (_event, name) => {
+    if (linked || name === null || names.has(String(name))) schedule();
   });
+  const target = linked ? watchTarget(file, schedule) : undefined;
   const onHangup = () => {
     options.log.info('SIGHUP: reloading the configuration');
     schedule();
@@ -145,6 +150,30 @@ export function watchConfigFile(options: ConfigReloadOptions): { close(): void }
       clearTimeout(timer);
       process.off('SIGHUP', onHangup);
       watcher.close();
+      target?.close();
     },
   };
+}
+
+function isLink(file: string): boolean {
+  try {
+    return lstatSync(file).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** Watches the folder of the file a linked config points to, for that file. */
+function watchTarget(file: string, changed: () => void): FSWatcher | undefined {
+  try {
+    const real = realpathSync(file);
+    const watcher = watch(dirname(real), (_event, name) => {
+      if (name === null || name === basename(real)) changed();
+    });
+    // Its folder may go (a ConfigMap's old `..data`): the link's own folder still tells.
+    watcher.on('error', () => undefined);
+    return watcher;
+  } catch {
+    return undefined;
+  }
 }

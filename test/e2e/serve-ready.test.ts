@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -173,5 +173,19 @@ describe('hookd.json5 reloads on change', () => {
       .toBe(true);
     expect((await call(`${hookd.url}/healthz`, { method: 'GET' })).status).toBe(200);
     expect(hookd.child.exitCode).toBeNull();
+  });
+
+  it('reloads a config file that is a symbolic link when the file it points to changes', async () => {
+    const dir = folder(configText(HOOK_TOKEN, GATEWAY_TOKEN, CI), '');
+    const other = makeTempDir();
+    cleanups.push(other.cleanup);
+    const real = join(other.dir, 'real.json5');
+    renameSync(join(dir, 'hookd.json5'), real);
+    symlinkSync(real, join(dir, 'hookd.json5'));
+    const hookd = await serve(dir);
+    const deploy = `{ id: 'deploy', match: { path: 'deploy' }, action: 'wake', textTemplate: 'deploy {{n}}' }`;
+    writeFileSync(real, configText(HOOK_TOKEN, GATEWAY_TOKEN, `${CI}, ${deploy}`));
+    await expect.poll(() => hookd.stdout().includes('"msg":"configuration reloaded"'), { timeout: 15_000 }).toBe(true);
+    expect((await call(`${hookd.url}/hooks/deploy`, { headers: HOOK, json: { n: 1 } })).status).toBe(200);
   });
 });
