@@ -9,6 +9,7 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
+  unlinkSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
@@ -55,9 +56,21 @@ function mergePackageJson(existing: Record<string, unknown>, wanted: Record<stri
 }
 
 /** Writes `text` to `file`, making its folder. */
+/** Writes `file`, never through a symbolic link (one planted in its place, dangling or not, is replaced). */
 function write(file: string, text: string): void {
   mkdirSync(dirname(file), { recursive: true });
+  if (present(file) && lstatSync(file).isSymbolicLink()) unlinkSync(file);
   writeFileSync(file, text);
+}
+
+/** True when anything is at `file`: a dangling symbolic link too, which `existsSync` calls absent. */
+function present(file: string): boolean {
+  try {
+    lstatSync(file);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Opens a `.env` that is there for appending, never through a symlink, without waiting on a FIFO. */
@@ -149,6 +162,15 @@ function appendLines(file: string, lines: readonly string[]): void {
   write(file, `${start}${missing.join('\n')}\n`);
 }
 
+/** The folder's package.json, or CONFIG_INVALID naming it when it is not JSON. */
+function readPackageJson(file: string): Parameters<typeof mergePackageJson>[0] {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw hookdError('CONFIG_INVALID', { problems: [`${file} is not JSON: ${(err as Error).message}`], file });
+  }
+}
+
 /**
  * `hookd init [dir] [--force]`: a folder the user owns (docs/transforms.md#a-folder-of-your-own).
  * It writes nothing when one of its files is there already (INIT_WOULD_OVERWRITE names them)
@@ -161,7 +183,7 @@ export async function initCommand(
 ): Promise<number> {
   const dir = resolve(io.cwd, target ?? '.');
   const files = scaffoldFiles();
-  const taken = Object.keys(files).filter((file) => existsSync(join(dir, file)));
+  const taken = Object.keys(files).filter((file) => present(join(dir, file)));
   if (taken.length > 0 && !options.force) throw hookdError('INIT_WOULD_OVERWRITE', { dir, files: taken });
   const envFile = join(dir, '.env');
   checkEnv(envFile);
@@ -172,10 +194,12 @@ export async function initCommand(
     typescriptVersion: own.devDependencies?.typescript ?? '5.9.3',
     buildsOnInstall: Object.keys(own.allowScripts ?? {}),
   };
-  for (const [file, text] of Object.entries(files)) write(join(dir, file), text);
+  // The package.json there is read before anything is written: one that is not JSON stops init
+  // with nothing half made.
   const pkgFile = join(dir, 'package.json');
   const wanted = packageJson(scaffold);
-  const pkg = existsSync(pkgFile) ? mergePackageJson(JSON.parse(readFileSync(pkgFile, 'utf8')), wanted) : wanted;
+  const pkg = existsSync(pkgFile) ? mergePackageJson(readPackageJson(pkgFile), wanted) : wanted;
+  for (const [file, text] of Object.entries(files)) write(join(dir, file), text);
   write(pkgFile, `${JSON.stringify(pkg, null, 2)}\n`);
   const generated = writeEnv(envFile);
   appendLines(join(dir, '.gitignore'), GITIGNORE_LINES);

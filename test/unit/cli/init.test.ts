@@ -106,6 +106,27 @@ describe('hookd init writes the token only into a regular .env of yours', () => 
     expect(read('loose/.env')).toMatch(/^OTHER=1\nHOOKD_HOOK_TOKEN=\S{43}\n$/);
   });
 
+  it('reads a package.json that is not JSON before writing anything, and writes nothing', async () => {
+    mkdirSync(join(temp.dir, 'hooks'));
+    writeFileSync(join(temp.dir, 'hooks/package.json'), '{ // a comment\n "name": "x" }');
+    const { code, err } = await runCli(['init', 'hooks'], { cwd: temp.dir });
+    expect(code).not.toBe(0);
+    expect(err).toContain('hooks/package.json is not JSON');
+    expect(existsSync(join(temp.dir, 'hooks/hookd.json5'))).toBe(false);
+    expect(existsSync(join(temp.dir, 'hooks/.env'))).toBe(false);
+  });
+
+  it('counts a dangling symbolic link where it writes as taken, and never writes through one', async () => {
+    mkdirSync(join(temp.dir, 'hooks'));
+    symlinkSync(join(temp.dir, 'elsewhere'), join(temp.dir, 'hooks/README.md'));
+    const refused = await runCli(['init', 'hooks'], { cwd: temp.dir });
+    expect(refused.code).not.toBe(0);
+    expect(refused.err).toContain('README.md');
+    expect((await runCli(['init', 'hooks', '--force'], { cwd: temp.dir })).code).toBe(0);
+    expect(existsSync(join(temp.dir, 'elsewhere'))).toBe(false);
+    expect(read('hooks/README.md').length).toBeGreaterThan(0);
+  });
+
   it('never follows a .env symlink, dangling or not, and writes nothing', async () => {
     writeFileSync(join(temp.dir, 'elsewhere.env'), 'MINE=1\n');
     for (const [dir, target] of [
