@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { hookdError } from '../../errors.js';
@@ -95,6 +95,9 @@ function turnOnAutoVacuum(db: Db, tell: (event: AutoVacuumEvent) => void): void 
 function createPrivately(path: string): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   if (existsSync(path)) {
+    // A link's target is not this file to change: the mode of one planted in a shared folder
+    // must not be changed through it.
+    if (lstatSync(path).isSymbolicLink()) return;
     try {
       chmodSync(path, 0o600);
     } catch {

@@ -1,4 +1,14 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, statSync, unlinkSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  statSync,
+  unlinkSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /** A segment of a body log (bodies.ts): the position it starts at, its size, its open file. */
@@ -120,8 +130,9 @@ function openFiles(folder: string, written: (segment: Segment) => boolean) {
   return {
     track,
     shut,
+    // Never through a symbolic link: one planted in a shared folder would take the bodies elsewhere.
     fdOf: (segment: Segment): number =>
-      segment.fd ?? track(segment, openSync(join(folder, nameOf(segment.start)), 'r+')),
+      segment.fd ?? track(segment, openSync(join(folder, nameOf(segment.start)), EXISTING_SEGMENT)),
     closeAll: () => {
       for (const segment of opened.slice()) shut(segment);
     },
@@ -149,6 +160,9 @@ function syncFoldersUp(folder: string, top: string): void {
     if (dir === top || dir === dirname(dir)) return;
   }
 }
+
+/** An existing segment, opened for reading and writing, not through a symbolic link. */
+const EXISTING_SEGMENT = constants.O_RDWR | (constants.O_NOFOLLOW ?? 0);
 
 /** Makes the names in `folder` durable (a file made or deleted in it). */
 function syncFolder(folder: string): void {

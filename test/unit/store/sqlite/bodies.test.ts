@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openBodyLog } from '../../../../src/store/sqlite/bodies.js';
@@ -178,5 +178,27 @@ describe('a search of bodies in the body log', () => {
     expect(ids('é')).toEqual(['r2']);
     expect(ids('r3')).toEqual(['r3']);
     expect(ids('50%')).toEqual(['r1']);
+  });
+});
+
+describe('the body log in a folder someone else can write to', () => {
+  it('never writes a body through a segment replaced by a symbolic link', () => {
+    temp = makeTempDir();
+    const folder = join(temp.dir, 'bodies');
+    const first = openBodyLog({ folder, segmentBytes: 1000, floor: 0 });
+    first.append(Buffer.from('first'));
+    first.flush();
+    first.close();
+    // Planted: the segment is a link to a file of the attacker's, as long as the segment was.
+    const [name] = readdirSync(folder);
+    const theirs = join(temp.dir, 'theirs');
+    writeFileSync(theirs, 'xxxxx');
+    rmSync(join(folder, name as string));
+    symlinkSync(theirs, join(folder, name as string));
+    const log = openBodyLog({ folder, segmentBytes: 1000, floor: 0 });
+    log.append(Buffer.from('secret payload'));
+    expect(() => log.flush()).toThrow();
+    log.close();
+    expect(readFileSync(theirs, 'utf8')).toBe('xxxxx');
   });
 });

@@ -1,4 +1,4 @@
-import { statSync, writeFileSync } from 'node:fs';
+import { chmodSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -113,5 +113,22 @@ describe('createStore', () => {
     store.transaction(() => undefined);
     expect(told).toBe(1);
     store.close();
+  });
+});
+
+describe('a database path that is a symbolic link', () => {
+  it('never has its target made 0600 through it (a link planted in a shared folder)', () => {
+    const temp = makeTempDir();
+    try {
+      const victim = join(temp.dir, 'victim.txt');
+      writeFileSync(victim, 'not a database\n');
+      chmodSync(victim, 0o644);
+      const path = join(temp.dir, 'hookd.db');
+      symlinkSync(victim, path);
+      expect(() => createStore({ path, synchronous: 'normal' })).toThrow();
+      expect(statSync(victim).mode & 0o777).toBe(0o644);
+    } finally {
+      temp.cleanup();
+    }
   });
 });
