@@ -32,6 +32,20 @@ function mailLease(share: WorkShare, clock: ManualClock) {
   return { lease, events };
 }
 
+/** The lease of job `mail` over a database whose answer to a hold the test gives (`answer`). */
+function answeredLate() {
+  const clock = createManualClock();
+  let answered: (held: boolean) => void = () => undefined;
+  const share = workShare({
+    leaseMs: LEASE_MS,
+    holdJob: () =>
+      new Promise((resolve) => {
+        answered = resolve;
+      }),
+  });
+  return { clock, ...mailLease(share, clock), answer: (held: boolean) => answered(held) };
+}
+
 describe("a job's lease", () => {
   it('starts the job when taken, keeps it while renewed, and stops it when another node holds the lease', async () => {
     const clock = createManualClock();
@@ -72,16 +86,7 @@ describe("a job's lease", () => {
   });
 
   it('stops the job a quarter lease before a lease it could not renew ends, from when the lease was asked', async () => {
-    const clock = createManualClock();
-    let answer: (held: boolean) => void = () => undefined;
-    const share = workShare({
-      leaseMs: LEASE_MS,
-      holdJob: () =>
-        new Promise((resolve) => {
-          answer = resolve;
-        }),
-    });
-    const { lease, events } = mailLease(share, clock);
+    const { clock, lease, events, answer } = answeredLate();
     const askedAt = clock.now();
     const holding = holdLease(lease);
     // The database answers late: the lease runs from when it was asked.
@@ -96,16 +101,7 @@ describe("a job's lease", () => {
   });
 
   it("stops the job in time when the system's clock is set back while the lease is asked", async () => {
-    const clock = createManualClock();
-    let answer: (held: boolean) => void = () => undefined;
-    const share = workShare({
-      leaseMs: LEASE_MS,
-      holdJob: () =>
-        new Promise((resolve) => {
-          answer = resolve;
-        }),
-    });
-    const { lease, events } = mailLease(share, clock);
+    const { clock, lease, events, answer } = answeredLate();
     const askedAt = clock.monotonic();
     const holding = holdLease(lease);
     await clock.advance(100);
