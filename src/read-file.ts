@@ -27,8 +27,16 @@ export function formatBytes(bytes: number): string {
   return `${bytes.toLocaleString('en')} bytes`;
 }
 
-/** The UTF-8 text of `path` when it is a regular file of at most `maxBytes`; else why not (`is a FIFO`). */
-export function readRegularFile(path: string, maxBytes: number): FileRead {
+/**
+ * The UTF-8 text of `path` when it is a regular file of at most `maxBytes`; else why not (`is a
+ * FIFO`). `check`, given the open file, may refuse it (its answer is the problem) or act on it
+ * (a secret's mode tightened) before it is read.
+ */
+export function readRegularFile(
+  path: string,
+  maxBytes: number,
+  check?: (fd: number, stats: Stats) => string | undefined,
+): FileRead {
   let fd: number;
   try {
     fd = openSync(path, FLAGS);
@@ -42,6 +50,8 @@ export function readRegularFile(path: string, maxBytes: number): FileRead {
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile()) return { problem: `is ${kindOf(stats)}, not a regular file` };
+    const refused = check?.(fd, stats);
+    if (refused !== undefined) return { problem: refused };
     const tooLarge = { problem: `is larger than ${formatBytes(maxBytes)}, the most read` };
     if (stats.size > maxBytes) return tooLarge;
     // Read until its end, not its stated size: a file that grows while it is read is still bounded.

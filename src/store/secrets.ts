@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { fchmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { hookdError } from '../errors.js';
+import { readRegularFile } from '../read-file.js';
 
 /** Where a generated gateway token is kept: beside the SQLite file (on PostgreSQL too). */
 export function gatewayTokenFile(storagePath: string): string {
@@ -13,7 +14,8 @@ export function generateToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+/** A kept secret is a line: a file past this is not one. */
+const MAX_SECRET_BYTES = 4096;
 
 /**
  * The secret kept at `file`, when there is one: only a regular file of this process's user (a
@@ -21,28 +23,15 @@ const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants
  * through a symbolic link, made owner-only (0600) when it was not (restored from a backup).
  */
 function readSecretFile(file: string): string | undefined {
-  let fd: number;
-  try {
-    fd = openSync(file, OPEN_FLAGS);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return undefined;
-    const problem = code === 'ELOOP' ? 'is a symbolic link' : `cannot be read (${code})`;
-    throw hookdError('CONFIG_INVALID', { problems: [`${file} ${problem}`], file });
-  }
-  try {
-    const stats = fstatSync(fd);
-    const problem = !stats.isFile()
-      ? 'is not a regular file'
-      : process.getuid && stats.uid !== process.getuid()
-        ? `belongs to another user (uid ${stats.uid}): remove it, or make it this user's`
-        : undefined;
-    if (problem) throw hookdError('CONFIG_INVALID', { problems: [`${file} ${problem}`], file });
+  const read = readRegularFile(file, MAX_SECRET_BYTES, (fd, stats) => {
+    if (process.getuid && stats.uid !== process.getuid())
+      return `belongs to another user (uid ${stats.uid}): remove it, or make it this user's`;
     if ((stats.mode & 0o077) !== 0) fchmodSync(fd, 0o600);
-    return readFileSync(fd, 'utf8').trim();
-  } finally {
-    closeSync(fd);
-  }
+    return undefined;
+  });
+  if ('text' in read) return read.text.trim();
+  if (read.problem === 'does not exist') return undefined;
+  throw hookdError('CONFIG_INVALID', { problems: [`${file} ${read.problem}`], file });
 }
 
 /**
