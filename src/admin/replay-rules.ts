@@ -2,9 +2,15 @@ import type { RequestReceipt, StoredRequest } from '../actions/index.js';
 import { hookdError, type ReplayRefusal } from '../errors.js';
 import type { CredentialMark } from '../headers.js';
 import type { CredentialFingerprints } from '../ingress/index.js';
-import { classifyContentType, type ParsedBody, parseBody } from '../ingress/index.js';
+import {
+  classifyContentType,
+  handshakeFor,
+  type ParsedBody,
+  parseBody,
+  type SignedDelivery,
+} from '../ingress/index.js';
 import type { MappingEngine } from '../mapping/index.js';
-import { type Handshake, handshakeOf } from '../schemes/index.js';
+import type { Handshake } from '../schemes/index.js';
 
 /** What decides whether a logged request may be replayed: today's configuration. */
 export interface ReplayRules {
@@ -33,8 +39,8 @@ export interface Replayable {
    * before any mapping: a replay answers it alike and runs nothing.
    */
   readonly handshake?: Handshake;
-  /** The signature scheme of the mapping it goes to, when a signature let it in (its delivery id's scope). */
-  readonly scheme?: string;
+  /** Its sender's delivery id, when a signature that gave one let it in, with the scheme of the mapping it goes to. */
+  readonly delivery?: SignedDelivery;
 }
 
 /** Statuses a request is refused with at the door, before or while it is authenticated. */
@@ -111,7 +117,11 @@ function openedNow(id: string, request: Omit<Replayable, 'verified'>, rules: Rep
     throw notAllowed(id, { why, mapping: mapping.id, openedBy });
   }
   if (held !== rules.fingerprints.of(mapping)) throw notAllowed(id, { why: 'signature-changed', mapping: mapping.id });
-  return { verified: new Set([mapping.id]), ...(mapping.verify ? { scheme: mapping.verify.scheme } : {}) };
+  const delivery =
+    mapping.verify && receipt.webhookId !== undefined
+      ? { delivery: { webhookId: receipt.webhookId, scheme: mapping.verify.scheme } }
+      : {};
+  return { verified: new Set([mapping.id]), ...delivery };
 }
 
 /**
@@ -121,12 +131,11 @@ function openedNow(id: string, request: Omit<Replayable, 'verified'>, rules: Rep
 function handshakeHeld(request: Omit<Replayable, 'verified'>, rules: ReplayRules) {
   const { receipt } = request;
   if (receipt.by !== 'signature' || !rules.mappings) return undefined;
-  for (const mapping of rules.mappings.verifiersFor(request.subPath)) {
-    if (!mapping.verify || receipt.credentials[mapping.id] !== rules.fingerprints.of(mapping)) continue;
-    const handshake = handshakeOf(mapping.verify, request.body.payload);
-    if (handshake) return { verified: new Set([mapping.id]), handshake };
-  }
-  return undefined;
+  const verifiers = rules.mappings.verifiersFor(request.subPath);
+  const held = verifiers.filter((m) => receipt.credentials[m.id] === rules.fingerprints.of(m)).map((m) => m.id);
+  const verified = { mappings: new Set(held) };
+  const handshake = handshakeFor(verifiers, verified, request.body.payload);
+  return handshake ? { verified: verified.mappings, handshake } : undefined;
 }
 
 /** The body parsed as it was at receipt (it was read and parsed then: a 415 or 400 now is the replay's answer). */

@@ -206,16 +206,11 @@ function factsOf(replayId: string, source: Replayable, receivedAt: number): Requ
  */
 export function keyOf(id: string, source: Replayable): Key & { deliveryId: boolean; fromId: boolean } {
   const bodyHash = hashBody(source.body.rawBody);
-  const { receipt } = source;
-  const signed =
-    receipt.by === 'signature' && receipt.webhookId !== undefined && source.scheme !== undefined
-      ? { webhookId: receipt.webhookId, scheme: source.scheme }
-      : undefined;
-  const own = requestKeyOf(source.headers, source.subPath, signed);
+  const own = requestKeyOf(source.headers, source.subPath, source.delivery);
   if (own !== undefined) return { ...own, bodyHash, fromId: false };
   return {
     scope: storedKeyOf(source.subPath),
-    key: receipt.replayKey ?? id,
+    key: source.receipt.replayKey ?? id,
     bodyHash,
     deliveryId: false,
     fromId: true,

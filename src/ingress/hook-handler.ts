@@ -44,11 +44,7 @@ export async function handleHook(ctx: HookHandling, request: FastifyRequest, rep
       return reply.code(200).send(handshake.body);
     }
   }
-  const signed =
-    verified?.webhookId === undefined || verified.webhookScheme === undefined
-      ? undefined
-      : { webhookId: verified.webhookId, scheme: verified.webhookScheme };
-  const taken = requestKeyOf(request.headers, state.subPath, signed);
+  const taken = requestKeyOf(request.headers, state.subPath, verified?.delivery);
   if (taken === undefined) return send(reply, await accept(ctx, request, body, verified));
   const { key } = taken;
   const intent = { scope: taken.scope, key, bodyHash: hashBody(body.rawBody) };
@@ -104,7 +100,7 @@ function verify(ctx: HookHandling, request: FastifyRequest, state: HookState, ra
   state.trail.authenticated = true;
   state.trail.signatureHeaders = checked.verifiedHeaders;
   // Read, not yet parsed: `bodyRead` once it parses (invalid JSON leaves nothing to replay).
-  const webhookId = checked.webhookId ? { webhookId: checked.webhookId } : {};
+  const webhookId = checked.delivery ? { webhookId: checked.delivery.webhookId } : {};
   const opened = openedBySignature(state.verifiers, checked.mappings, ctx.fingerprints);
   state.trail.receipt = { ...opened, bodyRead: false, ...webhookId };
   for (const id of checked.mappings) ctx.outcomes?.signatureHeld(id);

@@ -13,6 +13,7 @@ export {
   hashBody,
   type InFlightKeys,
   requestKeyOf,
+  type SignedDelivery,
   storedKeyOf,
 } from './idempotency.js';
 export { answerMalformed, answerOutsideFastify } from './raw-answers.js';
@@ -26,4 +27,5 @@ export {
   requestLogSettings,
 } from './request-log.js';
 export { type Answer, answerFor } from './responses.js';
+export { handshakeFor } from './signatures.js';
 export { type AuthThrottle, createAuthThrottle } from './throttle.js';

@@ -1,13 +1,13 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CompiledMapping } from '../mapping/index.js';
 import { type Handshake, handshakeOf, signatureHeadersOf, verifySignature } from '../schemes/index.js';
+import type { SignedDelivery } from './idempotency.js';
 
 /** The mappings whose signature holds, and the sender's webhook id to dedupe on. */
 export interface VerifiedWebhook {
   readonly mappings: ReadonlySet<string>;
-  readonly webhookId?: string;
-  /** The signature scheme whose check gave `webhookId`. */
-  readonly webhookScheme?: string;
+  /** The sender's id of this delivery, and the scheme whose check gave it (its dedupe key's scope). */
+  readonly delivery?: SignedDelivery;
   /** The credential headers whose check passed (a stored record marks them verified). */
   readonly verifiedHeaders: ReadonlySet<string>;
 }
@@ -32,8 +32,7 @@ export function verifyWebhook(
   const mappings = new Set<string>();
   const verifiedHeaders = new Set<string>();
   const failures: SignatureFailure[] = [];
-  let webhookId: string | undefined;
-  let webhookScheme: string | undefined;
+  let delivery: SignedDelivery | undefined;
   for (const mapping of verifiers) {
     if (!mapping.verify) continue;
     const result = verifySignature(mapping.verify, headers, rawBody);
@@ -43,13 +42,10 @@ export function verifyWebhook(
     }
     mappings.add(mapping.id);
     for (const name of signatureHeadersOf(mapping.verify)) if (headers[name] !== undefined) verifiedHeaders.add(name);
-    if (webhookId === undefined && result.webhookId) {
-      webhookId = result.webhookId;
-      webhookScheme = mapping.verify.scheme;
-    }
+    if (!delivery && result.webhookId) delivery = { webhookId: result.webhookId, scheme: mapping.verify.scheme };
   }
   if (mappings.size === 0) return { failures };
-  return { mappings, verifiedHeaders, ...(webhookId ? { webhookId, webhookScheme } : {}) };
+  return { mappings, verifiedHeaders, ...(delivery ? { delivery } : {}) };
 }
 
 /**
@@ -58,7 +54,7 @@ export function verifyWebhook(
  */
 export function handshakeFor(
   verifiers: readonly CompiledMapping[],
-  verified: VerifiedWebhook,
+  verified: Pick<VerifiedWebhook, 'mappings'>,
   payload: unknown,
 ): Handshake | undefined {
   for (const mapping of verifiers) {

@@ -8,7 +8,10 @@ const bodyHash = createHash('sha256').update(body).digest('hex');
 
 function source(headers: Record<string, string>, receipt: Partial<Replayable['receipt']> = {}): Replayable {
   return {
-    ...(receipt.by === 'signature' ? { scheme: 'github' } : {}),
+    // As replay-rules.ts gives it: the delivery id its signature gave, and the mapping's scheme.
+    ...(receipt.by === 'signature' && receipt.webhookId
+      ? { delivery: { webhookId: receipt.webhookId, scheme: 'github' } }
+      : {}),
     subPath: 'gh',
     url: '/hooks/gh',
     headers,
