@@ -11,6 +11,26 @@ import { ROOT } from '../../helpers/hookd-process.js';
 import { engine, request } from '../../helpers/mapping.js';
 import { hostConfig } from '../../helpers/transforms.js';
 
+/** The mapping engine over `hooks` (enabled, the fixture transforms) with a transform host, for `use`. */
+async function withTransforms(
+  hooks: Record<string, unknown>,
+  use: (e: ReturnType<typeof createMappingEngine>) => Promise<void>,
+) {
+  const config = loadConfig({
+    data: {
+      hooks: { enabled: true, token: 't'.repeat(20), transformsDir: join(ROOT, 'test/fixtures/transforms'), ...hooks },
+    },
+    env: {},
+  });
+  const transforms = await createTransformHost({ ...hostConfig(config), log: pino({ level: 'silent' }) });
+  try {
+    const actionOptions = { models: createModelCatalog(config), chatnetConfigured: false };
+    await use(createMappingEngine({ config, actionOptions, transforms }));
+  } finally {
+    transforms.close();
+  }
+}
+
 describe('mapping resolution', () => {
   const e = engine({
     mappings: [
@@ -201,45 +221,34 @@ describe('compiling', () => {
 
 describe('a request shares one transform time budget', () => {
   it('stops a fan-out of slow transform calls once their sum passes timeoutMs', async () => {
-    const config = loadConfig({
-      data: {
-        hooks: {
-          enabled: true,
-          token: 't'.repeat(20),
-          transformsDir: join(ROOT, 'test/fixtures/transforms'),
-          transforms: { timeoutMs: 500 },
-          mappings: [
-            {
-              match: { path: 'loop' },
-              forEach: 'items',
-              messageTemplate: 'item {{items.0}}',
-              transform: { module: 'hostile.ts', export: 'slow' },
-            },
-          ],
-        },
+    await withTransforms(
+      {
+        transforms: { timeoutMs: 500 },
+        mappings: [
+          {
+            match: { path: 'loop' },
+            forEach: 'items',
+            messageTemplate: 'item {{items.0}}',
+            transform: { module: 'hostile.ts', export: 'slow' },
+          },
+        ],
       },
-      env: {},
-    });
-    const transforms = await createTransformHost({ ...hostConfig(config), log: pino({ level: 'silent' }) });
-    try {
-      const actionOptions = { models: createModelCatalog(config), chatnetConfigured: false };
-      const e = createMappingEngine({ config, actionOptions, transforms });
-      const started = performance.now();
-      // Twenty items of 120 ms: with a budget per call they would all pass, in 2.4 s at least.
-      const items = Array.from({ length: 20 }, (_, i) => i);
-      await expect(e.route(request('loop', { items }))).rejects.toMatchObject({
-        code: 'TRANSFORM_FAILED',
-        statusCode: 500,
-      });
-      // Stopped at the shared 500 ms: a fan-out that ran every item first (and failed after)
-      // took 2.4 s at least, which no load can shorten; under that, a loaded machine has
-      // almost 2 s for its own delays.
-      expect(performance.now() - started).toBeLessThan(2400);
-      // One item alone fits the budget, with room for a loaded machine (a 200 ms budget did not).
-      await expect(e.route(request('loop', { items: [1] }))).resolves.toMatchObject({ kind: 'actions' });
-    } finally {
-      transforms.close();
-    }
+      async (e) => {
+        const started = performance.now();
+        // Twenty items of 120 ms: with a budget per call they would all pass, in 2.4 s at least.
+        const items = Array.from({ length: 20 }, (_, i) => i);
+        await expect(e.route(request('loop', { items }))).rejects.toMatchObject({
+          code: 'TRANSFORM_FAILED',
+          statusCode: 500,
+        });
+        // Stopped at the shared 500 ms: a fan-out that ran every item first (and failed after)
+        // took 2.4 s at least, which no load can shorten; under that, a loaded machine has
+        // almost 2 s for its own delays.
+        expect(performance.now() - started).toBeLessThan(2400);
+        // One item alone fits the budget, with room for a loaded machine (a 200 ms budget did not).
+        await expect(e.route(request('loop', { items: [1] }))).resolves.toMatchObject({ kind: 'actions' });
+      },
+    );
   });
 });
 
@@ -320,60 +329,38 @@ describe('the size of what a mapping renders (docs/operations.md#limits)', () =>
   });
 
   it('fails a transform that returns over 256 KiB of text with TRANSFORM_FAILED', async () => {
-    const config = loadConfig({
-      data: {
-        hooks: {
-          enabled: true,
-          token: 't'.repeat(20),
-          transformsDir: join(ROOT, 'test/fixtures/transforms'),
-          mappings: [{ match: { path: 'big' }, transform: { module: 'hostile.ts', export: 'bigWake' } }],
-        },
+    await withTransforms(
+      {
+        mappings: [{ match: { path: 'big' }, transform: { module: 'hostile.ts', export: 'bigWake' } }],
       },
-      env: {},
-    });
-    const transforms = await createTransformHost({ ...hostConfig(config), log: pino({ level: 'silent' }) });
-    try {
-      const actionOptions = { models: createModelCatalog(config), chatnetConfigured: false };
-      const e = createMappingEngine({ config, actionOptions, transforms });
-      await expect(e.route(request('big', {}))).rejects.toMatchObject({
-        code: 'TRANSFORM_FAILED',
-        message: expect.stringMatching(/its text is 300000 characters; the limit is 262144/),
-      });
-    } finally {
-      transforms.close();
-    }
+      async (e) => {
+        await expect(e.route(request('big', {}))).rejects.toMatchObject({
+          code: 'TRANSFORM_FAILED',
+          message: expect.stringMatching(/its text is 300000 characters; the limit is 262144/),
+        });
+      },
+    );
   });
 
   it("cuts what a template renders in a mapping with a transform too: a payload is not its transform's fault", async () => {
-    const config = loadConfig({
-      data: {
-        hooks: {
-          enabled: true,
-          token: 't'.repeat(20),
-          transformsDir: join(ROOT, 'test/fixtures/transforms'),
-          mappings: [
-            {
-              match: { path: 'amp' },
-              messageTemplate: '{{#items}}{{big}}{{/items}}',
-              transform: { module: 'hostile.ts', export: 'keep' },
-            },
-          ],
-        },
+    await withTransforms(
+      {
+        mappings: [
+          {
+            match: { path: 'amp' },
+            messageTemplate: '{{#items}}{{big}}{{/items}}',
+            transform: { module: 'hostile.ts', export: 'keep' },
+          },
+        ],
       },
-      env: {},
-    });
-    const transforms = await createTransformHost({ ...hostConfig(config), log: pino({ level: 'silent' }) });
-    try {
-      const actionOptions = { models: createModelCatalog(config), chatnetConfigured: false };
-      const e = createMappingEngine({ config, actionOptions, transforms });
-      const payload = { big: 'b'.repeat(1024), items: Array.from({ length: 300 }, () => ({})) };
-      const outcome = await e.route(request('amp', payload));
-      const message =
-        outcome.kind === 'actions' && outcome.actions[0]?.kind === 'agent' ? outcome.actions[0].message : '';
-      expect(message.length).toBe(256 * 1024);
-      expect(message).toMatch(/\n… \[cut by hookd: 45056 more characters\]$/);
-    } finally {
-      transforms.close();
-    }
+      async (e) => {
+        const payload = { big: 'b'.repeat(1024), items: Array.from({ length: 300 }, () => ({})) };
+        const outcome = await e.route(request('amp', payload));
+        const message =
+          outcome.kind === 'actions' && outcome.actions[0]?.kind === 'agent' ? outcome.actions[0].message : '';
+        expect(message.length).toBe(256 * 1024);
+        expect(message).toMatch(/\n… \[cut by hookd: 45056 more characters\]$/);
+      },
+    );
   });
 });
