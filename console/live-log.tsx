@@ -10,6 +10,9 @@ const MAX_LIVE_ROWS = 500;
 const PAGE_SIZE = 100;
 /** A request of several runs reads its outcome at most this often while its runs move. */
 const OUTCOME_REFRESH_MS = 500;
+/** A request whose runs were still under way at its last read is read again after this, moves told or not. */
+const UNSETTLED_REREAD_MS = 2000;
+const settled = (runs: readonly RunListItem[]) => runs.every((r) => r.status !== 'queued' && r.status !== 'running');
 /** Runs the stream told about lately, for a request that arrives after its run moved on. */
 const MAX_KNOWN_RUNS = 500;
 
@@ -146,17 +149,27 @@ export function RequestsPage() {
   // A request of several runs: their summary, read whole, once for the moves of a moment (each
   // of a fan-out's 100 runs moves three times: one read each was 300 reads of the whole request).
   const refreshing = useRef(new Set<string>());
-  const refreshOutcome = (id: string) => {
+  // The newest read of each request: on a busy gateway an earlier read can answer after a later
+  // one, and its older outcome must not stay on the row once the runs stop moving.
+  const newestRead = useRef(new Map<string, number>());
+  const refreshOutcome = (id: string, afterMs = OUTCOME_REFRESH_MS) => {
     if (refreshing.current.has(id)) return;
     refreshing.current.add(id);
     setTimeout(() => {
       refreshing.current.delete(id);
+      const read = (newestRead.current.get(id) ?? 0) + 1;
+      newestRead.current.set(id, read);
       get<RequestDetail>(`/api/requests/${encodeURIComponent(id)}`).then(
-        (detail) =>
-          setRows((old) => old.map((row) => (row.id === id ? { ...row, outcome: summarise(detail.runs) } : row))),
+        (detail) => {
+          if (newestRead.current.get(id) !== read) return;
+          setRows((old) => old.map((row) => (row.id === id ? { ...row, outcome: summarise(detail.runs) } : row)));
+          // A move the stream did not tell (a slow page's stream is cut and made again) must not
+          // leave the row behind its runs: one still under way is read again.
+          if (!settled(detail.runs)) refreshOutcome(id, UNSETTLED_REREAD_MS);
+        },
         () => {},
       );
-    }, OUTCOME_REFRESH_MS);
+    }, afterMs);
   };
   useLive(onLive);
   // A live log left open all day starts again from its first page rather than grow without end.
