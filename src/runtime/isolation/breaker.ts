@@ -1,3 +1,4 @@
+import type { Stamp } from '../../clock.js';
 import type { BreakerState, TargetKind } from '../../views.js';
 
 /** Failed tries in a row that open a breaker (docs/runtime.md#circuit-breakers). */
@@ -21,7 +22,7 @@ export interface BreakerSnapshot {
   readonly state: BreakerState;
   /** Failed tries in a row (since the last success or answer). */
   readonly failures: number;
-  /** While open: when the next probe may go. */
+  /** While open: when the next probe may go, on the wall clock of the moment it was read. */
   readonly openUntil?: number;
   /** The last failed try, in hookd's words (a code, a status, a network error). */
   readonly lastError?: string;
@@ -31,22 +32,24 @@ export interface BreakerSnapshot {
  * One destination's circuit breaker (docs/runtime.md#circuit-breakers): after 5 failed tries in a
  * row it opens for 30 s, and while open no try goes; then it lets one probe through (half-open):
  * a probe that goes through closes it, one that fails opens it again for twice as long, up to
- * 10 min. A try already under way when it opened ends as it ends: its success closes it.
+ * 10 min. A try already under way when it opened ends as it ends: its success closes it. Its open
+ * time runs on both of the clock's clocks (`timeLeft`): the system's clock set back does not hold
+ * it open for longer.
  */
 export interface Breaker {
   readonly target: string;
   readonly kind: TargetKind;
   /** Its state at `now`. */
-  state(now: number): BreakerState;
+  state(now: Stamp): BreakerState;
   /** True when a try may start at `now`: closed, or half-open with no probe under way. */
-  admits(now: number): boolean;
+  admits(now: Stamp): boolean;
   /** A try starts at `now`; answers true when it is the probe of a half-open breaker. */
-  begin(now: number): boolean;
+  begin(now: Stamp): boolean;
   /** A try ended; `probe` as `begin` answered; `error` says how a failed one failed. */
-  end(outcome: TryOutcome, probe: boolean, now: number, error?: string): void;
-  /** When an open breaker lets its probe go. */
-  readonly openUntil: number | undefined;
-  snapshot(now: number): BreakerSnapshot;
+  end(outcome: TryOutcome, probe: boolean, now: Stamp, error?: string): void;
+  /** How long from `now` an open breaker holds its probe back; undefined when it is closed. */
+  openFor(now: Stamp): number | undefined;
+  snapshot(now: Stamp): BreakerSnapshot;
   /** True while it has nothing to remember: closed without failures. */
   readonly idle: boolean;
 }
@@ -55,27 +58,35 @@ export interface Breaker {
 export function createBreaker(
   kind: TargetKind,
   target: string,
-  onChange: (breaker: Breaker, now: number) => void = () => undefined,
+  onChange: (breaker: Breaker, now: Stamp) => void = () => undefined,
 ): Breaker {
   let failures = 0;
-  let openUntil: number | undefined;
+  let openedAt: Stamp | undefined;
   let openMs = BREAKER_OPEN_MS;
   let probing = false;
   let lastError: string | undefined;
 
-  const state = (now: number): BreakerState =>
-    openUntil === undefined ? 'closed' : now < openUntil ? 'open' : 'half-open';
+  // The lesser of the two clocks' time left (as src/clock.ts's `timeLeft`).
+  const openFor = (now: Stamp): number | undefined =>
+    openedAt === undefined
+      ? undefined
+      : Math.min(openedAt.monotonic + openMs - now.monotonic, openedAt.wall + openMs - now.wall);
 
-  function open(now: number, forMs: number): void {
+  const state = (now: Stamp): BreakerState => {
+    const left = openFor(now);
+    return left === undefined ? 'closed' : left > 0 ? 'open' : 'half-open';
+  };
+
+  function open(now: Stamp, forMs: number): void {
     openMs = forMs;
-    openUntil = now + forMs;
+    openedAt = now;
     onChange(breaker, now);
   }
 
-  function close(now: number): void {
-    const wasOpen = openUntil !== undefined;
+  function close(now: Stamp): void {
+    const wasOpen = openedAt !== undefined;
     failures = 0;
-    openUntil = undefined;
+    openedAt = undefined;
     openMs = BREAKER_OPEN_MS;
     if (wasOpen) onChange(breaker, now);
   }
@@ -100,21 +111,22 @@ export function createBreaker(
       failures++;
       if (error !== undefined) lastError = error;
       if (probe) return open(now, Math.min(openMs * 2, BREAKER_MAX_OPEN_MS));
-      if (openUntil === undefined && failures >= BREAKER_FAILURES) open(now, BREAKER_OPEN_MS);
+      if (openedAt === undefined && failures >= BREAKER_FAILURES) open(now, BREAKER_OPEN_MS);
     },
-    get openUntil() {
-      return openUntil;
+    openFor,
+    snapshot(now) {
+      const left = openFor(now);
+      return {
+        target,
+        kind,
+        state: state(now),
+        failures,
+        ...(left === undefined ? {} : { openUntil: now.wall + left }),
+        ...(lastError === undefined ? {} : { lastError }),
+      };
     },
-    snapshot: (now) => ({
-      target,
-      kind,
-      state: state(now),
-      failures,
-      ...(openUntil === undefined ? {} : { openUntil }),
-      ...(lastError === undefined ? {} : { lastError }),
-    }),
     get idle() {
-      return openUntil === undefined && failures === 0 && !probing;
+      return openedAt === undefined && failures === 0 && !probing;
     },
   };
   return breaker;

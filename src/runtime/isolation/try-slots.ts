@@ -1,4 +1,4 @@
-import type { Clock } from '../../clock.js';
+import { type Clock, type Stamp, stampOf } from '../../clock.js';
 import type { BreakerSnapshot, TryOutcome } from './breaker.js';
 import { type Breakers, createBreakers } from './breakers.js';
 import { type Admission, createFairQueue, type FairQueue, type Queued as QueuedEntry } from './fair-queue.js';
@@ -127,7 +127,7 @@ function admissionOf(
   return {
     target(key) {
       const target = breakers.targetOf(key) as Target;
-      return ledger.roomFor(target) && breakers.of(target).admits(clock.now());
+      return ledger.roomFor(target) && breakers.of(target).admits(stampOf(clock));
     },
     slots: (entry) => ledger.fits(entry),
     starts: () => spacingLeft() <= 0,
@@ -137,7 +137,7 @@ function admissionOf(
 /** The permit of `entry`'s try: its slots taken now, given back once with the try's outcome for its breaker. */
 function permitOf(entry: Queued, ledger: SlotLedger, breakers: Breakers, clock: Clock, freed: () => void): Permit {
   const target = entry.request.target;
-  const probe = target ? breakers.of(target).begin(clock.now()) : false;
+  const probe = target ? breakers.of(target).begin(stampOf(clock)) : false;
   ledger.take(entry);
   let released = false;
   return {
@@ -147,18 +147,17 @@ function permitOf(entry: Queued, ledger: SlotLedger, breakers: Breakers, clock: 
       if (released) return;
       released = true;
       ledger.give(entry);
-      if (target) breakers.of(target).end(outcome, probe, clock.now(), error);
+      if (target) breakers.of(target).end(outcome, probe, stampOf(clock), error);
       freed();
     },
   };
 }
 
 /** Why `entry` waits at `now`: the first thing that holds it back. */
-function waitOf(entry: Queued, ledger: SlotLedger, breakers: Breakers, now: number): Wait {
+function waitOf(entry: Queued, ledger: SlotLedger, breakers: Breakers, now: Stamp): Wait {
   const target = entry.request.target;
   const breaker = target && breakers.of(target);
   return waitText({
-    now,
     ...ledger.fill(entry),
     ...(target ? { target, limit: ledger.limitOf(target) } : {}),
     ...(breaker ? { breaker: breaker.snapshot(now) } : {}),
@@ -168,14 +167,14 @@ function waitOf(entry: Queued, ledger: SlotLedger, breakers: Breakers, now: numb
   });
 }
 
-/** The earliest moment something queued may go by itself: a breaker's probe, or the spacing's end. */
-function nextWake(breakers: Breakers, queue: FairQueue<Queued>, now: number, spacingLeft: number): number {
-  let at = Number.POSITIVE_INFINITY;
+/** How long until something queued may go by itself: a breaker's probe, or the spacing's end. */
+function nextWake(breakers: Breakers, queue: FairQueue<Queued>, now: Stamp, spacingLeft: number): number {
+  let inMs = Number.POSITIVE_INFINITY;
   for (const [key, breaker] of breakers.entries()) {
-    const until = breaker.openUntil;
-    if (until !== undefined && until > now && queue.waitingFor(key) > 0) at = Math.min(at, until);
+    const left = breaker.openFor(now);
+    if (left !== undefined && left > 0 && queue.waitingFor(key) > 0) inMs = Math.min(inMs, left);
   }
-  return spacingLeft > 0 ? Math.min(at, now + spacingLeft) : at;
+  return spacingLeft > 0 ? Math.min(inMs, spacingLeft) : inMs;
 }
 
 /** Waits for a permit of `slots`, taking the request out when `signal` aborts first. */
@@ -217,7 +216,9 @@ export function createTrySlots(options: TrySlotsOptions): TrySlots {
   let dispatching = false;
   let again = false;
   let scheduled = false;
-  const spacingLeft = () => lastStart + (options.startSpacingMs?.() ?? 0) - clock.now();
+  // The spacing is this process's own pacing: the monotonic clock's, which setting the system's
+  // clock never moves.
+  const spacingLeft = () => lastStart + (options.startSpacingMs?.() ?? 0) - clock.monotonic();
   const admission = admissionOf(ledger, breakers, clock, spacingLeft);
   const owner: Owner = {
     remove(entry) {
@@ -225,7 +226,7 @@ export function createTrySlots(options: TrySlotsOptions): TrySlots {
       dispatch();
       return true;
     },
-    why: (entry) => waitOf(entry, ledger, breakers, clock.now()),
+    why: (entry) => waitOf(entry, ledger, breakers, stampOf(clock)),
   };
 
   function dispatch(): void {
@@ -239,15 +240,15 @@ export function createTrySlots(options: TrySlotsOptions): TrySlots {
         again = false;
         for (let entry = queue.next(admission); entry && !stopped; entry = queue.next(admission)) {
           queue.take(entry);
-          if (entry.start) lastStart = clock.now();
+          if (entry.start) lastStart = clock.monotonic();
           entry.grant(permitOf(entry, ledger, breakers, clock, dispatch));
         }
       } while (again && !stopped);
     } finally {
       dispatching = false;
     }
-    const at = !stopped && queue.size > 0 ? nextWake(breakers, queue, clock.now(), spacingLeft()) : Infinity;
-    if (at !== Number.POSITIVE_INFINITY) wake.at(at);
+    const inMs = !stopped && queue.size > 0 ? nextWake(breakers, queue, stampOf(clock), spacingLeft()) : Infinity;
+    if (inMs !== Number.POSITIVE_INFINITY) wake.in(inMs);
   }
 
   const slots: TrySlots = {
@@ -269,8 +270,8 @@ export function createTrySlots(options: TrySlotsOptions): TrySlots {
     acquire: (request, signal, onWait) => acquireFrom(slots, request, signal, onWait),
     dispatch,
     breakers: () =>
-      [...breakers.entries()].map(([key, b]) => ({ ...b.snapshot(clock.now()), waiting: queue.waitingFor(key) })),
-    breakerOf: (target) => breakers.find(target)?.snapshot(clock.now()),
+      [...breakers.entries()].map(([key, b]) => ({ ...b.snapshot(stampOf(clock)), waiting: queue.waitingFor(key) })),
+    breakerOf: (target) => breakers.find(target)?.snapshot(stampOf(clock)),
     stop() {
       stopped = true;
       wake.stop();

@@ -4,7 +4,6 @@ import type { Target } from './targets.js';
 
 /** What holds a waiting request back, as the slots see it at one moment. */
 export interface WaitContext {
-  readonly now: number;
   readonly target?: Target;
   readonly limit?: number;
   readonly inFlight?: number;

@@ -2,8 +2,8 @@ import type { Cancel, Clock } from '../../clock.js';
 
 /** One timer for the earliest moment something held back may go (a breaker's probe, the spacing's end). */
 export interface Wake {
-  /** Fires at `at` (epoch ms) unless an earlier wake is set; a later or past one replaces it. */
-  at(at: number): void;
+  /** Fires `ms` from now unless an earlier wake is set; a later or past one is replaced. */
+  in(ms: number): void;
   stop(): void;
 }
 
@@ -11,17 +11,16 @@ export interface Wake {
 export function createWake(clock: Clock, fire: () => void): Wake {
   let set: { at: number; cancel: Cancel } | undefined;
   return {
-    at(at) {
-      const now = clock.now();
+    in(ms) {
+      // On the monotonic clock: the system's clock set back neither delays nor repeats a wake.
+      const now = clock.monotonic();
+      const at = now + ms;
       if (set && set.at <= at && set.at > now) return;
       set?.cancel();
-      const cancel = clock.setTimeout(
-        () => {
-          set = undefined;
-          fire();
-        },
-        Math.ceil(at - now),
-      );
+      const cancel = clock.setTimeout(() => {
+        set = undefined;
+        fire();
+      }, Math.ceil(ms));
       set = { at, cancel };
     },
     stop() {

@@ -15,7 +15,7 @@ describe('the breakers of a gateway', () => {
     inUse.add(waiting.id);
     const waitingKey = breakers.keyOf(waiting);
     const withBreaker = model('live/broken');
-    breakers.of(withBreaker).admits(0);
+    breakers.of(withBreaker).admits({ monotonic: 0, wall: 0 });
     const first = model('anyone/0');
     const firstKey = breakers.keyOf(first);
     // A hook token holder naming a new model on every request.

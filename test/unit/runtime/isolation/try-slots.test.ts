@@ -175,6 +175,24 @@ describe('try slots', () => {
     expect(names()).toEqual(['t1', 's1', 's2']);
   });
 
+  it('holds neither an open breaker nor the starts’ spacing longer when the system’s clock is set back', async () => {
+    const { clock, want, names, release, slots } = setup({ startSpacingMs: () => 50 });
+    for (let n = 1; n <= 5; n++) want(`d${n}`, 'a', 'dead/x');
+    for (let n = 1; n <= 5; n++) release(`d${n}`, 'failed');
+    want('d6', 'a', 'dead/x');
+    want('s1', 'b', 'live/x', { start: true });
+    want('s2', 'b', 'live/x', { start: true });
+    await endOfTurn();
+    expect(names()).toEqual(['d1', 'd2', 'd3', 'd4', 'd5', 's1']);
+    // NTP steps the clock back an hour: the spacing's 50 ms and the breaker's 30 s are still that.
+    clock.stepWall(-3_600_000);
+    await clock.advance(50);
+    expect(names()).toEqual(['d1', 'd2', 'd3', 'd4', 'd5', 's1', 's2']);
+    expect(slots.breakers()[0]).toMatchObject({ state: 'open', openUntil: clock.now() + 29_950 });
+    await clock.advance(29_950);
+    expect(names()).toEqual(['d1', 'd2', 'd3', 'd4', 'd5', 's1', 's2', 'd6']);
+  });
+
   it('takes an aborted wait out of the queue, rejecting with its reason', async () => {
     const { slots, want } = setup({ runSlots: 1 });
     want('busy', 'a');
