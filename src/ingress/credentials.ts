@@ -24,8 +24,26 @@ export function withoutCredentials(
   request: Pick<FastifyRequest, 'headers' | 'query' | 'url'>,
   isCredential: CredentialTest = isCredentialHeader,
 ): RequestWithoutCredentials {
-  const { token: _token, ...query } = (request.query ?? {}) as Record<string, unknown>;
-  return { headers: flattenHeaders(request.headers, isCredential), query, url: urlWithoutToken(request.url) };
+  return {
+    headers: flattenHeaders(request.headers, isCredential),
+    query: queryWithoutToken(request.query),
+    url: urlWithoutToken(request.url),
+  };
+}
+
+/**
+ * A query parameter that holds the hook token, or was meant to: `token`, in any case, with or
+ * without brackets (`token[]`, `TOKEN`). Only `token` itself is read as the token; the others are
+ * taken out all the same, so that a sender's mistake never lands its secret in a stored URL.
+ */
+const isTokenParam = (name: string) => /^token(\[[^\]]*\])*$/i.test(name);
+
+/** A parsed query string without the parameters `isTokenParam` names. */
+export function queryWithoutToken(query: unknown): Record<string, unknown> {
+  const kept: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries((query ?? {}) as Record<string, unknown>))
+    if (!isTokenParam(name)) kept[name] = value;
+  return kept;
 }
 
 /** Which credentials of a request held: the header the hook token came in, the signatures' headers. */
@@ -46,13 +64,13 @@ export function storedHeaders(
   return maskHeaders(headers, isCredential, (name) => name === tokenHeader || signatureHeaders?.has(name) === true);
 }
 
-/** The path and query string without `token`. */
+/** The path and query string without the parameters `isTokenParam` names. */
 export function urlWithoutToken(url: string): string {
   if (!url.includes('?')) return url;
   const [path, query] = url.split('?', 2) as [string, string | undefined];
   if (query === undefined) return path;
   const params = new URLSearchParams(query);
-  params.delete('token');
+  for (const name of new Set(params.keys())) if (isTokenParam(name)) params.delete(name);
   const rest = params.toString();
   return rest ? `${path}?${rest}` : path;
 }

@@ -11,7 +11,13 @@ import { failureDetail, type HookdError, hookdError, isHookdError } from '../err
 import { flattenHeaders, isCredentialHeader } from '../headers.js';
 import { declaredEventType, type HookRequest, type MappingEngine } from '../mapping/index.js';
 import type { ParsedBody } from './body.js';
-import { type CredentialProof, storedHeaders, urlWithoutToken, withoutCredentials } from './credentials.js';
+import {
+  type CredentialProof,
+  queryWithoutToken,
+  storedHeaders,
+  urlWithoutToken,
+  withoutCredentials,
+} from './credentials.js';
 import { createRequestRecorder } from './request-log.js';
 
 /** What a hook request asks for: its actions, and whether it answers with arrays (a fan-out). */
@@ -101,12 +107,11 @@ export function createHookActions(options: HookActionsOptions): HookActions {
     if (!mappings) throw hookdError('NO_MAPPING', { hook: subPath });
     // Templates and transforms never see the credentials: no token or signature header (the
     // engine flattens the headers without them, once), no ?token=.
-    const { token: _token, ...query } = (request.query ?? {}) as Record<string, unknown>;
     const hookRequest: HookRequest = {
       subPath,
       payload: body.payload,
       headers: request.headers,
-      query,
+      query: queryWithoutToken(request.query),
       url: urlWithoutToken(request.url),
       rawBody: body.rawBody,
       payloadIsJsonOfRawBody: body.payloadIsJsonOfRawBody,

@@ -26,12 +26,13 @@ const ECHO = `export default function ({ headers }: { headers: Record<string, st
 const THROWS = `export default function () { throw new Error('not yet'); }\n`;
 
 /** An app whose transforms folder holds echo.ts (returns the headers it was given) and throws.ts. */
-async function appWith(hooks: object): Promise<TestApp> {
+async function appWith(hooks: object, files: Record<string, string> = {}): Promise<TestApp> {
   const temp = makeTempDir();
   cleanups.push(temp.cleanup);
   mkdirSync(join(temp.dir, 'transforms'));
   writeFileSync(join(temp.dir, 'transforms/echo.ts'), ECHO);
   writeFileSync(join(temp.dir, 'transforms/throws.ts'), THROWS);
+  for (const [name, source] of Object.entries(files)) writeFileSync(join(temp.dir, 'transforms', name), source);
   return createTestApp({ hooks: { transformsDir: 'transforms', ...hooks } }, { baseDir: temp.dir });
 }
 
@@ -140,5 +141,25 @@ describe('credential headers', () => {
     expect(failure?.headers['x-gitlab-token']).toBe('[masked]');
     expect(failure?.credentials.authorization).toEqual({ verified: true });
     expect(JSON.stringify(table('SELECT * FROM failed_requests'))).not.toMatch(/secret|4242/);
+  });
+
+  it('takes the token out of the stored URL and the query however a sender spelled its parameter', async () => {
+    const ECHO_QUERY = `export default function ({ query, url }: { query: object; url: string }) {
+  return { kind: 'wake', text: JSON.stringify({ query, url }) };
+}\n`;
+    t = await appWith(
+      { mappings: [{ id: 'q', match: { path: 'q' }, transform: { module: 'q.ts' } }] },
+      { 'q.ts': ECHO_QUERY },
+    );
+    const url = '/hooks/q?token[]=secret-a&TOKEN=secret-b&Token%5B0%5D=secret-c&%74oken=secret-d&a=1&tokens=2';
+    const res = await t.app.inject({ method: 'POST', url, headers: AUTH, payload: {} });
+    expect(res.statusCode).toBe(200);
+    expect(JSON.parse(eventTexts()[0] as string)).toEqual({
+      query: { a: '1', tokens: '2' },
+      url: '/hooks/q?a=1&tokens=2',
+    });
+    await until(() => table('SELECT 1 FROM requests').length === 1);
+    expect(table<{ url: string }>('SELECT url FROM requests')[0]?.url).toBe('/hooks/q?a=1&tokens=2');
+    expect(JSON.stringify(table('SELECT * FROM requests'))).not.toMatch(/secret/);
   });
 });
