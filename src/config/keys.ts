@@ -1,3 +1,4 @@
+import { quotedValue } from './schema-errors.js';
 import { didYouMean } from './suggest.js';
 
 /**
@@ -35,7 +36,7 @@ function problemOf(value: unknown, key: KeySchema): string | undefined {
     if (key.minLength !== undefined && value.length < key.minLength)
       return `expected ${key.description ?? 'a non-empty string'}`;
     if (key.pattern !== undefined && !new RegExp(key.pattern, 'u').test(value))
-      return `expected ${key.description ?? `a value that matches ${key.pattern}`}${key.writeOnly ? '' : `, got ${JSON.stringify(value)}`}`;
+      return `expected ${key.description ?? `a value that matches ${key.pattern}`}${key.writeOnly ? '' : `, got ${quotedValue(value)}`}`;
   }
   if (typeof value === 'number') {
     if (key.minimum !== undefined && value < key.minimum) return `expected a value that must be >= ${key.minimum}`;

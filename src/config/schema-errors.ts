@@ -69,7 +69,7 @@ function describeError(e: ErrorObject): string {
     case 'pattern':
     case 'anyOf':
     case 'const':
-      return at(`expected ${described ?? `a value that ${e.message ?? 'is valid'}`}, got ${JSON.stringify(e.data)}`);
+      return at(`expected ${described ?? `a value that ${e.message ?? 'is valid'}`}, got ${quotedValue(e.data)}`);
     case 'propertyNames':
       return at(`has an invalid key: expected ${described ?? 'a valid name'}`);
     default:
@@ -85,6 +85,27 @@ function describeError(e: ErrorObject): string {
 function meant(word: string, candidates: readonly string[]): string {
   const guess = didYouMean(word, candidates);
   return guess === undefined ? '' : ` (did you mean ${JSON.stringify(guess)}?)`;
+}
+
+/** The longest a problem quotes a wrong value: the rest is `…`. */
+const QUOTED_CHARS = 120;
+
+/**
+ * A wrong value as a config problem quotes it (`hookd check`'s output gets pasted into issues):
+ * a URL without its user info, query or fragment, where credentials sit (`https://user:pass@…`,
+ * `?key=…`), and no longer than `QUOTED_CHARS`.
+ */
+export function quotedValue(value: unknown): string {
+  const text = typeof value === 'string' ? urlShown(value) : (JSON.stringify(value) ?? String(value));
+  const cut = text.length > QUOTED_CHARS ? `${text.slice(0, QUOTED_CHARS)}…` : text;
+  return typeof value === 'string' ? JSON.stringify(cut) : cut;
+}
+
+/** A URL (`scheme://…`) without its user info, query or fragment; any other text as it is. */
+function urlShown(text: string): string {
+  const url = /^([a-z][a-z\d+.-]*:\/\/)([^/?#]*@)?([^?#]*)([?#].*)?$/is.exec(text);
+  if (!url) return text;
+  return `${url[1]}${url[2] ? '…@' : ''}${url[3]}${url[4] ? `${url[4][0]}…` : ''}`;
 }
 
 function typeName(value: unknown): string {

@@ -45,6 +45,25 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(config.hooks.presets)).toBe(true);
   });
 
+  it('quotes a wrong URL without its user info or query, and a long value cut', () => {
+    const provider = (baseUrl: string) => ({ baseUrl, api: 'openai-chat', apiKey: 'sk-kept-apart' });
+    const { problems } = inspectConfig({
+      data: {
+        models: {
+          providers: {
+            creds: provider('ftp://user:s3cret-pass@models.example/v1?key=sk-live-abc#frag'),
+            long: provider(`x${'y'.repeat(500)}`),
+          },
+        },
+      },
+      env: {},
+    });
+    expect(problems).toEqual([
+      'models.providers.creds.baseUrl: expected an http(s) URL, got "ftp://…@models.example/v1?…"',
+      `models.providers.long.baseUrl: expected an http(s) URL, got "x${'y'.repeat(119)}…"`,
+    ]);
+  });
+
   it('resolves relative paths against the config file folder', () => {
     const config = loadConfig({
       data: { storage: { path: '../db/h.db' }, hooks: { transformsDir: 'tx' } },
