@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { dirname } from 'node:path';
 import type pg from 'pg';
 import type { Clock } from './clock.js';
 import type { Config } from './config/index.js';
@@ -102,7 +104,29 @@ export async function openBackend(
       : {}),
   });
   parts.store = store;
+  if (onDisk) warnIfShared(log, config.storage.path);
   return sqliteBackend(store, clock.now);
+}
+
+/**
+ * Warns when the database's folder or the request log's body folder beside it is one other local
+ * users can write to: they could plant files there that hookd opens (docs/security.md). Not
+ * refused: a container's volume may be so on purpose.
+ */
+function warnIfShared(log: Logger, path: string): void {
+  for (const folder of [dirname(path), `${path}-bodies`]) {
+    let mode: number;
+    try {
+      mode = statSync(folder).mode & 0o7777;
+    } catch {
+      continue;
+    }
+    if ((mode & 0o022) !== 0)
+      log.warn(
+        { folder, mode: mode.toString(8).padStart(4, '0') },
+        'other users can write to this data folder and plant files in it that hookd opens: chmod 700 it',
+      );
+  }
 }
 
 /** The one-time rewrite of a database file made before it gave free pages back (docs/operations.md#retention). */

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -187,5 +187,21 @@ describe('hookd.json5 reloads on change', () => {
     writeFileSync(real, configText(HOOK_TOKEN, GATEWAY_TOKEN, `${CI}, ${deploy}`));
     await expect.poll(() => hookd.stdout().includes('"msg":"configuration reloaded"'), { timeout: 15_000 }).toBe(true);
     expect((await call(`${hookd.url}/hooks/deploy`, { headers: HOOK, json: { n: 1 } })).status).toBe(200);
+  });
+
+  it('warns at start of a data folder other users can write to, naming it, and only of that one', async () => {
+    const shared = folder(configText(HOOK_TOKEN, GATEWAY_TOKEN, CI), '');
+    mkdirSync(join(shared, 'data'), { mode: 0o700 });
+    chmodSync(join(shared, 'data'), 0o1777);
+    const warned = (p: HookdProcess) =>
+      p
+        .stdout()
+        .split('\n')
+        .filter((line) => line.includes('other users can write to this data folder'))
+        .map((line) => JSON.parse(line) as { level: number; folder: string; mode: string });
+    const hookd = await serve(shared);
+    expect(warned(hookd)).toEqual([expect.objectContaining({ level: 40, folder: join(shared, 'data'), mode: '1777' })]);
+    const own = await serve(folder(configText(HOOK_TOKEN, GATEWAY_TOKEN, CI), ''));
+    expect(warned(own)).toEqual([]);
   });
 });
