@@ -70,13 +70,17 @@ export async function openBackend(
   if (config.storage.kind === 'postgres') {
     // pg costs about 50 ms to load: only a gateway on PostgreSQL pays.
     const postgres = await import('./store/postgres/index.js');
-    const pool = postgres.createPgPool(config.storage.url as string);
+    const node = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    // Its connections are named by the node (truncated to PostgreSQL's 63 bytes) in pg_stat_activity.
+    const pool = postgres.createPgPool(config.storage.url as string, {
+      max: config.storage.poolSize,
+      applicationName: `hookd ${node}`,
+    });
     parts.pool = pool;
     // An idle connection the server closed (a restart, a failover): the pool makes a new one.
     pool.on('error', (err) => log.warn({ err }, 'an idle PostgreSQL connection failed'));
     await postgres.migratePostgres(pool);
     parts.clockSkew = await watchSkew(postgres, pool, log, clock);
-    const node = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     const share = {
       node,
       leaseMs: config.storage.leaseSeconds * 1000,

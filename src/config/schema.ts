@@ -253,6 +253,14 @@ export const configSchema = {
           maximum: 3600,
           default: 30,
         },
+        poolSize: {
+          description:
+            'postgres: connections a node keeps to the database at most, the one that listens for notifications included',
+          type: 'integer',
+          minimum: 3,
+          maximum: 100,
+          default: 10,
+        },
       },
     },
     log: {

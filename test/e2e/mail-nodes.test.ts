@@ -35,7 +35,7 @@ describe.skipIf(!mailTestsRun || !postgresTestsRun)('the mail watcher on two nod
       return node;
     };
     const nodes = [await start(), await start()];
-    const pool: pg.Pool = createPgPool(storage.url as string, 2);
+    const pool: pg.Pool = createPgPool(storage.url as string, { max: 2 });
     cleanups.push(() => pool.end());
     const owner = async () => {
       const { rows } = await pool.query("SELECT owner FROM leases WHERE name = 'mail'");

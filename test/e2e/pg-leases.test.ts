@@ -33,7 +33,7 @@ let pool: pg.Pool;
 beforeAll(async () => {
   if (!postgresTestsRun) return;
   cluster = await startPgCluster();
-  pool = createPgPool(cluster.url, 12);
+  pool = createPgPool(cluster.url, { max: 12 });
   await migratePostgres(pool);
 }, 30_000);
 
@@ -290,7 +290,7 @@ describe.skipIf(!postgresTestsRun)('work shared by several nodes on PostgreSQL',
     const silent = createServer(() => undefined);
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const { port } = silent.address() as AddressInfo;
-    const quiet = createPgPool(`postgres://hookd:x@127.0.0.1:${port}/hookd`, 2);
+    const quiet = createPgPool(`postgres://hookd:x@127.0.0.1:${port}/hookd`, { max: 2 });
     try {
       const started = Date.now();
       const refused = await createPgSink(quiet, createPgContract(quiet))
@@ -305,7 +305,7 @@ describe.skipIf(!postgresTestsRun)('work shared by several nodes on PostgreSQL',
   }, 30_000);
 
   it('has the server roll back a node frozen inside a transaction, so a retry on another node is not held by its lock', async () => {
-    const defaults = createPgPool(cluster?.url as string, 1);
+    const defaults = createPgPool(cluster?.url as string, { max: 1 });
     try {
       const { rows } = await defaults.query('SHOW idle_in_transaction_session_timeout');
       expect(rows[0].idle_in_transaction_session_timeout).toBe(`${IDLE_IN_TRANSACTION_MS / 1000}s`);
@@ -314,7 +314,7 @@ describe.skipIf(!postgresTestsRun)('work shared by several nodes on PostgreSQL',
     }
     // Node A took a sender's idempotency key and froze before its commit (a partition, a paused
     // VM): its connection stays open, idle inside the transaction.
-    const frozen = createPgPool(cluster?.url as string, 1, 1000);
+    const frozen = createPgPool(cluster?.url as string, { max: 1, idleInTransactionMs: 1000 });
     const held = await frozen.connect();
     held.on('error', () => undefined);
     // One round trip: the session is idle in its transaction only from here.

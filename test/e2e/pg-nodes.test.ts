@@ -89,7 +89,7 @@ beforeAll(async () => {
   if (!postgresTestsRun) return;
   cluster = await startPgCluster();
   cleanups.push(() => cluster.stop());
-  pool = createPgPool(cluster.url, 4);
+  pool = createPgPool(cluster.url, { max: 4 });
   cleanups.push(() => pool.end());
   model = await startWatchedModel();
   cleanups.push(() => model.close());

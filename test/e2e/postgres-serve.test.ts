@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPgPool } from '../../src/store/postgres/index.js';
 import { type FakeChat, startFakeChat } from '../helpers/fake-chat.js';
 import { type FakeModel, isHeartbeat, startFakeModel } from '../helpers/fake-model.js';
 import { type HookdProcess, makeTempDir, startHookd } from '../helpers/hookd-process.js';
@@ -155,8 +156,31 @@ describe.skipIf(!postgresTestsRun)('hookd serve on PostgreSQL', () => {
     cleanups.push(other.cleanup);
     mkdirSync(join(other.dir, 'transforms'));
     writeFileSync(join(other.dir, 'transforms/flaky.ts'), 'export default function () { return null; }\n');
-    const second = await startHookd({ dir: other.dir, config: config() });
+    // The second node on the smallest pool: one connection listens, two do everything else.
+    const second = await startHookd({
+      dir: other.dir,
+      config: { ...config(), storage: { ...config().storage, poolSize: 3 } },
+    });
     try {
+      const burst = await Promise.all(
+        Array.from({ length: 40 }, (_, n) =>
+          call(`${second.url}/hooks/agent`, { headers: HOOK, json: { message: `burst ${n}`, deliver: false } }),
+        ),
+      );
+      expect(burst.map((r) => r.status)).toEqual(Array(40).fill(202));
+      await until(async () => {
+        const runs = await Promise.all(burst.map((r) => admin(`/api/runs/${r.body.runId as string}`)));
+        return runs.every((r) => r.body.status === 'ok');
+      }, 'the burst on the smallest pool to finish');
+      // Its connections are named by its node (host:pid:id), and never more than its pool.
+      const counter = createPgPool(cluster.url, { max: 1 });
+      const named = await counter
+        .query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE $1', [
+          `hookd %:${second.child.pid}:%`,
+        ])
+        .finally(() => counter.end());
+      expect(named.rows[0]?.n).toBeGreaterThan(0);
+      expect(named.rows[0]?.n).toBeLessThanOrEqual(3);
       const before = model.requests.length;
       const agent = await call(`${second.url}/hooks/agent`, { headers: HOOK, json: { message: 'from node two' } });
       expect(agent.status).toBe(202);
@@ -208,11 +232,15 @@ describe.skipIf(!postgresTestsRun)('hookd serve on PostgreSQL', () => {
   });
 
   it('keeps everything across a restart, writes no local database, and exposes the same metrics', async () => {
+    const runs = async () => (await admin('/api/runs?limit=100')).body.runs as { id: string; status: string }[];
+    const before = await runs();
+    // The agent turn's run, node two's and node two's burst of 40.
+    expect(before).toHaveLength(42);
     await hookd.stop();
     hookd = await startHookd({ dir, config: config() });
-    expect(((await admin('/api/runs')).body.runs as unknown[]).length).toBe(2);
+    expect(await runs()).toEqual(before);
     expect(existsSync(join(dir, 'data/hookd.db'))).toBe(false);
     const metrics = await call(`${hookd.url}/metrics`, { method: 'GET' });
-    expect(metrics.text).toMatch(/hookd_runs\{status="ok"\} 2/);
+    expect(metrics.text).toMatch(/hookd_runs\{status="ok"\} 42/);
   });
 });

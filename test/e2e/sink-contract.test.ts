@@ -40,7 +40,7 @@ const cleanups: (() => unknown)[] = [];
 beforeAll(async () => {
   if (!postgresTestsRun) return;
   cluster = await startPgCluster();
-  pool = createPgPool(cluster.url, 8);
+  pool = createPgPool(cluster.url, { max: 8 });
   const client = await pool.connect();
   await migratePostgres(client);
   client.release();

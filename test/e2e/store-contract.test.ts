@@ -17,7 +17,7 @@ let pool: pg.Pool | undefined;
 beforeAll(async () => {
   if (!postgresTestsRun) return;
   cluster = await startPgCluster();
-  pool = createPgPool(cluster.url, 8);
+  pool = createPgPool(cluster.url, { max: 8 });
   await migratePostgres(pool);
 }, 30_000);
 

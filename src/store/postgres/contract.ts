@@ -19,6 +19,14 @@ const STATEMENT_TIMEOUT_MS = QUERY_TIMEOUT_MS + 5000;
 /** The server ends a session left inside a transaction this long (hookd's last milliseconds). */
 export const IDLE_IN_TRANSACTION_MS = 15_000;
 
+export interface PgPoolOptions {
+  /** Connections at most (`storage.poolSize`; default 10). */
+  readonly max?: number;
+  readonly idleInTransactionMs?: number;
+  /** What `pg_stat_activity` names its connections: a node's id, so that an operator sees which node holds what. */
+  readonly applicationName?: string;
+}
+
 /**
  * A pool whose 64-bit integers (sequence numbers, epoch milliseconds, counts) read as numbers.
  * Every wait on the server is bounded: a database that goes silent (packets dropped, not
@@ -30,10 +38,12 @@ export const IDLE_IN_TRANSACTION_MS = 15_000;
  * Both are set by a `SET` as each connection opens, not as startup parameters, which PgBouncer
  * refuses unless told to ignore them.
  */
-export function createPgPool(url: string, max = 10, idleInTransactionMs = IDLE_IN_TRANSACTION_MS): pg.Pool {
+export function createPgPool(url: string, options: PgPoolOptions = {}): pg.Pool {
+  const { max = 10, idleInTransactionMs = IDLE_IN_TRANSACTION_MS, applicationName } = options;
   const pool = new pg.Pool({
     connectionString: url,
     max,
+    ...(applicationName === undefined ? {} : { application_name: applicationName }),
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     query_timeout: QUERY_TIMEOUT_MS,
     keepAlive: true,

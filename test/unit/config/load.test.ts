@@ -40,6 +40,7 @@ describe('loadConfig', () => {
       path: '/srv/hookd/data/hookd.db',
       synchronous: 'normal',
       leaseSeconds: 30,
+      poolSize: 10,
     });
     expect(config.log.level).toBe('info');
     expect(Object.isFrozen(config.hooks.presets)).toBe(true);
@@ -108,6 +109,13 @@ describe('loadConfig', () => {
     expect(lease(5)().storage.leaseSeconds).toBe(5);
     // A fractional lease would reach PostgreSQL as a fractional bigint and fail every claim.
     for (const bad of [2.5, 1, 3601]) expect(lease(bad)).toThrow(/storage\.leaseSeconds/);
+  });
+
+  it('takes storage.poolSize as whole connections from 3 to 100', () => {
+    const pool = (poolSize: unknown) => () =>
+      loadConfig({ data: { storage: { kind: 'postgres', url: 'postgres://h@db/hookd', poolSize } }, env: {} });
+    expect(pool(3)().storage.poolSize).toBe(3);
+    for (const bad of [2, 4.5, 101, '10']) expect(pool(bad)).toThrow(/storage\.poolSize/);
   });
 
   it('needs storage.url on PostgreSQL, where the mail watcher runs too', () => {
