@@ -18,7 +18,7 @@ import {
   urlWithoutToken,
   withoutCredentials,
 } from './credentials.js';
-import { createRequestRecorder } from './request-log.js';
+import { createRequestRecorder, REDACTED, valuesAt } from './request-log.js';
 
 /** What a hook request asks for: its actions, and whether it answers with arrays (a fan-out). */
 export interface RequestedActions {
@@ -69,6 +69,7 @@ export function createHookActions(options: HookActionsOptions): HookActions {
   const { sink, actionOptions, mappings } = options;
   const isCredential = mappings?.isCredentialHeader ?? isCredentialHeader;
   const { redactedCopy } = createRequestRecorder({ enabled: false, maxBodyBytes: 0, redact: options.redact ?? [] });
+  const redactPaths = (options.redact ?? []).map((path) => path.split('.'));
 
   /** A failed transform's request, kept whole for replay: credentials masked, redacted paths too. */
   const keepFailure = (
@@ -124,8 +125,10 @@ export function createHookActions(options: HookActionsOptions): HookActions {
         const eventType = declaredEventType(mapping, body.payload, flattenHeaders(request.headers, isCredential));
         if (eventType !== undefined) trail.eventType = eventType;
       }
-      if (isHookdError(err, 'TRANSFORM_FAILED')) keepFailure(request, subPath, body, err, trail ?? {});
-      throw err;
+      if (!isHookdError(err, 'TRANSFORM_FAILED')) throw err;
+      const failure = withoutRedactedValues(err, body.payload, redactPaths);
+      keepFailure(request, subPath, body, failure, trail ?? {});
+      throw failure;
     });
     if (outcome.kind === 'none') throw hookdError('NO_MAPPING', { hook: subPath });
     if (trail) {
@@ -142,4 +145,23 @@ export function createHookActions(options: HookActionsOptions): HookActions {
       return route(request, subPath, body, verifiedMappings, trail);
     },
   };
+}
+
+/**
+ * A transform's failure with the payload's values at `hooks.log.redact`'s paths masked in its
+ * message (its answer, its log line, the request log's reason and the failure kept): the
+ * transform's own error can quote them (`throw new Error(`bad card ${card.number}`)`).
+ */
+function withoutRedactedValues(
+  err: HookdError<'TRANSFORM_FAILED'>,
+  payload: unknown,
+  paths: readonly (readonly string[])[],
+): HookdError<'TRANSFORM_FAILED'> {
+  if (paths.length === 0) return err;
+  const secrets = valuesAt(payload, paths).filter((value) => err.params.reason.includes(value));
+  if (secrets.length === 0) return err;
+  // The longest first: one value may hold another.
+  secrets.sort((a, b) => b.length - a.length);
+  const reason = secrets.reduce((text, value) => text.split(value).join(REDACTED), err.params.reason);
+  return hookdError('TRANSFORM_FAILED', { ...err.params, reason });
 }

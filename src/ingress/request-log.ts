@@ -236,3 +236,22 @@ export function redactPaths(
   for (const path of paths) result = mask(result, path);
   return { value: result, changed };
 }
+
+/**
+ * The text of every string or number at `paths` of `value`, the values redaction masks (at least
+ * 4 characters: a shorter one would mask ordinary words), for masking them where else they show.
+ */
+export function valuesAt(value: unknown, paths: readonly (readonly string[])[]): string[] {
+  const found: string[] = [];
+  const visit = (node: unknown, path: readonly string[]): void => {
+    if (path.length === 0) {
+      if (typeof node === 'string' || typeof node === 'number') found.push(String(node));
+      return;
+    }
+    if (node === null || typeof node !== 'object') return;
+    const [head, ...rest] = path as [string, ...string[]];
+    for (const [key, child] of Object.entries(node)) if (head === '*' || head === key) visit(child, rest);
+  };
+  for (const path of paths) visit(value, path);
+  return found.filter((text) => text.length >= 4);
+}

@@ -162,4 +162,29 @@ describe('credential headers', () => {
     expect(table<{ url: string }>('SELECT url FROM requests')[0]?.url).toBe('/hooks/q?a=1&tokens=2');
     expect(JSON.stringify(table('SELECT * FROM requests'))).not.toMatch(/secret/);
   });
+
+  it("masks a redacted path's value in a transform's own error, wherever the error shows", async () => {
+    const QUOTES = `export default function ({ payload }: { payload: { card: { number: string; cvc: number } } }) {
+  throw new Error(\`card \${payload.card.number} (cvc \${payload.card.cvc}) refused; 4242 stays\`);
+}\n`;
+    t = await appWith(
+      {
+        log: { redact: ['card.number', 'card.cvc'] },
+        mappings: [{ id: 'quotes', match: { path: 'quotes' }, transform: { module: 'quotes.ts' } }],
+      },
+      { 'quotes.ts': QUOTES },
+    );
+    const payload = { card: { number: '5555-0000-1111-2222', cvc: 9876 } };
+    const res = await t.app.inject({ method: 'POST', url: '/hooks/quotes', headers: AUTH, payload });
+    expect(res.statusCode).toBe(500);
+    expect(res.json().error).toContain('card [redacted] (cvc [redacted]) refused; 4242 stays');
+    await until(
+      () => table('SELECT 1 FROM failed_requests').length === 1 && table('SELECT 1 FROM requests').length === 1,
+    );
+    const failure = t.store.failedRequests.forRequest(res.headers['x-request-id'] as string);
+    expect(failure?.error).toContain('card [redacted] (cvc [redacted])');
+    const stored = JSON.stringify([table('SELECT * FROM failed_requests'), table('SELECT * FROM requests')]);
+    expect(stored).toContain('[redacted]');
+    expect(stored).not.toMatch(/5555-0000|9876/);
+  });
 });
