@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { type ErrorCode, type HookdError, hookdError, isHookdError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { ChatChannel, DeliveryContext } from '../runtime/index.js';
+import { maskerOf } from '../secret-text.js';
 import { EXCERPT_CHARS } from './http-try.js';
 import type { ChannelKind, KindEnv } from './kind.js';
 
@@ -12,23 +13,6 @@ export interface ChannelOptions {
   readonly defaultTo?: string;
   /** Wall-clock milliseconds (the gateway's clock). */
   readonly now?: () => number;
-}
-
-const MASK = '[REDACTED]';
-
-/**
- * Replaces every credential in a text, as written and URL-encoded, longest first (so that one
- * inside another is not left half shown).
- */
-export function maskerOf(secrets: readonly (string | undefined)[]): (text: string) => string {
-  const forms = new Set<string>();
-  for (const secret of secrets) {
-    if (!secret) continue;
-    forms.add(secret);
-    forms.add(encodeURIComponent(secret));
-  }
-  const ordered = [...forms].sort((a, b) => b.length - a.length);
-  return (text) => ordered.reduce((out, secret) => out.split(secret).join(MASK), text);
 }
 
 /** `err` with no credential in it: a coded error with its texts masked, anything else CHANNEL_UNREACHABLE. */

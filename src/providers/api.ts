@@ -1,6 +1,7 @@
 import type { KeysSchema } from '../config/index.js';
 import { hookdError, isHookdError } from '../errors.js';
 import type { ModelProvider } from '../runtime/index.js';
+import { maskerOf } from '../secret-text.js';
 import { readAtMost, undiciRequest as request } from '../undici.js';
 
 /**
@@ -33,8 +34,7 @@ const EXCERPT_CHARS = 300;
  * echoes the request's API key gets it masked (before cutting, so no piece of it survives).
  */
 export function excerptOf(body: string, apiKey: string | undefined): string {
-  const masked = apiKey ? body.split(apiKey).join('[REDACTED]') : body;
-  return masked.slice(0, EXCERPT_CHARS);
+  return maskerOf([apiKey])(body).slice(0, EXCERPT_CHARS);
 }
 
 /** The longest `Retry-After` a model call waits (a timer past 24.8 days would fire at once). */

@@ -20,6 +20,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'undici.ts',
     'read-file.ts',
     'time-format.ts',
+    'secret-text.ts',
   ],
   ['schemes'],
   ['headers.ts', 'log.ts'],

@@ -61,6 +61,17 @@ describe('openai-chat provider', () => {
     expect((failure.params as { excerpt: string }).excerpt).toHaveLength(300);
   });
 
+  it('masks the API key URL-encoded or JSON-escaped in an error body, as a server may quote it', async () => {
+    const apiKey = 'sk-live/0123"abc+def';
+    const bodies = [`bad key ${encodeURIComponent(apiKey)}`, { detail: { key: apiKey } }];
+    model = await startFakeModel((_, index) => ({ status: 401, body: bodies[index] }));
+    const provider = createOpenAiChatProvider({ baseUrl: model.url, apiKey, api: 'openai-chat' });
+    const excerpts = [await failureOf(provider), await failureOf(provider)].map(
+      (failure) => (failure.params as { excerpt: string }).excerpt,
+    );
+    expect(excerpts).toEqual(['"bad key [REDACTED]"', '{"detail":{"key":"[REDACTED]"}}']);
+  });
+
   it.each([
     ['OpenAI', CONTEXT_REFUSAL],
     [

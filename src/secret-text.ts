@@ -1,0 +1,20 @@
+/** What a credential is replaced with in a text hookd keeps or shows. */
+export const SECRET_MASK = '[REDACTED]';
+
+/**
+ * Replaces every credential in a text (an error a destination answered, a library's message),
+ * in each form a server or library may quote it: as written, URL-encoded and JSON-escaped,
+ * longest first (so that one inside another is not left half shown).
+ */
+export function maskerOf(secrets: readonly (string | undefined)[]): (text: string) => string {
+  const forms = new Set<string>();
+  for (const secret of secrets) {
+    if (!secret) continue;
+    forms.add(secret);
+    forms.add(encodeURIComponent(secret));
+    forms.add(JSON.stringify(secret).slice(1, -1));
+  }
+  const ordered = [...forms].sort((a, b) => b.length - a.length);
+  if (ordered.length === 0) return (text) => text;
+  return (text) => ordered.reduce((out, secret) => out.split(secret).join(SECRET_MASK), text);
+}
