@@ -69,7 +69,6 @@ export function createHookActions(options: HookActionsOptions): HookActions {
   const { sink, actionOptions, mappings } = options;
   const isCredential = mappings?.isCredentialHeader ?? isCredentialHeader;
   const { redactedCopy } = createRequestRecorder({ enabled: false, maxBodyBytes: 0, redact: options.redact ?? [] });
-  const redactPaths = (options.redact ?? []).map((path) => path.split('.'));
 
   /** A failed transform's request, kept whole for replay: credentials masked, redacted paths too. */
   const keepFailure = (
@@ -126,7 +125,7 @@ export function createHookActions(options: HookActionsOptions): HookActions {
         if (eventType !== undefined) trail.eventType = eventType;
       }
       if (!isHookdError(err, 'TRANSFORM_FAILED')) throw err;
-      const failure = withoutRedactedValues(err, body.payload, redactPaths);
+      const failure = withoutRedactedValues(err, body.payload, options.redact ?? []);
       keepFailure(request, subPath, body, failure, trail ?? {});
       throw failure;
     });
@@ -150,14 +149,15 @@ export function createHookActions(options: HookActionsOptions): HookActions {
 /**
  * A transform's failure with the payload's values at `hooks.log.redact`'s paths masked in its
  * message (its answer, its log line, the request log's reason and the failure kept): the
- * transform's own error can quote them (`throw new Error(`bad card ${card.number}`)`).
+ * transform's own error can quote them (an error thrown with `bad card ${card.number}`).
  */
 function withoutRedactedValues(
   err: HookdError<'TRANSFORM_FAILED'>,
   payload: unknown,
-  paths: readonly (readonly string[])[],
+  redact: readonly string[],
 ): HookdError<'TRANSFORM_FAILED'> {
-  if (paths.length === 0) return err;
+  if (redact.length === 0) return err;
+  const paths = redact.map((path) => path.split('.'));
   const secrets = valuesAt(payload, paths).filter((value) => err.params.reason.includes(value));
   if (secrets.length === 0) return err;
   // The longest first: one value may hold another.
