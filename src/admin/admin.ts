@@ -34,6 +34,10 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
   app.decorateRequest('consoleSession', null);
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const presented = findToken(request.headers, undefined);
+    // A locked address is refused whatever token it sends, the right one too: were the right
+    // one let through, every answer but 429 would tell a guesser it had found it.
+    const locked = throttle.lockedForSeconds(request.ip);
+    if (presented && locked > 0) throw tooManyFailures(locked);
     if (presented?.source === 'bearer' && matches(presented.token)) return;
     // The console's session cookie opens the API too; what changes state also needs its CSRF token.
     const session = await options.console?.sessionOf(request);
@@ -48,9 +52,7 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
       }
       return;
     }
-    const locked = throttle.lockedForSeconds(request.ip);
-    if (locked > 0)
-      throw hookdError('TOO_MANY_AUTH_FAILURES', undefined, { headers: { 'retry-after': String(locked) } });
+    if (locked > 0) throw tooManyFailures(locked);
     // Only a wrong token is a guess: any web page can make the operator's browser send requests
     // without one (an image, a link), and those must not lock the operator out of signing in.
     if (presented) throttle.fail(request.ip);
@@ -90,3 +92,7 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
  * 200 when not given. They are never pruned; a page of them all grows with the gateway's age.
  */
 const windowOf = (query: Query): number => (query.limit === undefined ? 200 : limitOf(query));
+
+/** The 429 of an address locked for `seconds` more (docs/security.md#throttling). */
+const tooManyFailures = (seconds: number) =>
+  hookdError('TOO_MANY_AUTH_FAILURES', undefined, { headers: { 'retry-after': String(seconds) } });

@@ -117,11 +117,12 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
     } catch {
       return html(reply, 403, signInPage('Sign in from the console’s own page.'));
     }
-    // The right token is never throttled (docs/security.md#throttling); only a wrong one counts.
+    // A locked address is refused, the right token too (or a 303 would tell a guesser it found
+    // it); only a wrong one counts (docs/security.md#throttling).
     const token = typeof form.token === 'string' ? form.token : '';
+    if (throttle.lockedForSeconds(request.ip) > 0)
+      return html(reply, 429, signInPage('Too many failed attempts; wait a minute and try again.'));
     if (!matches(token)) {
-      if (throttle.lockedForSeconds(request.ip) > 0)
-        return html(reply, 429, signInPage('Too many failed attempts; wait a minute and try again.'));
       if (token !== '') throttle.fail(request.ip);
       options.log.warn({ reqId: request.id, ip: request.ip }, 'console sign-in refused');
       return html(reply, 401, signInPage('That is not the gateway token.'));
