@@ -129,6 +129,9 @@ function createFastify(config: Config, log: Logger): FastifyInstance {
       connectionsCheckingInterval: 1000,
     },
     requestIdHeader: false,
+    // A path parameter as long as the ids hookd takes: a sender's request id (128 characters), a
+    // session key (256, up to 12 characters each percent-encoded). Fastify's default is 100.
+    routerOptions: { maxParamLength: 3072 },
     // A request's logger is made when something logs through it (most requests log nothing).
     childLoggerFactory: (logger, bindings) => new LazyChildLogger(logger as Logger, bindings) as FastifyBaseLogger,
     genReqId: requestIdOf,

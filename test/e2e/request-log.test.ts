@@ -184,9 +184,11 @@ describe('the request log (docs/runtime.md#request-log-and-replay)', () => {
 
   it('replays a failed transform request once the transform is fixed on disk, and a request whose mapping is gone is 409', async () => {
     const w = await world();
-    const failed = await w.hook('flaky', { n: 7 });
+    // A sender's own request id, as long as hookd takes one (128 characters), opens and replays.
+    const failed = await w.hook('flaky', { n: 7 }, { ...HOOK, 'x-request-id': `trace-${'x'.repeat(122)}` });
     expect(failed.status).toBe(500);
     const id = failed.headers['x-request-id'] as string;
+    expect(id).toHaveLength(128);
     expect((await w.admin(`/api/requests/${id}`)).body).toMatchObject({
       status: 500,
       code: 'TRANSFORM_FAILED',
@@ -221,6 +223,18 @@ describe('the request log (docs/runtime.md#request-log-and-replay)', () => {
     expect(gone.status).toBe(409);
     expect(gone.body.code).toBe('REPLAY_MAPPING_GONE');
     expect((await w.admin('/api/requests/no-such-request/replay', 'POST')).status).toBe(404);
+    // So does a session key as long as hookd takes (256 characters, 1,500 percent-encoded).
+    const sessionKey = `hook:${'é'.repeat(251)}`;
+    const agent = await w.hook('agent', { message: 'long key', sessionKey, deliver: false });
+    expect(agent.status).toBe(202);
+    await until(
+      async () => (await w.admin(`/api/runs/${agent.body.runId}`)).body.status === 'ok',
+      'the long key’s run to finish',
+    );
+    // Its turn is written once the model answered: wait for that commit.
+    const session = () => w.admin(`/api/sessions/${encodeURIComponent(sessionKey)}`);
+    await expect.poll(async () => (await session()).status).toBe(200);
+    expect((await session()).body.messages).toHaveLength(2);
   });
 
   it('redelivers a failed chat delivery, once, and only a failed one', async () => {
