@@ -58,7 +58,13 @@ const answered = ({ status, code }: { status: number; code?: string }) => `${sta
  * request with the same credentials could not.
  */
 export function replayableOf(id: string, stored: StoredRequest, rules: ReplayRules): Replayable {
-  const { record, failure } = stored;
+  const { record } = stored;
+  // A sender may reuse a request id: the failure kept is this record's only when the record (the
+  // newest of that id, the one its page shows) is that failure; else the record is replayed.
+  const failure =
+    stored.failure && (!record || (record.status >= 500 && record.code === stored.failure.code))
+      ? stored.failure
+      : undefined;
   // The whole body kept with a failure, else the logged one; and the receipt kept with that same
   // copy (a reused request id never lends one request's receipt to another's body).
   const source =

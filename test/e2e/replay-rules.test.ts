@@ -156,4 +156,18 @@ describe.each(suiteStores)('replay rules (docs/runtime.md#request-log-and-replay
     expectRefused(await w.replay('failed-under-an-older-hookd'), 'no-receipt', /logged by an older hookd/);
     expect(await runsOf(w)).toHaveLength(1);
   });
+
+  it('replays the request its page shows when a sender reused a request id, never another one’s kept failure', async () => {
+    const w = await world(store, cleanups);
+    const trace = { ...HOOK, 'x-request-id': 'trace-reused-1' };
+    expect((await w.hook('flaky', { n: 1 }, trace)).status).toBe(500);
+    expect((await w.hook('ingest', { n: 2 }, trace)).status).toBe(202);
+    expect(await w.admin('/api/requests/trace-reused-1')).toMatchObject({ status: 202, mappingId: 'open' });
+    const replayed = await w.replay('trace-reused-1');
+    expect(replayed.status).toBe(202);
+    // The 202's run and its replay's: both of `open 2`, none of the failed transform's body.
+    await until(async () => ((await runsOf(w)).length === 2 ? true : undefined), 'the replay’s run');
+    await until(async () => (w.model.requests.length === 2 ? true : undefined), 'both runs to call the model');
+    expect(w.model.requests.filter((r) => JSON.stringify(r).includes('open 2'))).toHaveLength(2);
+  });
 });
