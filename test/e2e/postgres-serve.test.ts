@@ -170,7 +170,7 @@ describe.skipIf(!postgresTestsRun)('hookd serve on PostgreSQL', () => {
       expect(burst.map((r) => r.status)).toEqual(Array(40).fill(202));
       await until(async () => {
         const runs = await Promise.all(burst.map((r) => admin(`/api/runs/${r.body.runId as string}`)));
-        return runs.every((r) => r.body.status === 'ok');
+        return runs.every((r) => r.body.status === 'ok') ? true : undefined;
       }, 'the burst on the smallest pool to finish');
       // Its connections are named by its node (host:pid:id), and never more than its pool.
       const counter = createPgPool(cluster.url, { max: 1 });

@@ -228,7 +228,7 @@ describe('the request log (docs/runtime.md#request-log-and-replay)', () => {
     const agent = await w.hook('agent', { message: 'long key', sessionKey, deliver: false });
     expect(agent.status).toBe(202);
     await until(
-      async () => (await w.admin(`/api/runs/${agent.body.runId}`)).body.status === 'ok',
+      async () => ((await w.admin(`/api/runs/${agent.body.runId}`)).body.status === 'ok' ? true : undefined),
       'the long key’s run to finish',
     );
     // Its turn is written once the model answered: wait for that commit.
