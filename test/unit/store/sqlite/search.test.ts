@@ -27,18 +27,18 @@ describe('a search read in windows', () => {
       let beforeSeq: number | undefined;
       for (let page = 0; page < 10; page++) {
         const filter = { search: 'needle', limit, ...(beforeSeq === undefined ? {} : { beforeSeq }) };
-        const windowed = await searchInWindows(store.requests, filter, 2);
+        const windowed = await searchInWindows(store.requests, filter, { maxRows: 2 });
         expect(ids(windowed)).toEqual(ids(store.requests.list(filter)));
         if (windowed.length < limit) break;
         beforeSeq = windowed.at(-1)?.seq;
       }
     }
-    expect(ids(await searchInWindows(store.requests, { search: 'needle', limit: 3 }, 2))).toEqual([
+    expect(ids(await searchInWindows(store.requests, { search: 'needle', limit: 3 }, { maxRows: 2 }))).toEqual([
       'r18',
       'r15',
       'r12',
     ]);
-    expect(await searchInWindows(store.requests, { search: 'absent', limit: 3 }, 2)).toEqual([]);
+    expect(await searchInWindows(store.requests, { search: 'absent', limit: 3 }, { maxRows: 2 })).toEqual([]);
     store.close();
   });
 
@@ -48,20 +48,47 @@ describe('a search read in windows', () => {
     setImmediate(() => {
       ran = true;
     });
-    await searchInWindows(store.requests, { search: 'absent', limit: 5 }, 4);
+    await searchInWindows(store.requests, { search: 'absent', limit: 5 }, { maxRows: 4 });
     expect(ran).toBe(true);
     store.close();
   });
 
   it('reads nothing of an empty log, and starts at the oldest record left after pruning', async () => {
     const empty = logOf(0);
-    expect(await searchInWindows(empty.requests, { search: 'needle', limit: 5 }, 2)).toEqual([]);
+    expect(await searchInWindows(empty.requests, { search: 'needle', limit: 5 }, { maxRows: 2 })).toEqual([]);
     empty.close();
     const store = logOf(12);
     store.db.prepare('DELETE FROM requests WHERE seq <= 6').run();
     expect(store.requests.seqRange()).toEqual({ oldest: 7, newest: 12 });
-    const found = await searchInWindows(store.requests, { search: 'needle', limit: 10 }, 5);
+    const found = await searchInWindows(store.requests, { search: 'needle', limit: 10 }, { maxRows: 5 });
     expect(found.map((r) => r.id)).toEqual(['r12', 'r9']);
+    store.close();
+  });
+
+  it('sizes each window by the time the last one took: large bodies are read a few at a time, small ones thousands', async () => {
+    const store = logOf(3000);
+    const windowsOf = async (msPerRecord: number) => {
+      const sizes: number[] = [];
+      let clock = 0;
+      const requests = {
+        ...store.requests,
+        seqRange: () => store.requests.seqRange(),
+        list(filter: Parameters<typeof store.requests.list>[0]) {
+          const rows = (filter.beforeSeq as number) - (filter.afterSeq as number) - 1;
+          sizes.push(rows);
+          clock += rows * msPerRecord;
+          return store.requests.list(filter);
+        },
+      };
+      await searchInWindows(requests, { search: 'absent', limit: 5 }, { maxRows: 5000, now: () => clock });
+      return sizes;
+    };
+    // A record that takes 1 ms to read (64 KiB bodies, slow disk): 64 at first, then 10 a window.
+    const slow = await windowsOf(1);
+    expect(slow.slice(0, 3)).toEqual([64, 10, 10]);
+    expect(Math.max(...slow.slice(1))).toBe(10);
+    // 1 µs a record: the window doubles each time, up to the whole log's rest.
+    expect((await windowsOf(0.001)).slice(0, 4)).toEqual([64, 128, 256, 512]);
     store.close();
   });
 });
