@@ -17,6 +17,7 @@ import {
   createConsoleAuth,
   createReplayer,
   healthRoutes,
+  hostGuardOf,
 } from './admin/index.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config/index.js';
@@ -168,16 +169,39 @@ async function logCompleted(request: FastifyRequest, reply: FastifyReply): Promi
   );
 }
 
-/** Counts every answer by endpoint and status (a callback hook), and serves `GET /metrics`. */
+/** Counts every answer by endpoint and status (a callback hook); `GET /metrics` is served on the operator's side. */
 function installMetrics(app: FastifyInstance, metrics: Metrics, hooksPath: string): void {
   app.addHook('onResponse', (request, reply, done) => {
     metrics.countRequest(endpointOf(request.url, request.hook?.subPath, hooksPath), reply.statusCode);
     done();
   });
-  app.get('/metrics', async (_request, reply) => {
-    reply.header('content-type', metrics.registry.contentType);
-    return metrics.registry.metrics();
+}
+
+/**
+ * What an operator reaches (`/healthz`, `/metrics`, the admin API, the console), in a scope of
+ * its own: on a gateway bound to loopback it answers loopback names and `server.allowedHosts`
+ * only (docs/security.md#dns-rebinding). Hook requests never pass the check.
+ */
+async function registerOperatorSide(app: FastifyInstance, deps: AppDeps, shared: SharedHookState): Promise<void> {
+  const { config, metrics } = deps;
+  const guard = hostGuardOf(config.server.host, config.server.allowedHosts);
+  await app.register(async (side) => {
+    if (guard) side.addHook('onRequest', guard);
+    if (metrics)
+      side.get('/metrics', async (_request, reply) => {
+        reply.header('content-type', metrics.registry.contentType);
+        return metrics.registry.metrics();
+      });
+    await side.register(healthRoutes, deps.operator ? { breakers: deps.operator.breakers } : {});
+    if (deps.gatewayToken && deps.queries)
+      await registerOperatorRoutes(side, deps, { gatewayToken: deps.gatewayToken, queries: deps.queries, ...shared });
   });
+}
+
+/** What hook requests and their replays share: the credentials' fingerprints, the keys in flight. */
+interface SharedHookState {
+  readonly fingerprints: CredentialFingerprints;
+  readonly inFlight: InFlightKeys;
 }
 
 /** Builds the HTTP app; never listens (tests inject, `main` listens). */
@@ -195,14 +219,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (log.isLevelEnabled('debug')) app.addHook('onResponse', logCompleted);
   if (deps.metrics) installMetrics(app, deps.metrics, config.hooks.path);
   installErrorHandlers(app, log);
-  await app.register(healthRoutes, deps.operator ? { breakers: deps.operator.breakers } : {});
   // What hook requests and their replays share: the credentials' fingerprints, the keys in flight.
-  const shared = {
+  const shared: SharedHookState = {
     fingerprints: createCredentialFingerprints(deps.gatewayToken, config.hooks.token ?? ''),
     inFlight: createInFlightKeys(),
   };
-  if (deps.gatewayToken && deps.queries)
-    await registerOperatorRoutes(app, deps, { gatewayToken: deps.gatewayToken, queries: deps.queries, ...shared });
+  await registerOperatorSide(app, deps, shared);
   if (config.hooks.enabled && config.hooks.token) {
     await app.register(hookRoutes, {
       hooks: { ...config.hooks, token: config.hooks.token },
@@ -225,12 +247,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 async function registerOperatorRoutes(
   app: FastifyInstance,
   deps: AppDeps,
-  operatorDeps: {
-    gatewayToken: string;
-    queries: AdminQueries;
-    fingerprints: CredentialFingerprints;
-    inFlight: InFlightKeys;
-  },
+  operatorDeps: SharedHookState & { gatewayToken: string; queries: AdminQueries },
 ): Promise<void> {
   const { config, operator, metrics, consoleSessions } = deps;
   const { gatewayToken, queries, fingerprints, inFlight } = operatorDeps;

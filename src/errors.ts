@@ -53,6 +53,7 @@ export const errorCatalogue = {
       : 'refused: a console action without its CSRF token (reload the page)',
   ),
   TOO_MANY_AUTH_FAILURES: http(429, () => 'too many failed authentication attempts; retry later'),
+  HOST_NOT_ALLOWED: http(421, (p: { host: string }) => `${p.host} is no name of this gateway: see server.allowedHosts`),
   QUERY_TOKEN_DISABLED: http(400, () => 'the ?token= query parameter is disabled; send Authorization: Bearer <token>'),
   UNSUPPORTED_MEDIA_TYPE: http(415, (p: { contentType: string }) => `unsupported content type: ${p.contentType}`),
   PAYLOAD_TOO_LARGE: http(413, (p: { limitBytes?: number }) =>
@@ -213,7 +214,6 @@ export const errorCatalogue = {
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof errorCatalogue;
-
 /** The values an entry's message template takes (`undefined` for a fixed message). */
 export type ErrorParams<C extends ErrorCode> = Parameters<(typeof errorCatalogue)[C]['message']>[0];
 

@@ -7,4 +7,5 @@ export { consoleRoutes } from './console.js';
 export { type ConsoleSessions, createConsoleAuth } from './console-auth.js';
 export { dryRun } from './dry-run.js';
 export { healthRoutes } from './health.js';
+export { hostGuardOf } from './host-guard.js';
 export { createReplayer } from './replay.js';

@@ -33,6 +33,12 @@ export const configSchema = {
         requestTimeoutMs: { type: 'integer', minimum: 1000, default: 30_000 },
         maxConnections: { type: 'integer', minimum: 1, default: 4096 },
         maxConnectionsPerClient: { type: 'integer', minimum: 1, default: 1024 },
+        allowedHosts: {
+          description: 'names the console, the admin API, /metrics and /healthz answer to beyond loopback ones',
+          type: 'array',
+          items: { type: 'string', minLength: 1 },
+          default: [],
+        },
         trustProxy: {
           description: 'false, a hop count, or a list of proxy addresses (IP or CIDR)',
           anyOf: [

@@ -335,6 +335,28 @@ describe('the console over HTTP', () => {
     expect(String(signOut.headers['set-cookie'])).toBe('hookd_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0');
   });
 
+  it('answers the operator’s routes only by a loopback name: a rebound name is 421, a proxy’s request and a hook pass', async () => {
+    const rebound = { host: `rebind.attacker.example:${new URL(hookd.url).port}` };
+    const asked = async (path: string, headers: Record<string, string>, init: { body?: string } = {}) =>
+      (await call(`${hookd.url}${path}`, { method: init.body === undefined ? 'GET' : 'POST', headers, ...init })).status;
+    for (const path of ['/healthz', '/metrics', '/api/requests', '/ui/', '/ui/app.js'])
+      expect([path, await asked(path, { ...ADMIN, ...rebound })]).toEqual([path, 421]);
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    expect(await asked('/ui/login', { ...form, ...rebound }, { body: `token=${GATEWAY_TOKEN}` })).toBe(421);
+    const refused = await call(`${hookd.url}/metrics`, { method: 'GET', headers: rebound });
+    expect(refused.body).toMatchObject({ code: 'HOST_NOT_ALLOWED' });
+    // A proxy or tunnel in front says so (a page cannot send X-Forwarded-For); hooks are not the operator's.
+    expect(await asked('/api/requests', { ...ADMIN, ...rebound, 'x-forwarded-for': '203.0.113.5' })).toBe(200);
+    expect(await asked('/healthz', { 'x-forwarded-for': '203.0.113.5', ...rebound })).toBe(200);
+    expect(await asked('/healthz', { host: 'LOCALHOST:1' })).toBe(200);
+    expect(await asked('/healthz', { host: '[::1]:8787' })).toBe(200);
+    const hook = await call(`${hookd.url}/hooks/upper`, {
+      headers: { authorization: `Bearer ${HOOK_TOKEN}`, ...rebound },
+      json: { text: 'from a tunnel' },
+    });
+    expect(hook.status).toBe(200);
+  });
+
   it('counts no request without a token: 25 a cross-site page makes do not lock the sign-in', async () => {
     // What any page the operator visits can make the browser send: images and links, no token, no cookie.
     for (let i = 0; i < 25; i++) {

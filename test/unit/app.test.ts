@@ -25,6 +25,28 @@ describe('server.trustProxy', () => {
   });
 });
 
+describe('server.allowedHosts (docs/security.md#dns-rebinding)', () => {
+  const health = (host: string) => t?.app.inject({ method: 'GET', url: '/healthz', headers: { host } });
+  it('answers the names it lists beside loopback ones, in any case and on any port', async () => {
+    t = await createTestApp({ server: { allowedHosts: ['Hooks.Example.com'] } });
+    expect((await health('hooks.example.COM:443'))?.statusCode).toBe(200);
+    expect((await health('127.0.0.9:8787'))?.statusCode).toBe(200);
+    expect((await health('console.localhost'))?.statusCode).toBe(200);
+    const other = await health('hooks.example.com.attacker.example');
+    expect(other?.statusCode).toBe(421);
+    expect(other?.json()).toMatchObject({
+      code: 'HOST_NOT_ALLOWED',
+      error: 'hooks.example.com.attacker.example is no name of this gateway: see server.allowedHosts',
+    });
+    expect((await health('127.0.0.1.attacker.example'))?.statusCode).toBe(421);
+  });
+
+  it('checks no name on a gateway listening beyond loopback with none listed', async () => {
+    t = await createTestApp({ server: { host: '0.0.0.0' } });
+    expect((await health('gateway.lan:8787'))?.statusCode).toBe(200);
+  });
+});
+
 describe('server.trustProxy never takes a left-most X-Forwarded-For entry a client wrote (docs/security.md#deployment)', () => {
   const failUntilLocked = async (xff: string) => {
     for (let i = 0; i < 20; i++) {
@@ -75,7 +97,7 @@ describe('connection bounds (docs/operations.md#limits)', () => {
     t = await createTestApp({ server: { headersTimeoutMs: 1000 } });
     const socket = connect(await open(t.app), '127.0.0.1');
     const answer = received(socket);
-    socket.write('POST /hooks/wake HTTP/1.1\r\nHost: x\r\n');
+    socket.write('POST /hooks/wake HTTP/1.1\r\nHost: localhost\r\n');
     const started = Date.now();
     const text = await answer;
     expect(Date.now() - started).toBeLessThan(5000);
@@ -89,7 +111,7 @@ describe('connection bounds (docs/operations.md#limits)', () => {
     const socket = connect(await open(t.app), '127.0.0.1');
     const answer = received(socket);
     socket.write(
-      `POST /hooks/wake HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${HOOK_TOKEN}\r\n` +
+      `POST /hooks/wake HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${HOOK_TOKEN}\r\n` +
         'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"text":"',
     );
     // A byte every 100 ms: each comes well within any idle timeout, the whole never ends.
@@ -119,7 +141,7 @@ describe('connection bounds (docs/operations.md#limits)', () => {
     await Promise.all(held.map((s) => new Promise((resolve) => s.once('connect', resolve))));
     const third = connect(port, '127.0.0.1');
     const answer = received(third);
-    third.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    third.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
     expect(await answer).toBe('');
     for (const socket of held) socket.destroy();
   });
@@ -133,7 +155,7 @@ describe('connection bounds (docs/operations.md#limits)', () => {
     await Promise.all(held.map((s) => new Promise((resolve) => s.once('connect', resolve))));
     const third = connect(port, '127.0.0.1');
     const refused = received(third);
-    third.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    third.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
     expect(await refused).toBe('');
     // Told at warn, naming the client (once a minute at most).
     expect(logs.filter((l) => l.msg === 'refused connections past server.maxConnectionsPerClient')).toEqual([
@@ -142,7 +164,7 @@ describe('connection bounds (docs/operations.md#limits)', () => {
     // Another client (another loopback address) is still answered.
     const other = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' });
     const answered = received(other);
-    other.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    other.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
     expect(await answered).toMatch(/^HTTP\/1\.1 200/);
     // A slot given back is taken again.
     held[0]?.destroy();
@@ -150,7 +172,7 @@ describe('connection bounds (docs/operations.md#limits)', () => {
       .poll(async () => {
         const again = connect(port, '127.0.0.1');
         const text = received(again);
-        again.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+        again.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
         return (await text).slice(0, 12);
       })
       .toBe('HTTP/1.1 200');

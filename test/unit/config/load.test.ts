@@ -17,6 +17,7 @@ describe('loadConfig', () => {
       requestTimeoutMs: 30_000,
       maxConnections: 4096,
       maxConnectionsPerClient: 1024,
+      allowedHosts: [],
     });
     expect(config.hooks).toMatchObject({
       enabled: false,

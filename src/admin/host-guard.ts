@@ -1,0 +1,36 @@
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { hookdError } from '../errors.js';
+
+/** A loopback name: `localhost` and its subdomains, 127.0.0.0/8, ::1 (what `server.host` binds to by default). */
+const LOOPBACK = /^(?:localhost|[^.]+(?:\.[^.]+)*\.localhost|127(?:\.\d{1,3}){3}|\[?::1\]?)$/i;
+
+/** The name part of a Host header: without its port, an IPv6 literal with its brackets. */
+function nameOf(host: string): string {
+  if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1);
+  const colon = host.lastIndexOf(':');
+  return colon === -1 ? host : host.slice(0, colon);
+}
+
+/**
+ * The operator's routes' guard against DNS rebinding (docs/security.md#dns-rebinding): on a
+ * gateway bound to loopback, a request must name it by a loopback name or by one of
+ * `allowedHosts`, else 421 HOST_NOT_ALLOWED. A web page whose name an attacker pointed at
+ * 127.0.0.1 sends its own name; a proxy or tunnel in front (which sets `X-Forwarded-For` or
+ * `Forwarded`, headers a page cannot send without a preflight hookd never grants) may send any.
+ * Undefined when the gateway listens beyond loopback and no names are configured.
+ */
+export function hostGuardOf(
+  bound: string,
+  allowedHosts: readonly string[],
+): ((request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void) | undefined {
+  if (!LOOPBACK.test(bound) && allowedHosts.length === 0) return undefined;
+  const allowed = new Set(allowedHosts.map((name) => name.toLowerCase()));
+  return (request, _reply, done) => {
+    const { host, forwarded } = request.headers;
+    if (host === undefined || forwarded !== undefined || request.headers['x-forwarded-for'] !== undefined)
+      return done();
+    const name = nameOf(host).toLowerCase();
+    if (LOOPBACK.test(name) || allowed.has(name)) return done();
+    done(hookdError('HOST_NOT_ALLOWED', { host: name.slice(0, 100) }));
+  };
+}
