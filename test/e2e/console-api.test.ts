@@ -338,11 +338,17 @@ describe('the console over HTTP', () => {
   it('answers the operator’s routes only by a loopback name: a rebound name is 421, a proxy’s request and a hook pass', async () => {
     const rebound = { host: `rebind.attacker.example:${new URL(hookd.url).port}` };
     const asked = async (path: string, headers: Record<string, string>, init: { body?: string } = {}) =>
-      (await call(`${hookd.url}${path}`, { method: init.body === undefined ? 'GET' : 'POST', headers, ...init })).status;
+      (await call(`${hookd.url}${path}`, { method: init.body === undefined ? 'GET' : 'POST', headers, ...init }))
+        .status;
     for (const path of ['/healthz', '/metrics', '/api/requests', '/ui/', '/ui/app.js'])
       expect([path, await asked(path, { ...ADMIN, ...rebound })]).toEqual([path, 421]);
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
     expect(await asked('/ui/login', { ...form, ...rebound }, { body: `token=${GATEWAY_TOKEN}` })).toBe(421);
+    // The API's answers are kept by no cache and read as no page, refused ones included.
+    for (const headers of [ADMIN, {}]) {
+      const api = await call(`${hookd.url}/api/requests`, { method: 'GET', headers });
+      expect([api.headers['cache-control'], api.headers['x-content-type-options']]).toEqual(['no-store', 'nosniff']);
+    }
     const refused = await call(`${hookd.url}/metrics`, { method: 'GET', headers: rebound });
     expect(refused.body).toMatchObject({ code: 'HOST_NOT_ALLOWED' });
     // A proxy or tunnel in front says so (a page cannot send X-Forwarded-For); hooks are not the operator's.
