@@ -1,4 +1,5 @@
-import { createServer, request } from 'node:http';
+import { EventEmitter } from 'node:events';
+import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { type BodyOutcome, classifyContentType, parseBody as parse, readBody } from '../../../src/ingress/body.js';
@@ -98,6 +99,29 @@ describe('parse', () => {
       expect(outcome.ok && outcome.body.rawBody.toString('utf8')).toBe(text);
       expect(outcome).toMatchObject({ ok: true, body: { payload: { message: 'é'.repeat(900), n: 1 } } });
     }
+  });
+
+  it('copies a body of many chunks as they come, keeping none but the first: a byte a segment costs no object a byte', async () => {
+    const text = JSON.stringify({ message: 'abcdefghij'.repeat(3000) });
+    const payload = new EventEmitter() as EventEmitter & { pause(): void };
+    payload.pause = () => undefined;
+    const req = { headers: { 'content-type': 'application/json' } } as unknown as IncomingMessage;
+    const read = readBody(req, {} as ServerResponse, payload as unknown as NodeJS.ReadableStream, {
+      limitBytes: 1 << 20,
+    });
+    // The first chunk a buffer of its own; every later one the same buffer refilled, as a reader
+    // that kept chunks (a Buffer object for each byte) would show by repeating the last.
+    const bytes = Buffer.from(text);
+    payload.emit('data', Buffer.from(bytes.subarray(0, 5)));
+    const shared = Buffer.alloc(3);
+    for (let at = 5; at < bytes.length; at += 3) {
+      const part = bytes.subarray(at, at + 3);
+      part.copy(shared);
+      payload.emit('data', shared.subarray(0, part.length));
+    }
+    payload.emit('end');
+    const outcome = await read;
+    expect(outcome.ok && outcome.body.rawBody.toString('utf8')).toBe(text);
   });
 
   it('keeps the raw bytes', () => {
