@@ -117,7 +117,14 @@ export function createChannels(
   return made;
 }
 
-/** Deliveries each channel makes at once, at most, by id (`channels.<id>.maxConcurrent`, default 4). */
+/**
+ * Deliveries each channel makes at once, at most, by id, where configured
+ * (`channels.<id>.maxConcurrent`); the runtime's default for the others (docs/runtime.md#fault-isolation).
+ */
 export function channelLimits(config: Pick<Config, 'channels'>): ReadonlyMap<string, number> {
-  return new Map(Object.entries(config.channels).flatMap(([id, entry]) => (entry ? [[id, entry.maxConcurrent]] : [])));
+  return new Map(
+    Object.entries(config.channels).flatMap(([id, entry]) =>
+      entry?.maxConcurrent === undefined ? [] : [[id, entry.maxConcurrent] as const],
+    ),
+  );
 }

@@ -233,7 +233,7 @@ export const configSchema = {
         properties: {
           kind: { type: 'string', minLength: 1 },
           defaultTo: { type: 'string', minLength: 1 },
-          maxConcurrent: { type: 'integer', minimum: 1, default: 4 },
+          maxConcurrent: { type: 'integer', minimum: 1 },
         },
       },
     },

@@ -18,17 +18,14 @@ export interface TargetLimits {
   channel(id: string): number;
 }
 
-/** A channel's tries in flight at once when nothing says otherwise. */
-export const CHANNEL_MAX_CONCURRENT = 4;
-
 /**
- * The limits when nothing is configured: a provider one fewer than the run slots (at least 1),
- * so that a model server that takes calls and never answers leaves a slot to the other
- * destinations; a channel 4 (its tries end after 15 s).
+ * The limits when nothing is configured: a provider and a channel one fewer than the run slots
+ * (at least 1), so that a model server or chat API that takes tries and never answers leaves a
+ * slot to the other destinations.
  */
 export function defaultLimits(maxConcurrentRuns: number): TargetLimits {
-  const provider = Math.max(1, maxConcurrentRuns - 1);
-  return { provider: () => provider, channel: () => CHANNEL_MAX_CONCURRENT };
+  const share = Math.max(1, maxConcurrentRuns - 1);
+  return { provider: () => share, channel: () => share };
 }
 
 /** The map key of a destination (a model reference and a channel id never meet). */

@@ -61,14 +61,9 @@ describe('channels as configured ids', () => {
     ]);
   });
 
-  it('gives each channel maxConcurrent 4 unless set', () => {
+  it('names the channels whose maxConcurrent is set; the others take the runtime’s default', () => {
     const config = load({ channels: { a: bot, chatnet: { ...bot, maxConcurrent: 1 } } });
-    expect(channelLimits(config)).toEqual(
-      new Map([
-        ['a', 4],
-        ['chatnet', 1],
-      ]),
-    );
+    expect(channelLimits(config)).toEqual(new Map([['chatnet', 1]]));
   });
 });
 

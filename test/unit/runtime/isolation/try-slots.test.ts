@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   channelTarget,
   createTrySlots,
+  defaultLimits,
   modelTarget,
   type Permit,
   type TrySlotsOptions,
@@ -110,6 +111,19 @@ describe('try slots', () => {
     deliver('w1', 'wide');
     expect(granted).toEqual(['n1', 'w1']);
     expect(n2.wait()).toEqual({ reason: 'waiting for a slot of channel narrow (1 of 1 in use)' });
+  });
+
+  it('leaves a run slot to the others by default: four deliveries to a channel that never answers hold three', () => {
+    // 4 run slots, no channel's limit configured.
+    const { slots } = setup({ limits: defaultLimits(4) });
+    const granted: string[] = [];
+    const deliver = (name: string, id: string) =>
+      slots.enqueue({ source: 'a', target: channelTarget(id), runSlot: true }, () => granted.push(name));
+    for (const n of [1, 2, 3]) deliver(`h${n}`, 'hanging');
+    const h4 = deliver('h4', 'hanging');
+    expect(h4.wait()).toEqual({ reason: 'waiting for a slot of channel hanging (3 of 3 in use)' });
+    deliver('ok', 'healthy');
+    expect(granted).toEqual(['h1', 'h2', 'h3', 'ok']);
   });
 
   it('holds a mapping to its own maxConcurrent', () => {
