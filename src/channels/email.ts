@@ -13,6 +13,10 @@ const schema = {
     secure: { type: 'boolean', description: 'true for TLS from the start (port 465); false upgrades with STARTTLS' },
     user: { type: 'string', minLength: 1 },
     password: { type: 'string' },
+    allowInsecureLogin: {
+      type: 'boolean',
+      description: 'send the login over a connection without TLS (a relay you trust on a private link)',
+    },
     from: { type: 'string', minLength: 3 },
   },
   required: ['host', 'from'],
@@ -38,7 +42,13 @@ interface SmtpFailure {
   readonly message: string;
   readonly responseCode?: number;
   readonly response?: string;
+  /** The command the server refused (`STARTTLS`, `AUTH PLAIN`, …). */
+  readonly command?: string;
 }
+
+/** Why a login was not sent: the server took no STARTTLS (`requireTLS`). */
+const NO_STARTTLS =
+  'the server takes no STARTTLS, and a login goes over TLS only (secure: true; allowInsecureLogin for a relay you trust)';
 
 /**
  * A failed send as the runtime's retries read it: a reply of the server is refused with its code
@@ -49,7 +59,7 @@ function classified(env: KindEnv, err: SmtpFailure) {
   const code = err.responseCode;
   if (typeof code !== 'number')
     return hookdError('CHANNEL_UNREACHABLE', { channel: env.id, reason: cut(env, err.message) });
-  const description = cut(env, err.response ?? err.message);
+  const description = err.command === 'STARTTLS' ? NO_STARTTLS : cut(env, err.response ?? err.message);
   return hookdError('CHANNEL_REFUSED', {
     channel: env.id,
     status: code,
@@ -80,6 +90,7 @@ export const email = defineChannelKind<Entry>({
     entry.password !== undefined && entry.user === undefined ? ['user: required with password'] : [],
   secrets: (entry) => [entry.password],
   create: (entry, env) => {
+    const secure = entry.secure ?? entry.port === 465;
     // nodemailer loads on the first mail, so that a gateway without this kind never pays for it.
     // Each send has a transport of its own over a socket of hookd's, which an abort destroys.
     const open = async (socket: Socket): Promise<Transporter> => {
@@ -88,8 +99,11 @@ export const email = defineChannelKind<Entry>({
         socket,
         host: entry.host,
         port: entry.port,
-        secure: entry.secure ?? entry.port === 465,
+        secure,
+        // A login goes over TLS only: without TLS from the start, the server must take STARTTLS,
+        // or anyone on the way who strips its offer from the EHLO reply reads the password.
         ...(entry.user === undefined ? {} : { auth: { user: entry.user, pass: entry.password ?? '' } }),
+        ...(entry.user !== undefined && !secure && entry.allowInsecureLogin !== true ? { requireTLS: true } : {}),
         connectionTimeout: SMTP_TIMEOUT_MS,
         greetingTimeout: SMTP_TIMEOUT_MS,
         socketTimeout: SMTP_TIMEOUT_MS,

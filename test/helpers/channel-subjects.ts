@@ -134,6 +134,8 @@ async function email(): Promise<ChannelSubject> {
     secure: false,
     user: 'hookd',
     password,
+    // The fake server offers no STARTTLS.
+    allowInsecureLogin: true,
     from: 'hookd@example.test',
   };
   return {

@@ -79,6 +79,8 @@ export interface ReceivedMail {
 export interface FakeSmtp {
   readonly port: number;
   readonly mails: ReceivedMail[];
+  /** The user names of the logins tried (AUTH commands received), right or wrong. */
+  readonly logins: string[];
   /** The next recipients are refused with these SMTP replies (`code` and text), in order. */
   refuseNext(...replies: { code: number; text: string }[]): void;
   close(): Promise<void>;
@@ -90,6 +92,7 @@ export interface FakeSmtp {
  */
 export async function startFakeSmtp(login?: { user: string; password: string }): Promise<FakeSmtp> {
   const mails: ReceivedMail[] = [];
+  const logins: string[] = [];
   const refusals: { code: number; text: string }[] = [];
   const server = new SMTPServer({
     authOptional: true,
@@ -97,6 +100,7 @@ export async function startFakeSmtp(login?: { user: string; password: string }):
     allowInsecureAuth: true,
     logger: false,
     onAuth(auth, _session, done) {
+      logins.push(auth.username ?? '');
       if (login && auth.username === login.user && auth.password === login.password)
         done(null, { user: auth.username });
       else done(Object.assign(new Error('Invalid username or password'), { responseCode: 535 }));
@@ -127,6 +131,7 @@ export async function startFakeSmtp(login?: { user: string; password: string }):
   return {
     port,
     mails,
+    logins,
     refuseNext: (...replies) => refusals.push(...replies),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -85,7 +85,8 @@ describe('email', () => {
     const smtp = await startFakeSmtp({ user: 'hookd', password: 'pw' });
     cleanups.push(() => smtp.close());
     const entry = { kind: 'email', host: '127.0.0.1', port: smtp.port, from: 'hookd@example.test' };
-    await channelOf({ ...entry, user: 'hookd', password: 'pw' }).sendMessage(
+    // The fake server offers no STARTTLS: a login without TLS only when the entry allows it.
+    await channelOf({ ...entry, user: 'hookd', password: 'pw', allowInsecureLogin: true }).sendMessage(
       'me@example.test',
       '## Disk **full**\nsda1 at 99 %',
       signal(),
@@ -101,6 +102,20 @@ describe('email', () => {
       },
       { from: 'hookd@example.test', to: ['me@example.test'], subject: 'hookd: no login', text: 'no login' },
     ]);
+  });
+
+  it('never sends a login in clear text to a server that offers no STARTTLS', async () => {
+    const smtp = await startFakeSmtp({ user: 'hookd', password: 'pw-never-in-clear' });
+    cleanups.push(() => smtp.close());
+    const entry = { kind: 'email', host: '127.0.0.1', port: smtp.port, from: 'hookd@example.test' };
+    const refused = channelOf({ ...entry, user: 'hookd', password: 'pw-never-in-clear' }).sendMessage(
+      'me@example.test',
+      'kept',
+      signal(),
+    );
+    await expect(refused).rejects.toThrow(/STARTTLS/);
+    expect(smtp.mails).toEqual([]);
+    expect(smtp.logins).toEqual([]);
   });
 
   it('closes the connection of a try its deadline cut off: it cannot deliver beside its retry', async () => {
