@@ -18,6 +18,7 @@ export const MODEL_ANSWER_WORDS = {
   'no-text': 'the model answered without a text block in its content',
   'invalid-json': 'the model server answered with invalid JSON',
   'too-large': 'the model server answered more than 8 MiB',
+  'too-deep': 'the model server answered JSON nested deeper than 64 levels',
 } as const;
 
 /** Why a logged request cannot be replayed (docs/runtime.md#request-log-and-replay), and what the words name. */

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import sjson from 'secure-json-parse';
 import { type HookdError, hookdError } from '../errors.js';
+import { nestingDepth } from '../json-depth.js';
 import { drain } from './drain.js';
 import { busyError, type PendingBody } from './pending-bodies.js';
 
@@ -149,7 +150,7 @@ export function parseBody(kind: BodyKind, raw: Buffer): BodyOutcome {
   if (kind === 'form')
     return { ok: true, body: { payload: parseForm(text), rawBody: raw, payloadIsJsonOfRawBody: false } };
   if (text.trim() === '') return { ok: true, body: { payload: {}, rawBody: raw, payloadIsJsonOfRawBody: false } };
-  if (nestingDepth(text) > MAX_DEPTH)
+  if (nestingDepth(text, MAX_DEPTH) > MAX_DEPTH)
     return failure(hookdError('INVALID_JSON', { reason: `nested deeper than ${MAX_DEPTH} levels` }), raw);
   try {
     const value: unknown = mayPoison(text)
@@ -262,33 +263,6 @@ function mayPoison(text: string): boolean {
 
 /** Payloads nested deeper than this are refused (templates and transforms walk them recursively). */
 export const MAX_DEPTH = 64;
-
-/** The deepest `[`/`{` nesting of a JSON text (strings skipped), or a bound of it when that is at most MAX_DEPTH. */
-function nestingDepth(text: string): number {
-  // A text with at most MAX_DEPTH opening brackets in all cannot nest deeper: counting them
-  // with indexOf is native, where the scan below is a JavaScript loop over every character.
-  let brackets = 0;
-  for (const open of ['{', '[']) {
-    for (let i = text.indexOf(open); i !== -1 && brackets <= MAX_DEPTH; i = text.indexOf(open, i + 1)) brackets++;
-  }
-  if (brackets <= MAX_DEPTH) return brackets;
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92)
-        i++; // backslash: skip the escaped character
-      else if (c === 34) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 91 || c === 123) {
-      if (++depth > max) max = depth;
-      if (max > MAX_DEPTH) return max;
-    } else if (c === 93 || c === 125) depth--;
-  }
-  return max;
-}
 
 function parseForm(text: string): Record<string, string> {
   const out: Record<string, string> = {};

@@ -21,6 +21,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'read-file.ts',
     'time-format.ts',
     'secret-text.ts',
+    'json-depth.ts',
   ],
   ['schemes'],
   ['headers.ts', 'log.ts'],

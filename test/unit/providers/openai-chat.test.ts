@@ -61,6 +61,17 @@ describe('openai-chat provider', () => {
     expect((failure.params as { excerpt: string }).excerpt).toHaveLength(300);
   });
 
+  it('refuses an answer nested deeper than 64 levels before parsing it (8 MiB of them held the thread 2.4 s)', async () => {
+    const nested = (depth: number) => JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`) as unknown;
+    model = await startFakeModel((_, index) => ({ status: 200, body: index === 0 ? nested(65) : nested(64) }));
+    const provider = createOpenAiChatProvider({ baseUrl: model.url, api: 'openai-chat' });
+    const deep = await failureOf(provider);
+    expect(deep.code).toBe('MODEL_INVALID_ANSWER');
+    expect(deep.message).toBe('the model server answered JSON nested deeper than 64 levels');
+    // 64 levels are read, and found to hold no answer.
+    expect((await failureOf(provider)).params).toEqual({ problem: 'no-content' });
+  });
+
   it('masks the API key URL-encoded or JSON-escaped in an error body, as a server may quote it', async () => {
     const apiKey = 'sk-live/0123"abc+def';
     const bodies = [`bad key ${encodeURIComponent(apiKey)}`, { detail: { key: apiKey } }];
