@@ -23,7 +23,9 @@ function contentOf(body: ChatCompletion): string {
   const content = body.choices?.[0]?.message?.content;
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
-    return content.map((part) => (typeof part?.text === 'string' ? part.text : '')).join('');
+    // Parts without text (nulls, numbers, images) are no reply: as an answer without content.
+    const texts = content.filter((part) => typeof part?.text === 'string').map((part) => part.text as string);
+    if (texts.length > 0) return texts.join('');
   }
   throw hookdError('MODEL_INVALID_ANSWER', { problem: 'no-content' });
 }

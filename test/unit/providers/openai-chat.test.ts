@@ -61,6 +61,17 @@ describe('openai-chat provider', () => {
     expect((failure.params as { excerpt: string }).excerpt).toHaveLength(300);
   });
 
+  it('reads a content array’s text parts, and one without any as no content (never an empty reply)', async () => {
+    const contents = [[{ type: 'text', text: 'a' }, null, { type: 'text', text: 'b' }], [null, 1, { text: 5 }], []];
+    model = await startFakeModel((_, index) => ({
+      status: 200,
+      body: { choices: [{ message: { role: 'assistant', content: contents[index] } }] },
+    }));
+    const provider = createOpenAiChatProvider({ baseUrl: model.url, api: 'openai-chat' });
+    await expect(ask(provider)).resolves.toBe('ab');
+    for (let n = 0; n < 2; n++) expect((await failureOf(provider)).params).toEqual({ problem: 'no-content' });
+  });
+
   it('refuses an answer nested deeper than 64 levels before parsing it (8 MiB of them held the thread 2.4 s)', async () => {
     const nested = (depth: number) => JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`) as unknown;
     model = await startFakeModel((_, index) => ({ status: 200, body: index === 0 ? nested(65) : nested(64) }));
