@@ -15,21 +15,24 @@ function nameOf(host: string): string {
  * The operator's routes' guard against DNS rebinding (docs/security.md#dns-rebinding): on a
  * gateway bound to loopback, a request must name it by a loopback name or by one of
  * `allowedHosts`, else 421 HOST_NOT_ALLOWED. A web page whose name an attacker pointed at
- * 127.0.0.1 sends its own name; a proxy or tunnel in front (which sets `X-Forwarded-For` or
- * `Forwarded`, headers a page cannot send without a preflight hookd never grants) may send any.
- * Undefined when the gateway listens beyond loopback and no names are configured.
+ * 127.0.0.1 sends its own name. Nothing else tells a page from a proxy or tunnel on the same
+ * machine (a rebound page is same-origin: it may send any header, `X-Forwarded-For` included),
+ * so a name a proxy passes on must be listed. Undefined when the gateway listens beyond loopback
+ * and no names are configured.
  */
 export function hostGuardOf(
   bound: string,
   allowedHosts: readonly string[],
 ): ((request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void) | undefined {
   if (!LOOPBACK.test(bound) && allowedHosts.length === 0) return undefined;
-  const allowed = new Set(allowedHosts.map((name) => name.toLowerCase()));
+  // An entry as a Host names it: without a port or a final dot, an IPv6 address in brackets.
+  const entryName = (name: string) => (/:.*:/.test(name) && !name.startsWith('[') ? `[${name}]` : nameOf(name));
+  const allowed = new Set(allowedHosts.map((name) => entryName(name).toLowerCase().replace(/\.$/, '')));
   return (request, _reply, done) => {
-    const { host, forwarded } = request.headers;
-    if (host === undefined || forwarded !== undefined || request.headers['x-forwarded-for'] !== undefined)
-      return done();
-    const name = nameOf(host).toLowerCase();
+    const { host } = request.headers;
+    // No Host at all is HTTP/1.0, which no browser sends.
+    if (host === undefined) return done();
+    const name = nameOf(host).toLowerCase().replace(/\.$/, '');
     if (LOOPBACK.test(name) || allowed.has(name)) return done();
     done(hookdError('HOST_NOT_ALLOWED', { host: name.slice(0, 100) }));
   };

@@ -335,7 +335,7 @@ describe('the console over HTTP', () => {
     expect(String(signOut.headers['set-cookie'])).toBe('hookd_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0');
   });
 
-  it('answers the operator’s routes only by a loopback name: a rebound name is 421, a proxy’s request and a hook pass', async () => {
+  it('answers the operator’s routes only by a loopback name: a rebound name is 421, whatever it adds; a hook passes', async () => {
     const rebound = { host: `rebind.attacker.example:${new URL(hookd.url).port}` };
     const asked = async (path: string, headers: Record<string, string>, init: { body?: string } = {}) =>
       (await call(`${hookd.url}${path}`, { method: init.body === undefined ? 'GET' : 'POST', headers, ...init }))
@@ -351,10 +351,11 @@ describe('the console over HTTP', () => {
     }
     const refused = await call(`${hookd.url}/metrics`, { method: 'GET', headers: rebound });
     expect(refused.body).toMatchObject({ code: 'HOST_NOT_ALLOWED' });
-    // A proxy or tunnel in front says so (a page cannot send X-Forwarded-For); hooks are not the operator's.
-    expect(await asked('/api/requests', { ...ADMIN, ...rebound, 'x-forwarded-for': '203.0.113.5' })).toBe(200);
-    expect(await asked('/healthz', { 'x-forwarded-for': '203.0.113.5', ...rebound })).toBe(200);
+    // A rebound page is same-origin: it may send X-Forwarded-For or Forwarded, which prove nothing.
+    expect(await asked('/api/requests', { ...ADMIN, ...rebound, 'x-forwarded-for': '203.0.113.5' })).toBe(421);
+    expect(await asked('/healthz', { forwarded: 'for=203.0.113.5', ...rebound })).toBe(421);
     expect(await asked('/healthz', { host: 'LOCALHOST:1' })).toBe(200);
+    expect(await asked('/healthz', { host: 'localhost.' })).toBe(200);
     expect(await asked('/healthz', { host: '[::1]:8787' })).toBe(200);
     const hook = await call(`${hookd.url}/hooks/upper`, {
       headers: { authorization: `Bearer ${HOOK_TOKEN}`, ...rebound },

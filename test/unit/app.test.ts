@@ -28,8 +28,13 @@ describe('server.trustProxy', () => {
 describe('server.allowedHosts (docs/security.md#dns-rebinding)', () => {
   const health = (host: string) => t?.app.inject({ method: 'GET', url: '/healthz', headers: { host } });
   it('answers the names it lists beside loopback ones, in any case and on any port', async () => {
-    t = await createTestApp({ server: { allowedHosts: ['Hooks.Example.com'] } });
+    t = await createTestApp({
+      server: { allowedHosts: ['Hooks.Example.com', 'gw.example:8443', 'fd00::2', 'dot.example.'] },
+    });
     expect((await health('hooks.example.COM:443'))?.statusCode).toBe(200);
+    expect((await health('gw.example:8443'))?.statusCode).toBe(200);
+    expect((await health('[fd00::2]:8787'))?.statusCode).toBe(200);
+    expect((await health('dot.example'))?.statusCode).toBe(200);
     expect((await health('127.0.0.9:8787'))?.statusCode).toBe(200);
     expect((await health('console.localhost'))?.statusCode).toBe(200);
     const other = await health('hooks.example.com.attacker.example');
