@@ -186,6 +186,11 @@ async function registerOperatorSide(app: FastifyInstance, deps: AppDeps, shared:
   const { config, metrics } = deps;
   const guard = hostGuardOf(config.server.host, config.server.allowedHosts);
   await app.register(async (side) => {
+    // What the operator's side answers, refusals included: no cache keeps it, no browser reads it as a page.
+    side.addHook('onRequest', (_request, reply, done) => {
+      reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff');
+      done();
+    });
     if (guard) side.addHook('onRequest', guard);
     if (metrics)
       side.get('/metrics', async (_request, reply) => {

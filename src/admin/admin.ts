@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hookdError } from '../errors.js';
 import { type AuthThrottle, createAuthThrottle, createTokenMatcher, findToken } from '../ingress/index.js';
 import type { AdminQueries } from '../runtime/index.js';
@@ -32,9 +32,7 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
   const matches = createTokenMatcher(options.gatewayToken);
   const throttle = options.throttle ?? createAuthThrottle();
   app.decorateRequest('consoleSession', null);
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    // What the API answers is the operator's: no cache keeps it, no browser reads it as a page.
-    reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff');
+  app.addHook('onRequest', async (request: FastifyRequest) => {
     const presented = findToken(request.headers, undefined);
     // A locked address is refused whatever token it sends, the right one too: were the right
     // one let through, every answer but 429 would tell a guesser it had found it.

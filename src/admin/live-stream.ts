@@ -37,6 +37,7 @@ export function registerStream(app: FastifyInstance, options: LiveStreamOptions)
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
       connection: 'keep-alive',
       'x-request-id': request.id,
       'x-accel-buffering': 'no',

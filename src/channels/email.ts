@@ -59,7 +59,8 @@ function classified(env: KindEnv, err: SmtpFailure) {
   const code = err.responseCode;
   if (typeof code !== 'number')
     return hookdError('CHANNEL_UNREACHABLE', { channel: env.id, reason: cut(env, err.message) });
-  const description = err.command === 'STARTTLS' ? NO_STARTTLS : cut(env, err.response ?? err.message);
+  // A server that refuses STARTTLS for good (5xx); a 4xx is its own words, and retried.
+  const description = err.command === 'STARTTLS' && code >= 500 ? NO_STARTTLS : cut(env, err.response ?? err.message);
   return hookdError('CHANNEL_REFUSED', {
     channel: env.id,
     status: code,

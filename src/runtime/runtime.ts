@@ -35,8 +35,8 @@ export interface RuntimeOptions extends PartsOptions {
   /** Run slots a mapping's runs hold at once, at most, by mapping id (its `maxConcurrent`). */
   readonly mappingLimits?: ReadonlyMap<string, number>;
   /**
-   * Tries in flight at once per provider (across its models) and per channel (its id); default: a
-   * provider one fewer than `agents.defaults.maxConcurrentRuns`, a channel 4 (docs/runtime.md#fault-isolation).
+   * Tries in flight at once per provider (across its models) and per channel (its id); default:
+   * each one fewer than `agents.defaults.maxConcurrentRuns` (docs/runtime.md#fault-isolation).
    */
   readonly limits?: TargetLimits;
   /** Time for leases, heartbeats, run limits, retries, pruning and alert windows (tests move it). */

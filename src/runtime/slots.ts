@@ -12,7 +12,7 @@ import {
 export interface RuntimeSlotsOptions {
   /** `agents.defaults.maxConcurrentRuns`. */
   readonly runSlots: number;
-  /** Per-provider and per-channel limits; default: a provider as many as the run slots, a channel 4. */
+  /** Per-provider and per-channel limits; default: each one fewer than the run slots (`defaultLimits`). */
   readonly limits?: TargetLimits;
   /** Run slots a mapping may hold at once (its `maxConcurrent`), by mapping id. */
   readonly mappingLimits?: ReadonlyMap<string, number>;

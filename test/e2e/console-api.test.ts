@@ -345,8 +345,12 @@ describe('the console over HTTP', () => {
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
     expect(await asked('/ui/login', { ...form, ...rebound }, { body: `token=${GATEWAY_TOKEN}` })).toBe(421);
     // The API's answers are kept by no cache and read as no page, refused ones included.
-    for (const headers of [ADMIN, {}]) {
-      const api = await call(`${hookd.url}/api/requests`, { method: 'GET', headers });
+    for (const [path, headers] of [
+      ['/api/requests', ADMIN],
+      ['/api/requests', {}],
+      ['/metrics', rebound],
+    ] as const) {
+      const api = await call(`${hookd.url}${path}`, { method: 'GET', headers });
       expect([api.headers['cache-control'], api.headers['x-content-type-options']]).toEqual(['no-store', 'nosniff']);
     }
     const refused = await call(`${hookd.url}/metrics`, { method: 'GET', headers: rebound });

@@ -266,6 +266,7 @@ describe('the request log (docs/runtime.md#request-log-and-replay)', () => {
     const stream = await request(`${w.hookd.url}/api/stream`, { headers: ADMIN });
     expect(stream.statusCode).toBe(200);
     expect(stream.headers['content-type']).toContain('text/event-stream');
+    expect(stream.headers['x-content-type-options']).toBe('nosniff');
     let seen = '';
     const done = new Promise<void>((resolve) => {
       stream.body.on('data', (chunk: Buffer) => {

@@ -113,9 +113,30 @@ describe('email', () => {
       'kept',
       signal(),
     );
-    await expect(refused).rejects.toThrow(/STARTTLS/);
+    await expect(refused).rejects.toThrow(/takes no STARTTLS/);
+    await expect(refused).rejects.toMatchObject({ params: { transient: false } });
     expect(smtp.mails).toEqual([]);
     expect(smtp.logins).toEqual([]);
+  });
+
+  it('retries a server that refuses STARTTLS for now (454), in its own words', async () => {
+    const busy = createServer((socket) => {
+      socket.write('220 busy.example ESMTP\r\n');
+      socket.on('data', (line) => {
+        const command = line.toString().toUpperCase();
+        if (command.startsWith('EHLO')) socket.write('250-busy.example\r\n250 STARTTLS\r\n');
+        else if (command.startsWith('STARTTLS'))
+          socket.write('454 4.7.0 TLS not available due to temporary reason\r\n');
+        else if (command.startsWith('QUIT')) socket.end('221 bye\r\n');
+      });
+    });
+    await new Promise<void>((done) => busy.listen(0, '127.0.0.1', done));
+    cleanups.push(() => new Promise((done) => busy.close(() => done())));
+    const port = (busy.address() as AddressInfo).port;
+    const entry = { kind: 'email', host: '127.0.0.1', port, user: 'hookd', password: 'pw', from: 'hookd@example.test' };
+    const refused = channelOf(entry).sendMessage('me@example.test', 'later', signal());
+    await expect(refused).rejects.toThrow(/TLS not available due to temporary reason/);
+    await expect(refused).rejects.toMatchObject({ params: { transient: true } });
   });
 
   it('closes the connection of a try its deadline cut off: it cannot deliver beside its retry', async () => {
