@@ -101,11 +101,20 @@ export function quotedValue(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(cut) : cut;
 }
 
-/** A URL (`scheme://…`) without its user info, query or fragment; any other text as it is. */
+/**
+ * A URL (`scheme://…`, or `user:password@host` without one) without its user info, query or
+ * fragment; any other text as it is. The user info runs to the last `@` before the query: a
+ * password pasted with a `/` in it is no less a password.
+ */
 function urlShown(text: string): string {
-  const url = /^([a-z][a-z\d+.-]*:\/\/)([^/?#]*@)?([^?#]*)([?#].*)?$/is.exec(text);
-  if (!url) return text;
-  return `${url[1]}${url[2] ? '…@' : ''}${url[3]}${url[4] ? `${url[4][0]}…` : ''}`;
+  const start = /^[a-z][a-z\d+.-]*:\/\//i.exec(text)?.[0].length ?? 0;
+  const query = text.search(/[?#]/);
+  const end = query === -1 ? text.length : query;
+  const at = text.lastIndexOf('@', end - 1);
+  const login = at >= start && (start > 0 || text.slice(0, at).includes(':'));
+  if (start === 0 && !login) return text;
+  const shown = login ? `${text.slice(0, start)}…@${text.slice(at + 1, end)}` : text.slice(0, end);
+  return end < text.length ? `${shown}${text[end]}…` : shown;
 }
 
 function typeName(value: unknown): string {

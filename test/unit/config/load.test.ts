@@ -54,6 +54,8 @@ describe('loadConfig', () => {
         models: {
           providers: {
             creds: provider('ftp://user:s3cret-pass@models.example/v1?key=sk-live-abc#frag'),
+            slash: provider('ftp://user:pa/ss@models.example/v1'),
+            bare: provider('user:s3cret@models.example/v1'),
             long: provider(`x${'y'.repeat(500)}`),
           },
         },
@@ -62,6 +64,8 @@ describe('loadConfig', () => {
     });
     expect(problems).toEqual([
       'models.providers.creds.baseUrl: expected an http(s) URL, got "ftp://…@models.example/v1?…"',
+      'models.providers.slash.baseUrl: expected an http(s) URL, got "ftp://…@models.example/v1"',
+      'models.providers.bare.baseUrl: expected an http(s) URL, got "…@models.example/v1"',
       `models.providers.long.baseUrl: expected an http(s) URL, got "x${'y'.repeat(119)}…"`,
     ]);
   });
