@@ -84,14 +84,20 @@ describe('openai-chat provider', () => {
   });
 
   it('masks the API key URL-encoded or JSON-escaped in an error body, as a server may quote it', async () => {
-    const apiKey = 'sk-live/0123"abc+def';
-    const bodies = [`bad key ${encodeURIComponent(apiKey)}`, { detail: { key: apiKey } }];
+    const apiKey = 'sk-live/0123"abc+def ghi';
+    const lower = encodeURIComponent(apiKey).replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase());
+    const bodies = [
+      `bad key ${encodeURIComponent(apiKey)}`,
+      { detail: { key: apiKey } },
+      `bad key ${lower}`,
+      `bad key ${encodeURIComponent(apiKey).replace(/%20/g, '+')}`,
+    ];
     model = await startFakeModel((_, index) => ({ status: 401, body: bodies[index] }));
     const provider = createOpenAiChatProvider({ baseUrl: model.url, apiKey, api: 'openai-chat' });
-    const excerpts = [await failureOf(provider), await failureOf(provider)].map(
-      (failure) => (failure.params as { excerpt: string }).excerpt,
-    );
-    expect(excerpts).toEqual(['"bad key [REDACTED]"', '{"detail":{"key":"[REDACTED]"}}']);
+    const excerpts: string[] = [];
+    for (const _ of bodies) excerpts.push(((await failureOf(provider)).params as { excerpt: string }).excerpt);
+    expect(excerpts.slice(0, 2)).toEqual(['"bad key [REDACTED]"', '{"detail":{"key":"[REDACTED]"}}']);
+    for (const excerpt of excerpts.slice(2)) expect(excerpt).toMatch(/^"bad key \[REDACTED\]"$/);
   });
 
   it.each([
