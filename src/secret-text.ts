@@ -25,3 +25,28 @@ export function maskerOf(secrets: readonly (string | undefined)[]): (text: strin
   if (ordered.length === 0) return (text) => text;
   return (text) => ordered.reduce((out, secret) => out.split(secret).join(SECRET_MASK), text);
 }
+
+/** The shortest value masked anywhere in a text; a shorter one (3 characters) only as a whole word. */
+const MASKED_ANYWHERE = 4;
+
+/**
+ * `text` with each of `values` (a payload's redacted values) replaced by `mask`: one of 4
+ * characters or more wherever it shows, one of 3 as a word of its own (a CVC, not a part of a
+ * line number), longest first; and a text cut short (ending in `…`) loses a tail that begins one.
+ */
+export function maskValues(text: string, values: readonly string[], mask: string): string {
+  const kept = [...new Set(values)].filter((v) => v.length >= 3).sort((a, b) => b.length - a.length);
+  let out = text;
+  for (const value of kept) {
+    if (value.length >= MASKED_ANYWHERE) out = out.split(value).join(mask);
+    else out = out.replace(new RegExp(`(?<![\\p{L}\\p{N}])${escaped(value)}(?![\\p{L}\\p{N}])`, 'gu'), mask);
+  }
+  if (!out.endsWith('…')) return out;
+  const body = out.slice(0, -1);
+  for (const value of kept)
+    for (let k = Math.min(value.length - 1, 256); k >= 3; k--)
+      if (body.endsWith(value.slice(0, k))) return `${body.slice(0, -k)}${mask}…`;
+  return out;
+}
+
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -10,6 +10,7 @@ import {
 import { failureDetail, type HookdError, hookdError, isHookdError } from '../errors.js';
 import { flattenHeaders, isCredentialHeader } from '../headers.js';
 import { declaredEventType, type HookRequest, type MappingEngine } from '../mapping/index.js';
+import { maskValues } from '../secret-text.js';
 import type { ParsedBody } from './body.js';
 import {
   type CredentialProof,
@@ -157,11 +158,10 @@ function withoutRedactedValues(
   redact: readonly string[],
 ): HookdError<'TRANSFORM_FAILED'> {
   if (redact.length === 0) return err;
-  const paths = redact.map((path) => path.split('.'));
-  const secrets = valuesAt(payload, paths).filter((value) => err.params.reason.includes(value));
-  if (secrets.length === 0) return err;
-  // The longest first: one value may hold another.
-  secrets.sort((a, b) => b.length - a.length);
-  const reason = secrets.reduce((text, value) => text.split(value).join(REDACTED), err.params.reason);
-  return hookdError('TRANSFORM_FAILED', { ...err.params, reason });
+  const values = valuesAt(
+    payload,
+    redact.map((path) => path.split('.')),
+  );
+  const reason = maskValues(err.params.reason, values, REDACTED);
+  return reason === err.params.reason ? err : hookdError('TRANSFORM_FAILED', { ...err.params, reason });
 }

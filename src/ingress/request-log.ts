@@ -238,20 +238,21 @@ export function redactPaths(
 }
 
 /**
- * The text of every string or number at `paths` of `value`, the values redaction masks (at least
- * 4 characters: a shorter one would mask ordinary words), for masking them where else they show.
+ * The text of every string or number at `paths` of `value` or under it (a path may name an
+ * object), the values redaction masks, for masking them where else they show.
  */
 export function valuesAt(value: unknown, paths: readonly (readonly string[])[]): string[] {
   const found: string[] = [];
+  const leaves = (node: unknown): void => {
+    if (typeof node === 'string' || typeof node === 'number') found.push(String(node));
+    else if (node !== null && typeof node === 'object') for (const child of Object.values(node)) leaves(child);
+  };
   const visit = (node: unknown, path: readonly string[]): void => {
-    if (path.length === 0) {
-      if (typeof node === 'string' || typeof node === 'number') found.push(String(node));
-      return;
-    }
-    if (node === null || typeof node !== 'object') return;
+    if (path.length === 0) leaves(node);
+    if (path.length === 0 || node === null || typeof node !== 'object') return;
     const [head, ...rest] = path as [string, ...string[]];
     for (const [key, child] of Object.entries(node)) if (head === '*' || head === key) visit(child, rest);
   };
   for (const path of paths) visit(value, path);
-  return found.filter((text) => text.length >= 4);
+  return found;
 }
