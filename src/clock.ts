@@ -40,7 +40,12 @@ export const stampOf = (clock: Clock): Stamp => ({ monotonic: clock.monotonic(),
  * spent suspended, which the monotonic clock does not count (the wall clock does).
  */
 export function timeLeft(since: Stamp, ms: number, clock: Clock): number {
-  return Math.min(since.monotonic + ms - clock.monotonic(), since.wall + ms - clock.now());
+  return timeLeftAt(since, ms, stampOf(clock));
+}
+
+/** `timeLeft` at the moment `now`, read once for several deadlines (a breaker's, at one dispatch). */
+export function timeLeftAt(since: Stamp, ms: number, now: Stamp): number {
+  return Math.min(since.monotonic + ms - now.monotonic, since.wall + ms - now.wall);
 }
 
 /** The process's own clock and timers. */

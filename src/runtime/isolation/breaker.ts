@@ -1,4 +1,4 @@
-import type { Stamp } from '../../clock.js';
+import { type Stamp, timeLeftAt } from '../../clock.js';
 import type { BreakerState, TargetKind } from '../../views.js';
 
 /** Failed tries in a row that open a breaker (docs/runtime.md#circuit-breakers). */
@@ -66,11 +66,8 @@ export function createBreaker(
   let probing = false;
   let lastError: string | undefined;
 
-  // The lesser of the two clocks' time left (as src/clock.ts's `timeLeft`).
   const openFor = (now: Stamp): number | undefined =>
-    openedAt === undefined
-      ? undefined
-      : Math.min(openedAt.monotonic + openMs - now.monotonic, openedAt.wall + openMs - now.wall);
+    openedAt === undefined ? undefined : timeLeftAt(openedAt, openMs, now);
 
   const state = (now: Stamp): BreakerState => {
     const left = openFor(now);
