@@ -1,4 +1,5 @@
 import type { request as Request } from 'undici';
+import { appended } from './byte-buffer.js';
 
 let loaded: Promise<typeof Request> | undefined;
 
@@ -14,30 +15,22 @@ export interface BoundedText {
   readonly cut: boolean;
 }
 
-/** The first size of `readAtMost`'s buffer; it doubles as the body grows, up to its bound. */
-const FIRST_READ_BYTES = 16 * 1024;
-
 /**
  * A response body as UTF-8 text, at most `maxBytes` of it: past that the body is dropped
  * (its connection closed), so a destination that answers without end cannot fill the memory.
- * Each chunk is copied into one buffer, never kept: a server that sends its body a byte a chunk
- * made 8 MiB cost 500 MB and more when every chunk (an object and its memory) was kept.
+ * Its chunks are gathered into one buffer (`appended`): a server that sent its body a byte a chunk
+ * made 8 MiB cost 500 MB and more when every chunk was kept.
  */
 export async function readAtMost(
   body: AsyncIterable<Uint8Array> & { destroy(err?: Error): unknown },
   maxBytes: number,
 ): Promise<BoundedText> {
-  let kept = Buffer.allocUnsafe(Math.min(FIRST_READ_BYTES, maxBytes));
+  let kept: Buffer = Buffer.alloc(0);
   let bytes = 0;
   for await (const chunk of body) {
     const room = maxBytes - bytes;
     const taken = chunk.length > room ? chunk.subarray(0, room) : chunk;
-    if (bytes + taken.length > kept.length) {
-      const grown = Buffer.allocUnsafe(Math.min(maxBytes, Math.max(kept.length * 2, bytes + taken.length)));
-      kept.copy(grown, 0, 0, bytes);
-      kept = grown;
-    }
-    kept.set(taken, bytes);
+    kept = appended(kept, bytes, taken, maxBytes);
     bytes += taken.length;
     if (taken !== chunk) {
       body.destroy();

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import sjson from 'secure-json-parse';
+import { appended } from '../byte-buffer.js';
 import { type HookdError, hookdError } from '../errors.js';
 import { nestingDepth } from '../json-depth.js';
 import { drain } from './drain.js';
@@ -78,9 +79,7 @@ export function readBody(
     return Promise.resolve(failure(hookdError('PAYLOAD_TOO_LARGE', { limitBytes })));
   }
   return new Promise((resolve, reject) => {
-    // The first chunk as it came; a body of more is copied into one buffer as it comes, never
-    // kept a chunk at a time: a sender writing a byte a segment would make each byte a Buffer
-    // object of its own, 100 times its size.
+    // The first chunk as it came; a body of more is gathered into one buffer (`appended`).
     let first: Buffer | undefined;
     let kept: Buffer | undefined;
     let received = 0;
@@ -127,20 +126,6 @@ export function readBody(
     payload.on('end', onEnd);
     payload.on('error', onError);
   });
-}
-
-/**
- * `buffer` (holding `length` bytes of a body) with `chunk` after them: the same buffer when it has
- * room, else one twice as large (at most `limitBytes`, at least what both need) with both copied.
- */
-function appended(buffer: Buffer, length: number, chunk: Buffer, limitBytes: number): Buffer {
-  let into = buffer;
-  if (length + chunk.length > buffer.length) {
-    into = Buffer.allocUnsafe(Math.max(length + chunk.length, Math.min(limitBytes, Math.max(2 * length, 16_384))));
-    buffer.copy(into, 0, 0, length);
-  }
-  chunk.copy(into, length);
-  return into;
 }
 
 /** Parses a complete body of the given kind. An empty body is `{}`. */

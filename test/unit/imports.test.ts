@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
  * that folder's index.ts (its public surface). Type-only imports count like any other.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['error-words.ts'],
+  ['error-words.ts', 'byte-buffer.ts'],
   [
     'errors.ts',
     'action-shape.ts',
