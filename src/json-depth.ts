@@ -3,7 +3,7 @@
  * most `limit`; past `limit` it stops reading. `JSON.parse` of a text nested millions deep holds
  * the thread for seconds (8 MiB of `[`: 2.4 s): a text is measured before it is parsed.
  */
-export function nestingDepth(text: string, limit: number): number {
+function nestingDepth(text: string, limit: number): number {
   // A text with at most limit opening brackets in all cannot nest deeper: counting them
   // with indexOf is native, where the scan below is a JavaScript loop over every character.
   let brackets = 0;
@@ -28,3 +28,9 @@ export function nestingDepth(text: string, limit: number): number {
   }
   return max;
 }
+
+/** How deep a destination's JSON answer may nest to be parsed: answers are a few levels deep. */
+export const MAX_ANSWER_DEPTH = 64;
+
+/** True when `text` nests deeper than `limit`: it is not to be parsed. */
+export const nestedDeeperThan = (text: string, limit: number): boolean => nestingDepth(text, limit) > limit;

@@ -1,5 +1,5 @@
 import type { KeysSchema } from '../config/index.js';
-import { nestingDepth } from '../json-depth.js';
+import { MAX_ANSWER_DEPTH, nestedDeeperThan } from '../json-depth.js';
 import type { DeliveryContext } from '../runtime/index.js';
 
 /**
@@ -58,15 +58,12 @@ export function defineChannelKind<Entry>(kind: ChannelKind<Entry>): ChannelKind<
   return kind as unknown as ChannelKind<unknown>;
 }
 
-/** How deep a chat API's answer may nest to be read (its answers are a few levels deep). */
-const MAX_ANSWER_DEPTH = 64;
-
 /**
  * Reads a JSON answer, `{}` when it is not JSON or nests deeper than MAX_ANSWER_DEPTH (parsing 1 MiB
  * of brackets holds the thread 100 ms); the status then says what happened.
  */
 export function jsonOf<T extends object>(raw: string): Partial<T> {
-  if (nestingDepth(raw, MAX_ANSWER_DEPTH) > MAX_ANSWER_DEPTH) return {};
+  if (nestedDeeperThan(raw, MAX_ANSWER_DEPTH)) return {};
   try {
     const parsed: unknown = JSON.parse(raw);
     return parsed !== null && typeof parsed === 'object' ? (parsed as Partial<T>) : {};

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import sjson from 'secure-json-parse';
 import { appended } from '../byte-buffer.js';
 import { type HookdError, hookdError } from '../errors.js';
-import { nestingDepth } from '../json-depth.js';
+import { nestedDeeperThan } from '../json-depth.js';
 import { drain } from './drain.js';
 import { busyError, type PendingBody } from './pending-bodies.js';
 
@@ -135,7 +135,7 @@ export function parseBody(kind: BodyKind, raw: Buffer): BodyOutcome {
   if (kind === 'form')
     return { ok: true, body: { payload: parseForm(text), rawBody: raw, payloadIsJsonOfRawBody: false } };
   if (text.trim() === '') return { ok: true, body: { payload: {}, rawBody: raw, payloadIsJsonOfRawBody: false } };
-  if (nestingDepth(text, MAX_DEPTH) > MAX_DEPTH)
+  if (nestedDeeperThan(text, MAX_DEPTH))
     return failure(hookdError('INVALID_JSON', { reason: `nested deeper than ${MAX_DEPTH} levels` }), raw);
   try {
     const value: unknown = mayPoison(text)

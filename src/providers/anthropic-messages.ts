@@ -1,8 +1,8 @@
 import type { ThinkingLevel } from '../action-shape.js';
 import { hookdError } from '../errors.js';
-import { nestingDepth } from '../json-depth.js';
+import { MAX_ANSWER_DEPTH, nestedDeeperThan } from '../json-depth.js';
 import type { CompletionRequest, ModelProvider } from '../runtime/index.js';
-import { MAX_ANSWER_DEPTH, type ProviderApi, type ProviderEntry, postModelCall } from './api.js';
+import { type ProviderApi, type ProviderEntry, postModelCall } from './api.js';
 
 /** The API version every request names (docs.anthropic.com/en/api/versioning). */
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -50,7 +50,7 @@ function replyOf(answer: MessagesAnswer): string {
 
 /** The API's own words of a refusal (`error.message`), else the body. */
 function wordsOf(text: string): string {
-  if (nestingDepth(text, MAX_ANSWER_DEPTH) > MAX_ANSWER_DEPTH) return text;
+  if (nestedDeeperThan(text, MAX_ANSWER_DEPTH)) return text;
   try {
     const message = (JSON.parse(text) as MessagesAnswer).error?.message;
     return typeof message === 'string' ? message : text;

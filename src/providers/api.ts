@@ -1,6 +1,6 @@
 import type { KeysSchema } from '../config/index.js';
 import { hookdError, isHookdError } from '../errors.js';
-import { nestingDepth } from '../json-depth.js';
+import { MAX_ANSWER_DEPTH, nestedDeeperThan } from '../json-depth.js';
 import type { ModelProvider } from '../runtime/index.js';
 import { maskerOf } from '../secret-text.js';
 import { readAtMost, undiciRequest as request } from '../undici.js';
@@ -26,9 +26,6 @@ export interface ProviderApi {
   readonly keys?: KeysSchema;
   create(entry: ProviderEntry): ModelProvider;
 }
-
-/** How deep a model's JSON answer may nest (an answer is a few levels deep; parsing millions holds the thread). */
-export const MAX_ANSWER_DEPTH = 64;
 
 /** The longest excerpt of an answer or error kept (docs/runtime.md#attempts). */
 const EXCERPT_CHARS = 300;
@@ -79,8 +76,7 @@ export async function postModelCall<T>(
     const status = res.statusCode;
     if (status >= 200 && status < 300) {
       if (cut) throw hookdError('MODEL_INVALID_ANSWER', { problem: 'too-large' });
-      if (nestingDepth(text, MAX_ANSWER_DEPTH) > MAX_ANSWER_DEPTH)
-        throw hookdError('MODEL_INVALID_ANSWER', { problem: 'too-deep' });
+      if (nestedDeeperThan(text, MAX_ANSWER_DEPTH)) throw hookdError('MODEL_INVALID_ANSWER', { problem: 'too-deep' });
       const parsed: unknown = JSON.parse(text);
       // `null` or a number is JSON and no answer: read as an empty one, it says what it lacks.
       return answers.reply(parsed !== null && typeof parsed === 'object' ? parsed : {});
