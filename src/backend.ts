@@ -70,13 +70,13 @@ export async function openBackend(
   if (config.storage.kind === 'postgres') {
     // pg costs about 50 ms to load: only a gateway on PostgreSQL pays.
     const postgres = await import('./store/postgres/index.js');
-    const node = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    const id = `${process.pid}:${randomUUID().slice(0, 8)}`;
+    const node = `${hostname()}:${id}`;
     // Its connections are named by the node in pg_stat_activity, its pid and id first: PostgreSQL
     // keeps 63 bytes of a name, which a long host name would otherwise fill.
-    const [host, pid, id] = node.split(':');
     const pool = postgres.createPgPool(config.storage.url as string, {
       max: config.storage.poolSize,
-      applicationName: `hookd ${pid}:${id} ${host}`,
+      applicationName: `hookd ${id} ${hostname()}`,
     });
     parts.pool = pool;
     // An idle connection the server closed (a restart, a failover): the pool makes a new one.

@@ -4,11 +4,13 @@ import { hookdError } from '../errors.js';
 /** A loopback name: `localhost` and its subdomains, 127.0.0.0/8, ::1 (what `server.host` binds to by default). */
 const LOOPBACK = /^(?:localhost|[^.]+(?:\.[^.]+)*\.localhost|127(?:\.\d{1,3}){3}|\[?::1\]?)$/i;
 
-/** The name part of a Host header: without its port, an IPv6 literal with its brackets. */
+/**
+ * The name part of a Host header, as it is compared: without its port or a final dot, in lower
+ * case, an IPv6 literal with its brackets.
+ */
 function nameOf(host: string): string {
-  if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1);
-  const colon = host.lastIndexOf(':');
-  return colon === -1 ? host : host.slice(0, colon);
+  const colon = host.startsWith('[') ? host.indexOf(']') + 1 : host.lastIndexOf(':');
+  return (colon <= 0 ? host : host.slice(0, colon)).toLowerCase().replace(/\.$/, '');
 }
 
 /**
@@ -25,14 +27,15 @@ export function hostGuardOf(
   allowedHosts: readonly string[],
 ): ((request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void) | undefined {
   if (!LOOPBACK.test(bound) && allowedHosts.length === 0) return undefined;
-  // An entry as a Host names it: without a port or a final dot, an IPv6 address in brackets.
-  const entryName = (name: string) => (/:.*:/.test(name) && !name.startsWith('[') ? `[${name}]` : nameOf(name));
-  const allowed = new Set(allowedHosts.map((name) => entryName(name).toLowerCase().replace(/\.$/, '')));
+  // An entry as a Host names it: an IPv6 address written without its brackets gets them.
+  const allowed = new Set(
+    allowedHosts.map((name) => nameOf(/:.*:/.test(name) && !name.startsWith('[') ? `[${name}]` : name)),
+  );
   return (request, _reply, done) => {
     const { host } = request.headers;
     // No Host at all is HTTP/1.0, which no browser sends.
     if (host === undefined) return done();
-    const name = nameOf(host).toLowerCase().replace(/\.$/, '');
+    const name = nameOf(host);
     if (LOOPBACK.test(name) || allowed.has(name)) return done();
     done(hookdError('HOST_NOT_ALLOWED', { host: name.slice(0, 100) }));
   };

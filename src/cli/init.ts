@@ -55,8 +55,10 @@ function mergePackageJson(existing: Record<string, unknown>, wanted: Record<stri
   return merged;
 }
 
-/** Writes `text` to `file`, making its folder. */
-/** Writes `file`, never through a symbolic link (one planted in its place, dangling or not, is replaced). */
+/**
+ * Writes `text` to `file`, making its folder, never through a symbolic link (one planted in its
+ * place, dangling or not, is replaced).
+ */
 function write(file: string, text: string): void {
   mkdirSync(dirname(file), { recursive: true });
   if (present(file) && lstatSync(file).isSymbolicLink()) unlinkSync(file);
