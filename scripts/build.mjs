@@ -95,7 +95,11 @@ module.exports = new Proxy({}, {
 rmSync(dist, { recursive: true, force: true });
 await build({
   plugins: [precompiled, lazy],
-  entryPoints: [join(root, 'src/cli/main.ts')],
+  entryPoints: [
+    join(root, 'src/cli/main.ts'),
+    // The transform process (`hooks.transforms.isolation: "process"`), started beside dist/cli/'s chunks.
+    { in: join(root, 'src/transforms/child.ts'), out: 'transform-child' },
+  ],
   // dist/cli/ sits as deep as src/cli/, so paths relative to a module (presets/) still hold.
   outdir: join(dist, 'cli'),
   bundle: true,

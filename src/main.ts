@@ -157,6 +157,7 @@ async function liveRoutes(config: Config, log: Logger, metrics: ReturnType<typeo
   const compile = (using: Config) =>
     compileRoutes(using, log, {
       watch: true,
+      isolate: true,
       observe: (mapping, seconds) => metrics.transformSeconds.observe({ mapping }, seconds),
     });
   const first = await compile(config);

@@ -5,7 +5,7 @@ import { isHookdError } from './errors.js';
 import type { Logger } from './log.js';
 import { collectMappings, createMappingEngine, type MappingEngine } from './mapping/index.js';
 import { providerProblems } from './providers/index.js';
-import { createTransformHost, type TransformHost } from './transforms/index.js';
+import { createProcessTransformHost, createTransformHost, type TransformHost } from './transforms/index.js';
 
 export interface Routes {
   readonly actionOptions: ActionOptions;
@@ -20,7 +20,15 @@ export interface Routes {
 export async function compileRoutes(
   config: Config,
   log: Logger,
-  options: { watch?: boolean; observe?: (mapping: string, seconds: number) => void } = {},
+  options: {
+    watch?: boolean;
+    observe?: (mapping: string, seconds: number) => void;
+    /**
+     * Honour `hooks.transforms.isolation: "process"` (`serve`; the CLI's one-off commands run
+     * their transforms inline, where an abort ends only the command).
+     */
+    isolate?: boolean;
+  } = {},
 ): Promise<Routes> {
   const actionOptions = {
     models: createModelCatalog(config),
@@ -35,7 +43,10 @@ export async function compileRoutes(
   const problems = [...channelProblems(config), ...providerProblems(config), ...collected.problems];
   let transforms: TransformHost;
   try {
-    transforms = await createTransformHost({
+    const isolated =
+      options.isolate && config.hooks.transforms.isolation === 'process' && compiled.some((m) => m.transform);
+    const hostOf = isolated ? createProcessTransformHost : createTransformHost;
+    transforms = await hostOf({
       config,
       mappings: compiled,
       log,

@@ -102,6 +102,8 @@ export const configSchema = {
             maxInFlight: { type: 'integer', minimum: 1, default: 8 },
             maxResultBytes: { type: 'integer', minimum: 1024, default: 1_048_576 },
             allowWasm: { type: 'boolean', default: false },
+            // A process of their own, restarted when V8 aborts it (docs/transforms.md#isolation).
+            isolation: { type: 'string', enum: ['inline', 'process'], default: 'inline' },
           },
         },
         // Bounds on the bodies read before their signature is checked (docs/security.md#hostile-input).

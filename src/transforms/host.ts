@@ -1,19 +1,17 @@
 import { availableParallelism } from 'node:os';
-import type { Config } from '../config/index.js';
 import { hookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CompiledMapping, TransformContext, TransformRunner } from '../mapping/index.js';
 import { compileTransform } from './compile.js';
 import { CONSOLE_LEVELS, type ConsoleSink } from './console.js';
-import { folderName, loadTransforms } from './load.js';
+import { folderName, loadTransforms, type TransformsConfig } from './load.js';
 import { resolveTransformModule } from './resolve.js';
 import { createSemaphore } from './semaphore.js';
 import { OFF_LOOP_FOR_MS, ON_LOOP_SLICE_MS, type TransformSlot } from './slot.js';
 import { type TransformsWatch, watchTransforms } from './watch.js';
 
 export interface TransformHostOptions {
-  /** `hooks.transformsDir` and `hooks.transforms` (the limits). */
-  readonly config: Pick<Config, 'hooks' | 'file'>;
+  readonly config: TransformsConfig;
   /** The mappings whose transforms to compile, each run under its id. */
   readonly mappings: readonly Pick<CompiledMapping, 'id' | 'configPath' | 'transform'>[];
   readonly log: Logger;

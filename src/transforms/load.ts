@@ -7,8 +7,14 @@ import { resolveTransformModule } from './resolve.js';
 import type { Semaphore } from './semaphore.js';
 import { createTransformSlot, type TransformSlot } from './slot.js';
 
+/** What transforms read of the config: `hooks.transformsDir`, `hooks.transforms` (the limits), the file. */
+export interface TransformsConfig {
+  readonly hooks: Pick<Config['hooks'], 'transformsDir' | 'transforms'>;
+  readonly file?: string | undefined;
+}
+
 export interface LoadTransformsOptions {
-  readonly config: Pick<Config, 'hooks' | 'file'>;
+  readonly config: TransformsConfig;
   readonly mappings: readonly Pick<CompiledMapping, 'id' | 'configPath' | 'transform'>[];
   /** Where a transform's `console.*` goes, by mapping id. */
   readonly consoleFor: (key: string) => ConsoleSink;

@@ -1,0 +1,61 @@
+/**
+ * The transform process's entry (`hooks.transforms.isolation: "process"`, docs/transforms.md#isolation):
+ * it compiles and runs every mapping's transform in its own isolates, as the gateway does inline,
+ * and answers the gateway's calls over the IPC channel. Nothing else runs here, so that when V8
+ * aborts on an isolate out of memory, or a built-in holds the thread, the gateway goes on and
+ * restarts this process. It ends when the gateway goes (the channel closes).
+ */
+import type { LevelWithSilent } from 'pino';
+import { createLogger } from '../log.js';
+import { createTransformHost, type TransformHost, type TransformHostOptions } from './host.js';
+import { type FromGateway, type ToGateway, wireError } from './wire.js';
+
+const send = (message: ToGateway) => process.send?.(message);
+
+let host: TransformHost | undefined;
+
+async function start(options: Omit<TransformHostOptions, 'log'>, level: LevelWithSilent): Promise<void> {
+  // Every line goes to the gateway, which writes it with its own bindings, redaction and destination.
+  const log = createLogger({ level, destination: { write: (line: string) => void send({ t: 'log', line }) } });
+  try {
+    host = await createTransformHost({ ...options, log });
+    send({ t: 'ready', size: host.size });
+  } catch (err) {
+    // The gateway kills it at start; on a restart, its end is what makes the gateway try again.
+    process.send?.({ t: 'failed', error: wireError(err) } satisfies ToGateway, undefined, undefined, () =>
+      process.exit(1),
+    );
+  }
+}
+
+process.on('message', (message: FromGateway) => {
+  switch (message.t) {
+    case 'start':
+      void start(message.options, message.level);
+      return;
+    case 'call': {
+      const { id, key, context, budgetMs } = message;
+      if (!host) return void send({ t: 'done', id, error: { message: 'the transform process has not started' } });
+      host.run(key, context, budgetMs).then(
+        (value) => send({ t: 'done', id, value }),
+        (err: unknown) => send({ t: 'done', id, error: wireError(err) }),
+      );
+      return;
+    }
+    case 'reload':
+      void host?.reload().then(() => send({ t: 'reloaded', id: message.id }));
+      return;
+    case 'close':
+      host?.close();
+      process.disconnect?.();
+      return;
+  }
+});
+// A terminal's Ctrl-C or a service manager's stop reaches the whole group: the gateway closes this
+// process as it shuts down, instead of seeing it end and starting it again.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => undefined);
+// The gateway went (or closed this process): nothing is left to answer.
+process.on('disconnect', () => {
+  host?.close();
+  process.exit(0);
+});

@@ -1,0 +1,72 @@
+import pino from 'pino';
+import { type ErrorCode, type ErrorParams, type HookdError, hookdError, isHookdError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { TransformContext } from '../mapping/index.js';
+import type { TransformHostOptions } from './host.js';
+
+/** How the gateway and its transform process (src/transforms/child.ts) talk, and what crosses. */
+
+/** An error crossing from the transform process: a coded one by its code and values. */
+export type WireError = { readonly code: ErrorCode; readonly params: unknown } | { readonly message: string };
+
+/** What the gateway tells its transform process (src/transforms/child.ts). */
+export type FromGateway =
+  | { readonly t: 'start'; readonly options: Omit<TransformHostOptions, 'log'>; readonly level: pino.LevelWithSilent }
+  | {
+      readonly t: 'call';
+      readonly id: number;
+      readonly key: string;
+      readonly context: TransformContext;
+      readonly budgetMs?: number | undefined;
+    }
+  | { readonly t: 'reload'; readonly id: number }
+  | { readonly t: 'close' };
+
+/** What the transform process answers. */
+export type ToGateway =
+  | { readonly t: 'ready'; readonly size: number }
+  | { readonly t: 'failed'; readonly error: WireError }
+  | { readonly t: 'done'; readonly id: number; readonly value?: unknown; readonly error?: WireError }
+  | { readonly t: 'reloaded'; readonly id: number }
+  | { readonly t: 'log'; readonly line: string };
+
+/** The start message: what the process compiles, and at which level it logs. */
+export function startMessage(options: TransformHostOptions): FromGateway {
+  const { config } = options;
+  return {
+    t: 'start',
+    options: {
+      config: { hooks: { transformsDir: config.hooks.transformsDir, transforms: config.hooks.transforms } },
+      mappings: options.mappings.map(({ id, configPath, transform }) => ({ id, configPath, transform })),
+      ...(options.watch === undefined ? {} : { watch: options.watch }),
+      ...(options.debounceMs === undefined ? {} : { debounceMs: options.debounceMs }),
+      ...(options.offLoopSlots === undefined ? {} : { offLoopSlots: options.offLoopSlots }),
+    },
+    level: options.log.level as pino.LevelWithSilent,
+  };
+}
+
+/** An error as the transform process sent it, made again on this side. */
+export function errorOf(wire: WireError): HookdError {
+  if ('code' in wire) return hookdError(wire.code, wire.params as ErrorParams<ErrorCode>);
+  return hookdError('TRANSFORM_FAILED', { reason: `the transform process failed: ${wire.message}` });
+}
+
+export const failed = (reason: string) => hookdError('TRANSFORM_FAILED', { reason });
+
+/** A line the transform process logged, written by the gateway's logger with its own bindings. */
+export function relay(log: Logger, line: string): void {
+  try {
+    const { level, msg, time: _time, pid: _pid, ...fields } = JSON.parse(line) as Record<string, unknown>;
+    const label = pino.levels.labels[level as number] as pino.Level | undefined;
+    if (label) log[label](fields, typeof msg === 'string' ? msg : '');
+  } catch {
+    // Not a line of pino's: nothing to relay.
+  }
+}
+
+/** An error as it crosses: a coded one keeps its code and values, anything else its message. */
+export function wireError(err: unknown): WireError {
+  if (isHookdError(err)) return { code: err.code, params: err.params };
+  return { message: err instanceof Error ? err.message : String(err) };
+}

@@ -1,0 +1,103 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../src/config/index.js';
+import { type HookdError, isHookdError } from '../../../src/errors.js';
+import type { TransformContext } from '../../../src/mapping/index.js';
+import { createProcessTransformHost, type TransformHost } from '../../../src/transforms/index.js';
+import { ROOT } from '../../helpers/hookd-process.js';
+import { hostConfig } from '../../helpers/transforms.js';
+
+/**
+ * The transform process as the gateway's host sees it, started from the sources (through tsx):
+ * results, located failures and start-up problems cross as they are inline
+ * (test/e2e/transform-process.test.ts has its ends and restarts).
+ */
+
+/** This process's children that run src/transforms/child.ts. */
+function transformProcesses(): string[] {
+  return readdirSync('/proc').filter((pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      return ppid === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('transforms/child.ts');
+    } catch {
+      return false;
+    }
+  });
+}
+
+const DIR = join(ROOT, 'test/fixtures/transforms');
+const context = (payload: unknown): TransformContext => ({
+  payload,
+  headers: {},
+  query: {},
+  path: 'x',
+  url: '/hooks/x',
+  rawBody: JSON.stringify(payload),
+  payloadIsJsonOfRawBody: true,
+});
+const configOf = (mappings: unknown[]) =>
+  loadConfig({ data: { hooks: { transformsDir: DIR, transforms: { timeoutMs: 1000 }, mappings } }, env: {} });
+
+let host: TransformHost;
+const seen: [string, number][] = [];
+beforeAll(async () => {
+  const config = configOf([
+    { id: 'toWake', transform: { module: 'hostile.ts', export: 'toWake' } },
+    { id: 'throws', transform: { module: 'hostile.ts', export: 'throws' } },
+    { id: 'fanned', transform: { module: 'hostile.ts', export: 'toWake' } },
+  ]);
+  host = await createProcessTransformHost({
+    ...hostConfig(config),
+    log: pino({ level: 'silent' }),
+    observe: (key, seconds) => seen.push([key, seconds]),
+  });
+}, 60_000);
+afterAll(() => host.close());
+
+describe('the transform process, from the gateway', () => {
+  it('answers a result, and tells how long the call took', async () => {
+    expect(host.size).toBe(3);
+    await expect(host.run('toWake', context({ alert: 'disk' }))).resolves.toEqual({
+      kind: 'wake',
+      text: 'alert: disk',
+    });
+    expect(seen.at(-1)?.[0]).toBe('toWake');
+    expect(seen.at(-1)?.[1]).toBeGreaterThan(0);
+  });
+
+  it('sends a payload that is not the body as JSON (a fan-out item)', async () => {
+    const item = { ...context({ alert: 'body' }), payload: { alert: 'item' }, payloadIsJsonOfRawBody: false };
+    await expect(host.run('fanned', item)).resolves.toEqual({ kind: 'wake', text: 'alert: item' });
+  });
+
+  it("gives a transform's failure with its site, as the inline host does", async () => {
+    const err = (await host.run('throws', context({})).catch((e: unknown) => e)) as HookdError<'TRANSFORM_FAILED'>;
+    expect(isHookdError(err, 'TRANSFORM_FAILED')).toBe(true);
+    expect(err.message).toMatch(/^transform failed: hostile\.ts:46:9: cannot handle this payload$/);
+    expect(err.params.location).toEqual({ file: 'hostile.ts', line: 46, column: 9 });
+    expect(err.params.codeFrame).toMatch(/> 46 \|/);
+    expect(err.statusCode).toBe(500);
+  });
+
+  it('fails a call of a mapping it does not know as the inline host does', async () => {
+    await expect(host.run('nobody', context({}))).rejects.toMatchObject({ code: 'TRANSFORM_FAILED' });
+  });
+});
+
+describe('a transform process that cannot start', () => {
+  it('throws CONFIG_INVALID naming the file, and leaves no process behind', async () => {
+    const config = configOf([{ id: 'broken', transform: { module: 'broken.ts' } }]);
+    const err = await createProcessTransformHost({ ...hostConfig(config), log: pino({ level: 'silent' }) }).catch(
+      (e: unknown) => e,
+    );
+    expect(isHookdError(err, 'CONFIG_INVALID')).toBe(true);
+    expect((err as HookdError<'CONFIG_INVALID'>).params.problems.join('\n')).toMatch(/broken\.ts/);
+    const deadline = Date.now() + 5000;
+    while (transformProcesses().length > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    // The one left is the first suite's, still serving.
+    expect(transformProcesses()).toHaveLength(1);
+  }, 60_000);
+});
