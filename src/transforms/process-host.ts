@@ -180,7 +180,12 @@ class TransformProcess {
     while (this.ends.length > 0 && (this.ends[0] as number) < now - 60_000) this.ends.shift();
     this.ends.push(now);
     const delay = this.ends.length < 2 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (this.ends.length - 2));
-    const next = new Promise<Child>((resolve) => setTimeout(() => resolve(this.spawn()), delay).unref());
+    const next = new Promise<Child>((resolve, reject) =>
+      setTimeout(
+        () => (this.closing ? reject(failed('the gateway is closing')) : resolve(this.spawn())),
+        delay,
+      ).unref(),
+    );
     const ready = next.then((child) => {
       this.current = child;
       return child.ready;
@@ -188,7 +193,9 @@ class TransformProcess {
     this.current = { process: ended, ready, up: false };
     ready.then(
       () => this.sendWaiting(),
-      (err: HookdError) => this.log.error({ err: err.message }, 'the transform process did not start again'),
+      (err: HookdError) => {
+        if (!this.closing) this.log.error({ err: err.message }, 'the transform process did not start again');
+      },
     );
   }
 

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,7 +6,7 @@ import { loadConfig } from '../../../src/config/index.js';
 import { type HookdError, isHookdError } from '../../../src/errors.js';
 import type { TransformContext } from '../../../src/mapping/index.js';
 import { createProcessTransformHost, type TransformHost } from '../../../src/transforms/index.js';
-import { ROOT } from '../../helpers/hookd-process.js';
+import { makeTempDir, ROOT } from '../../helpers/hookd-process.js';
 import { hostConfig } from '../../helpers/transforms.js';
 
 /**
@@ -27,6 +27,10 @@ function transformProcesses(): string[] {
     }
   });
 }
+
+// One allocation larger than the room below memoryLimitMb: V8 aborts the process.
+const GREEDY =
+  'export default ({ payload }: { payload: { count: number } }) => ({ message: String(new Array(payload.count).fill(0).length) });';
 
 const DIR = join(ROOT, 'test/fixtures/transforms');
 const context = (payload: unknown): TransformContext => ({
@@ -99,5 +103,36 @@ describe('a transform process that cannot start', () => {
     while (transformProcesses().length > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     // The one left is the first suite's, still serving.
     expect(transformProcesses()).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('a transform process closed while it starts again', () => {
+  it('is not started again', async () => {
+    const { dir, cleanup } = makeTempDir();
+    try {
+      writeFileSync(join(dir, 'greedy.ts'), GREEDY);
+      const config = loadConfig({
+        data: {
+          hooks: {
+            transformsDir: dir,
+            transforms: { memoryLimitMb: 32 },
+            mappings: [{ id: 'greedy', transform: { module: 'greedy.ts' } }],
+          },
+        },
+        env: {},
+      });
+      const greedy = await createProcessTransformHost({ ...hostConfig(config), log: pino({ level: 'silent' }) });
+      const before = transformProcesses().length;
+      // Closed the moment the process's end fails the call, before its restart is due.
+      const err = await greedy.run('greedy', context({ count: 2 ** 27 })).catch((e: unknown) => {
+        greedy.close();
+        return e;
+      });
+      expect((err as Error).message).toMatch(/the transform process ended \(SIGABRT\)/);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(transformProcesses()).toHaveLength(before - 1);
+    } finally {
+      cleanup();
+    }
   }, 60_000);
 });
