@@ -206,11 +206,12 @@ describe.each(suiteStores)('the runtime end to end on %s (fake model and chat se
     expect((await w.admin('/api/sessions/hook:thread:1?limit=0')).status).toBe(400);
   });
 
-  it('sends nothing for HEARTBEAT_OK, NO_REPLY or deliver: false, and still summarises each', async () => {
+  it('sends nothing for HEARTBEAT_OK, NO_REPLY, an empty reply or deliver: false, and still summarises each', async () => {
     const w = await world((r) => {
       const text = lastUser(r);
       if (text.includes('quiet one')) return 'HEARTBEAT_OK';
       if (text.includes('silent one')) return 'NO_REPLY';
+      if (text.includes('empty one')) return ' \n ';
       return 'a real answer';
     });
     const base = { wakeMode: 'next-heartbeat' };
@@ -219,13 +220,14 @@ describe.each(suiteStores)('the runtime end to end on %s (fake model and chat se
       { ...base, message: 'quiet one', name: 'A' },
       { ...base, message: 'silent one', name: 'B' },
       { ...base, message: 'kept to itself', name: 'C', deliver: false },
+      { ...base, message: 'empty one', name: 'D' },
     ]) {
       runIds.push((await w.post('agent', body)).body.runId as string);
     }
-    await expect.poll(async () => (await w.mainEvents()).length).toBe(3);
-    const texts = (await w.mainEvents()).map((e) => e.text).sort();
-    expect(texts).toEqual(['Hook A: HEARTBEAT_OK', 'Hook B: NO_REPLY', 'Hook C: a real answer']);
-    const newest = (await w.admin('/api/main/events?limit=2')).body;
+    await expect.poll(async () => (await w.mainEvents()).length).toBe(4);
+    const texts = (await w.mainEvents()).map((e) => e.text.trim()).sort();
+    expect(texts).toEqual(['Hook A: HEARTBEAT_OK', 'Hook B: NO_REPLY', 'Hook C: a real answer', 'Hook D:']);
+    const newest = (await w.admin('/api/main/events?limit=3')).body;
     expect(newest.more).toBe(true);
     expect((newest.events as { text: string }[]).map((e) => e.text)).toEqual(
       (await w.mainEvents()).slice(1).map((e) => e.text),
@@ -237,6 +239,8 @@ describe.each(suiteStores)('the runtime end to end on %s (fake model and chat se
       { status: 'skipped', reason: 'heartbeat acknowledgement' },
       { status: 'skipped', reason: 'NO_REPLY' },
       { status: 'skipped', reason: 'deliver is false' },
+      // A chat API refuses an empty message: sending one would only fail, and be retried.
+      { status: 'skipped', reason: 'empty reply' },
     ]);
     expect(w.chat.sent).toEqual([]);
   });

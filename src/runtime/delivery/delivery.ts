@@ -121,7 +121,10 @@ export function createDelivery(options: DeliveryOptions): Delivery {
 
   async function attempt(target: DeliveryTarget, reply: string, how: DeliverOptions): Promise<DeliveryOutcome> {
     const { signal, onAttempt: onFailure, gate } = how;
-    if (reply.trim() === NO_REPLY) return { status: 'skipped', reason: 'NO_REPLY' };
+    const trimmed = reply.trim();
+    if (trimmed === NO_REPLY) return { status: 'skipped', reason: 'NO_REPLY' };
+    // Chat APIs refuse an empty message: sending one would only fail, and be retried.
+    if (trimmed === '') return { status: 'skipped', reason: 'empty reply' };
     if (isAckOnly(reply, options.ackMaxChars)) return { status: 'skipped', reason: 'heartbeat acknowledgement' };
     // Nothing to deliver to is a choice (the embedded default has no channel), not a failure.
     if (options.channels.size === 0) return { status: 'skipped', reason: NO_CHANNEL };
