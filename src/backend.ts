@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { type Stats, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import type pg from 'pg';
@@ -115,23 +115,46 @@ export async function openBackend(
 }
 
 /**
- * Warns when the database's folder or the request log's body folder beside it is one other local
- * users can write to: they could plant files there that hookd opens (docs/security.md). Not
- * refused: a container's volume may be so on purpose.
+ * Warns when other local users could plant files that hookd opens (docs/security.md): the
+ * database's folder or the request log's body folder beside it is writable by them or owned by
+ * one of them, or a folder above is one they can write to without the sticky bit (they could
+ * move the data folder away and put their own in its place). Not refused: a container's volume
+ * may be so on purpose.
  */
 function warnIfShared(log: Logger, path: string): void {
+  const own = (uid: number) => uid === process.getuid?.() || uid === 0;
   for (const folder of [dirname(path), `${path}-bodies`]) {
-    let mode: number;
-    try {
-      mode = statSync(folder).mode & 0o7777;
-    } catch {
-      continue;
-    }
-    if ((mode & 0o022) !== 0)
+    const stat = statOf(folder);
+    if (!stat) continue;
+    const mode = (stat.mode & 0o7777).toString(8).padStart(4, '0');
+    if ((stat.mode & 0o022) !== 0)
       log.warn(
-        { folder, mode: mode.toString(8).padStart(4, '0') },
+        { folder, mode },
         'other users can write to this data folder and plant files in it that hookd opens: chmod 700 it',
       );
+    if (!own(stat.uid))
+      log.warn(
+        { folder, uid: stat.uid },
+        "this data folder belongs to another user, who can plant files in it that hookd opens: chown it to hookd's user",
+      );
+  }
+  for (let above = dirname(dirname(path)); ; above = dirname(above)) {
+    const stat = statOf(above);
+    // The sticky bit (/tmp) keeps others from moving or deleting what is not theirs.
+    if (stat && (((stat.mode & 0o022) !== 0 && (stat.mode & 0o1000) === 0) || !own(stat.uid)))
+      log.warn(
+        { folder: above, mode: (stat.mode & 0o7777).toString(8).padStart(4, '0'), uid: stat.uid },
+        'another user can replace the data folder inside this folder with one of their own: make it writable by its owner alone, or set its sticky bit',
+      );
+    if (dirname(above) === above) break;
+  }
+}
+
+function statOf(folder: string): Stats | undefined {
+  try {
+    return statSync(folder);
+  } catch {
+    return undefined;
   }
 }
 

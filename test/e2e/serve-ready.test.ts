@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -203,5 +203,31 @@ describe('hookd.json5 reloads on change', () => {
     expect(warned(hookd)).toEqual([expect.objectContaining({ level: 40, folder: join(shared, 'data'), mode: '1777' })]);
     const own = await serve(folder(configText(HOOK_TOKEN, GATEWAY_TOKEN, CI), ''));
     expect(warned(own)).toEqual([]);
+  });
+
+  it('warns of a data folder another user owns, and of a folder above that others can write to without the sticky bit', async () => {
+    const dir = folder(configText(HOOK_TOKEN, GATEWAY_TOKEN, CI), '');
+    mkdirSync(join(dir, 'data'), { mode: 0o700 });
+    chownSync(join(dir, 'data'), 65534, 65534);
+    chmodSync(dir, 0o777);
+    const hookd = await serve(dir);
+    const warnings = hookd
+      .stdout()
+      .split('\n')
+      .filter((line) => line.includes('"level":40') && line.includes('folder'))
+      .map((line) => JSON.parse(line) as { msg: string; folder: string; uid?: number; mode?: string });
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        folder: join(dir, 'data'),
+        uid: 65534,
+        msg: expect.stringMatching(/belongs to another user/),
+      }),
+      expect.objectContaining({ folder: dir, mode: '0777', msg: expect.stringMatching(/can replace the data folder/) }),
+    ]);
+    // A folder under /tmp (sticky, root's) and a data folder of one's own: no warning.
+    chmodSync(dir, 0o700);
+    chownSync(join(dir, 'data'), process.getuid?.() ?? 0, process.getgid?.() ?? 0);
+    const own = await serve(dir);
+    expect(own.stdout()).not.toMatch(/another user|other users/);
   });
 });
