@@ -109,7 +109,7 @@ class TransformProcess {
     const { module, execArgv } = childCommand();
     const child = fork(module, [], {
       execArgv,
-      serialization: 'advanced',
+      serialization: 'json',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const ready = new Promise<number>((resolve, reject) => {
