@@ -159,6 +159,7 @@ async function liveRoutes(config: Config, log: Logger, metrics: ReturnType<typeo
       watch: true,
       isolate: true,
       observe: (mapping, seconds) => metrics.transformSeconds.observe({ mapping }, seconds),
+      onProcessEnd: (end) => metrics.transformProcessEnds.inc({ end }),
     });
   const first = await compile(config);
   const mappings = createLiveMappingEngine(first.mappings);

@@ -20,6 +20,8 @@ export interface Metrics {
   readonly transformSeconds: Histogram<'mapping'>;
   /** Reply deliveries by outcome. */
   readonly deliveries: Counter<'status'>;
+  /** Ends of the transform process (`hooks.transforms.isolation: "process"`), by how. */
+  readonly transformProcessEnds: Counter<'end'>;
   /** Connects the gauges to the runtime once it exists. */
   attach(sources: MetricSources): void;
   /** Transform calls since start: how many, their mean, and the bucket bound 95 % stay within. */
@@ -47,12 +49,19 @@ export function createMetrics(): Metrics {
     labelNames: ['status'] as const,
     registers: [registry],
   });
+  const transformProcessEnds = new Counter({
+    name: 'hookd_transform_process_ends_total',
+    help: 'Ends of the transform process (isolation "process"): a signal, an exit code, or stopped when a call got no answer',
+    labelNames: ['end'] as const,
+    registers: [registry],
+  });
   registerGauges(registry, attached);
   return {
     registry,
     countRequest,
     transformSeconds,
     deliveries,
+    transformProcessEnds,
     attach(next) {
       attached.sources = next;
     },

@@ -23,6 +23,7 @@ export async function compileRoutes(
   options: {
     watch?: boolean;
     observe?: (mapping: string, seconds: number) => void;
+    onProcessEnd?: (end: string) => void;
     /**
      * Honour `hooks.transforms.isolation: "process"` (`serve`; the CLI's one-off commands run
      * their transforms inline, where an abort ends only the command).
@@ -52,6 +53,7 @@ export async function compileRoutes(
       log,
       watch: options.watch ?? false,
       ...(options.observe ? { observe: options.observe } : {}),
+      ...(options.onProcessEnd ? { onProcessEnd: options.onProcessEnd } : {}),
     });
   } catch (err) {
     if (!isHookdError(err, 'CONFIG_INVALID')) throw err;

@@ -21,6 +21,8 @@ export interface TransformHostOptions {
   readonly debounceMs?: number;
   /** Called with each call's duration (the transform duration histogram). */
   readonly observe?: (key: string, seconds: number) => void;
+  /** Told each time the transform process ends, and how (`SIGABRT`, `exit code 1`, `no answer`). */
+  readonly onProcessEnd?: (end: string) => void;
   /** Calls running off the event loop at once, across mappings (default: one per spare core). */
   readonly offLoopSlots?: number;
 }

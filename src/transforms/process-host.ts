@@ -83,6 +83,8 @@ class TransformProcess {
   private nextId = 0;
   private closing = false;
   private isStarted = false;
+  /** Set when this side stopped the process (a call got no answer): its end is counted as such. */
+  private stopped = false;
   private current: Child;
 
   constructor(private readonly options: TransformHostOptions) {
@@ -176,6 +178,8 @@ class TransformProcess {
       call.reject(failed(`the transform process ended (${how}) while this call ran; it is being restarted`));
     }
     for (const key of keys) this.strike(key, now);
+    this.options.onProcessEnd?.(this.stopped ? 'no answer' : how);
+    this.stopped = false;
     this.log.error({ mappings: keys, end: how }, 'the transform process ended; restarting it');
     while (this.ends.length > 0 && (this.ends[0] as number) < now - 60_000) this.ends.shift();
     this.ends.push(now);
@@ -235,6 +239,7 @@ class TransformProcess {
     call.reject(failed(`no answer within ${limit} ms; the transform process was stopped and is being restarted`));
     // Calls from now on wait for the next process, not for this one's end to be seen.
     this.current.up = false;
+    this.stopped = true;
     this.current.process.kill('SIGKILL');
   }
 

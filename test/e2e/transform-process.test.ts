@@ -145,6 +145,10 @@ describe('transforms in a process of their own', () => {
     expect(String(refused.body.error)).toMatch(/its calls are refused until/);
     expect((await taken('fine', { n: 4 })).status).toBe(200);
     expect(hookd.stderr()).toMatch(/heap|memory/i);
+    // Each end is counted where a scrape sees it: three aborts, one stopped for want of an answer.
+    const metrics = (await call(`${hookd.url}/metrics`, { method: 'GET' })).text;
+    expect(metrics).toContain('hookd_transform_process_ends_total{end="SIGABRT"} 3');
+    expect(metrics).toContain('hookd_transform_process_ends_total{end="no answer"} 1');
   }, 60_000);
 
   it('outlives a signal sent to the whole group, and ends with the gateway', async () => {
