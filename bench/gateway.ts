@@ -39,6 +39,7 @@ export function hookdConfig(
   requestLog = true,
   storage: Record<string, unknown> = {},
   refusedRecorded = true,
+  isolation: 'inline' | 'process' = 'inline',
 ) {
   const mappings = [
     {
@@ -63,6 +64,7 @@ export function hookdConfig(
       transformsDir: 'transforms',
       presets: ['mail'],
       mappings,
+      transforms: { isolation },
       idempotency: {},
       log: { enabled: requestLog, ...(refusedRecorded ? {} : { refusedPerMinute: 0 }) },
     },

@@ -1,6 +1,6 @@
 // What every bench scenario uses: child processes, their RSS and CPU time, and autocannon.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
 export const TOKEN = 'bench-hook-token-0123456789abcdef';
@@ -64,7 +64,25 @@ export function cpuUs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) / TICKS_PER_S) * 1e6;
 }
 
-/** Loads `path` with autocannon; `cpuUsPerAnswer` is the server's CPU over the load ÷ answers. */
+/**
+ * A process's CPU time and its living children's (the transform process of
+ * `hooks.transforms.isolation: "process"`; esbuild's service, idle under load), in microseconds.
+ */
+export function treeCpuUs(pid: number): number {
+  let total = cpuUs(pid);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) total += cpuUs(Number(entry));
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return total;
+}
+
+/** Loads `path` with autocannon; `cpuUsPerAnswer` is the server's CPU (and its children's) over the load ÷ answers. */
 export async function load(
   port: number,
   pid: number,
@@ -72,7 +90,7 @@ export async function load(
   body: string,
   options: { duration?: number; amount?: number } = {},
 ): Promise<autocannon.Result & { cpuUsPerAnswer: number }> {
-  const cpuBefore = cpuUs(pid);
+  const cpuBefore = treeCpuUs(pid);
   const result = await autocannon({
     url: `http://127.0.0.1:${port}${path}`,
     method: 'POST',
@@ -82,7 +100,7 @@ export async function load(
     ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? 4 }),
   });
   const answers = Math.max(1, result.requests.total - result.errors - result.timeouts);
-  return Object.assign(result, { cpuUsPerAnswer: (cpuUs(pid) - cpuBefore) / answers });
+  return Object.assign(result, { cpuUsPerAnswer: (treeCpuUs(pid) - cpuBefore) / answers });
 }
 
 /** The middle value (the upper one of an even count); 0 for none. */

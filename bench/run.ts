@@ -29,6 +29,8 @@ interface Scenario {
   logOff?: boolean;
   /** Refused requests not recorded (`hooks.log.refusedPerMinute: 0`), to weigh what recording them costs. */
   refusedOff?: boolean;
+  /** Transforms in a process of their own (`hooks.transforms.isolation: "process"`); its CPU counts. */
+  processIsolation?: boolean;
 }
 
 type Measured = autocannon.Result & { cpuUsPerAnswer: number };
@@ -243,6 +245,13 @@ async function main() {
       },
       { name: 'template mapping', path: '/hooks/template', body: agentBody, server: 'hookd' },
       { name: 'transform mapping', path: '/hooks/transform', body: agentBody, server: 'hookd' },
+      {
+        name: 'transform mapping, transforms in their own process',
+        path: '/hooks/transform',
+        body: agentBody,
+        server: 'hookd',
+        processIsolation: true,
+      },
       { name: 'mail preset (10 messages)', path: '/hooks/mail', body: mailBody, server: 'hookd' },
     ];
     // The request scenarios run with the model stalled: the runs they create wait, so that a
@@ -258,7 +267,7 @@ async function main() {
       const order = scenarios.map((_, i) => scenarios[(i + round) % scenarios.length] as Scenario);
       for (const s of order) {
         rmSync(join(dir, 'data'), { recursive: true, force: true });
-        hookdConfig(dir, stalled.port, 1, !s.logOff, {}, !s.refusedOff);
+        hookdConfig(dir, stalled.port, 1, !s.logOff, {}, !s.refusedOff, s.processIsolation ? 'process' : 'inline');
         const hookd = s.server === 'hookd' ? await startHookd(dir) : undefined;
         const port = hookd ? hookd.port : baseline.port;
         const pid = (hookd ? hookd.child.pid : baseline.child.pid) as number;
