@@ -18,7 +18,11 @@ async function start(options: Omit<TransformHostOptions, 'log'>, level: LevelWit
   // Every line goes to the gateway, which writes it with its own bindings, redaction and destination.
   const log = createLogger({ level, destination: { write: (line: string) => void send({ t: 'log', line }) } });
   try {
-    host = await createTransformHost({ ...options, log });
+    host = await createTransformHost({
+      ...options,
+      log,
+      onBundle: (key, bundle) => send({ t: 'bundle', key, bundle }),
+    });
     send({ t: 'ready', size: host.size });
   } catch (err) {
     // The gateway kills it at start; on a restart, its end is what makes the gateway try again.

@@ -9,14 +9,24 @@ import { isInside } from './resolve.js';
 /** The global the bundle assigns its exports to. */
 export const BUNDLE_GLOBAL = '__hookdTransform';
 
-export interface CompiledTransform {
+/** A compiled transform as it crosses to a restarted transform process (docs/transforms.md#isolation). */
+export interface Bundle {
   /** One script: `var __hookdTransform = (() => { … })();` */
   readonly code: string;
+  /** Its source map, as esbuild wrote it. */
+  readonly mapText: string;
+}
+
+export interface CompiledTransform extends Bundle {
   /** Every source file in the bundle (absolute), for watching. */
   readonly inputs: readonly string[];
   /** The bundle's source map, kept on the host: errors thrown in the sandbox are located with it. */
   readonly map: BundleMap;
 }
+
+/** The map that locates a bundle's errors. */
+export const bundleMapOf = ({ code, mapText }: Bundle): BundleMap =>
+  createBundleMap(JSON.parse(mapText), code.split('\n').length);
 
 /** The package export transforms import their types and helper from (docs/transforms.md#writing-one). */
 const AUTHORING_MODULE = 'hookd/transform';
@@ -167,7 +177,7 @@ export async function compileTransform(
     const inputs = Object.keys(result.metafile.inputs)
       .filter((input) => !input.startsWith(`${AUTHORING_NAMESPACE}:`))
       .map((input) => resolve(realDir, input));
-    return { code, inputs, map: createBundleMap(JSON.parse(mapText), code.split('\n').length) };
+    return { code, mapText, inputs, map: bundleMapOf({ code, mapText }) };
   } catch (err) {
     const errors = (err as { errors?: Message[] }).errors;
     if (!errors) throw err;

@@ -2,9 +2,9 @@ import { availableParallelism } from 'node:os';
 import { hookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CompiledMapping, TransformContext, TransformRunner } from '../mapping/index.js';
-import { compileTransform } from './compile.js';
+import { type Bundle, compileTransform } from './compile.js';
 import { CONSOLE_LEVELS, type ConsoleSink } from './console.js';
-import { folderName, loadTransforms, type TransformsConfig } from './load.js';
+import { folderName, type LoadTransformsOptions, loadTransforms, type TransformsConfig } from './load.js';
 import { resolveTransformModule } from './resolve.js';
 import { createSemaphore } from './semaphore.js';
 import { OFF_LOOP_FOR_MS, ON_LOOP_SLICE_MS, type TransformSlot } from './slot.js';
@@ -25,6 +25,10 @@ export interface TransformHostOptions {
   readonly onProcessEnd?: (end: string) => void;
   /** Calls running off the event loop at once, across mappings (default: one per spare core). */
   readonly offLoopSlots?: number;
+  /** A restarted transform process's last good bundles, by mapping id (docs/transforms.md#isolation). */
+  readonly known?: LoadTransformsOptions['known'];
+  /** Told each mapping's bundle as it is loaded or swapped in (the transform process tells the gateway). */
+  readonly onBundle?: (key: string, bundle: Bundle) => void;
 }
 
 /** The sandbox host: compiles every mapping's transform and runs it in a warm isolate. */
@@ -34,6 +38,8 @@ export interface TransformHost extends TransformRunner {
   reload(): Promise<void>;
   close(): void;
 }
+
+const KEPT = 'transform recompile failed; keeping the last good version';
 
 /** A call's answer: a failure never gets here (the sandbox throws it as TRANSFORM_FAILED, located). */
 type Envelope = { readonly ok: true; readonly value?: unknown };
@@ -53,9 +59,12 @@ export async function createTransformHost(options: TransformHostOptions): Promis
         'a transform call needed more than the event-loop slice; its calls run off the loop for a while',
       ),
     consoleFor: (key) => transformConsole(log, key),
+    ...(options.known ? { known: options.known } : {}),
+    onKept: (key, problems) => log.error({ mapping: key, problems }, KEPT),
+    ...(options.onBundle ? { onBundle: options.onBundle } : {}),
   });
   const calls: HostCalls = { slots, timeoutMs: limits.timeoutMs, observe: options.observe };
-  const reload = () => reloadTransforms(slots, config.hooks.transformsDir, log);
+  const reload = () => reloadTransforms(slots, config.hooks.transformsDir, log, options.onBundle);
   const watch: TransformsWatch | undefined =
     // Only the user's folder is watched: a preset's transform ships with hookd.
     options.watch && [...slots.values()].some((slot) => slot.root === config.hooks.transformsDir)
@@ -148,6 +157,7 @@ export async function reloadTransforms(
   slots: ReadonlyMap<string, TransformSlot>,
   transformsDir: string,
   log: Logger,
+  onBundle?: (key: string, bundle: Bundle) => void,
 ): Promise<void> {
   for (const slot of slots.values()) {
     try {
@@ -155,14 +165,15 @@ export async function reloadTransforms(
       const folder = folderName(slot.root, transformsDir);
       const resolved = resolveTransformModule(slot.root, slot.module, folder);
       if ('problem' in resolved) throw hookdError('TRANSFORM_COMPILE_FAILED', { problems: [resolved.problem] });
-      const { code, map } = await compileTransform(resolved.file, slot.root, folder);
+      const { code, map, mapText } = await compileTransform(resolved.file, slot.root, folder);
       if (code === slot.code) continue;
       // Calls already running on old isolates finish there; then those go.
       await slot.swap(code, map);
+      onBundle?.(slot.key, { code, mapText });
       log.info({ mapping: slot.key }, 'transform reloaded');
     } catch (err) {
       const problems = isHookdError(err, 'TRANSFORM_COMPILE_FAILED') ? err.params.problems : [(err as Error).message];
-      log.error({ mapping: slot.key, problems }, 'transform recompile failed; keeping the last good version');
+      log.error({ mapping: slot.key, problems }, KEPT);
     }
   }
 }

@@ -1,7 +1,7 @@
 import { type Config, configInvalid } from '../config/index.js';
-import { isHookdError } from '../errors.js';
+import { hookdError, isHookdError } from '../errors.js';
 import type { CompiledMapping } from '../mapping/index.js';
-import { type CompiledTransform, compileTransform } from './compile.js';
+import { type Bundle, bundleMapOf, type CompiledTransform, compileTransform } from './compile.js';
 import type { ConsoleSink } from './console.js';
 import { resolveTransformModule } from './resolve.js';
 import type { Semaphore } from './semaphore.js';
@@ -22,9 +22,18 @@ export interface LoadTransformsOptions {
   readonly onLeaveLoop?: (key: string) => void;
   /** Shared by every slot: the calls running off the event loop at once. */
   readonly gate?: Semaphore;
+  /**
+   * The bundles a transform process ran before it ended, by mapping id: a restarted one loads
+   * these where a module no longer compiles, as a reload keeps the last good version.
+   */
+  readonly known?: Readonly<Record<string, Bundle>>;
+  /** Told where a known bundle stands in for a module that does not compile now, and why. */
+  readonly onKept?: (key: string, problems: readonly string[]) => void;
+  /** Told each mapping's newly compiled bundle, once every transform loaded. */
+  readonly onBundle?: (key: string, bundle: Bundle) => void;
 }
 
-type Loaded = { readonly slot?: TransformSlot; readonly problems?: readonly string[] };
+type Loaded = { readonly slot?: TransformSlot; readonly compiled?: Bundle; readonly problems?: readonly string[] };
 
 /**
  * Compiles every mapping's transform (a module used by several mappings once, all in
@@ -47,27 +56,38 @@ export async function loadTransforms(options: LoadTransformsOptions): Promise<Ma
       // A preset's transform is contained in its preset's folder, a user's in transformsDir.
       const root = transform.root ?? transformsDir;
       const resolved = resolveTransformModule(root, transform.module, folderName(root, transformsDir));
-      if ('problem' in resolved) return { problems: [`${where}: ${resolved.problem}`] };
+      let file: string;
+      let bundle: Pick<CompiledTransform, 'code' | 'map'>;
+      let compiled: Bundle | undefined;
       try {
-        const { code, map } = await compileOnce(resolved.file, root);
-        const limits = config.hooks.transforms;
-        const slotOptions = { key: id, file: resolved.file, module: transform.module, root, code, map, limits };
-        const exportName = transform.export;
-        const console = options.consoleFor(id);
-        const onLeaveLoop = options.onLeaveLoop ? () => options.onLeaveLoop?.(id) : undefined;
-        return {
-          slot: createTransformSlot({
-            ...slotOptions,
-            exportName,
-            console,
-            ...(onLeaveLoop ? { onLeaveLoop } : {}),
-            ...(options.gate ? { gate: options.gate } : {}),
-          }),
-        };
+        if ('problem' in resolved) throw hookdError('TRANSFORM_COMPILE_FAILED', { problems: [resolved.problem] });
+        file = resolved.file;
+        const made = await compileOnce(file, root);
+        bundle = made;
+        compiled = { code: made.code, mapText: made.mapText };
       } catch (err) {
         if (!isHookdError(err, 'TRANSFORM_COMPILE_FAILED')) throw err;
-        return { problems: err.params.problems.map((p) => `${where}: ${p}`) };
+        const problems = err.params.problems.map((p) => `${where}: ${p}`);
+        const known = options.known?.[id];
+        if (!known) return { problems };
+        options.onKept?.(id, problems);
+        file = 'file' in resolved ? resolved.file : transform.module;
+        bundle = { code: known.code, map: bundleMapOf(known) };
       }
+      const onLeaveLoop = options.onLeaveLoop ? () => options.onLeaveLoop?.(id) : undefined;
+      const slot = createTransformSlot({
+        key: id,
+        file,
+        module: transform.module,
+        root,
+        ...bundle,
+        limits: config.hooks.transforms,
+        exportName: transform.export,
+        console: options.consoleFor(id),
+        ...(onLeaveLoop ? { onLeaveLoop } : {}),
+        ...(options.gate ? { gate: options.gate } : {}),
+      });
+      return { slot, ...(compiled ? { compiled } : {}) };
     }),
   );
   const problems = results.flatMap((r) => r.problems ?? []);
@@ -82,6 +102,7 @@ export async function loadTransforms(options: LoadTransformsOptions): Promise<Ma
     for (const slot of slots.values()) slot.dispose();
     throw configInvalid(loadProblems, config.file);
   }
+  for (const { slot, compiled } of results) if (slot && compiled) options.onBundle?.(slot.key, compiled);
   return slots;
 }
 

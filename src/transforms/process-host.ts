@@ -1,11 +1,12 @@
-import { type ChildProcess, fork } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import type { HookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { TransformContext } from '../mapping/index.js';
+import type { Bundle } from './compile.js';
+import { type Child, startTransformProcess } from './fork-child.js';
 import type { TransformHost, TransformHostOptions } from './host.js';
-import { errorOf, type FromGateway, failed, relay, startMessage, type ToGateway } from './wire.js';
+import { ProcessEnds } from './process-ends.js';
+import { errorOf, type FromGateway, failed, relay, type ToGateway } from './wire.js';
 
 /**
  * Transforms in a process of their own (`hooks.transforms.isolation: "process"`,
@@ -18,42 +19,19 @@ import { errorOf, type FromGateway, failed, relay, startMessage, type ToGateway 
 
 /** Past a call's time limit, how long the process may stay silent before it is stopped. */
 const GRACE_MS = 1000;
-/** A mapping whose calls were running when the process ended this many times… */
-const STRIKES = 3;
-/** …within this window… */
-const STRIKE_WINDOW_MS = 10 * 60_000;
-/** …has its calls refused for this long (each one kept for replay), so that a payload sent again and again cannot keep every transform down. */
-const QUARANTINE_MS = 60_000;
-/** Restarts that follow an end within a minute wait longer each time, up to this. */
-const MAX_RESTART_DELAY_MS = 5000;
 
 interface Call {
+  readonly id: number;
   readonly key: string;
-  readonly message: FromGateway;
+  readonly context: TransformContext;
   readonly resolve: (value: unknown) => void;
   readonly reject: (err: HookdError) => void;
   readonly timer: NodeJS.Timeout;
   readonly started: number;
+  /** When the call's time is up, grace included (`performance.now()`). */
+  readonly deadline: number;
   /** Set once the call went to the process (calls made while it restarts wait). */
   sent: boolean;
-}
-
-interface Child {
-  readonly process: ChildProcess;
-  /** The number of transforms loaded, once the process is ready. */
-  readonly ready: Promise<number>;
-  /** True from the moment it is ready, until it is stopped: calls go to it. */
-  up: boolean;
-}
-
-/** The command that starts src/transforms/child.ts: the bundle's entry, or the source through tsx. */
-function childCommand(): { module: string; execArgv: string[] } {
-  const execArgv = ['--no-node-snapshot'];
-  if (!import.meta.url.endsWith('.ts'))
-    return { module: fileURLToPath(new URL('./transform-child.js', import.meta.url)), execArgv };
-  const tsx = createRequire(import.meta.url).resolve('tsx');
-  const loader = pathToFileURL(tsx.replace(/cjs[\\/]index\.cjs$/, 'loader.mjs')).href;
-  return { module: fileURLToPath(new URL('./child.ts', import.meta.url)), execArgv: [...execArgv, '--import', loader] };
 }
 
 /** Compiles every transform in a new process and answers when they are loaded (throws as the inline host does). */
@@ -73,24 +51,24 @@ export async function createProcessTransformHost(options: TransformHostOptions):
 class TransformProcess {
   readonly timeoutMs: number;
   private readonly log: Logger;
-  private readonly start: FromGateway;
   private readonly calls = new Map<number, Call>();
   private readonly reloads = new Map<number, () => void>();
-  private readonly strikes = new Map<string, number[]>();
-  private readonly quarantined = new Map<string, number>();
-  /** When the process ended, over the last minute (restarts wait longer as they come closer). */
-  private readonly ends: number[] = [];
+  private readonly ends: ProcessEnds;
+  /** Each mapping's last good bundle, as the process reported it: a restarted one starts from these. */
+  private readonly bundles = new Map<string, Bundle>();
   private nextId = 0;
   private closing = false;
+  /** Set once the process was told to close. */
+  private stopping = false;
   private isStarted = false;
-  /** Set when this side stopped the process (a call got no answer): its end is counted as such. */
-  private stopped = false;
+  /** The mapping whose call got no answer, when this side stopped the process: the end is blamed on it alone. */
+  private stoppedFor: string | undefined;
   private current: Child;
 
   constructor(private readonly options: TransformHostOptions) {
     this.log = options.log.child({ component: 'transforms' });
+    this.ends = new ProcessEnds(this.log);
     this.timeoutMs = options.config.hooks.transforms.timeoutMs;
-    this.start = startMessage(options);
     this.current = this.spawn();
   }
 
@@ -108,82 +86,74 @@ class TransformProcess {
   }
 
   private spawn(): Child {
-    const { module, execArgv } = childCommand();
-    const child = fork(module, [], {
-      execArgv,
-      serialization: 'json',
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    return startTransformProcess(this.options, this.bundles, {
+      log: this.log,
+      onMessage: (message) => this.onMessage(message),
+      onExit: (child, how) => this.onExit(child, how),
     });
-    const ready = new Promise<number>((resolve, reject) => {
-      child.on('message', (message: ToGateway) => {
-        if (message.t === 'ready') resolve(message.size);
-        else if (message.t === 'failed') reject(errorOf(message.error));
-        else this.onMessage(message);
-      });
-      child.once('exit', (code, signal) => {
-        const how = signal ?? `exit code ${code}`;
-        reject(failed(`the transform process ended (${how}) while it started`));
-        this.onExit(child, how);
-      });
-    });
-    // Writing to a process that just ended: its calls are settled when its end is seen.
-    child.on('error', (err) => this.log.warn({ err: err.message }, 'the transform process could not be written to'));
-    child.send(this.start);
-    const made: Child = { process: child, ready, up: false };
-    ready.then(
-      () => {
-        made.up = true;
-        // Once ready, it ends with the gateway: it never keeps the gateway's event loop alive.
-        child.unref();
-        child.channel?.unref();
-      },
-      () => undefined,
-    );
-    return made;
   }
 
   private onMessage(message: ToGateway): void {
     // The line carries its own component: written by the root, not by this host's child logger.
-    if (message.t === 'log') {
-      relay(this.options.log, message.line);
-      return;
-    }
-    if (message.t === 'reloaded') {
+    if (message.t === 'log') relay(this.options.log, message.line);
+    else if (message.t === 'bundle') this.bundles.set(message.key, message.bundle);
+    else if (message.t === 'reloaded') {
       this.reloads.get(message.id)?.();
       this.reloads.delete(message.id);
-      return;
-    }
-    if (message.t !== 'done') return;
-    const call = this.calls.get(message.id);
-    if (!call) return;
-    this.calls.delete(message.id);
-    clearTimeout(call.timer);
-    if (message.error) {
+    } else if (message.t === 'done') {
+      const call = this.settle(message.id);
+      if (!call) return;
+      if (!message.error) {
+        this.options.observe?.(call.key, (performance.now() - call.started) / 1000);
+        call.resolve(message.value);
+        return;
+      }
+      if ('message' in message.error)
+        this.log.error(
+          { mapping: call.key, err: message.error.message },
+          'a transform call failed in the transform process',
+        );
       call.reject(errorOf(message.error));
-      return;
     }
-    this.options.observe?.(call.key, (performance.now() - call.started) / 1000);
-    call.resolve(message.value);
   }
 
-  /** The process ended: the calls it ran fail, their mappings take a strike, and a new one starts. */
-  private onExit(ended: ChildProcess, how: string): void {
-    if (!this.isStarted || ended !== this.current.process || this.closing) return;
-    const now = Date.now();
-    const running = [...this.calls].filter(([, call]) => call.sent);
-    const keys = [...new Set(running.map(([, call]) => call.key))];
-    for (const [id, call] of running) {
-      this.calls.delete(id);
-      clearTimeout(call.timer);
-      call.reject(failed(`the transform process ended (${how}) while this call ran; it is being restarted`));
+  /** Takes call `id` off the books (its timer too); when the host is closing, the last one closes the process. */
+  private settle(id: number): Call | undefined {
+    const call = this.calls.get(id);
+    if (!call) return undefined;
+    this.calls.delete(id);
+    clearTimeout(call.timer);
+    if (this.closing && this.calls.size === 0) this.stop();
+    return call;
+  }
+
+  /** Fails the calls `which` picks with `reason`. */
+  private fail(which: (call: Call) => boolean, reason: string): void {
+    for (const call of [...this.calls.values()].filter(which)) {
+      this.settle(call.id);
+      call.reject(failed(reason));
     }
-    for (const key of keys) this.strike(key, now);
-    this.options.onProcessEnd?.(this.stopped ? 'no answer' : how);
-    this.stopped = false;
-    this.log.error({ mappings: keys, end: how }, 'the transform process ended; restarting it');
-    while (this.ends.length > 0 && (this.ends[0] as number) < now - 60_000) this.ends.shift();
-    this.ends.push(now);
-    const delay = this.ends.length < 2 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (this.ends.length - 2));
+  }
+
+  /** The process ended: the calls it ran fail, the mappings blamed take a strike, and a new one starts. */
+  private onExit(ended: ChildProcess, how: string): void {
+    if (!this.isStarted || ended !== this.current.process) return;
+    this.current.up = false;
+    const now = Date.now();
+    const running = [...this.calls.values()].filter((call) => call.sent);
+    // A call that got no answer is why this side stopped the process; the others ran beside it.
+    const blamed = this.stoppedFor === undefined ? [...new Set(running.map((call) => call.key))] : [this.stoppedFor];
+    const end = this.stoppedFor === undefined ? how : 'no answer';
+    this.stoppedFor = undefined;
+    this.fail((call) => call.sent, `the transform process ended (${how}) while this call ran; it is being restarted`);
+    this.options.onProcessEnd?.(end);
+    if (this.closing) return;
+    this.log.error({ mappings: blamed, end }, 'the transform process ended; restarting it');
+    for (const key of blamed) this.ends.strike(key, now);
+    this.restart(ended, this.ends.restartDelay(now));
+  }
+
+  private restart(ended: ChildProcess, delay: number): void {
     const next = new Promise<Child>((resolve, reject) =>
       setTimeout(
         () => (this.closing ? reject(failed('the gateway is closing')) : resolve(this.spawn())),
@@ -196,71 +166,75 @@ class TransformProcess {
     });
     this.current = { process: ended, ready, up: false };
     ready.then(
-      () => this.sendWaiting(),
+      () => {
+        for (const call of this.calls.values()) if (!call.sent) this.send(call);
+      },
       (err: HookdError) => {
-        if (!this.closing) this.log.error({ err: err.message }, 'the transform process did not start again');
+        if (this.closing) return;
+        this.log.error({ err: err.message }, 'the transform process did not start again');
+        // Its end starts another try, after a longer wait: the calls waiting now are not kept waiting for it.
+        this.fail(
+          (call) => !call.sent,
+          'the transform process is being restarted and could not start (the gateway log has why)',
+        );
       },
     );
   }
 
-  private strike(key: string, now: number): void {
-    const times = (this.strikes.get(key) ?? []).filter((at) => at > now - STRIKE_WINDOW_MS);
-    times.push(now);
-    this.strikes.set(key, times);
-    if (times.length < STRIKES) return;
-    this.strikes.delete(key);
-    this.quarantined.set(key, now + QUARANTINE_MS);
-    this.log.error(
-      { mapping: key, strikes: STRIKES, forMs: QUARANTINE_MS },
-      "the transform process ended again and again while this mapping's calls ran; its calls are refused for a while",
-    );
-  }
-
-  private sendWaiting(): void {
-    for (const call of this.calls.values()) if (!call.sent) this.send(call);
-  }
-
+  /** Sends a call with what is left of its time: one that waited for a restart gets less. */
   private send(call: Call): void {
     // A process that just ended is not written to: the call waits for the next one.
     if (!this.current.process.connected) return;
+    const { id } = call;
+    const budgetMs = Math.ceil(call.deadline - GRACE_MS - performance.now());
+    if (budgetMs < 1) {
+      this.settle(id);
+      call.reject(failed('the transform process was restarting and did not take this call in time'));
+      return;
+    }
     call.sent = true;
-    this.current.process.send(call.message);
+    this.current.process.send({ t: 'call', id, key: call.key, context: call.context, budgetMs } satisfies FromGateway);
   }
 
   /** No answer within the limit and its grace: the process is stuck in a built-in, and is stopped. */
   private overdue(id: number, limit: number): void {
-    const call = this.calls.get(id);
+    const call = this.settle(id);
     if (!call) return;
-    this.calls.delete(id);
     if (!call.sent) {
       call.reject(failed('the transform process was restarting and did not take this call in time'));
       return;
     }
     call.reject(failed(`no answer within ${limit} ms; the transform process was stopped and is being restarted`));
+    if (!this.current.up) return;
     // Calls from now on wait for the next process, not for this one's end to be seen.
     this.current.up = false;
-    this.stopped = true;
+    this.stoppedFor = call.key;
     this.current.process.kill('SIGKILL');
   }
 
   run(key: string, context: TransformContext, budgetMs?: number): Promise<unknown> {
-    const until = this.quarantined.get(key);
-    if (until !== undefined && until > Date.now())
-      return Promise.reject(
-        failed(
-          `the transform process ended ${STRIKES} times while this mapping's calls ran; its calls are refused until ${new Date(until).toISOString()}`,
-        ),
-      );
+    const refused = this.ends.refusal(key, Date.now());
+    if (refused !== undefined) return Promise.reject(failed(refused));
     if (this.closing) return Promise.reject(failed('the gateway is closing'));
     // The sandbox parses the raw body itself when the payload is its JSON: no need to copy both.
     const { payload: _payload, ...rest } = context;
-    const sent = context.payloadIsJsonOfRawBody ? rest : context;
+    const sent = (context.payloadIsJsonOfRawBody ? rest : context) as TransformContext;
     const id = ++this.nextId;
     const limit = Math.max(1, Math.min(this.timeoutMs, Math.ceil(budgetMs ?? this.timeoutMs))) + GRACE_MS;
+    const started = performance.now();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => this.overdue(id, limit), limit);
-      const message: FromGateway = { t: 'call', id, key, context: sent as TransformContext, budgetMs };
-      const call: Call = { key, message, resolve, reject, timer, started: performance.now(), sent: false };
+      const call: Call = {
+        id,
+        key,
+        context: sent,
+        resolve,
+        reject,
+        timer,
+        started,
+        deadline: started + limit,
+        sent: false,
+      };
       this.calls.set(id, call);
       if (this.current.up) this.send(call);
     });
@@ -272,21 +246,32 @@ class TransformProcess {
     if (!child.connected) return;
     const id = ++this.nextId;
     await new Promise<void>((resolve) => {
-      this.reloads.set(id, resolve);
+      const ended = () => this.reloads.get(id)?.();
+      this.reloads.set(id, () => {
+        this.reloads.delete(id);
+        child.off('exit', ended);
+        resolve();
+      });
+      child.once('exit', ended);
       child.send({ t: 'reload', id } satisfies FromGateway);
-      child.once('exit', () => resolve());
     });
   }
 
+  /**
+   * No call is taken from now on, and those waiting for a restart fail; those running finish
+   * (as an inline host's do when a config reload replaces it), then the process is closed.
+   */
   close(): void {
+    if (this.closing) return;
     this.closing = true;
-    for (const call of this.calls.values()) {
-      clearTimeout(call.timer);
-      call.reject(failed('the gateway is closing'));
-    }
-    this.calls.clear();
+    this.fail((call) => !call.sent, 'the gateway is closing');
+    if (this.calls.size === 0) this.stop();
+  }
+
+  private stop(): void {
     const child = this.current.process;
-    if (!child.connected) return;
+    if (this.stopping || !child.connected) return;
+    this.stopping = true;
     child.send({ t: 'close' } satisfies FromGateway);
     setTimeout(() => child.kill('SIGKILL'), 2000).unref();
   }

@@ -2,12 +2,15 @@ import pino from 'pino';
 import { type ErrorCode, type ErrorParams, type HookdError, hookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { TransformContext } from '../mapping/index.js';
+import type { Bundle } from './compile.js';
 import type { TransformHostOptions } from './host.js';
 
 /** How the gateway and its transform process (src/transforms/child.ts) talk, and what crosses. */
 
-/** An error crossing from the transform process: a coded one by its code and values. */
-export type WireError = { readonly code: ErrorCode; readonly params: unknown } | { readonly message: string };
+/** An error crossing from the transform process: a coded one by its code, values and headers (a 503's `Retry-After`). */
+export type WireError =
+  | { readonly code: ErrorCode; readonly params: unknown; readonly headers?: Readonly<Record<string, string>> }
+  | { readonly message: string };
 
 /** What the gateway tells its transform process (src/transforms/child.ts). */
 export type FromGateway =
@@ -28,10 +31,12 @@ export type ToGateway =
   | { readonly t: 'failed'; readonly error: WireError }
   | { readonly t: 'done'; readonly id: number; readonly value?: unknown; readonly error?: WireError }
   | { readonly t: 'reloaded'; readonly id: number }
-  | { readonly t: 'log'; readonly line: string };
+  | { readonly t: 'log'; readonly line: string }
+  /** A mapping's bundle, loaded or swapped in: a restarted process gets it back (`known`). */
+  | { readonly t: 'bundle'; readonly key: string; readonly bundle: Bundle };
 
-/** The start message: what the process compiles, and at which level it logs. */
-export function startMessage(options: TransformHostOptions): FromGateway {
+/** The start message: what the process compiles (`known`: a restarted one's last good bundles), and at which level it logs. */
+export function startMessage(options: TransformHostOptions, known: ReadonlyMap<string, Bundle>): FromGateway {
   const { config } = options;
   return {
     t: 'start',
@@ -41,15 +46,23 @@ export function startMessage(options: TransformHostOptions): FromGateway {
       ...(options.watch === undefined ? {} : { watch: options.watch }),
       ...(options.debounceMs === undefined ? {} : { debounceMs: options.debounceMs }),
       ...(options.offLoopSlots === undefined ? {} : { offLoopSlots: options.offLoopSlots }),
+      ...(known.size === 0 ? {} : { known: Object.fromEntries(known) }),
     },
     level: options.log.level as pino.LevelWithSilent,
   };
 }
 
-/** An error as the transform process sent it, made again on this side. */
+/**
+ * An error as the transform process sent it, made again on this side. One without a code is a
+ * fault of hookd's own there: its message goes to the log (the caller's), not to the sender.
+ */
 export function errorOf(wire: WireError): HookdError {
-  if ('code' in wire) return hookdError(wire.code, wire.params as ErrorParams<ErrorCode>);
-  return hookdError('TRANSFORM_FAILED', { reason: `the transform process failed: ${wire.message}` });
+  if ('message' in wire) return failed('the transform process failed (the gateway log has why)');
+  return hookdError(
+    wire.code,
+    wire.params as ErrorParams<ErrorCode>,
+    wire.headers ? { headers: { ...wire.headers } } : {},
+  );
 }
 
 export const failed = (reason: string) => hookdError('TRANSFORM_FAILED', { reason });
@@ -67,6 +80,11 @@ export function relay(log: Logger, line: string): void {
 
 /** An error as it crosses: a coded one keeps its code and values, anything else its message. */
 export function wireError(err: unknown): WireError {
-  if (isHookdError(err)) return { code: err.code, params: err.params };
+  if (isHookdError(err))
+    return {
+      code: err.code,
+      params: err.params,
+      ...(Object.keys(err.headers).length > 0 ? { headers: err.headers } : {}),
+    };
   return { message: err instanceof Error ? err.message : String(err) };
 }

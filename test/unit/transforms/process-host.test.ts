@@ -47,7 +47,10 @@ const configOf = (mappings: unknown[]) =>
 
 let host: TransformHost;
 const seen: [string, number][] = [];
+// What the gateway's environment holds besides the process's own: never the transform process's.
+const SECRET = 'probe-secret-0123456789';
 beforeAll(async () => {
+  process.env.HOOKD_PROBE_SECRET = SECRET;
   const config = configOf([
     { id: 'toWake', transform: { module: 'hostile.ts', export: 'toWake' } },
     { id: 'throws', transform: { module: 'hostile.ts', export: 'throws' } },
@@ -59,7 +62,10 @@ beforeAll(async () => {
     observe: (key, seconds) => seen.push([key, seconds]),
   });
 }, 60_000);
-afterAll(() => host.close());
+afterAll(() => {
+  host.close();
+  delete process.env.HOOKD_PROBE_SECRET;
+});
 
 describe('the transform process, from the gateway', () => {
   it('answers a result, and tells how long the call took', async () => {
@@ -84,6 +90,14 @@ describe('the transform process, from the gateway', () => {
     expect(err.params.location).toEqual({ file: 'hostile.ts', line: 46, column: 9 });
     expect(err.params.codeFrame).toMatch(/> 46 \|/);
     expect(err.statusCode).toBe(500);
+  });
+
+  it("keeps the gateway's secrets from the process: it gets the path and the locale, not the rest", () => {
+    const [pid] = transformProcesses();
+    const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    expect(environ.some((entry) => entry.startsWith('PATH='))).toBe(true);
+    expect(environ.join('\n')).not.toContain(SECRET);
+    expect(environ.filter((entry) => entry.startsWith('HOOKD_'))).toEqual([]);
   });
 
   it('fails a call of a mapping it does not know as the inline host does', async () => {

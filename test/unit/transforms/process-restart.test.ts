@@ -1,0 +1,181 @@
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../src/config/index.js';
+import { type HookdError, isHookdError } from '../../../src/errors.js';
+import type { TransformContext } from '../../../src/mapping/index.js';
+import { createProcessTransformHost, type TransformHost } from '../../../src/transforms/index.js';
+import { makeTempDir } from '../../helpers/hookd-process.js';
+import { hostConfig } from '../../helpers/transforms.js';
+
+/**
+ * The transform process as it ends and starts again (docs/transforms.md#isolation): whom an end
+ * is blamed on, what a call that waited for a restart is given, what a restarted process loads
+ * when a file broke meanwhile, and what a host being replaced lets finish.
+ */
+
+// `greedy` makes V8 abort (one allocation over memoryLimitMb); `stuck` holds the thread in a
+// built-in that never checks the time limit; `spin` runs for `ms` (the time limit cuts it).
+const CALLS = `
+export function greedy({ payload }: { payload: { count: number } }) {
+  return { message: String(new Array(payload.count).fill(0).length) };
+}
+export function stuck({ payload }: { payload: { digits?: number } }) {
+  if (!payload.digits) return { message: 'stuck says hello' };
+  return { message: (10n ** BigInt(payload.digits)).toString().slice(0, 5) };
+}
+export function spin({ payload }: { payload: { ms: number } }) {
+  const end = Date.now() + payload.ms;
+  while (Date.now() < end) {}
+  return { message: 'spun' };
+}
+`;
+const FINE = `export default () => ({ message: 'fine' });`;
+
+const context = (payload: unknown): TransformContext => ({
+  payload,
+  headers: {},
+  query: {},
+  path: 'x',
+  url: '/hooks/x',
+  rawBody: JSON.stringify(payload),
+  payloadIsJsonOfRawBody: true,
+});
+const errorOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (err: HookdError<'TRANSFORM_FAILED'>) => err,
+  );
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const fn of cleanups.splice(0).reverse()) fn();
+});
+
+/** A host in `process` isolation over a temp folder holding `files`, with mappings `greedy`, `stuck`, `spin` and `fine`. */
+async function hostOf(
+  files: Record<string, string>,
+  limits: Record<string, number>,
+): Promise<{ host: TransformHost; dir: string }> {
+  const { dir, cleanup } = makeTempDir();
+  cleanups.push(cleanup);
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  const mapping = (id: string, module: string, name?: string) => ({
+    id,
+    transform: { module, ...(name ? { export: name } : {}) },
+  });
+  const config = loadConfig({
+    data: {
+      hooks: {
+        transformsDir: dir,
+        transforms: { memoryLimitMb: 32, ...limits },
+        mappings: [
+          mapping('greedy', 'calls.ts', 'greedy'),
+          mapping('stuck', 'calls.ts', 'stuck'),
+          mapping('spin', 'calls.ts', 'spin'),
+          mapping('fine', 'fine.ts'),
+        ],
+      },
+    },
+    env: {},
+  });
+  const host = await createProcessTransformHost({ ...hostConfig(config), log: pino({ level: 'silent' }) });
+  cleanups.push(() => host.close());
+  return { host, dir };
+}
+
+/** Mapping `key`'s answer once a process takes the call (calls made while it restarts may find it starting). */
+async function taken(host: TransformHost, key: string, payload: unknown = {}): Promise<unknown> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      return await host.run(key, context(payload));
+    } catch (err) {
+      if (!/restart|ended/.test((err as Error).message) || Date.now() > deadline) throw err;
+      await sleep(50);
+    }
+  }
+}
+
+/** The gateway's transform processes (this process's children running src/transforms/child.ts). */
+function transformProcesses(): string[] {
+  return readdirSync('/proc').filter((pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      return ppid === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('transforms/child.ts');
+    } catch {
+      return false;
+    }
+  });
+}
+
+describe('an end of the transform process', () => {
+  it('that this side caused for want of an answer is blamed on the call that gave none, not on calls beside it', async () => {
+    const { host } = await hostOf({ 'calls.ts': CALLS, 'fine.ts': FINE }, { timeoutMs: 300 });
+    for (let round = 0; round < 3; round++) {
+      await taken(host, 'fine');
+      // `fine` is sent while `stuck` holds the process's thread, with more time: it is running when the process is stopped.
+      const stuck = errorOf(host.run('stuck', context({ digits: 20_000_000 }), 100));
+      const beside = errorOf(host.run('fine', context({})));
+      expect((await stuck)?.message).toMatch(/no answer within 1100 ms/);
+      expect((await beside)?.message).toMatch(/the transform process ended \(SIGKILL\) while this call ran/);
+    }
+    await expect(taken(host, 'fine')).resolves.toEqual({ message: 'fine' });
+    await expect(host.run('stuck', context({}))).rejects.toThrow(/its calls are refused until/);
+  }, 90_000);
+
+  it('leaves a call that waited for the restart only what is left of its time', async () => {
+    const { host } = await hostOf({ 'calls.ts': CALLS, 'fine.ts': FINE }, { timeoutMs: 4000 });
+    // Sent the moment the abort is seen: it waits for the next process.
+    const waited = (await host
+      .run('greedy', context({ count: 2 ** 27 }))
+      .catch(() => errorOf(host.run('spin', context({ ms: 60_000 }))))) as HookdError<'TRANSFORM_FAILED'> | undefined;
+    expect(isHookdError(waited, 'TRANSFORM_FAILED')).toBe(true);
+    const given = waited?.params.timedOutAfterMs;
+    // Either it was given less than the limit, or the restart took the whole of it.
+    if (given === undefined) expect(waited?.message).toMatch(/did not take this call in time/);
+    else expect(given).toBeLessThan(4000);
+  }, 60_000);
+});
+
+describe('a restarted transform process', () => {
+  it("runs a mapping's last good code when its file broke meanwhile, as a reload keeps it", async () => {
+    const { host, dir } = await hostOf({ 'calls.ts': CALLS, 'fine.ts': FINE }, { timeoutMs: 1000 });
+    writeFileSync(join(dir, 'fine.ts'), 'export default () => ({ message: ');
+    await expect(host.run('greedy', context({ count: 2 ** 27 }))).rejects.toThrow(/SIGABRT/);
+    expect(await taken(host, 'fine')).toEqual({ message: 'fine' });
+  }, 60_000);
+
+  it('fails the calls waiting for it at once when it cannot start', async () => {
+    // Loads only within the first seconds: the restart's load throws.
+    const until = Date.now() + 4000;
+    const { host } = await hostOf(
+      { 'calls.ts': `if (Date.now() > ${until}) throw new Error('loaded too late');\n${CALLS}`, 'fine.ts': FINE },
+      { timeoutMs: 5000 },
+    );
+    await sleep(until - Date.now() + 100);
+    const started = Date.now();
+    const waiting = (await host
+      .run('greedy', context({ count: 2 ** 27 }))
+      .catch(() => errorOf(host.run('fine', context({}))))) as HookdError | undefined;
+    expect(waiting?.message).toMatch(/could not start/);
+    expect(Date.now() - started).toBeLessThan(5000);
+  }, 60_000);
+});
+
+describe('a transform process host being replaced', () => {
+  it('lets the calls it runs finish, refuses new ones, then its process goes', async () => {
+    const before = transformProcesses().length;
+    const { host } = await hostOf({ 'calls.ts': CALLS, 'fine.ts': FINE }, { timeoutMs: 3000 });
+    const running = host.run('spin', context({ ms: 300 }));
+    host.close();
+    await expect(host.run('fine', context({}))).rejects.toThrow(/the gateway is closing/);
+    await expect(running).resolves.toEqual({ message: 'spun' });
+    const deadline = Date.now() + 5000;
+    while (transformProcesses().length > before && Date.now() < deadline) await sleep(50);
+    expect(transformProcesses()).toHaveLength(before);
+  }, 60_000);
+});
