@@ -8,10 +8,15 @@ import { errorOf, failed, startMessage, type ToGateway } from './wire.js';
 
 /**
  * What of the gateway's environment the transform process keeps: where programs and temporary
- * files are, the locale and time zone, Node's own options. Nothing else: the gateway's token, a
- * model's key or a database's password are no business of the process that runs users' code.
+ * files are, the locale and time zone, esbuild's binary. Nothing else: the gateway's token, a
+ * model's key or a database's password are no business of the process that runs users' code,
+ * and `NODE_OPTIONS` could open an inspector on it or load code into it. (Defence in depth: the
+ * process runs as the gateway's user.) Windows spells some of these in mixed case.
  */
-const KEPT = /^(PATH|HOME|TMPDIR|TMP|TEMP|TZ|LANG|LANGUAGE|LC_[A-Z]+|NODE_OPTIONS|ESBUILD_BINARY_PATH|SYSTEMROOT)$/;
+const KEPT = /^(PATH|HOME|TMPDIR|TMP|TEMP|TZ|LANG|LANGUAGE|LC_[A-Z]+|ESBUILD_BINARY_PATH|SYSTEMROOT)$/i;
+
+/** How long a transform process may take to load every transform before it is stopped (and tried again). */
+const START_TIMEOUT_MS = 60_000;
 
 /** The gateway's environment, cut to what the transform process needs. */
 export function childEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
@@ -58,8 +63,12 @@ export function startTransformProcess(
   const ready = new Promise<number>((resolve, reject) => {
     child.on('message', (message: ToGateway) => {
       if (message.t === 'ready') resolve(message.size);
-      else if (message.t === 'failed') reject(errorOf(message.error));
-      else handlers.onMessage(message);
+      else if (message.t === 'failed') {
+        // A fault of hookd's own (no code): its message is for the log, not for a sender.
+        if ('message' in message.error)
+          handlers.log.error({ err: message.error.message }, 'the transform process could not start');
+        reject(errorOf(message.error));
+      } else handlers.onMessage(message);
     });
     child.once('exit', (code, signal) => {
       const how = signal ?? `exit code ${code}`;
@@ -71,6 +80,11 @@ export function startTransformProcess(
   child.on('error', (err) => handlers.log.warn({ err: err.message }, 'the transform process could not be written to'));
   child.send(startMessage(options, known));
   const made: Child = { process: child, ready, up: false };
+  const slow = setTimeout(() => {
+    handlers.log.error({ forMs: START_TIMEOUT_MS }, 'the transform process did not start in time; stopping it');
+    child.kill('SIGKILL');
+  }, START_TIMEOUT_MS).unref();
+  ready.finally(() => clearTimeout(slow)).catch(() => undefined);
   ready.then(
     () => {
       made.up = true;

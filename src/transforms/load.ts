@@ -33,8 +33,6 @@ export interface LoadTransformsOptions {
   readonly onBundle?: (key: string, bundle: Bundle) => void;
 }
 
-type Loaded = { readonly slot?: TransformSlot; readonly compiled?: Bundle; readonly problems?: readonly string[] };
-
 /**
  * Compiles every mapping's transform (a module used by several mappings once, all in
  * parallel), then loads each in its sandbox, so that a module that throws at load stops
@@ -48,62 +46,85 @@ export async function loadTransforms(options: LoadTransformsOptions): Promise<Ma
     if (!compiles.has(file)) compiles.set(file, compileTransform(file, root, folderName(root, transformsDir)));
     return compiles.get(file) as Promise<CompiledTransform>;
   };
-
-  const results = await Promise.all(
-    options.mappings.map(async ({ id, configPath, transform }): Promise<Loaded> => {
-      if (!transform) return {};
-      const where = `${configPath}.transform.module`;
-      // A preset's transform is contained in its preset's folder, a user's in transformsDir.
-      const root = transform.root ?? transformsDir;
-      const resolved = resolveTransformModule(root, transform.module, folderName(root, transformsDir));
-      let file: string;
-      let bundle: Pick<CompiledTransform, 'code' | 'map'>;
-      let compiled: Bundle | undefined;
-      try {
-        if ('problem' in resolved) throw hookdError('TRANSFORM_COMPILE_FAILED', { problems: [resolved.problem] });
-        file = resolved.file;
-        const made = await compileOnce(file, root);
-        bundle = made;
-        compiled = { code: made.code, mapText: made.mapText };
-      } catch (err) {
-        if (!isHookdError(err, 'TRANSFORM_COMPILE_FAILED')) throw err;
-        const problems = err.params.problems.map((p) => `${where}: ${p}`);
-        const known = options.known?.[id];
-        if (!known) return { problems };
-        options.onKept?.(id, problems);
-        file = 'file' in resolved ? resolved.file : transform.module;
-        bundle = { code: known.code, map: bundleMapOf(known) };
-      }
-      const onLeaveLoop = options.onLeaveLoop ? () => options.onLeaveLoop?.(id) : undefined;
-      const slot = createTransformSlot({
-        key: id,
-        file,
-        module: transform.module,
-        root,
-        ...bundle,
-        limits: config.hooks.transforms,
-        exportName: transform.export,
-        console: options.consoleFor(id),
-        ...(onLeaveLoop ? { onLeaveLoop } : {}),
-        ...(options.gate ? { gate: options.gate } : {}),
-      });
-      return { slot, ...(compiled ? { compiled } : {}) };
-    }),
-  );
-  const problems = results.flatMap((r) => r.problems ?? []);
-  if (problems.length > 0) throw configInvalid(problems, config.file);
+  const results = await Promise.all(options.mappings.map((mapping) => loadOne(options, mapping, compileOnce)));
   const slots = new Map(results.flatMap((r) => (r.slot ? [[r.slot.key, r.slot] as const] : [])));
-
-  const loaded = await Promise.allSettled([...slots.values()].map((slot) => slot.warm()));
-  const loadProblems = loaded.flatMap((result, i) =>
-    result.status === 'rejected' ? [`${[...slots.values()][i]?.file}: ${(result.reason as Error).message}`] : [],
-  );
-  if (loadProblems.length > 0) {
+  const problems = [...results.flatMap((r) => r.problems ?? []), ...results.flatMap((r) => r.loadProblems ?? [])];
+  if (problems.length > 0) {
     for (const slot of slots.values()) slot.dispose();
-    throw configInvalid(loadProblems, config.file);
+    throw configInvalid(problems, config.file);
   }
   for (const { slot, compiled } of results) if (slot && compiled) options.onBundle?.(slot.key, compiled);
   return slots;
+}
+
+type Loaded = {
+  readonly slot?: TransformSlot;
+  /** The bundle compiled now (not a known one): the transform process reports it. */
+  readonly compiled?: Bundle;
+  readonly problems?: readonly string[];
+  readonly loadProblems?: readonly string[];
+};
+type Mapping = LoadTransformsOptions['mappings'][number];
+
+/** One mapping's slot, warm: compiled now, or its known bundle where what is on disk does not compile or load. */
+async function loadOne(
+  options: LoadTransformsOptions,
+  { id, configPath, transform }: Mapping,
+  compileOnce: (file: string, root: string) => Promise<CompiledTransform>,
+): Promise<Loaded> {
+  if (!transform) return {};
+  const where = `${configPath}.transform.module`;
+  const transformsDir = options.config.hooks.transformsDir;
+  // A preset's transform is contained in its preset's folder, a user's in transformsDir.
+  const root = transform.root ?? transformsDir;
+  const resolved = resolveTransformModule(root, transform.module, folderName(root, transformsDir));
+  const file = 'file' in resolved ? resolved.file : transform.module;
+  // A plain object from JSON: a mapping id such as `constructor` is not one of its own keys.
+  const known = options.known && Object.hasOwn(options.known, id) ? options.known[id] : undefined;
+  const slotOf = (bundle: Pick<CompiledTransform, 'code' | 'map'>) => {
+    const onLeaveLoop = options.onLeaveLoop ? () => options.onLeaveLoop?.(id) : undefined;
+    return createTransformSlot({
+      key: id,
+      file,
+      module: transform.module,
+      root,
+      ...bundle,
+      limits: options.config.hooks.transforms,
+      exportName: transform.export,
+      console: options.consoleFor(id),
+      ...(onLeaveLoop ? { onLeaveLoop } : {}),
+      ...(options.gate ? { gate: options.gate } : {}),
+    });
+  };
+  const fromKnown = async (problems: readonly string[], bundle: Bundle): Promise<Loaded> => {
+    options.onKept?.(id, problems);
+    const slot = slotOf({ code: bundle.code, map: bundleMapOf(bundle) });
+    try {
+      await slot.warm();
+      return { slot };
+    } catch (err) {
+      return { slot, loadProblems: [`${file}: ${(err as Error).message}`] };
+    }
+  };
+  let made: CompiledTransform;
+  try {
+    if ('problem' in resolved) throw hookdError('TRANSFORM_COMPILE_FAILED', { problems: [resolved.problem] });
+    made = await compileOnce(resolved.file, root);
+  } catch (err) {
+    if (!isHookdError(err, 'TRANSFORM_COMPILE_FAILED')) throw err;
+    const problems = err.params.problems.map((p) => `${where}: ${p}`);
+    return known ? fromKnown(problems, known) : { problems };
+  }
+  const slot = slotOf(made);
+  try {
+    await slot.warm();
+    return { slot, compiled: { code: made.code, mapText: made.mapText } };
+  } catch (err) {
+    const problem = `${file}: ${(err as Error).message}`;
+    if (!known || known.code === made.code) return { slot, loadProblems: [problem] };
+    slot.dispose();
+    return fromKnown([problem], known);
+  }
 }
 
 /** How problems name a transform's folder: `hooks.transformsDir`, or a preset's own. */

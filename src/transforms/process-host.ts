@@ -96,7 +96,7 @@ class TransformProcess {
   private onMessage(message: ToGateway): void {
     // The line carries its own component: written by the root, not by this host's child logger.
     if (message.t === 'log') relay(this.options.log, message.line);
-    else if (message.t === 'bundle') this.bundles.set(message.key, message.bundle);
+    else if (message.t === 'bundle') this.keep(message.key, message.bundle);
     else if (message.t === 'reloaded') {
       this.reloads.get(message.id)?.();
       this.reloads.delete(message.id);
@@ -115,6 +115,12 @@ class TransformProcess {
         );
       call.reject(errorOf(message.error));
     }
+  }
+
+  /** Keeps mapping `key`'s bundle: mappings of one module share one copy. */
+  private keep(key: string, bundle: Bundle): void {
+    const same = [...this.bundles.values()].find((other) => other.code === bundle.code);
+    this.bundles.set(key, same?.mapText === bundle.mapText ? same : bundle);
   }
 
   /** Takes call `id` off the books (its timer too); when the host is closing, the last one closes the process. */
@@ -146,6 +152,8 @@ class TransformProcess {
     const end = this.stoppedFor === undefined ? how : 'no answer';
     this.stoppedFor = undefined;
     this.fail((call) => call.sent, `the transform process ended (${how}) while this call ran; it is being restarted`);
+    // Closed by this side (a config reload, the gateway's end): not an end to count.
+    if (this.closing && end !== 'no answer') return;
     this.options.onProcessEnd?.(end);
     if (this.closing) return;
     this.log.error({ mappings: blamed, end }, 'the transform process ended; restarting it');
@@ -208,7 +216,10 @@ class TransformProcess {
     if (!this.current.up) return;
     // Calls from now on wait for the next process, not for this one's end to be seen.
     this.current.up = false;
-    this.stoppedFor = call.key;
+    // The process takes calls in the order sent: the oldest it has not answered is the one that
+    // holds it, whichever call's time ran out first (the map keeps the order calls were made).
+    const oldest = [...this.calls.values()].find((other) => other.sent && other.id < call.id) ?? call;
+    this.stoppedFor = oldest.key;
     this.current.process.kill('SIGKILL');
   }
 

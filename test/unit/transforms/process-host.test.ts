@@ -49,8 +49,11 @@ let host: TransformHost;
 const seen: [string, number][] = [];
 // What the gateway's environment holds besides the process's own: never the transform process's.
 const SECRET = 'probe-secret-0123456789';
+const nodeOptions = process.env.NODE_OPTIONS;
 beforeAll(async () => {
   process.env.HOOKD_PROBE_SECRET = SECRET;
+  // Could open an inspector on the process, or load code into it.
+  process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=4096`.trim();
   const config = configOf([
     { id: 'toWake', transform: { module: 'hostile.ts', export: 'toWake' } },
     { id: 'throws', transform: { module: 'hostile.ts', export: 'throws' } },
@@ -65,6 +68,8 @@ beforeAll(async () => {
 afterAll(() => {
   host.close();
   delete process.env.HOOKD_PROBE_SECRET;
+  if (nodeOptions === undefined) delete process.env.NODE_OPTIONS;
+  else process.env.NODE_OPTIONS = nodeOptions;
 });
 
 describe('the transform process, from the gateway', () => {
@@ -97,7 +102,7 @@ describe('the transform process, from the gateway', () => {
     const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
     expect(environ.some((entry) => entry.startsWith('PATH='))).toBe(true);
     expect(environ.join('\n')).not.toContain(SECRET);
-    expect(environ.filter((entry) => entry.startsWith('HOOKD_'))).toEqual([]);
+    expect(environ.filter((entry) => entry.startsWith('HOOKD_') || entry.startsWith('NODE_OPTIONS='))).toEqual([]);
   });
 
   it('fails a call of a mapping it does not know as the inline host does', async () => {
