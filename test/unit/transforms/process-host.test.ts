@@ -1,13 +1,12 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/index.js';
 import { type HookdError, isHookdError } from '../../../src/errors.js';
-import type { TransformContext } from '../../../src/mapping/index.js';
 import { createProcessTransformHost, type TransformHost } from '../../../src/transforms/index.js';
 import { makeTempDir, ROOT } from '../../helpers/hookd-process.js';
-import { hostConfig } from '../../helpers/transforms.js';
+import { childrenOf, hostConfig, transformContext } from '../../helpers/transforms.js';
 
 /**
  * The transform process as the gateway's host sees it, started from the sources (through tsx):
@@ -16,32 +15,14 @@ import { hostConfig } from '../../helpers/transforms.js';
  */
 
 /** This process's children that run src/transforms/child.ts. */
-function transformProcesses(): string[] {
-  return readdirSync('/proc').filter((pid) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      return ppid === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('transforms/child.ts');
-    } catch {
-      return false;
-    }
-  });
-}
+const transformProcesses = () => childrenOf(process.pid, 'transforms/child.ts');
 
 // One allocation larger than the room below memoryLimitMb: V8 aborts the process.
 const GREEDY =
   'export default ({ payload }: { payload: { count: number } }) => ({ message: String(new Array(payload.count).fill(0).length) });';
 
 const DIR = join(ROOT, 'test/fixtures/transforms');
-const context = (payload: unknown): TransformContext => ({
-  payload,
-  headers: {},
-  query: {},
-  path: 'x',
-  url: '/hooks/x',
-  rawBody: JSON.stringify(payload),
-  payloadIsJsonOfRawBody: true,
-});
+const context = transformContext;
 const configOf = (mappings: unknown[]) =>
   loadConfig({ data: { hooks: { transformsDir: DIR, transforms: { timeoutMs: 1000 }, mappings } }, env: {} });
 
