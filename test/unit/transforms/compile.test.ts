@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/index.js';
 import { isHookdError } from '../../../src/errors.js';
 import { compileTransform, createTransformHost } from '../../../src/transforms/index.js';
+import { loadTransforms } from '../../../src/transforms/load.js';
 import { makeTempDir, ROOT } from '../../helpers/hookd-process.js';
 import { hostConfig } from '../../helpers/transforms.js';
 
@@ -52,6 +53,27 @@ describe('compiling transforms', () => {
     );
     const [problem] = await problemsOf([{ transform: { module: 'sneaky.ts' } }]);
     expect(problem).toMatch(/sneaky\.ts:1:19: cannot import "\.\.\/secret\.js": it is outside hooks\.transformsDir/);
+  });
+});
+
+describe("a restarted transform process's last good bundles", () => {
+  // The bundles cross to the transform process as JSON: a plain object, whose inherited keys
+  // (`constructor`, `toString`) are not bundles of mappings of those names.
+  it.each(['constructor', 'toString'])('are not looked up in the prototype for a mapping called %s', async (id) => {
+    const config = loadConfig({ data: { hooks: { transformsDir: dir } }, env: {} });
+    const kept: string[] = [];
+    const loading = loadTransforms({
+      config,
+      mappings: [{ id, configPath: 'hooks.mappings[0]', transform: { module: 'broken.ts' } }],
+      consoleFor: () => ({ enabled: [], write: () => undefined, dropped: () => undefined }),
+      known: JSON.parse('{}'),
+      onKept: (key) => kept.push(key),
+    });
+    const err = await loading.catch((e: unknown) => e);
+    expect(isHookdError(err, 'CONFIG_INVALID') && err.params.problems).toEqual([
+      `hooks.mappings[0].transform.module: ${join(dir, 'broken.ts')}:2:37: Expected "}" but found ";"`,
+    ]);
+    expect(kept).toEqual([]);
   });
 });
 
