@@ -40,7 +40,8 @@ export interface PgPoolOptions {
  */
 export function createPgPool(url: string, options: PgPoolOptions = {}): pg.Pool {
   const { max = 10, idleInTransactionMs = IDLE_IN_TRANSACTION_MS, applicationName } = options;
-  const pool = new pg.Pool({
+  const timeouts = `SET statement_timeout = ${STATEMENT_TIMEOUT_MS}; SET idle_in_transaction_session_timeout = ${Math.round(idleInTransactionMs)}`;
+  return new pg.Pool({
     connectionString: url,
     max,
     ...(applicationName === undefined ? {} : { application_name: applicationName }),
@@ -52,14 +53,13 @@ export function createPgPool(url: string, options: PgPoolOptions = {}): pg.Pool 
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as never,
     },
+    // Awaited before the connection is handed out: a query sent beside this one would be queued by
+    // pg, which warns that version 9 refuses it. A connection whose timeouts could not be set is
+    // closed, and the query that asked for it fails with why.
+    onConnect: async (client) => {
+      await client.query(timeouts);
+    },
   });
-  const timeouts = `SET statement_timeout = ${STATEMENT_TIMEOUT_MS}; SET idle_in_transaction_session_timeout = ${Math.round(idleInTransactionMs)}`;
-  // Queued before anything the connection is handed out for; one that fails is the connection's
-  // own failure, which its first use meets.
-  pool.on('connect', (client) => {
-    client.query(timeouts).catch(() => undefined);
-  });
-  return pool;
 }
 
 /**
