@@ -6,17 +6,19 @@
  * restarts this process. It ends when the gateway goes (the channel closes).
  */
 import type { LevelWithSilent } from 'pino';
-import { createLogger } from '../log.js';
+import { hookdError } from '../errors.js';
+import { createLogger, type Logger } from '../log.js';
 import { createTransformHost, type TransformHost, type TransformHostOptions } from './host.js';
 import { type FromGateway, type ToGateway, wireError } from './wire.js';
 
 const send = (message: ToGateway) => process.send?.(message);
 
 let host: TransformHost | undefined;
+let log: Logger | undefined;
 
 async function start(options: Omit<TransformHostOptions, 'log'>, level: LevelWithSilent): Promise<void> {
   // Every line goes to the gateway, which writes it with its own bindings, redaction and destination.
-  const log = createLogger({ level, destination: { write: (line: string) => void send({ t: 'log', line }) } });
+  log = createLogger({ level, destination: { write: (line: string) => void send({ t: 'log', line }) } });
   try {
     host = await createTransformHost({
       ...options,
@@ -32,6 +34,19 @@ async function start(options: Omit<TransformHostOptions, 'log'>, level: LevelWit
   }
 }
 
+/**
+ * A call's value, sent: one the channel cannot write (its JSON, written recursively, ran out of
+ * stack) fails that call alone, not the process and every call it runs.
+ */
+function answer(id: number, value: unknown): void {
+  try {
+    send({ t: 'done', id, value });
+  } catch (err) {
+    const reason = `its result could not be sent to the gateway (${(err as Error).message})`;
+    send({ t: 'done', id, error: wireError(hookdError('TRANSFORM_FAILED', { reason })) });
+  }
+}
+
 process.on('message', (message: FromGateway) => {
   switch (message.t) {
     case 'start':
@@ -41,7 +56,7 @@ process.on('message', (message: FromGateway) => {
       const { id, key, context, budgetMs } = message;
       if (!host) return void send({ t: 'done', id, error: { message: 'the transform process has not started' } });
       host.run(key, context, budgetMs).then(
-        (value) => send({ t: 'done', id, value }),
+        (value) => answer(id, value),
         (err: unknown) => send({ t: 'done', id, error: wireError(err) }),
       );
       return;
@@ -58,6 +73,13 @@ process.on('message', (message: FromGateway) => {
 // A terminal's Ctrl-C or a service manager's stop reaches the whole group: the gateway closes this
 // process as it shuts down, instead of seeing it end and starting it again.
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => undefined);
+// A fault of hookd's own in a promise no call awaits is logged; the process, and the calls it runs, go on.
+process.on('unhandledRejection', (err) =>
+  log?.error(
+    { err: err instanceof Error ? err.message : String(err) },
+    'a promise in the transform process failed unseen',
+  ),
+);
 // The gateway went (or closed this process): nothing is left to answer.
 process.on('disconnect', () => {
   host?.close();

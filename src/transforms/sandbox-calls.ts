@@ -1,6 +1,7 @@
 import type ivm from 'isolated-vm';
 import { capped } from '../error-words.js';
 import { type HookdError, hookdError } from '../errors.js';
+import { MAX_ANSWER_DEPTH, nestedDeeperThan } from '../json-depth.js';
 import type { createConsoleBudget } from './console.js';
 import type { BundleMap } from './locate.js';
 import { MAX_STACK_CHARS } from './sandbox-prelude.js';
@@ -53,6 +54,10 @@ function answered(answer: unknown, state: SandboxState): string {
   if (!answer.startsWith('{"ok":false')) {
     if (answer.length > state.maxResultBytes)
       throw failed(`its result is over ${state.maxResultBytes} characters of JSON`);
+    // As deep as a payload may be (the envelope is one level more): deeper, it would cost every
+    // recursive reader after this one its stack (in the transform process, its end).
+    if (nestedDeeperThan(answer, MAX_ANSWER_DEPTH + 1))
+      throw failed(`its result nests deeper than ${MAX_ANSWER_DEPTH} levels`);
     return answer;
   }
   let envelope: { error?: unknown; stack?: unknown } | null;

@@ -39,6 +39,7 @@ beforeAll(async () => {
     { id: 'toWake', transform: { module: 'hostile.ts', export: 'toWake' } },
     { id: 'throws', transform: { module: 'hostile.ts', export: 'throws' } },
     { id: 'fanned', transform: { module: 'hostile.ts', export: 'toWake' } },
+    { id: 'deep', transform: { module: 'hostile.ts', export: 'deep' } },
   ]);
   host = await createProcessTransformHost({
     ...hostConfig(config),
@@ -55,7 +56,7 @@ afterAll(() => {
 
 describe('the transform process, from the gateway', () => {
   it('answers a result, and tells how long the call took', async () => {
-    expect(host.size).toBe(3);
+    expect(host.size).toBe(4);
     await expect(host.run('toWake', context({ alert: 'disk' }))).resolves.toEqual({
       kind: 'wake',
       text: 'alert: disk',
@@ -84,6 +85,20 @@ describe('the transform process, from the gateway', () => {
     expect(environ.some((entry) => entry.startsWith('PATH='))).toBe(true);
     expect(environ.join('\n')).not.toContain(SECRET);
     expect(environ.filter((entry) => entry.startsWith('HOOKD_') || entry.startsWith('NODE_OPTIONS='))).toEqual([]);
+  });
+
+  it('fails a call whose result nests too deep for the channel, and only that call: the process goes on', async () => {
+    const [pid] = transformProcesses();
+    // JSON written recursively runs out of stack at about 5,000 levels: the process ended, and
+    // took the calls beside with it.
+    const [deep, beside] = await Promise.allSettled([
+      host.run('deep', context({ depth: 5000 })),
+      host.run('toWake', context({ alert: 'beside' })),
+    ]);
+    expect(deep).toMatchObject({ status: 'rejected', reason: { code: 'TRANSFORM_FAILED' } });
+    expect((deep as PromiseRejectedResult).reason.message).toMatch(/its result nests deeper than 64 levels/);
+    expect(beside).toEqual({ status: 'fulfilled', value: { kind: 'wake', text: 'alert: beside' } });
+    expect(transformProcesses()).toEqual([pid]);
   });
 
   it('fails a call of a mapping it does not know as the inline host does', async () => {

@@ -33,6 +33,7 @@ const EXPORTS = [
   'unshowable',
   'floodConsole',
   'wasmMemory',
+  'deep',
 ];
 const TIMEOUT_MS = 1000;
 
@@ -207,6 +208,12 @@ describe('the transform sandbox', () => {
     expect((thrown as Error).message.length).toBeLessThan(1100);
     await expect(host.run('hugeResult', context({}))).rejects.toEqual(failure(/its result is over 1048576 characters/));
     await expect(host.run('notJson', context({}))).rejects.toEqual(failure(/its result is not JSON/));
+    // As deep as a payload may nest (64 levels, the result's object one of them), and no deeper.
+    await expect(host.run('deep', context({ depth: 63 }))).resolves.toMatchObject({ text: 'deep' });
+    for (const depth of [64, 5000])
+      await expect(host.run('deep', context({ depth }))).rejects.toEqual(
+        failure(/its result nests deeper than 64 levels/),
+      );
     await expect(host.run('unshowable', context({}))).rejects.toEqual(failure(/cannot be shown/));
     // The isolate is still usable afterwards.
     await expect(host.run('keep', context({}))).resolves.toBeUndefined();
