@@ -24,6 +24,7 @@ async function start(options: Omit<TransformHostOptions, 'log'>, level: LevelWit
       ...options,
       log,
       onBundle: (key, bundle) => send({ t: 'bundle', key, bundle }),
+      onLoading: (key, hash) => send({ t: 'loading', key, ...(hash === undefined ? {} : { hash }) }),
     });
     send({ t: 'ready', size: host.size });
   } catch (err) {
@@ -47,20 +48,26 @@ function answer(id: number, value: unknown): void {
   }
 }
 
+/** Runs a call; one of a mapping whose calls run off the loop says so first (it cannot hold the thread). */
+function call({ id, key, context, budgetMs }: Extract<FromGateway, { t: 'call' }>): void {
+  if (!host) return void send({ t: 'done', id, error: { message: 'the transform process has not started' } });
+  if (host.offLoop?.(key)) send({ t: 'off', id });
+  host.run(key, context, budgetMs).then(
+    (value) => answer(id, value),
+    (err: unknown) => send({ t: 'done', id, error: wireError(err) }),
+  );
+}
+
 process.on('message', (message: FromGateway) => {
   switch (message.t) {
     case 'start':
       void start(message.options, message.level);
       return;
-    case 'call': {
-      const { id, key, context, budgetMs } = message;
-      if (!host) return void send({ t: 'done', id, error: { message: 'the transform process has not started' } });
-      host.run(key, context, budgetMs).then(
-        (value) => answer(id, value),
-        (err: unknown) => send({ t: 'done', id, error: wireError(err) }),
-      );
+    case 'call':
+      // Each call in a turn of its own: one on the loop has sent its answer before the next starts,
+      // so that the gateway can tell which call holds this thread when one never ends.
+      setImmediate(() => call(message));
       return;
-    }
     case 'reload':
       void host?.reload().then(() => send({ t: 'reloaded', id: message.id }));
       return;

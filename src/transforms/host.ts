@@ -4,9 +4,10 @@ import type { Logger } from '../log.js';
 import type { CompiledMapping, TransformContext, TransformRunner } from '../mapping/index.js';
 import { type Bundle, compileTransform } from './compile.js';
 import { CONSOLE_LEVELS, type ConsoleSink } from './console.js';
-import { folderName, type LoadTransformsOptions, loadTransforms, type TransformsConfig } from './load.js';
+import { folderName, type LoadTransformsOptions, loadingNew, loadTransforms, type TransformsConfig } from './load.js';
 import { resolveTransformModule } from './resolve.js';
 import { createSemaphore } from './semaphore.js';
+import { isSetAside, type OnLoading, SET_ASIDE_PROBLEM, type SetAside } from './set-aside.js';
 import { OFF_LOOP_FOR_MS, ON_LOOP_SLICE_MS, type TransformSlot } from './slot.js';
 import { type TransformsWatch, watchTransforms } from './watch.js';
 
@@ -29,6 +30,10 @@ export interface TransformHostOptions {
   readonly known?: LoadTransformsOptions['known'];
   /** Told each mapping's bundle as it is loaded or swapped in (the transform process tells the gateway). */
   readonly onBundle?: (key: string, bundle: Bundle) => void;
+  /** Code that ended a transform process while it loaded, by mapping: neither loaded nor swapped in. */
+  readonly setAside?: SetAside;
+  /** Told before an isolate loads a mapping's new code, and after (the transform process tells the gateway). */
+  readonly onLoading?: OnLoading;
 }
 
 /** The sandbox host: compiles every mapping's transform and runs it in a warm isolate. */
@@ -37,6 +42,8 @@ export interface TransformHost extends TransformRunner {
   /** Recompiles every transform; swaps those whose code changed; keeps the last good version on errors. */
   reload(): Promise<void>;
   close(): void;
+  /** Whether mapping `key`'s calls run off the event loop now (the transform process tells the gateway). */
+  offLoop?(key: string): boolean;
 }
 
 const KEPT = 'transform recompile failed; keeping the last good version';
@@ -62,9 +69,11 @@ export async function createTransformHost(options: TransformHostOptions): Promis
     ...(options.known ? { known: options.known } : {}),
     onKept: (key, problems) => log.error({ mapping: key, problems }, KEPT),
     ...(options.onBundle ? { onBundle: options.onBundle } : {}),
+    ...(options.setAside ? { setAside: options.setAside } : {}),
+    ...(options.onLoading ? { onLoading: options.onLoading } : {}),
   });
   const calls: HostCalls = { slots, timeoutMs: limits.timeoutMs, observe: options.observe };
-  const reload = () => reloadTransforms(slots, config.hooks.transformsDir, log, options.onBundle);
+  const reload = () => reloadTransforms(slots, { ...options, transformsDir: config.hooks.transformsDir, log });
   const watch: TransformsWatch | undefined =
     // Only the user's folder is watched: a preset's transform ships with hookd.
     options.watch && [...slots.values()].some((slot) => slot.root === config.hooks.transformsDir)
@@ -78,6 +87,7 @@ export async function createTransformHost(options: TransformHostOptions): Promis
     get size() {
       return slots.size;
     },
+    offLoop: (key) => slots.get(key)?.offLoop ?? false,
     close() {
       watch?.close();
       for (const slot of slots.values()) slot.dispose();
@@ -155,10 +165,12 @@ async function callSlot(
 /** Recompiles every slot's module; swaps those whose code changed; keeps the last good version on errors. */
 export async function reloadTransforms(
   slots: ReadonlyMap<string, TransformSlot>,
-  transformsDir: string,
-  log: Logger,
-  onBundle?: (key: string, bundle: Bundle) => void,
+  options: Pick<TransformHostOptions, 'onBundle' | 'setAside' | 'onLoading'> & {
+    readonly transformsDir: string;
+    readonly log: Logger;
+  },
 ): Promise<void> {
+  const { transformsDir, log, onBundle } = options;
   for (const slot of slots.values()) {
     try {
       // The same containment as at start: no absolute path, no .., no symlink out of the folder.
@@ -167,8 +179,10 @@ export async function reloadTransforms(
       if ('problem' in resolved) throw hookdError('TRANSFORM_COMPILE_FAILED', { problems: [resolved.problem] });
       const { code, map, mapText } = await compileTransform(resolved.file, slot.root, folder);
       if (code === slot.code) continue;
+      if (isSetAside(options.setAside, slot.key, code))
+        throw hookdError('TRANSFORM_COMPILE_FAILED', { problems: [SET_ASIDE_PROBLEM] });
       // Calls already running on old isolates finish there; then those go.
-      await slot.swap(code, map);
+      await loadingNew(options.onLoading, slot.key, code, () => slot.swap(code, map));
       onBundle?.(slot.key, { code, mapText });
       log.info({ mapping: slot.key }, 'transform reloaded');
     } catch (err) {

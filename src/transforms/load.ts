@@ -5,6 +5,7 @@ import { type Bundle, bundleMapOf, type CompiledTransform, compileTransform } fr
 import type { ConsoleSink } from './console.js';
 import { resolveTransformModule } from './resolve.js';
 import type { Semaphore } from './semaphore.js';
+import { codeHash, isSetAside, type OnLoading, SET_ASIDE_PROBLEM, type SetAside } from './set-aside.js';
 import { createTransformSlot, type TransformSlot } from './slot.js';
 
 /** What transforms read of the config: `hooks.transformsDir`, `hooks.transforms` (the limits), the file. */
@@ -31,6 +32,10 @@ export interface LoadTransformsOptions {
   readonly onKept?: (key: string, problems: readonly string[]) => void;
   /** Told each mapping's newly compiled bundle, once every transform loaded. */
   readonly onBundle?: (key: string, bundle: Bundle) => void;
+  /** Code that ended a transform process while it loaded, by mapping: not loaded again (set-aside.ts). */
+  readonly setAside?: SetAside;
+  /** Told before an isolate loads a mapping's newly compiled code, and after. */
+  readonly onLoading?: OnLoading;
 }
 
 /**
@@ -46,7 +51,9 @@ export async function loadTransforms(options: LoadTransformsOptions): Promise<Ma
     if (!compiles.has(file)) compiles.set(file, compileTransform(file, root, folderName(root, transformsDir)));
     return compiles.get(file) as Promise<CompiledTransform>;
   };
-  const results = await Promise.all(options.mappings.map((mapping) => loadOne(options, mapping, compileOnce)));
+  // Compiled side by side, loaded one at a time: a process that ends while it loads knows which code did it.
+  const turn = oneAtATime();
+  const results = await Promise.all(options.mappings.map((mapping) => loadOne(options, mapping, compileOnce, turn)));
   const slots = new Map(results.flatMap((r) => (r.slot ? [[r.slot.key, r.slot] as const] : [])));
   const problems = [...results.flatMap((r) => r.problems ?? []), ...results.flatMap((r) => r.loadProblems ?? [])];
   if (problems.length > 0) {
@@ -71,6 +78,7 @@ async function loadOne(
   options: LoadTransformsOptions,
   { id, configPath, transform }: Mapping,
   compileOnce: (file: string, root: string) => Promise<CompiledTransform>,
+  turn: Turn,
 ): Promise<Loaded> {
   if (!transform) return {};
   const where = `${configPath}.transform.module`;
@@ -100,7 +108,7 @@ async function loadOne(
     options.onKept?.(id, problems);
     const slot = slotOf({ code: bundle.code, map: bundleMapOf(bundle) });
     try {
-      await slot.warm();
+      await turn(() => slot.warm());
       return { slot };
     } catch (err) {
       return { slot, loadProblems: [`${file}: ${(err as Error).message}`] };
@@ -115,15 +123,46 @@ async function loadOne(
     const problems = err.params.problems.map((p) => `${where}: ${p}`);
     return known ? fromKnown(problems, known) : { problems };
   }
+  if (isSetAside(options.setAside, id, made.code)) {
+    const problems = [`${where}: ${file}: ${SET_ASIDE_PROBLEM}`];
+    return known ? fromKnown(problems, known) : { problems };
+  }
   const slot = slotOf(made);
   try {
-    await slot.warm();
+    await turn(() => loadingNew(options.onLoading, id, made.code, () => slot.warm()));
     return { slot, compiled: { code: made.code, mapText: made.mapText } };
   } catch (err) {
     const problem = `${file}: ${(err as Error).message}`;
     if (!known || known.code === made.code) return { slot, loadProblems: [problem] };
     slot.dispose();
     return fromKnown([problem], known);
+  }
+}
+
+type Turn = <T>(run: () => Promise<T>) => Promise<T>;
+
+/** Runs what it is given one after another, each once the one before settled. */
+function oneAtATime(): Turn {
+  let last: Promise<unknown> = Promise.resolve();
+  return (run) => {
+    const next = last.then(run, run);
+    last = next.catch(() => undefined);
+    return next;
+  };
+}
+
+/** Loads a mapping's new code with `load`, telling `onLoading` before (its hash) and after. */
+export async function loadingNew(
+  onLoading: OnLoading | undefined,
+  key: string,
+  code: string,
+  load: () => Promise<void>,
+): Promise<void> {
+  onLoading?.(key, codeHash(code));
+  try {
+    await load();
+  } finally {
+    onLoading?.(key, undefined);
   }
 }
 

@@ -2,10 +2,12 @@ import type { ChildProcess } from 'node:child_process';
 import type { HookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { TransformContext } from '../mapping/index.js';
-import type { Bundle } from './compile.js';
+import { CarryOver } from './carry-over.js';
 import { type Child, startTransformProcess } from './fork-child.js';
 import type { TransformHost, TransformHostOptions } from './host.js';
+import { GRACE_MS, type ProcessCall, ProcessCalls } from './process-calls.js';
 import { ProcessEnds } from './process-ends.js';
+import { SET_ASIDE_PROBLEM } from './set-aside.js';
 import { errorOf, type FromGateway, failed, relay, type ToGateway } from './wire.js';
 
 /**
@@ -17,22 +19,7 @@ import { errorOf, type FromGateway, failed, relay, type ToGateway } from './wire
  * started again, and the calls that arrive meanwhile wait for it within their time limit.
  */
 
-/** Past a call's time limit, how long the process may stay silent before it is stopped. */
-const GRACE_MS = 1000;
-
-interface Call {
-  readonly id: number;
-  readonly key: string;
-  readonly context: TransformContext;
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (err: HookdError) => void;
-  readonly timer: NodeJS.Timeout;
-  readonly started: number;
-  /** When the call's time is up, grace included (`performance.now()`). */
-  readonly deadline: number;
-  /** Set once the call went to the process (calls made while it restarts wait). */
-  sent: boolean;
-}
+const SET_ASIDE_LOG = `the transform process ended while it loaded these mappings' new code: ${SET_ASIDE_PROBLEM}; they run their last good code`;
 
 /** Compiles every transform in a new process and answers when they are loaded (throws as the inline host does). */
 export async function createProcessTransformHost(options: TransformHostOptions): Promise<TransformHost> {
@@ -51,24 +38,37 @@ export async function createProcessTransformHost(options: TransformHostOptions):
 class TransformProcess {
   readonly timeoutMs: number;
   private readonly log: Logger;
-  private readonly calls = new Map<number, Call>();
+  private readonly calls: ProcessCalls;
   private readonly reloads = new Map<number, () => void>();
   private readonly ends: ProcessEnds;
-  /** Each mapping's last good bundle, as the process reported it: a restarted one starts from these. */
-  private readonly bundles = new Map<string, Bundle>();
-  private nextId = 0;
+  /** What a restarted process starts from: the last good bundles, and code set aside. */
+  private readonly carried = new CarryOver();
+  private nextReload = 0;
   private closing = false;
   /** Set once the process was told to close. */
   private stopping = false;
   private isStarted = false;
   /** The mapping whose call got no answer, when this side stopped the process: the end is blamed on it alone. */
   private stoppedFor: string | undefined;
+  /** Why the first process ended while it loaded a mapping's code (its failure says so). */
+  private endedAtStart: string | undefined;
   private current: Child;
 
   constructor(private readonly options: TransformHostOptions) {
     this.log = options.log.child({ component: 'transforms' });
     this.ends = new ProcessEnds(this.log);
-    this.timeoutMs = options.config.hooks.transforms.timeoutMs;
+    const limits = options.config.hooks.transforms;
+    this.timeoutMs = limits.timeoutMs;
+    this.calls = new ProcessCalls({
+      window: limits.maxInFlight,
+      retryAfterS: Math.max(1, Math.ceil(limits.timeoutMs / 1000)),
+      up: () => this.current.up,
+      send: (call, budgetMs) => this.send(call, budgetMs),
+      overdue: (call, holder) => this.overdue(call, holder),
+      settled: () => {
+        if (this.closing) this.stop();
+      },
+    });
     this.current = this.spawn();
   }
 
@@ -81,12 +81,13 @@ class TransformProcess {
     } catch (err) {
       this.closing = true;
       this.current.process.kill('SIGKILL');
-      throw err;
+      throw this.endedAtStart === undefined ? err : failed(this.endedAtStart);
     }
   }
 
   private spawn(): Child {
-    return startTransformProcess(this.options, this.bundles, {
+    const options = { ...this.options, setAside: this.carried.setAsideList() };
+    return startTransformProcess(options, this.carried.bundles, {
       log: this.log,
       onMessage: (message) => this.onMessage(message),
       onExit: (child, how) => this.onExit(child, how),
@@ -96,12 +97,14 @@ class TransformProcess {
   private onMessage(message: ToGateway): void {
     // The line carries its own component: written by the root, not by this host's child logger.
     if (message.t === 'log') relay(this.options.log, message.line);
-    else if (message.t === 'bundle') this.keep(message.key, message.bundle);
+    else if (message.t === 'bundle') this.carried.keep(message.key, message.bundle);
+    else if (message.t === 'loading') this.carried.loads(message.key, message.hash);
+    else if (message.t === 'off') this.calls.markOffLoop(message.id);
     else if (message.t === 'reloaded') {
       this.reloads.get(message.id)?.();
       this.reloads.delete(message.id);
     } else if (message.t === 'done') {
-      const call = this.settle(message.id);
+      const call = this.calls.settle(message.id);
       if (!call) return;
       if (!message.error) {
         this.options.observe?.(call.key, (performance.now() - call.started) / 1000);
@@ -117,41 +120,24 @@ class TransformProcess {
     }
   }
 
-  /** Keeps mapping `key`'s bundle: mappings of one module share one copy. */
-  private keep(key: string, bundle: Bundle): void {
-    const same = [...this.bundles.values()].find((other) => other.code === bundle.code);
-    this.bundles.set(key, same?.mapText === bundle.mapText ? same : bundle);
-  }
-
-  /** Takes call `id` off the books (its timer too); when the host is closing, the last one closes the process. */
-  private settle(id: number): Call | undefined {
-    const call = this.calls.get(id);
-    if (!call) return undefined;
-    this.calls.delete(id);
-    clearTimeout(call.timer);
-    if (this.closing && this.calls.size === 0) this.stop();
-    return call;
-  }
-
-  /** Fails the calls `which` picks with `reason`. */
-  private fail(which: (call: Call) => boolean, reason: string): void {
-    for (const call of [...this.calls.values()].filter(which)) {
-      this.settle(call.id);
-      call.reject(failed(reason));
-    }
-  }
-
   /** The process ended: the calls it ran fail, the mappings blamed take a strike, and a new one starts. */
   private onExit(ended: ChildProcess, how: string): void {
-    if (!this.isStarted || ended !== this.current.process) return;
+    if (ended !== this.current.process) return;
+    const loading = this.carried.ended();
+    if (loading.length > 0)
+      this.endedAtStart = `the transform process ended (${how}) while it loaded the transform of mapping ${loading.join(', ')}`;
+    if (!this.isStarted) return;
     this.current.up = false;
     const now = Date.now();
-    const running = [...this.calls.values()].filter((call) => call.sent);
     // A call that got no answer is why this side stopped the process; the others ran beside it.
-    const blamed = this.stoppedFor === undefined ? [...new Set(running.map((call) => call.key))] : [this.stoppedFor];
+    // One that ended while loading new code is that code's doing: it is set aside, no call is blamed.
+    const blamed =
+      loading.length > 0 ? [] : this.stoppedFor === undefined ? this.calls.keysInProcess() : [this.stoppedFor];
+    if (loading.length > 0)
+      this.log.error({ mappings: loading, modules: loading.map((key) => this.moduleOf(key)), end: how }, SET_ASIDE_LOG);
     const end = this.stoppedFor === undefined ? how : 'no answer';
     this.stoppedFor = undefined;
-    this.fail((call) => call.sent, `the transform process ended (${how}) while this call ran; it is being restarted`);
+    this.calls.ended(`the transform process ended (${how}) while this call ran; it is being restarted`);
     // Closed by this side (a config reload, the gateway's end): not an end to count.
     if (this.closing && end !== 'no answer') return;
     this.options.onProcessEnd?.(end);
@@ -159,6 +145,10 @@ class TransformProcess {
     this.log.error({ mappings: blamed, end }, 'the transform process ended; restarting it');
     for (const key of blamed) this.ends.strike(key, now);
     this.restart(ended, this.ends.restartDelay(now));
+  }
+
+  private moduleOf(key: string): string | undefined {
+    return this.options.mappings.find((mapping) => mapping.id === key)?.transform?.module;
   }
 
   private restart(ended: ChildProcess, delay: number): void {
@@ -174,52 +164,34 @@ class TransformProcess {
     });
     this.current = { process: ended, ready, up: false };
     ready.then(
-      () => {
-        for (const call of this.calls.values()) if (!call.sent) this.send(call);
-      },
+      () => this.calls.sendWaiting(),
       (err: HookdError) => {
         if (this.closing) return;
         this.log.error({ err: err.message }, 'the transform process did not start again');
         // Its end starts another try, after a longer wait: the calls waiting now are not kept waiting for it.
-        this.fail(
-          (call) => !call.sent,
+        this.calls.fail(
+          false,
           'the transform process is being restarted and could not start (the gateway log has why)',
         );
       },
     );
   }
 
-  /** Sends a call with what is left of its time: one that waited for a restart gets less. */
-  private send(call: Call): void {
-    // A process that just ended is not written to: the call waits for the next one.
-    if (!this.current.process.connected) return;
-    const { id } = call;
-    const budgetMs = Math.ceil(call.deadline - GRACE_MS - performance.now());
-    if (budgetMs < 1) {
-      this.settle(id);
-      call.reject(failed('the transform process was restarting and did not take this call in time'));
-      return;
-    }
-    call.sent = true;
-    this.current.process.send({ t: 'call', id, key: call.key, context: call.context, budgetMs } satisfies FromGateway);
+  /** Writes a call to the process; false when it just ended (the call waits for the next one). */
+  private send(call: ProcessCall, budgetMs: number): boolean {
+    const child = this.current.process;
+    if (!child.connected) return false;
+    child.send({ t: 'call', id: call.id, key: call.key, context: call.context, budgetMs } satisfies FromGateway);
+    return true;
   }
 
-  /** No answer within the limit and its grace: the process is stuck in a built-in, and is stopped. */
-  private overdue(id: number, limit: number): void {
-    const call = this.settle(id);
-    if (!call) return;
-    if (!call.sent) {
-      call.reject(failed('the transform process was restarting and did not take this call in time'));
-      return;
-    }
-    call.reject(failed(`no answer within ${limit} ms; the transform process was stopped and is being restarted`));
+  /** No answer within the limit and its grace: the process is stuck, and is stopped; `holder` is blamed. */
+  private overdue(call: ProcessCall, holder: ProcessCall): void {
+    call.reject(failed(`no answer within ${call.limit} ms; the transform process was stopped and is being restarted`));
     if (!this.current.up) return;
     // Calls from now on wait for the next process, not for this one's end to be seen.
     this.current.up = false;
-    // The process takes calls in the order sent: the oldest it has not answered is the one that
-    // holds it, whichever call's time ran out first (the map keeps the order calls were made).
-    const oldest = [...this.calls.values()].find((other) => other.sent && other.id < call.id) ?? call;
-    this.stoppedFor = oldest.key;
+    this.stoppedFor = holder.key;
     this.current.process.kill('SIGKILL');
   }
 
@@ -230,32 +202,15 @@ class TransformProcess {
     // The sandbox parses the raw body itself when the payload is its JSON: no need to copy both.
     const { payload: _payload, ...rest } = context;
     const sent = (context.payloadIsJsonOfRawBody ? rest : context) as TransformContext;
-    const id = ++this.nextId;
     const limit = Math.max(1, Math.min(this.timeoutMs, Math.ceil(budgetMs ?? this.timeoutMs))) + GRACE_MS;
-    const started = performance.now();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => this.overdue(id, limit), limit);
-      const call: Call = {
-        id,
-        key,
-        context: sent,
-        resolve,
-        reject,
-        timer,
-        started,
-        deadline: started + limit,
-        sent: false,
-      };
-      this.calls.set(id, call);
-      if (this.current.up) this.send(call);
-    });
+    return this.calls.add(key, sent, limit);
   }
 
   async reload(): Promise<void> {
     await this.current.ready.catch(() => undefined);
     const child = this.current.process;
     if (!child.connected) return;
-    const id = ++this.nextId;
+    const id = ++this.nextReload;
     await new Promise<void>((resolve) => {
       const ended = () => this.reloads.get(id)?.();
       this.reloads.set(id, () => {
@@ -269,13 +224,13 @@ class TransformProcess {
   }
 
   /**
-   * No call is taken from now on, and those waiting for a restart fail; those running finish
-   * (as an inline host's do when a config reload replaces it), then the process is closed.
+   * No call is taken from now on, and those waiting (for their window or a restart) fail; those
+   * running finish (as an inline host's do when a config reload replaces it), then the process is closed.
    */
   close(): void {
     if (this.closing) return;
     this.closing = true;
-    this.fail((call) => !call.sent, 'the gateway is closing');
+    this.calls.fail(false, 'the gateway is closing');
     if (this.calls.size === 0) this.stop();
   }
 

@@ -33,7 +33,11 @@ export type ToGateway =
   | { readonly t: 'reloaded'; readonly id: number }
   | { readonly t: 'log'; readonly line: string }
   /** A mapping's bundle, loaded or swapped in: a restarted process gets it back (`known`). */
-  | { readonly t: 'bundle'; readonly key: string; readonly bundle: Bundle };
+  | { readonly t: 'bundle'; readonly key: string; readonly bundle: Bundle }
+  /** A mapping's new code (its hash) is being loaded; without a hash, it no longer is (set-aside.ts). */
+  | { readonly t: 'loading'; readonly key: string; readonly hash?: string }
+  /** Call `id` runs off the process's event loop: it cannot be what holds its thread. */
+  | { readonly t: 'off'; readonly id: number };
 
 /** The start message: what the process compiles (`known`: a restarted one's last good bundles), and at which level it logs. */
 export function startMessage(options: TransformHostOptions, known: ReadonlyMap<string, Bundle>): FromGateway {
@@ -47,6 +51,7 @@ export function startMessage(options: TransformHostOptions, known: ReadonlyMap<s
       ...(options.debounceMs === undefined ? {} : { debounceMs: options.debounceMs }),
       ...(options.offLoopSlots === undefined ? {} : { offLoopSlots: options.offLoopSlots }),
       ...(known.size === 0 ? {} : { known: Object.fromEntries(known) }),
+      ...(options.setAside && Object.keys(options.setAside).length > 0 ? { setAside: options.setAside } : {}),
     },
     level: options.log.level as pino.LevelWithSilent,
   };

@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/index.js';
 import { type HookdError, isHookdError } from '../../../src/errors.js';
+import type { TransformHostOptions } from '../../../src/transforms/host.js';
 import { createProcessTransformHost, type TransformHost } from '../../../src/transforms/index.js';
 import { makeTempDir } from '../../helpers/hookd-process.js';
 import { childrenOf, hostConfig, transformContext } from '../../helpers/transforms.js';
@@ -50,6 +51,7 @@ afterEach(() => {
 async function hostOf(
   files: Record<string, string>,
   limits: Record<string, number>,
+  extra: Partial<TransformHostOptions> = {},
 ): Promise<{ host: TransformHost; dir: string; ends: string[] }> {
   const { dir, cleanup } = makeTempDir();
   cleanups.push(cleanup);
@@ -78,6 +80,7 @@ async function hostOf(
     ...hostConfig(config),
     log: pino({ level: 'silent' }),
     onProcessEnd: (end) => ends.push(end),
+    ...extra,
   });
   cleanups.push(() => host.close());
   return { host, dir, ends };
@@ -116,6 +119,32 @@ describe('an end of the transform process', () => {
     await expect(taken(host, 'fine')).resolves.toEqual({ message: 'fine' });
     await expect(host.run('stuck', context({}))).rejects.toThrow(/its calls are refused until/);
   }, 90_000);
+
+  it('is blamed on the call that holds the thread, not on an older one running off the loop beside it', async () => {
+    const { host } = await hostOf({ 'calls.ts': CALLS, 'fine.ts': FINE }, { timeoutMs: 1000 });
+    for (let round = 0; round < 3; round++) {
+      // Two calls past the event loop's slice (after an isolate's cold ones) send spin's calls off it.
+      await taken(host, 'spin', { ms: 1 });
+      for (let i = 0; i < 5; i++) await host.run('spin', context({ ms: 20 }));
+      const beside = errorOf(host.run('spin', context({ ms: 200 })));
+      await sleep(20);
+      const stuck = errorOf(host.run('stuck', context({ digits: 20_000_000 })));
+      // Its answer could not be sent while the thread was held: it fails first, unblamed.
+      expect((await beside)?.message).toMatch(/no answer within 2000 ms/);
+      expect((await stuck)?.message).toMatch(/no answer within 2000 ms|ended \(SIGKILL\) while this call ran/);
+    }
+    expect(await taken(host, 'spin', { ms: 1 })).toEqual({ message: 'spun' });
+    await expect(host.run('stuck', context({}))).rejects.toThrow(/its calls are refused until/);
+  }, 90_000);
+
+  it('is not brought about by a burst of quick calls: they wait their turn outside the process', async () => {
+    const { host, ends } = await hostOf({ 'calls.ts': CALLS, 'fine.ts': FINE }, { timeoutMs: 1000 });
+    // 3 s of calls on the process's loop, where a call's time and grace are 2 s: queued in the
+    // process, the last thousands of them were answered too late and it was stopped.
+    const answers = await Promise.allSettled(Array.from({ length: 1000 }, () => host.run('spin', context({ ms: 3 }))));
+    expect(answers.filter((answer) => answer.status === 'rejected')).toEqual([]);
+    expect(ends).toEqual([]);
+  }, 60_000);
 
   it('leaves a call that waited for the restart only what is left of its time', async () => {
     const { host } = await hostOf({ 'calls.ts': CALLS, 'fine.ts': FINE }, { timeoutMs: 4000 });
@@ -160,6 +189,46 @@ describe('a restarted transform process', () => {
       .catch(() => errorOf(host.run('fine', context({}))))) as HookdError | undefined;
     expect(waiting?.message).toMatch(/could not start/);
     expect(Date.now() - started).toBeLessThan(5000);
+  }, 60_000);
+});
+
+// Top-level code that makes one allocation over the memory limit: V8 aborts as the module loads.
+const ABORTS_AT_LOAD = `const table = new Array(2 ** 27).fill(0);\nexport default () => ({ message: 'v2 ' + table.length });`;
+
+describe('new code whose load ends the transform process', () => {
+  it('is set aside: its mapping runs its last good code, the others go on, and the log names it', async () => {
+    const lines: { msg: string; mappings?: string[]; modules?: string[] }[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const { host, dir, ends } = await hostOf(
+      { 'calls.ts': CALLS, 'fine.ts': FINE },
+      { timeoutMs: 3000 },
+      { watch: true, debounceMs: 50, log },
+    );
+    expect(await host.run('fine', context({}))).toEqual({ message: 'fine' });
+    writeFileSync(join(dir, 'fine.ts'), ABORTS_AT_LOAD);
+    await expect.poll(() => ends.length, { timeout: 20_000 }).toBe(1);
+    expect(await taken(host, 'fine')).toEqual({ message: 'fine' });
+    expect(await taken(host, 'spin', { ms: 1 })).toEqual({ message: 'spun' });
+    // Loaded again, it would have ended the next process by now, and the one after.
+    await sleep(3000);
+    expect(ends).toEqual(['SIGABRT']);
+    expect(lines.find((line) => line.msg.startsWith('the transform process ended while it loaded'))).toMatchObject({
+      mappings: ['fine'],
+      modules: ['fine.ts'],
+    });
+    // No call is blamed for it: none is refused.
+    expect(await taken(host, 'fine')).toEqual({ message: 'fine' });
+    // Other code in the file is loaded again.
+    writeFileSync(join(dir, 'fine.ts'), `export default () => ({ message: 'v3' });`);
+    await expect.poll(() => taken(host, 'fine'), { timeout: 20_000 }).toEqual({ message: 'v3' });
+    expect(ends).toEqual(['SIGABRT']);
+  }, 90_000);
+
+  it('at the start names the mapping whose code it was loading', async () => {
+    const err = await hostOf({ 'calls.ts': CALLS, 'fine.ts': ABORTS_AT_LOAD }, { timeoutMs: 3000 }).catch(
+      (e: unknown) => e,
+    );
+    expect((err as Error).message).toMatch(/ended \(SIGABRT\) while it loaded the transform of mapping fine/);
   }, 60_000);
 });
 
