@@ -45,11 +45,11 @@ describe("a mapping's window of calls in the transform process", () => {
   it("does not count a call's wait for its window against its time", async () => {
     const { calls, sent, answer } = books(1);
     void calls.add('a', context, 60_000);
-    const later = calls.add('a', context, 400 + GRACE_MS);
+    const later = calls.add('a', context, 400 + GRACE_MS).catch((e: unknown) => e);
     await sleep(600);
     answer(sent[0]?.call.id as number);
-    // It waited 600 ms of its 400: it is sent with the whole of them.
-    expect(sent[1]?.budgetMs).toBeGreaterThanOrEqual(399);
+    // It waited 600 ms of its 400: it is sent with (about) the whole of them, not failed.
+    expect(sent[1]?.budgetMs).toBeGreaterThan(300);
     answer(sent[1]?.call.id as number);
     await expect(later).resolves.toBe('ok');
   });
