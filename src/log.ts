@@ -59,6 +59,43 @@ export function censorNested<T extends object>(line: T): T {
   return copy ? (copy as T) : line;
 }
 
+/** What pino's error serializer makes: an object with this prototype. */
+const SERIALIZED_ERROR = Object.getPrototypeOf(pino.stdSerializers.err({ message: '' } as Error)) as object;
+/** How deep an error's plain fields are written out before they are only named. */
+const MAX_FIELD_DEPTH = 4;
+
+/**
+ * An error as pino writes it (message and stack with their causes'), its fields that are live
+ * objects named instead of written out: pg-pool's idle error carries the connection's whole
+ * `client` (its cancel key, its TLS options), which pino would write as one 8 KB line
+ * (docs/security.md#logs). Plain objects, arrays, dates and nested errors are kept.
+ */
+export function serializeError(err: unknown): unknown {
+  const serialized = pino.stdSerializers.err(err as Error) as unknown;
+  return serialized === err ? livesNamed(err, 0) : namedInPlace(serialized as Record<string, unknown>, 0);
+}
+
+/** A serialized error (ours to change) with its fields' live objects named. */
+function namedInPlace(serialized: Record<string, unknown>, depth: number): Record<string, unknown> {
+  for (const key of Object.keys(serialized)) serialized[key] = livesNamed(serialized[key], depth + 1);
+  return serialized;
+}
+
+/** `value` with every object that is not plain data replaced by its class's name, as a copy. */
+function livesNamed(value: unknown, depth: number): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? String(value) : value.toISOString();
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto === SERIALIZED_ERROR) return namedInPlace(value as Record<string, unknown>, depth);
+  const plain = Array.isArray(value) || proto === Object.prototype || proto === null;
+  if (!plain) return `[${(value as { constructor?: { name?: string } }).constructor?.name || 'Object'}]`;
+  if (depth >= MAX_FIELD_DEPTH) return Array.isArray(value) ? '[Array]' : '[Object]';
+  if (Array.isArray(value)) return value.map((item) => livesNamed(item, depth + 1));
+  const copy: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) copy[key] = livesNamed(item, depth + 1);
+  return copy;
+}
+
 export interface LoggerOptions {
   level: LevelWithSilent;
   /** Where lines go; default stdout, pretty-printed when it is a TTY. */
@@ -71,6 +108,7 @@ export function createLogger(options: LoggerOptions): Logger {
     level: options.level,
     base: { pid: process.pid },
     redact: { paths: REDACT_PATHS, censor: CENSOR },
+    serializers: { err: serializeError },
     formatters: { log: censorNested, bindings: censorNested },
   };
   if (options.destination) return replacingChildren(pino(base, options.destination));

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger, LazyChildLogger } from '../../src/log.js';
@@ -86,6 +87,39 @@ describe('secrets one level down in a line', () => {
     });
     expect(line.err.stack).toContain('refused');
     expect(lines[0]).not.toMatch(/sk-2|bot-token/);
+  });
+});
+
+describe("an error's fields that are live objects", () => {
+  it("are named, not written out: pg-pool's idle error carries its whole client, cancel key and TLS options", async () => {
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({
+      connectionString: 'postgres://hookd:pw-not-logged@127.0.0.1:1/hookd',
+      ssl: { key: 'PRIVATE-KEY-PEM', rejectUnauthorized: true },
+    });
+    Object.assign(client, { processID: 4242, secretKey: 987654321 });
+    const err = Object.assign(new Error('Connection terminated unexpectedly'), {
+      client,
+      code: 'ECONNRESET',
+      details: { table: 'runs' },
+      cause: new Error('socket hang up'),
+      errors: [Object.assign(new Error('one of two'), { socket: new EventEmitter() })],
+      at: new Date(0),
+    });
+    const { log, lines } = captured();
+    log.warn({ err }, 'an idle PostgreSQL connection failed');
+    const line = JSON.parse(lines[0] as string);
+    expect(line.err).toMatchObject({
+      message: 'Connection terminated unexpectedly: socket hang up',
+      code: 'ECONNRESET',
+      client: '[Client]',
+      details: { table: 'runs' },
+      aggregateErrors: [{ message: 'one of two', socket: '[EventEmitter]' }],
+      at: '1970-01-01T00:00:00.000Z',
+    });
+    expect(err.client).toBe(client);
+    expect(lines[0]).not.toMatch(/987654321|4242|PRIVATE-KEY|pw-not-logged|connectionParameters/);
+    expect((lines[0] as string).length).toBeLessThan(2000);
   });
 });
 
