@@ -120,6 +120,11 @@ export const errorCatalogue = {
     exposed: true,
   },
   STORE_UNAVAILABLE: http(503, () => 'the store cannot take writes right now; nothing was accepted; retry later'),
+  COMMIT_UNCONFIRMED: http(
+    503,
+    () =>
+      'the store did not confirm the commit in time: the request may have been accepted; a retry with the same Idempotency-Key is answered once',
+  ),
   TRANSFORM_BUSY: {
     ...http(
       503,

@@ -33,6 +33,7 @@ const REPEATABLE_5XX: ReadonlySet<string> = new Set([
   'TRANSFORM_BUSY',
   'TRANSFORM_FAILED',
   'STORE_UNAVAILABLE',
+  'COMMIT_UNCONFIRMED',
 ]);
 
 interface Line {
@@ -57,7 +58,7 @@ function refusalLine(e: HookdError, reqId: string): { key: string; line: Line } 
     };
     return { key: `${e.code} ${mapping ?? ''}`, line: { level: 'warn', msg: 'transform failed', fields } };
   }
-  if (e.code === 'STORE_UNAVAILABLE') {
+  if (e.code === 'STORE_UNAVAILABLE' || e.code === 'COMMIT_UNCONFIRMED') {
     // A full disk or a database out of reach answers every request alike.
     const cause = (e.cause as Error | undefined)?.message;
     return { key: e.code, line: { level: 'error', msg: 'request refused', fields: { code: e.code, cause, reqId } } };

@@ -27,12 +27,41 @@ export function isStoreUnavailable(err: unknown): boolean {
   );
 }
 
-/** The error an accept answers with: 503 `STORE_UNAVAILABLE` (with Retry-After) for a store out of service, else `err`. */
+/** Failures of a commit whose last statement was sent and never answered. */
+const inDoubt = new WeakSet<object>();
+
+/**
+ * Marks `err`, the failure of a commit's last statement (a `COMMIT`, or a statement that commits
+ * on its own), as a commit whose outcome is unknown when it is a store out of reach and the
+ * server never answered: a frozen or partitioned server may have committed it, or may commit it
+ * once it reads it. A server's own refusal (an SQLSTATE with its severity) committed nothing, and
+ * neither did a statement pg never sent (a connection already broken). Returns `err`.
+ */
+export function commitInDoubt(err: unknown): unknown {
+  if (!(err instanceof Error) || !isStoreUnavailable(err)) return err;
+  if (typeof (err as { severity?: unknown }).severity === 'string') return err;
+  if (/not queryable/.test(err.message)) return err;
+  inDoubt.add(err);
+  return err;
+}
+
+/** True when `err` is a commit whose outcome is unknown (commitInDoubt). */
+export function isCommitInDoubt(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && inDoubt.has(err);
+}
+
+/**
+ * The error an accept answers with: 503 `STORE_UNAVAILABLE` for a store out of service (nothing
+ * was accepted), 503 `COMMIT_UNCONFIRMED` for a commit sent and never confirmed (it may have been:
+ * docs/errors.md), both with Retry-After; else `err`.
+ */
 export function acceptError(err: unknown): unknown {
   if (!isStoreUnavailable(err)) return err;
-  const unavailable: HookdError<'STORE_UNAVAILABLE'> = hookdError('STORE_UNAVAILABLE', undefined, {
-    cause: err,
-    headers: { 'retry-after': String(RETRY_AFTER_S) },
-  });
+  const options = { cause: err, headers: { 'retry-after': String(RETRY_AFTER_S) } };
+  if (isCommitInDoubt(err)) {
+    const unconfirmed: HookdError<'COMMIT_UNCONFIRMED'> = hookdError('COMMIT_UNCONFIRMED', undefined, options);
+    return unconfirmed;
+  }
+  const unavailable: HookdError<'STORE_UNAVAILABLE'> = hookdError('STORE_UNAVAILABLE', undefined, options);
   return unavailable;
 }

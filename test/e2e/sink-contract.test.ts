@@ -345,23 +345,29 @@ describe.skipIf(!postgresTestsRun)('a failed request on PostgreSQL', () => {
     const texts: string[] = [];
     let pending = 0;
     let held = 0;
-    const gated = new Proxy(db, {
-      get(target, prop, receiver) {
-        if (prop !== 'query') return Reflect.get(target, prop, receiver);
-        return async (text: string, values?: unknown[]) => {
-          texts.push(text);
-          pending++;
-          const holds = text.includes('INSERT INTO failed_requests');
-          if (holds) held++;
-          try {
-            if (holds) await released;
-            return await target.query(text, values);
-          } finally {
-            pending--;
-          }
-        };
-      },
-    });
+    /** `target` whose queries (a text, or a config with its time-out) are seen and held as above. */
+    const gate = <T extends pg.Pool | pg.PoolClient>(target: T): T =>
+      new Proxy(target, {
+        get(inner, prop, receiver) {
+          if (prop === 'connect' && inner === db) return async () => gate(await db.connect());
+          const value = Reflect.get(inner, prop, receiver);
+          if (prop !== 'query') return typeof value === 'function' ? value.bind(inner) : value;
+          return async (query: string | pg.QueryConfig, values?: unknown[]) => {
+            const text = typeof query === 'string' ? query : query.text;
+            texts.push(text);
+            pending++;
+            const holds = text.includes('INSERT INTO failed_requests');
+            if (holds) held++;
+            try {
+              if (holds) await released;
+              return await (inner as pg.Pool).query(query as string, values);
+            } finally {
+              pending--;
+            }
+          };
+        },
+      });
+    const gated = gate(db);
     const sink = createPgSink(gated, createPgContract(db), {});
     const id = 'pg-failure-first';
     sink.recordFailure({

@@ -1,5 +1,14 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +30,13 @@ export interface PgCluster {
   pause(): Promise<void>;
   /** Starts the paused server again on the same port. */
   resume(): Promise<void>;
+  /**
+   * Freezes the server and every backend (SIGSTOP), as a paused VM or a hung host does: its
+   * connections stay open and take bytes, nothing answers, until `thaw`.
+   */
+  freeze(): void;
+  /** Lets the frozen server go on (SIGCONT): it reads what was sent meanwhile and answers. */
+  thaw(): void;
   stop(): Promise<void>;
 }
 
@@ -142,12 +158,34 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
     password,
     dir,
     pause: () => run(pgCtl, ['-D', data, '-m', 'fast', '-w', 'stop'], user),
+    freeze: () => signalServer(data, 'SIGSTOP'),
+    thaw: () => signalServer(data, 'SIGCONT'),
     resume: startServer,
     async stop() {
       await run(pgCtl, ['-D', data, '-m', 'immediate', '-w', 'stop'], user).catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Sends `signal` to the server of `data` (its pid is postmaster.pid's first line) and to its backends. */
+function signalServer(data: string, signal: 'SIGSTOP' | 'SIGCONT'): void {
+  const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        // `pid (name) state ppid …`: the name may hold spaces, so the fields are read after its `)`.
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+      } catch {
+        return false; // ended meanwhile
+      }
+    })
+    .map(Number);
+  // Stopped first, so that it starts no backend the loop below would miss; let go last.
+  const pids = signal === 'SIGSTOP' ? [postmaster, ...children] : [...children, postmaster];
+  for (const pid of pids) process.kill(pid, signal);
 }
 
 /** The stores an end-to-end suite runs on: SQLite always, PostgreSQL where its tests run. */

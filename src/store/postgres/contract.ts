@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { StoreContract, Writes } from '../contract.js';
 import { createCommitQueue, type WriteOptions } from '../group-commit.js';
-import { isStoreUnavailable } from '../unavailable.js';
+import { commitInDoubt, isStoreUnavailable } from '../unavailable.js';
 import { createPgAlerts } from './alerts.js';
 import { DB_NOW_MS } from './clock.js';
 import { createPgLogTables } from './log-tables.js';
@@ -23,6 +23,8 @@ export interface PgPoolOptions {
   /** Connections at most (`storage.poolSize`; default 10). */
   readonly max?: number;
   readonly idleInTransactionMs?: number;
+  /** How long a query may go unanswered (default 30 s; shorter in tests of a frozen server). */
+  readonly queryTimeoutMs?: number;
   /** What `pg_stat_activity` names its connections: a node's id, so that an operator sees which node holds what. */
   readonly applicationName?: string;
 }
@@ -40,13 +42,14 @@ export interface PgPoolOptions {
  */
 export function createPgPool(url: string, options: PgPoolOptions = {}): pg.Pool {
   const { max = 10, idleInTransactionMs = IDLE_IN_TRANSACTION_MS, applicationName } = options;
-  const timeouts = `SET statement_timeout = ${STATEMENT_TIMEOUT_MS}; SET idle_in_transaction_session_timeout = ${Math.round(idleInTransactionMs)}`;
+  const queryTimeoutMs = options.queryTimeoutMs ?? QUERY_TIMEOUT_MS;
+  const timeouts = `SET statement_timeout = ${queryTimeoutMs + STATEMENT_TIMEOUT_MS - QUERY_TIMEOUT_MS}; SET idle_in_transaction_session_timeout = ${Math.round(idleInTransactionMs)}`;
   return new pg.Pool({
     connectionString: url,
     max,
     ...(applicationName === undefined ? {} : { application_name: applicationName }),
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    query_timeout: QUERY_TIMEOUT_MS,
+    query_timeout: queryTimeoutMs,
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
     types: {
@@ -86,16 +89,39 @@ export async function withClient<T>(pool: pg.Pool, use: (client: pg.PoolClient) 
   }
 }
 
-/** Runs `use` in a transaction on a connection of its own: committed when it resolves, else rolled back. */
-export function inTransaction<T>(pool: pg.Pool, use: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/** A query that fails after `timeoutMs` unanswered: pg reads `query_timeout` per query, which its types do not declare. */
+export function timedQuery(text: string, values: unknown[] | undefined, timeoutMs: number | undefined): pg.QueryConfig {
+  const config = {
+    text,
+    ...(values ? { values } : {}),
+    ...(timeoutMs === undefined ? {} : { query_timeout: timeoutMs }),
+  };
+  return config as pg.QueryConfig;
+}
+
+/**
+ * Runs `use` in a transaction on a connection of its own: committed when it resolves, else rolled
+ * back. A `COMMIT` sent and never answered fails as a commit in doubt (commitInDoubt). On a
+ * server out of reach no `ROLLBACK` is sent (it would wait out a time-out of its own): the
+ * connection is discarded, and the server rolls back a session that ends inside a transaction.
+ * `timeoutMs` bounds `BEGIN` and `COMMIT` (default: the pool's query time-out).
+ */
+export function inTransaction<T>(
+  pool: pg.Pool,
+  use: (client: pg.PoolClient) => Promise<T>,
+  timeoutMs?: number,
+): Promise<T> {
+  const statement = (text: string) => timedQuery(text, undefined, timeoutMs);
   return withClient(pool, async (client) => {
     try {
-      await client.query('BEGIN');
+      await client.query(statement('BEGIN'));
       const value = await use(client);
-      await client.query('COMMIT');
+      await client.query(statement('COMMIT')).catch((err: unknown) => {
+        throw commitInDoubt(err);
+      });
       return value;
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      if (!isStoreUnavailable(err)) await client.query('ROLLBACK').catch(() => undefined);
       throw err;
     }
   });

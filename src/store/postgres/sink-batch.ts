@@ -4,7 +4,8 @@ import { eventRow, hookEvent } from '../events.js';
 import type { FailedRequestRecord } from '../failed-requests.js';
 import { requestRow } from '../requests.js';
 import { hookRun, runRow } from '../runs.js';
-import { inTransaction } from './contract.js';
+import { commitInDoubt } from '../unavailable.js';
+import { inTransaction, timedQuery, withClient } from './contract.js';
 import type { PgStatement } from './rows.js';
 import {
   EVENTS_INSERT,
@@ -45,10 +46,23 @@ export type SinkItem =
   | { readonly kind: 'failure'; readonly failure: FailedRequestRecord };
 
 /**
+ * How long an accept's commit may go unanswered: a sender gives up after about 10 s (GitHub
+ * waits 10), so a frozen server is answered 503 within that, not after the pool's 30 s.
+ */
+export const COMMIT_TIMEOUT_MS = 10_000;
+
+/** The time-out of a sink's statements: COMMIT_TIMEOUT_MS, or the pool's own if shorter. */
+export function commitTimeoutOf(pool: pg.Pool): number {
+  const own = (pool as unknown as { options: { query_timeout?: number } }).options.query_timeout;
+  return own === undefined || own <= 0 ? COMMIT_TIMEOUT_MS : Math.min(COMMIT_TIMEOUT_MS, own);
+}
+
+/**
  * Writes a batch as one statement, its inserts and updates as data-modifying `WITH` parts
  * (one round trip instead of one per table); returns the jobs whose idempotency key was taken
  * (or that had none). With keys, the keys are inserted first, in the same transaction, and
- * only the jobs that took theirs are written.
+ * only the jobs that took theirs are written. A statement that commits sent and never answered
+ * fails as a commit in doubt (commitInDoubt: the accepts may have been committed).
  */
 export async function writeBatch(
   pool: pg.Pool,
@@ -56,28 +70,39 @@ export async function writeBatch(
   jobs: readonly SinkJob[],
   items: readonly SinkItem[],
 ): Promise<Set<SinkJob>> {
+  const timeoutMs = commitTimeoutOf(pool);
   if (jobs.every((job) => job.key === undefined)) {
-    await writeAll(pool, now, jobs, items);
+    await withClient(pool, (client) =>
+      writeAll(client, now, jobs, items, timeoutMs).catch((err: unknown) => {
+        throw commitInDoubt(err);
+      }),
+    );
     return new Set(jobs);
   }
-  return inTransaction(pool, async (client) => {
-    const taken = await takeKeys(client, jobs);
-    await writeAll(
-      client,
-      now,
-      jobs.filter((job) => taken.has(job)),
-      items,
-    );
-    return taken;
-  });
+  return inTransaction(
+    pool,
+    async (client) => {
+      const taken = await takeKeys(client, jobs, timeoutMs);
+      await writeAll(
+        client,
+        now,
+        jobs.filter((job) => taken.has(job)),
+        items,
+        timeoutMs,
+      );
+      return taken;
+    },
+    timeoutMs,
+  );
 }
 
 /** The kept jobs' actions, the records, kept failures and replay marks, in one statement that notifies queued runs. */
 async function writeAll(
-  db: pg.Pool | pg.PoolClient,
+  db: pg.PoolClient,
   now: () => number,
   kept: readonly SinkJob[],
   items: readonly SinkItem[],
+  timeoutMs: number,
 ): Promise<void> {
   const { statements, runs } = batchInserts(kept, items, now);
   const replays = createPgWrites(now);
@@ -90,7 +115,7 @@ async function writeAll(
   statements.push(...replays.statements);
   if (statements.length === 0) return;
   const { text, values } = oneStatement(statements, runs);
-  await db.query(text, values);
+  await db.query(timedQuery(text, values, timeoutMs));
 }
 
 /**
@@ -130,7 +155,11 @@ export function batchInserts(
 }
 
 /** Inserts the batch's idempotency rows; a key held by another request is not taken. */
-export async function takeKeys(client: pg.PoolClient, jobs: readonly SinkJob[]): Promise<Set<SinkJob>> {
+export async function takeKeys(
+  client: pg.PoolClient,
+  jobs: readonly SinkJob[],
+  timeoutMs: number,
+): Promise<Set<SinkJob>> {
   const taken = new Set(jobs.filter((job) => job.key === undefined));
   const keyed = new Map<string, SinkJob>();
   // Taken in the keys' order: two commits racing for the same keys never wait on each other in a cycle.
@@ -138,8 +167,11 @@ export async function takeKeys(client: pg.PoolClient, jobs: readonly SinkJob[]):
   for (const job of sorted) if (job.key !== undefined && !keyed.has(job.key)) keyed.set(job.key, job);
   if (keyed.size === 0) return taken;
   const { rows } = await client.query<{ scope: string; key: string }>(
-    IDEMPOTENCY_INSERT,
-    transpose([...keyed.values()].map((job) => job.idempotency as unknown[])),
+    timedQuery(
+      IDEMPOTENCY_INSERT,
+      transpose([...keyed.values()].map((job) => job.idempotency as unknown[])),
+      timeoutMs,
+    ),
   );
   for (const row of rows) {
     const job = keyed.get(`${row.scope}\u0000${row.key}`);

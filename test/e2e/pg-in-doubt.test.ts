@@ -1,0 +1,105 @@
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type HookdError, isHookdError } from '../../src/errors.js';
+import { createPgContract, createPgPool } from '../../src/store/postgres/contract.js';
+import { migratePostgres } from '../../src/store/postgres/migrate.js';
+import { createPgSink } from '../../src/store/postgres/sink.js';
+import { agentAction, wakeAction } from '../helpers/actions.js';
+import { until } from '../helpers/http.js';
+import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
+
+/**
+ * A PostgreSQL server that freezes (a paused VM, a hung host) while a group commit waits for its
+ * answer (docs/scale.md#failure-behaviour). The statement was sent: the server may commit it once
+ * it goes on. An accept whose commit was sent and never confirmed must not be answered "nothing
+ * was accepted" (503 `STORE_UNAVAILABLE`, after which a sender's retry doubles the action), but 503
+ * `COMMIT_UNCONFIRMED`; one that never reached its `COMMIT` is rolled back by the server and is
+ * `STORE_UNAVAILABLE`, truly. Either is answered once the accept's time-out passes, not after
+ * a `ROLLBACK` waits out one more.
+ */
+
+const TIMEOUT_MS = 2500;
+let cluster: PgCluster | undefined;
+let pool: pg.Pool;
+
+beforeAll(async () => {
+  if (!postgresTestsRun) return;
+  cluster = await startPgCluster();
+  pool = createPgPool(cluster.url, { max: 4, queryTimeoutMs: TIMEOUT_MS });
+  await migratePostgres(pool);
+}, 60_000);
+
+afterAll(async () => {
+  cluster?.thaw();
+  await pool?.end().catch(() => undefined);
+  await cluster?.stop();
+});
+
+/** An accept while the server is frozen: what it failed with, and after how long. */
+async function acceptFrozen(accept: () => Promise<unknown>): Promise<{ err: HookdError; ms: number }> {
+  cluster?.freeze();
+  const started = performance.now();
+  try {
+    const err = await accept().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    const ms = performance.now() - started;
+    if (!isHookdError(err)) throw new Error(`expected a coded error, got ${String(err)}`);
+    return { err, ms };
+  } finally {
+    cluster?.thaw();
+  }
+}
+
+/** Rows of `table` whose request is `requestId`, once the thawed server has read what was sent. */
+const rowsOf = async (table: 'events' | 'runs', requestId: string) =>
+  Number((await pool.query(`SELECT count(*) AS n FROM ${table} WHERE request_id = $1`, [requestId])).rows[0].n);
+
+describe.skipIf(!postgresTestsRun)('an accept whose PostgreSQL server freezes', () => {
+  it('answers COMMIT_UNCONFIRMED for a commit sent and never answered, which the server commits when it goes on', async () => {
+    const sink = createPgSink(pool, createPgContract(pool));
+    // A connection open and idle: the frozen server takes the statement, and answers nothing.
+    await sink.accept([wakeAction('warm')], { requestId: 'warm' });
+    const { err, ms } = await acceptFrozen(() => sink.accept([wakeAction('frozen')], { requestId: 'in-doubt' }));
+    expect(err.code).toBe('COMMIT_UNCONFIRMED');
+    expect(err.statusCode).toBe(503);
+    expect(err.headers).toMatchObject({ 'retry-after': '5' });
+    expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+    // The server read the statement as it went on, and committed it: the answer was right to doubt.
+    await until(
+      async () => ((await rowsOf('events', 'in-doubt')) === 1 ? true : undefined),
+      'the frozen statement committed',
+      20_000,
+    );
+  }, 60_000);
+
+  it("answers STORE_UNAVAILABLE for a transaction cut off before its COMMIT, which the server rolls back, without waiting out a ROLLBACK's time-out", async () => {
+    const sink = createPgSink(pool, createPgContract(pool));
+    await sink.accept([wakeAction('warm')], { requestId: 'warm-2' });
+    const intent = {
+      scope: 'agent',
+      key: 'frozen-key',
+      bodyHash: 'h',
+      respond: () => ({ status: 202, body: null }),
+    };
+    const { err, ms } = await acceptFrozen(() =>
+      sink.accept([agentAction('frozen')], { requestId: 'not-committed', idempotency: intent }),
+    );
+    expect(err.code).toBe('STORE_UNAVAILABLE');
+    // Its BEGIN waited out one time-out; a ROLLBACK queued behind it would have waited another.
+    expect(ms).toBeLessThan(2 * TIMEOUT_MS - 200);
+    // Once the server has gone on and noticed the connection gone, nothing of it is there, and
+    // the key is free for the sender's retry.
+    await sink.accept([wakeAction('after')], { requestId: 'after-thaw' });
+    const inTransaction = `SELECT count(*) AS n FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'`;
+    await until(
+      async () => (Number((await pool.query(inTransaction)).rows[0].n) === 0 ? true : undefined),
+      'the cut-off transaction ended',
+      20_000,
+    );
+    expect(await rowsOf('runs', 'not-committed')).toBe(0);
+    const [retry] = await sink.accept([agentAction('retry')], { requestId: 'retry', idempotency: intent });
+    expect(retry?.kind).toBe('agent');
+  }, 60_000);
+});
