@@ -6,7 +6,6 @@
  * restarts this process. It ends when the gateway goes (the channel closes).
  */
 import type { LevelWithSilent } from 'pino';
-import { hookdError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import { createTransformHost, type TransformHost, type TransformHostOptions } from './host.js';
 import { type FromGateway, type ToGateway, wireError } from './wire.js';
@@ -35,25 +34,12 @@ async function start(options: Omit<TransformHostOptions, 'log'>, level: LevelWit
   }
 }
 
-/**
- * A call's value, sent: one the channel cannot write (its JSON, written recursively, ran out of
- * stack) fails that call alone, not the process and every call it runs.
- */
-function answer(id: number, value: unknown): void {
-  try {
-    send({ t: 'done', id, value });
-  } catch (err) {
-    const reason = `its result could not be sent to the gateway (${(err as Error).message})`;
-    send({ t: 'done', id, error: wireError(hookdError('TRANSFORM_FAILED', { reason })) });
-  }
-}
-
 /** Runs a call; one of a mapping whose calls run off the loop says so first (it cannot hold the thread). */
 function call({ id, key, context, budgetMs }: Extract<FromGateway, { t: 'call' }>): void {
   if (!host) return void send({ t: 'done', id, error: { message: 'the transform process has not started' } });
   if (host.offLoop?.(key)) send({ t: 'off', id });
   host.run(key, context, budgetMs).then(
-    (value) => answer(id, value),
+    (value) => send({ t: 'done', id, value }),
     (err: unknown) => send({ t: 'done', id, error: wireError(err) }),
   );
 }

@@ -1,9 +1,19 @@
-import { hookdError } from '../errors.js';
+import { type HookdError, hookdError } from '../errors.js';
 import type { BundleMap } from './locate.js';
 import type { Sandbox } from './sandbox.js';
 import { createSemaphore } from './semaphore.js';
 
 /** A bundle and its source map (which its isolates locate their errors with). */
+/** What a TRANSFORM_BUSY asks the sender to wait: the time limit, in whole seconds, at least 1. */
+export const retryAfterFor = (timeoutMs: number): number => Math.max(1, Math.ceil(timeoutMs / 1000));
+
+/** The bound of a mapping's calls at once, as TRANSFORM_BUSY names it. */
+export const MAX_IN_FLIGHT = 'hooks.transforms.maxInFlight';
+
+/** TRANSFORM_BUSY (503): mapping `mapping`'s call did not start, `running` already run under `limit`. */
+export const transformBusy = (mapping: string, running: number, limit: string, retryAfterS: number): HookdError =>
+  hookdError('TRANSFORM_BUSY', { mapping, running, limit }, { headers: { 'retry-after': String(retryAfterS) } });
+
 export interface SandboxSource {
   readonly code: string;
   readonly map?: BundleMap;
@@ -63,12 +73,7 @@ export function createSandboxPool(options: SandboxPoolOptions): SandboxPool {
   /** Set by `dispose`: a swap that finishes later disposes what it built. */
   let disposed = false;
 
-  const busyError = () =>
-    hookdError(
-      'TRANSFORM_BUSY',
-      { mapping: key, running: maxInFlight, limit: 'hooks.transforms.maxInFlight' },
-      { headers: { 'retry-after': String(options.retryAfterS) } },
-    );
+  const busyError = () => transformBusy(key, maxInFlight, MAX_IN_FLIGHT, options.retryAfterS);
 
   /** Builds one isolate for a slot already taken; a failed build gives the slot back. */
   async function build(): Promise<Sandbox> {

@@ -1,5 +1,6 @@
-import { type HookdError, hookdError } from '../errors.js';
+import type { HookdError } from '../errors.js';
 import type { TransformContext } from '../mapping/index.js';
+import { MAX_IN_FLIGHT, transformBusy } from './pool.js';
 import { failed } from './wire.js';
 
 /**
@@ -188,8 +189,7 @@ export class ProcessCalls {
   }
 
   private busy(key: string): HookdError {
-    const params = { mapping: key, running: this.options.window, limit: 'hooks.transforms.maxInFlight' };
-    return hookdError('TRANSFORM_BUSY', params, { headers: { 'retry-after': String(this.options.retryAfterS) } });
+    return transformBusy(key, this.options.window, MAX_IN_FLIGHT, this.options.retryAfterS);
   }
 
   private count(counts: Map<string, number>, key: string, by: number): void {

@@ -5,6 +5,7 @@ import type { TransformContext } from '../mapping/index.js';
 import { CarryOver } from './carry-over.js';
 import { type Child, startTransformProcess } from './fork-child.js';
 import type { TransformHost, TransformHostOptions } from './host.js';
+import { retryAfterFor } from './pool.js';
 import { GRACE_MS, type ProcessCall, ProcessCalls } from './process-calls.js';
 import { ProcessEnds } from './process-ends.js';
 import { SET_ASIDE_PROBLEM } from './set-aside.js';
@@ -61,7 +62,7 @@ class TransformProcess {
     this.timeoutMs = limits.timeoutMs;
     this.calls = new ProcessCalls({
       window: limits.maxInFlight,
-      retryAfterS: Math.max(1, Math.ceil(limits.timeoutMs / 1000)),
+      retryAfterS: retryAfterFor(limits.timeoutMs),
       up: () => this.current.up,
       send: (call, budgetMs) => this.send(call, budgetMs),
       overdue: (call, holder) => this.overdue(call, holder),
@@ -124,7 +125,7 @@ class TransformProcess {
   private onExit(ended: ChildProcess, how: string): void {
     if (ended !== this.current.process) return;
     const loading = this.carried.ended();
-    if (loading.length > 0)
+    if (loading.length > 0 && !this.isStarted)
       this.endedAtStart = `the transform process ended (${how}) while it loaded the transform of mapping ${loading.join(', ')}`;
     if (!this.isStarted) return;
     this.current.up = false;

@@ -1,7 +1,7 @@
 import { hookdError, isHookdError } from '../errors.js';
 import type { ConsoleSink } from './console.js';
 import type { BundleMap } from './locate.js';
-import { createSandboxPool, type SandboxPool } from './pool.js';
+import { createSandboxPool, retryAfterFor, type SandboxPool, transformBusy } from './pool.js';
 import { createSandbox, type Sandbox, type SandboxLimits } from './sandbox.js';
 import type { Semaphore } from './semaphore.js';
 
@@ -102,7 +102,7 @@ interface SlotState extends SlowCallWindow {
 /** Creates a slot; its first isolate is built by `warm()` or the first call. */
 export function createTransformSlot(options: TransformSlotOptions): TransformSlot {
   const { exportName, limits, console } = options;
-  const retryAfterS = Math.max(1, Math.ceil(limits.timeoutMs / 1000));
+  const retryAfterS = retryAfterFor(limits.timeoutMs);
   const pool = createSandboxPool({
     key: options.key,
     code: options.code,
@@ -234,8 +234,7 @@ async function runOffLoop(
   const { gate } = state.options;
   if (gate && !(await gate.acquire(budgetMs()))) {
     const limit = 'off the event loop, one per spare core';
-    const params = { mapping: state.options.key, running: gate.slots, limit };
-    throw hookdError('TRANSFORM_BUSY', params, { headers: { 'retry-after': String(state.retryAfterS) } });
+    throw transformBusy(state.options.key, gate.slots, limit, state.retryAfterS);
   }
   try {
     return await sandbox.callAsync(json, rawBody, budgetMs());
