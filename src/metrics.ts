@@ -31,10 +31,16 @@ export interface Metrics {
 /** Transform calls since start and their latency (null figures: no call, or past the largest bucket). */
 export type TransformLatency = NonNullable<OverviewView['transforms']>;
 
+/**
+ * How long a scrape waits for the store's count of runs: a database out of reach (30 s a query)
+ * would hold the scrape past Prometheus's own time-out (10 s), and a failed scrape shows nothing.
+ */
+const STORE_READ_WAIT_MS = 2000;
+
 /** Creates the metrics in a registry of their own. */
-export function createMetrics(): Metrics {
+export function createMetrics(options: { storeReadWaitMs?: number } = {}): Metrics {
   const registry = new Registry();
-  const attached: AttachedSources = {};
+  const attached: AttachedSources = { storeReadWaitMs: options.storeReadWaitMs ?? STORE_READ_WAIT_MS };
   const countRequest = requestCounter(registry);
   const transformSeconds = new Histogram({
     name: 'hookd_transform_duration_seconds',
@@ -99,6 +105,32 @@ function requestCounter(registry: Registry): (endpoint: string, status: number) 
 /** The sources the gauges read, once the runtime exists (none before: the gauges stay unset). */
 export interface AttachedSources {
   sources?: MetricSources;
+  readonly storeReadWaitMs: number;
+  /** The count of runs this scrape reads: both gauges that show it share one read. */
+  reading?: Promise<Record<string, number> | undefined>;
+}
+
+/** The store's count of runs by status, or undefined when it failed or took longer than a scrape waits. */
+function runsNow(attached: AttachedSources): Promise<Record<string, number> | undefined> {
+  const sources = attached.sources;
+  if (!sources) return Promise.resolve(undefined);
+  attached.reading ??= new Promise<Record<string, number> | undefined>((resolve) => {
+    const late = setTimeout(() => resolve(undefined), attached.storeReadWaitMs);
+    late.unref();
+    sources.runsByStatus().then(
+      (counts) => {
+        clearTimeout(late);
+        resolve(counts);
+      },
+      () => {
+        clearTimeout(late);
+        resolve(undefined);
+      },
+    );
+  }).finally(() => {
+    attached.reading = undefined;
+  });
+  return attached.reading;
 }
 
 /** The gauges read at scrape time from `attached.sources`: queue depth, runs by status, clock skew, breakers. */
@@ -118,9 +150,17 @@ export function registerGauges(registry: Registry, attached: AttachedSources): v
     registers: [registry],
     async collect() {
       if (!attached.sources) return;
-      const counts = await attached.sources.runsByStatus();
+      const counts = await runsNow(attached);
       this.reset();
-      for (const [status, n] of Object.entries(counts)) this.set({ status }, n);
+      for (const [status, n] of Object.entries(counts ?? {})) this.set({ status }, n);
+    },
+  });
+  new Gauge({
+    name: 'hookd_store_up',
+    help: "1 when the store answered the scrape's count of runs within 2 s, 0 when it failed or was late (hookd_runs is then left out)",
+    registers: [registry],
+    async collect() {
+      if (attached.sources) this.set((await runsNow(attached)) === undefined ? 0 : 1);
     },
   });
   new Gauge({

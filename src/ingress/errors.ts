@@ -1,12 +1,14 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { errorBody, type HookdError, hasStatus, hookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { acceptError, isStoreUnavailable } from '../store/index.js';
 import { createLogWindow } from './log-window.js';
 
 /**
  * The error to answer with: a catalogue error with a status as it is; what fastify itself may
- * throw mapped onto the catalogue; anything else (a catalogue error that never answers a
- * request included) is a generic 500.
+ * throw mapped onto the catalogue; a store out of reach (an admin read while PostgreSQL is down)
+ * 503 `STORE_UNAVAILABLE`, not a 500 logged with its stack at every poll of the console; anything
+ * else (a catalogue error that never answers a request included) is a generic 500.
  */
 export function toHookdError(err: unknown): HookdError {
   if (isHookdError(err) && hasStatus(err.code)) return err;
@@ -21,6 +23,7 @@ export function toHookdError(err: unknown): HookdError {
     default:
       break;
   }
+  if (isStoreUnavailable(err)) return acceptError(err) as HookdError;
   if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
     return e.statusCode === 404 ? hookdError('NOT_FOUND') : hookdError('INVALID_BODY', { problem: 'bad-request' });
   }

@@ -209,6 +209,14 @@ describe.skipIf(!postgresTestsRun)('hookd serve on PostgreSQL', () => {
       expect(refused.status).toBe(503);
       expect(refused.body.code).toBe('STORE_UNAVAILABLE');
       expect(refused.headers['retry-after']).toBe('5');
+      // What an operator looks at answers too: the metrics at once, with the store shown down;
+      // an admin read 503, not a 500 logged with its stack at every poll of the console.
+      const metrics = await call(`${hookd.url}/metrics`, { method: 'GET' });
+      expect(metrics.status).toBe(200);
+      expect(metrics.text).toMatch(/^hookd_store_up 0$/m);
+      const runs = await admin('/api/runs');
+      expect(runs.status).toBe(503);
+      expect(runs.body.code).toBe('STORE_UNAVAILABLE');
     } finally {
       await cluster.resume();
     }
@@ -222,6 +230,8 @@ describe.skipIf(!postgresTestsRun)('hookd serve on PostgreSQL', () => {
     const events = (await admin('/api/main/events')).body.events as { id: string; text: string }[];
     expect(events.find((e) => e.id === accepted.body.eventId)?.text).toBe('back\uFFFDup');
     expect(hookd.stdout()).toMatch(/"code":"STORE_UNAVAILABLE"/);
+    expect(hookd.stdout()).not.toMatch(/"msg":"request failed"/);
+    expect(hookd.stdout()).not.toMatch(/secretKey|connectionParameters/);
     expect(hookd.stdout()).not.toContain(cluster.password);
     // The runtime's lines on a shared store name their node (its leases' owner: host:pid:id).
     const heartbeatJob = hookd

@@ -62,6 +62,30 @@ describe('the gauges read at scrape time', () => {
     expect(await lines(metrics, 'hookd_clock_skew_seconds ')).toEqual(['hookd_clock_skew_seconds 0']);
   });
 
+  it('answer while the store does not: its runs are left out, and hookd_store_up is 0', async () => {
+    const metrics = createMetrics({ storeReadWaitMs: 100 });
+    let runsByStatus: () => Promise<Record<string, number>> = async () => ({ done: 1 });
+    metrics.attach({ queueDepth: () => 2, runsByStatus: () => runsByStatus() });
+    expect(await lines(metrics, 'hookd_store_up ')).toEqual(['hookd_store_up 1']);
+    // A database out of reach: the read fails (before, the scrape answered 500).
+    runsByStatus = () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+    const failed = await metrics.registry.metrics();
+    expect(failed).toMatch(/^hookd_store_up 0$/m);
+    expect(failed).toMatch(/^hookd_run_queue_depth 2$/m);
+    expect(failed).not.toMatch(/^hookd_runs\{/m);
+    // A database that answers nothing: the scrape does not wait out the query's 30 s.
+    let reads = 0;
+    runsByStatus = () => {
+      reads++;
+      return new Promise(() => undefined);
+    };
+    const silent = await metrics.registry.metrics();
+    expect(silent).toMatch(/^hookd_store_up 0$/m);
+    expect(reads).toBe(1);
+    runsByStatus = async () => ({ done: 3 });
+    expect(await lines(metrics, 'hookd_runs{')).toEqual(['hookd_runs{status="done"} 3']);
+  });
+
   it('show the clock skew in seconds, and each breaker as 1 unless closed', async () => {
     const metrics = createMetrics();
     const breakers = [
