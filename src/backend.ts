@@ -81,7 +81,10 @@ export async function openBackend(
     parts.pool = pool;
     // An idle connection the server closed (a restart, a failover): the pool makes a new one.
     pool.on('error', (err) => log.warn({ err }, 'an idle PostgreSQL connection failed'));
-    await postgres.migratePostgres(pool);
+    // The pool is ended with the other parts when the start fails.
+    await postgres.migratePostgres(pool).catch((err: unknown) => {
+      throw postgres.startProblem(err, config.storage.url as string);
+    });
     parts.clockSkew = await watchSkew(postgres, pool, log, clock);
     const share = {
       node,

@@ -68,6 +68,36 @@ describe.skipIf(!postgresTestsRun)('hookd check on PostgreSQL', () => {
   });
 });
 
+describe.skipIf(!postgresTestsRun)('hookd serve on a database it cannot use', () => {
+  it('stops with what check would say, the password masked, not with a bare ECONNREFUSED', async () => {
+    const wrongPort = new URL(cluster.url);
+    wrongPort.port = '1';
+    const wrongPassword = new URL(cluster.url);
+    wrongPassword.password = 'not-it';
+    const cases: [string, RegExp][] = [
+      [
+        wrongPort.toString(),
+        /^hookd: storage\.url: cannot connect to postgres:\/\/hookd:\*\*\*@127\.0\.0\.1:1\/hookd \(ECONNREFUSED\): is PostgreSQL running/m,
+      ],
+      [wrongPassword.toString(), /^hookd: storage\.url: the server refused the user or password/m],
+    ];
+    for (const [url, expected] of cases) {
+      const temp = makeTempDir();
+      cleanups.push(temp.cleanup);
+      const file = writeConfig(temp.dir, {
+        server: { port: 0 },
+        hooks: { enabled: true, token: 'serve-hook-token-0123456789' },
+        storage: { kind: 'postgres', url },
+      });
+      const { code, stdout, stderr } = await runHookd(['serve', '--config', file]);
+      expect(code, stdout + stderr).toBe(1);
+      expect(stderr).toMatch(expected);
+      expect(stdout + stderr).not.toContain(cluster.password);
+      expect(stdout + stderr).not.toContain('not-it');
+    }
+  });
+});
+
 describe('hookd check never prints the password of storage.url', () => {
   // Port 1 refuses at once: no PostgreSQL is needed to see what check says of the URL.
   const urls = [

@@ -1,4 +1,6 @@
 import pg from 'pg';
+import { hookdError } from '../../errors.js';
+import { isStoreUnavailable } from '../unavailable.js';
 import { pgMigrations } from './schema.js';
 
 /** What `hookd check` says of a PostgreSQL URL: problems stop `serve`, warnings do not. */
@@ -28,10 +30,27 @@ function connectionProblem(err: unknown, url: string): string {
   const shown = withoutPassword(url);
   if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'ETIMEDOUT')
     return `storage.url: cannot connect to ${shown} (${code}): is PostgreSQL running there and listening on that port?`;
+  if (/timeout exceeded when trying to connect/.test(message ?? ''))
+    return `storage.url: ${shown} took longer than 5 s to accept a connection: is the host reachable (a firewall dropping packets), and the server not stalled?`;
   if (code === '28P01' || code === '28000')
     return `storage.url: the server refused the user or password of ${shown} (${message})`;
   if (code === '3D000') return `storage.url: ${message}: create it first (createdb), or fix the name in ${shown}`;
   return `storage.url: cannot use ${shown}: ${message ?? String(err)}`;
+}
+
+/** SQLSTATEs of a start that could not connect or log in: a refused login, no such database, too many connections, a server starting or shutting down. */
+const START_REFUSED = /^(28|3D|53300|57P0[1-3])/;
+
+/**
+ * The error `hookd serve` stops with when its database cannot be used at start: what `hookd
+ * check` says of it (`storage.url: cannot connect to postgres://hookd:***@…`), not pg's bare
+ * `connect ECONNREFUSED`; any other error as it is.
+ */
+export function startProblem(err: unknown, url: string): unknown {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  const reached = typeof code === 'string' && START_REFUSED.test(code);
+  if (!reached && !isStoreUnavailable(err)) return err;
+  return hookdError('CONFIG_PROBLEM', { problem: connectionProblem(err, url) }, { cause: err });
 }
 
 /**
