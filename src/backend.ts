@@ -6,7 +6,7 @@ import type pg from 'pg';
 import type { Clock } from './clock.js';
 import type { Config } from './config/index.js';
 import type { Logger } from './log.js';
-import type { StoreBackend } from './store/index.js';
+import { isStoreUnavailable, type StoreBackend } from './store/index.js';
 import type { ClockSkewWatch } from './store/postgres/index.js';
 import {
   type AutoVacuumEvent,
@@ -57,6 +57,42 @@ async function watchSkew(
   });
 }
 
+/** What PostgreSQL being out of reach is told through: pgReach. */
+export interface PgReach {
+  /** A connection failed for want of the server (`what`: which). */
+  failed(err: unknown, what: string): void;
+  /** A connection was made. */
+  back(): void;
+}
+
+/**
+ * One line when PostgreSQL goes out of reach and one when a connection is made again, with how
+ * long it was out and how many failures it stands for: the notification connection tries again
+ * every second, and each try was a warning with its stack (docs/scale.md#failure-behaviour).
+ */
+export function pgReach(log: Logger, now: () => number = Date.now): PgReach {
+  let since: number | undefined;
+  let failures = 0;
+  return {
+    failed(err, what) {
+      failures++;
+      if (since !== undefined) return;
+      since = now();
+      const cause = err instanceof Error ? err.message : String(err);
+      log.error(
+        { cause, what },
+        'PostgreSQL is out of reach; its failures are counted until a connection is made again',
+      );
+    },
+    back() {
+      if (since === undefined) return;
+      log.info({ outageMs: now() - since, failures }, 'PostgreSQL is reachable again');
+      since = undefined;
+      failures = 0;
+    },
+  };
+}
+
 /**
  * The store the gateway runs on: the embedded SQLite file (the default), or PostgreSQL, whose
  * schema is brought up to date first (under a lock: nodes may start together, docs/scale.md).
@@ -79,8 +115,14 @@ export async function openBackend(
       applicationName: `hookd ${id} ${hostname()}`,
     });
     parts.pool = pool;
+    const reach = pgReach(log);
     // An idle connection the server closed (a restart, a failover): the pool makes a new one.
-    pool.on('error', (err) => log.warn({ err }, 'an idle PostgreSQL connection failed'));
+    pool.on('error', (err) =>
+      isStoreUnavailable(err)
+        ? reach.failed(err, 'idle connection')
+        : log.warn({ err }, 'an idle PostgreSQL connection failed'),
+    );
+    pool.on('connect', () => reach.back());
     // The pool is ended with the other parts when the start fails.
     await postgres.migratePostgres(pool).catch((err: unknown) => {
       throw postgres.startProblem(err, config.storage.url as string);
@@ -90,7 +132,9 @@ export async function openBackend(
       node,
       leaseMs: config.storage.leaseSeconds * 1000,
       onListenError: (err: Error) =>
-        log.warn({ err }, 'the PostgreSQL notification connection failed; listening again'),
+        isStoreUnavailable(err)
+          ? reach.failed(err, 'notification connection')
+          : log.warn({ err }, 'the PostgreSQL notification connection failed; listening again'),
     };
     return postgres.pgBackend(pool, share, clock.now);
   }

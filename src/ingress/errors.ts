@@ -1,8 +1,8 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { errorBody, type HookdError, hasStatus, hookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { createLogWindow } from '../log-window.js';
 import { acceptError, isStoreUnavailable } from '../store/index.js';
-import { createLogWindow } from './log-window.js';
 
 /**
  * The error to answer with: a catalogue error with a status as it is; what fastify itself may

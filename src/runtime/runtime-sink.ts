@@ -2,13 +2,29 @@ import type { Accepted, Action, ActionSink } from '../actions/index.js';
 import type { Config } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { SinkOptions, StoreBackend } from '../store/index.js';
+import { createLogWindow, type LogWindow } from '../log-window.js';
+import { isStoreUnavailable, type SinkOptions, type StoreBackend } from '../store/index.js';
 import type { Heartbeat } from './heartbeat/index.js';
 import { type ActivityFeed, requestViewOf } from './queries/index.js';
 import type { IngressPressure, RunQueue } from './runs/index.js';
 
 /** What a 503 for a full run queue asks the sender to wait. */
 const QUEUE_RETRY_AFTER_S = 30;
+/** A failed request log write is logged once per this interval, its repeats counted. */
+const RECORD_ERROR_EVERY_MS = 10_000;
+
+/**
+ * The log of request log records not written: a store out of reach fails every request's, so
+ * its failures are one line per 10 s (the cause, no stack; repeats counted as `suppressed`), and
+ * any other failure one line per 10 s with its error.
+ */
+export function recordErrorLog(log: Logger): LogWindow<unknown> {
+  return createLogWindow<unknown>(RECORD_ERROR_EVERY_MS, (err, suppressed) => {
+    const fields = isStoreUnavailable(err) ? { cause: (err as Error).message } : { err };
+    const counted = suppressed > 0 ? { ...fields, suppressed, intervalMs: RECORD_ERROR_EVERY_MS } : fields;
+    log.warn(counted, 'a request log record was not written');
+  });
+}
 
 /** What the runtime's action sink hands accepted work to, and tells of what it records. */
 export interface RuntimeSinkParts {
@@ -20,6 +36,8 @@ export interface RuntimeSinkParts {
   readonly heartbeat: Pick<Heartbeat, 'request'>;
   readonly pressure: Pick<IngressPressure, 'accepted'>;
   readonly log: Logger;
+  /** Where a record not written is reported (recordErrorLog). */
+  readonly recordErrors: LogWindow<unknown>;
 }
 
 /** Refuses a request whose agent runs would queue more than `maxQueuedRuns` (QUEUE_FULL, before anything is written). */
@@ -59,7 +77,7 @@ export function createRuntimeSink(parts: RuntimeSinkParts): ActionSink {
     retention: parts.retention,
     idempotencyTtlSeconds: config.hooks.idempotency.ttlSeconds,
     onError: (err) => log.error({ err }, 'scheduling committed actions failed; they run at the next start'),
-    onRecordError: (err) => log.warn({ err }, 'a request log record was not written'),
+    onRecordError: (err) => parts.recordErrors.report(isStoreUnavailable(err) ? 'unavailable' : 'other', err),
     onRecorded: (record) => activity.publish(() => ({ kind: 'request', request: requestViewOf(record) })),
     admit: (actions) => admitRuns(runs, maxQueuedRuns, actions),
     onCommitted(actions, accepted) {

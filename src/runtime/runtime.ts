@@ -26,7 +26,7 @@ import {
   sourceOf,
 } from './runs/index.js';
 import { deliveryOf, heartbeatMaker, type PartsOptions, runPublisher, runQueueOf, runWaitOf } from './runtime-parts.js';
-import { createRuntimeSink } from './runtime-sink.js';
+import { createRuntimeSink, recordErrorLog } from './runtime-sink.js';
 import { createRuntimeSlots } from './slots.js';
 
 export interface RuntimeOptions extends PartsOptions {
@@ -111,11 +111,22 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const runs = runQueueOf(options, { ...shared, slots, heartbeat, onRunUpdate: publishRun, ...onAttempt });
   const pruning = createLogPruning(config.hooks.log, data, log, clock);
   const { retention } = pruning;
-  const sink = createRuntimeSink({ config, backend, retention, activity, runs, heartbeat, pressure, log });
+  const recordErrors = recordErrorLog(log);
+  const sink = createRuntimeSink({
+    config,
+    backend,
+    retention,
+    activity,
+    runs,
+    heartbeat,
+    pressure,
+    log,
+    recordErrors,
+  });
   const gate = (run: { readonly mappingId?: string }) => gateOf(sourceOf(run));
   const redeliveries = createRedeliveries({ store: data, delivery, log, onRunUpdate: publishRun, gate, ...onAttempt });
   const parts: RuntimeParts = {
-    ...{ alerts, pressure, share, owned, runs, heartbeat, pruning, redeliveries, slots, log },
+    ...{ alerts, pressure, share, owned, runs, heartbeat, pruning, redeliveries, slots, log, recordErrors },
     store: data,
     unlisten: undefined,
   };
@@ -147,6 +158,7 @@ interface RuntimeParts {
   readonly redeliveries: { stop(): void };
   readonly slots: TrySlots;
   readonly log: Logger;
+  readonly recordErrors: { flush(): void };
   readonly store: StoreContract;
   /** Stops listening to the other nodes (a shared store), once started. */
   unlisten: (() => Promise<void>) | undefined;
@@ -177,6 +189,7 @@ async function stopRuntime(parts: RuntimeParts): Promise<void> {
   await parts.unlisten?.();
   // The runs' last progress (attempts, waits) is committed before the store closes.
   await parts.store.group.flush();
+  parts.recordErrors.flush();
 }
 
 /** The gateway's alerts when `hooks.alerts` is on (docs/operations.md#alerts). */

@@ -217,6 +217,8 @@ describe.skipIf(!postgresTestsRun)('hookd serve on PostgreSQL', () => {
       const runs = await admin('/api/runs');
       expect(runs.status).toBe(503);
       expect(runs.body.code).toBe('STORE_UNAVAILABLE');
+      // Down long enough for the notification connection to try again a few times (each second).
+      await new Promise((resolve) => setTimeout(resolve, 3500));
     } finally {
       await cluster.resume();
     }
@@ -231,6 +233,17 @@ describe.skipIf(!postgresTestsRun)('hookd serve on PostgreSQL', () => {
     expect(events.find((e) => e.id === accepted.body.eventId)?.text).toBe('back\uFFFDup');
     expect(hookd.stdout()).toMatch(/"code":"STORE_UNAVAILABLE"/);
     expect(hookd.stdout()).not.toMatch(/"msg":"request failed"/);
+    // The outage is one line as it starts and one as it ends, not a warning with a stack per try.
+    const reachLines = await until(async () => {
+      const lines = hookd.stdout().split('\n');
+      const back = lines.filter((line) => line.includes('"msg":"PostgreSQL is reachable again"'));
+      return back.length > 0 ? { lines, back } : undefined;
+    }, 'the line saying PostgreSQL is back');
+    expect(reachLines.lines.filter((line) => line.includes('"msg":"PostgreSQL is out of reach')).length).toBe(1);
+    expect(JSON.parse(reachLines.back[0] as string)).toMatchObject({ failures: expect.any(Number) });
+    expect(JSON.parse(reachLines.back[0] as string).failures).toBeGreaterThanOrEqual(3);
+    expect(hookd.stdout()).not.toMatch(/notification connection failed; listening again/);
+    expect(hookd.stdout().split('a request log record was not written').length - 1).toBeLessThanOrEqual(2);
     expect(hookd.stdout()).not.toMatch(/secretKey|connectionParameters/);
     expect(hookd.stdout()).not.toContain(cluster.password);
     // The runtime's lines on a shared store name their node (its leases' owner: host:pid:id).

@@ -24,7 +24,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'json-depth.ts',
   ],
   ['schemes'],
-  ['headers.ts', 'log.ts'],
+  ['headers.ts', 'log.ts', 'log-window.ts'],
   ['config'],
   ['actions'],
   ['mapping'],

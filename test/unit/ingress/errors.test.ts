@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { hookdError } from '../../../src/errors.js';
 import { installErrorHandlers } from '../../../src/ingress/errors.js';
-import { createLogWindow } from '../../../src/ingress/log-window.js';
+import { createLogWindow } from '../../../src/log-window.js';
 
 describe('createLogWindow', () => {
   afterEach(() => vi.useRealTimers());
