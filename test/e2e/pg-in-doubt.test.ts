@@ -4,6 +4,8 @@ import { type HookdError, isHookdError } from '../../src/errors.js';
 import { createPgContract, createPgPool } from '../../src/store/postgres/contract.js';
 import { migratePostgres } from '../../src/store/postgres/migrate.js';
 import { createPgSink } from '../../src/store/postgres/sink.js';
+import { COMMIT_TIMEOUT_MS } from '../../src/store/postgres/sink-batch.js';
+import { isStoreUnavailable } from '../../src/store/unavailable.js';
 import { agentAction, wakeAction } from '../helpers/actions.js';
 import { until } from '../helpers/http.js';
 import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
@@ -57,6 +59,28 @@ const rowsOf = async (table: 'events' | 'runs', requestId: string) =>
   Number((await pool.query(`SELECT count(*) AS n FROM ${table} WHERE request_id = $1`, [requestId])).rows[0].n);
 
 describe.skipIf(!postgresTestsRun)('an accept whose PostgreSQL server freezes', () => {
+  it("gives up a keyed request's look-up of its key within the accept's 10 s, not the pool's 30 s", async () => {
+    const slow = createPgPool(cluster?.url as string, { max: 1 });
+    try {
+      const sink = createPgSink(slow, createPgContract(slow));
+      expect(await sink.findAnswer('agent', 'warm-key')).toBeUndefined();
+      cluster?.freeze();
+      const started = performance.now();
+      const err = await sink.findAnswer('agent', 'frozen-key').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      const ms = performance.now() - started;
+      cluster?.thaw();
+      // A store out of reach: the hook request is answered 503 STORE_UNAVAILABLE (src/ingress/errors.ts).
+      expect(isStoreUnavailable(err)).toBe(true);
+      expect(ms).toBeGreaterThanOrEqual(COMMIT_TIMEOUT_MS - 50);
+      expect(ms).toBeLessThan(20_000);
+    } finally {
+      await slow.end().catch(() => undefined);
+    }
+  }, 60_000);
+
   it('answers COMMIT_UNCONFIRMED for a commit sent and never answered, which the server commits when it goes on', async () => {
     const sink = createPgSink(pool, createPgContract(pool));
     // A connection open and idle: the frozen server takes the statement, and answers nothing.

@@ -209,6 +209,13 @@ describe.skipIf(!postgresTestsRun)('hookd serve on PostgreSQL', () => {
       expect(refused.status).toBe(503);
       expect(refused.body.code).toBe('STORE_UNAVAILABLE');
       expect(refused.headers['retry-after']).toBe('5');
+      // A keyed request looks its key up first: that read failing is 503 too, not a 500.
+      const keyed = await call(`${hookd.url}/hooks/wake`, {
+        headers: { ...HOOK, 'idempotency-key': 'while-down-1' },
+        json: { text: 'while down, keyed' },
+      });
+      expect(keyed.status).toBe(503);
+      expect(keyed.body.code).toBe('STORE_UNAVAILABLE');
       // What an operator looks at answers too: the metrics at once, with the store shown down;
       // an admin read 503, not a 500 logged with its stack at every poll of the console.
       const metrics = await call(`${hookd.url}/metrics`, { method: 'GET' });

@@ -19,8 +19,9 @@ import { logTableOf } from '../log-table-sql.js';
 import { recordBytes, requestRow } from '../requests.js';
 import { acceptError } from '../unavailable.js';
 import { DB_NOW_MS } from './clock.js';
+import { timedQuery } from './contract.js';
 import { REQUESTS_INSERT, requestsInsertValues } from './rows.js';
-import { type SinkItem, type SinkJob, writeBatch } from './sink-batch.js';
+import { commitTimeoutOf, type SinkItem, type SinkJob, writeBatch } from './sink-batch.js';
 
 /**
  * Two group commits in flight at once, each on a connection of its own: while one waits for
@@ -182,11 +183,17 @@ function recordFailure(parts: PgSinkParts, failure: FailedRequest): void {
   );
 }
 
-/** The live remembered answer for an idempotency key, by the database's clock. */
+/**
+ * The live remembered answer for an idempotency key, by the database's clock: read before a
+ * keyed request's accept, so bounded as its commit is (COMMIT_TIMEOUT_MS, not the pool's 30 s).
+ */
 async function findAnswer(pool: pg.Pool, scope: string, key: string): Promise<IdempotentAnswer | undefined> {
   const { rows } = await pool.query<{ body_hash: string; status: number; response: string | null }>(
-    `SELECT body_hash, status, response FROM idempotency WHERE scope = $1 AND key = $2 AND expires_at > ${DB_NOW_MS}`,
-    [scope, key],
+    timedQuery(
+      `SELECT body_hash, status, response FROM idempotency WHERE scope = $1 AND key = $2 AND expires_at > ${DB_NOW_MS}`,
+      [scope, key],
+      commitTimeoutOf(pool),
+    ),
   );
   const row = rows[0];
   if (!row) return undefined;
