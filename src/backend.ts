@@ -127,6 +127,8 @@ export async function openBackend(
     await postgres.migratePostgres(pool).catch((err: unknown) => {
       throw postgres.startProblem(err, config.storage.url as string);
     });
+    const room = await postgres.connectionRoomWarning(pool, config.storage.poolSize, pool.totalCount);
+    if (room) log.warn(room);
     parts.clockSkew = await watchSkew(postgres, pool, log, clock);
     const share = {
       node,

@@ -45,7 +45,10 @@ export async function checkCommand(options: { config?: string; json?: boolean },
     // The database `serve` would use, when it is PostgreSQL: reachable, the login, the schema.
     const { storage } = report.config;
     if (storage.kind === 'postgres' && storage.url) {
-      const diagnosis = await (await import('../store/postgres/index.js')).diagnosePostgres(storage.url);
+      const diagnosis = await (await import('../store/postgres/index.js')).diagnosePostgres(
+        storage.url,
+        storage.poolSize,
+      );
       for (const p of diagnosis.problems) findings.push(findingOf(p, 'error'));
       for (const w of diagnosis.warnings) findings.push(findingOf(w, 'warning'));
     }

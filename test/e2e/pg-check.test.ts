@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTempDir, runHookd, writeConfig } from '../helpers/hookd-process.js';
+import { makeTempDir, runHookd, startHookd, writeConfig } from '../helpers/hookd-process.js';
+import { call } from '../helpers/http.js';
 import { type PgCluster, postgresTestsRun, startPgCluster } from '../helpers/postgres.js';
 
 /** `hookd check` on a PostgreSQL storage.url (docs/scale.md): what would stop `serve`, said before it runs. */
@@ -96,6 +97,39 @@ describe.skipIf(!postgresTestsRun)('hookd serve on a database it cannot use', ()
       expect(stdout + stderr).not.toContain('not-it');
     }
   });
+});
+
+describe.skipIf(!postgresTestsRun)('a PostgreSQL whose max_connections leaves a node less room than its pool', () => {
+  it('is a warning of check and of serve, which serves on', async () => {
+    // 12 connections, 3 reserved for superusers, 2 held by others: room for 7 of a pool of 10.
+    const small = await startPgCluster({ maxConnections: 12 });
+    cleanups.push(() => small.stop());
+    const others = [new pg.Client({ connectionString: small.url }), new pg.Client({ connectionString: small.url })];
+    for (const other of others) await other.connect();
+    cleanups.push(() => Promise.all(others.map((other) => other.end())));
+    const temp = makeTempDir();
+    cleanups.push(temp.cleanup);
+    const config = {
+      server: { port: 0 },
+      hooks: { enabled: true, token: 'room-hook-token-0123456789' },
+      storage: { kind: 'postgres', url: small.url, poolSize: 10 },
+    };
+    const file = writeConfig(temp.dir, config);
+    const checked = await runHookd(['check', '--config', file]);
+    const said = checked.stdout + checked.stderr;
+    expect(checked.code, said).toBe(0);
+    expect(said).toMatch(
+      /PostgreSQL allows 12 connections \(3 reserved\) and 3 are in use: this node's pool of 10 may get only 7/,
+    );
+    const hookd = await startHookd({ dir: temp.dir, config });
+    cleanups.push(() => hookd.stop());
+    expect(hookd.stdout()).toMatch(/PostgreSQL allows 12 connections \(3 reserved\) and [34] are in use/);
+    expect((await call(`${hookd.url}/healthz`, { method: 'GET' })).status).toBe(200);
+    await hookd.stop();
+    // Room enough: nothing said.
+    const roomy = writeConfig(makeTempDir().dir, { ...config, storage: { ...config.storage, poolSize: 5 } });
+    expect((await runHookd(['check', '--config', roomy])).stdout).not.toMatch(/max_connections/);
+  }, 60_000);
 });
 
 describe('hookd check never prints the password of storage.url', () => {

@@ -43,6 +43,8 @@ export interface PgCluster {
 export interface PgClusterOptions {
   /** `fsync` and `synchronous_commit` off: fast, and fine for data a test throws away (default true). */
   readonly throwaway?: boolean;
+  /** The server's `max_connections` (default 200). */
+  readonly maxConnections?: number;
 }
 
 /** The newest installed server's bin folder, or undefined. */
@@ -121,7 +123,7 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
   const settings = [
     'listen_addresses=127.0.0.1',
     `unix_socket_directories=${dir}`,
-    'max_connections=200',
+    `max_connections=${options.maxConnections ?? 200}`,
     ...(throwaway ? ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off'] : []),
   ];
   let port = 0;

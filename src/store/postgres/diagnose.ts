@@ -54,11 +54,34 @@ export function startProblem(err: unknown, url: string): unknown {
 }
 
 /**
+ * A warning when the server's `max_connections` leaves this node less room than `poolSize`
+ * connections (counting the `held` ones it has): the queries that find none fail with `too many
+ * clients`, answered 503, while the other nodes are served (docs/scale.md#topology).
+ */
+export async function connectionRoomWarning(
+  db: pg.Pool | pg.ClientBase,
+  poolSize: number,
+  held: number,
+): Promise<string | undefined> {
+  const { rows } = await db.query<{ max: number; reserved: number; used: number }>(
+    `SELECT current_setting('max_connections')::int AS max,
+            current_setting('superuser_reserved_connections')::int
+              + COALESCE(NULLIF(current_setting('reserved_connections', true), '')::int, 0) AS reserved,
+            (SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend') AS used`,
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const room = row.max - row.reserved - row.used + held;
+  if (room >= poolSize) return undefined;
+  return `storage.poolSize: PostgreSQL allows ${row.max} connections (${row.reserved} reserved) and ${row.used} are in use: this node's pool of ${poolSize} may get only ${Math.max(room, 0)}, and requests that find none are answered 503 STORE_UNAVAILABLE; lower storage.poolSize on every node, or raise max_connections`;
+}
+
+/**
  * Connects to the database `hookd serve` would use and says what would stop it: an unreachable
  * server, a refused login, a missing database, a schema written by a newer hookd, or (before the
  * first start) no right to create the schema.
  */
-export async function diagnosePostgres(url: string, timeoutMs = 5000): Promise<PgDiagnosis> {
+export async function diagnosePostgres(url: string, poolSize: number, timeoutMs = 5000): Promise<PgDiagnosis> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
   try {
     await client.connect();
@@ -79,7 +102,9 @@ export async function diagnosePostgres(url: string, timeoutMs = 5000): Promise<P
         ],
         warnings: [],
       };
-    if (version === pgMigrations.length) return { problems: [], warnings: [] };
+    const room = await connectionRoomWarning(client, poolSize, 1);
+    const roomWarnings = room ? [room] : [];
+    if (version === pgMigrations.length) return { problems: [], warnings: roomWarnings };
     const { rows: rights } = await client.query<{ create: boolean; user: string }>(
       "SELECT has_schema_privilege(current_schema(), 'CREATE') AS create, current_user AS user",
     );
@@ -93,7 +118,10 @@ export async function diagnosePostgres(url: string, timeoutMs = 5000): Promise<P
     const from = version ?? 0;
     return {
       problems: [],
-      warnings: [`storage.url: the schema is at version ${from} of ${pgMigrations.length}; serve brings it up to date`],
+      warnings: [
+        `storage.url: the schema is at version ${from} of ${pgMigrations.length}; serve brings it up to date`,
+        ...roomWarnings,
+      ],
     };
   } catch (err) {
     return { problems: [connectionProblem(err, url)], warnings: [] };

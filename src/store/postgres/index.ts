@@ -2,5 +2,5 @@
 export { pgBackend } from './backend.js';
 export { CLOCK_SKEW_WARN_MS, type ClockSkewWatch, watchClockSkew } from './clock.js';
 export { createPgPool } from './contract.js';
-export { diagnosePostgres, startProblem } from './diagnose.js';
+export { connectionRoomWarning, diagnosePostgres, startProblem } from './diagnose.js';
 export { migratePostgres } from './migrate.js';
