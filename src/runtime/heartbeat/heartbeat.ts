@@ -1,6 +1,7 @@
 import { MAIN_SESSION } from '../../action-shape.js';
 import { type Cancel, systemClock } from '../../clock.js';
 import { hookdError } from '../../errors.js';
+import { isStoreUnavailable } from '../../store/index.js';
 import { createHeartbeatTurn, type HeartbeatTurnOptions } from './heartbeat-turn.js';
 
 export interface HeartbeatOptions extends HeartbeatTurnOptions {
@@ -44,7 +45,14 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
       .then((more) => {
         if (more) again = true;
       })
-      .catch((err: unknown) => log.error({ err }, 'heartbeat crashed'))
+      .catch((err: unknown) =>
+        isStoreUnavailable(err)
+          ? log.warn(
+              { cause: (err as Error).message },
+              'heartbeat interrupted: the store is out of reach; its events wait',
+            )
+          : log.error({ err }, 'heartbeat crashed'),
+      )
       .finally(() => {
         running = undefined;
         if (again) {

@@ -46,6 +46,60 @@ describe('heartbeat turns', () => {
   });
 });
 
+describe('a heartbeat whose store is out of reach', () => {
+  it('says it was interrupted, with the cause and no stack, and leaves its events for the next turn', async () => {
+    const store = createStore({ path: ':memory:', synchronous: 'normal' });
+    const lines: Record<string, unknown>[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    store.events.insert({
+      id: 'e1',
+      sessionKey: 'main',
+      text: 'waits',
+      origin: 'system',
+      allowUnsafeExternalContent: true,
+      contentSource: 'webhook',
+      createdAt: 1,
+    });
+    const contract = sqliteContract(store);
+    let down = true;
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const events = new Proxy(contract.events, {
+      get: (target, key, receiver) => {
+        const value = Reflect.get(target, key, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => (down ? Promise.reject(refused) : value.apply(target, args));
+      },
+    });
+    const heartbeat = createHeartbeat({
+      store: { ...contract, events },
+      models: createModelRouter({ models: { providers: {} } }),
+      delivery: createDelivery({ channels: new Map(), ackMaxChars: 300, meta: sqliteBackend(store).meta, log }),
+      model: 'builtin/echo',
+      timeoutSeconds: 5,
+      everyMs: 0,
+      log,
+      coalesceMs: 1,
+    });
+    heartbeat.request();
+    await expect
+      .poll(
+        () => lines.filter((l) => l.msg === 'heartbeat interrupted: the store is out of reach; its events wait').length,
+      )
+      .toBe(1);
+    expect(lines.find((l) => String(l.msg).startsWith('heartbeat interrupted'))).toMatchObject({
+      level: 40,
+      cause: 'connect ECONNREFUSED 127.0.0.1:5432',
+    });
+    expect(lines.some((l) => l.msg === 'heartbeat crashed' || 'err' in l)).toBe(false);
+    expect(store.events.countPending('main')).toBe(1);
+    down = false;
+    heartbeat.request();
+    await expect.poll(() => store.events.countPending('main')).toBe(0);
+    await heartbeat.stop();
+    store.close();
+  });
+});
+
 /** A heartbeat on the builtin echo model, recording the user message of each model call. */
 function setup(options: Partial<HeartbeatOptions> = {}) {
   const store = createStore({ path: ':memory:', synchronous: 'normal' });

@@ -20,8 +20,8 @@ function setup(
     maxConcurrent?: number;
     clock?: ManualClock;
     slots?: TrySlots;
-    /** A read of run `id` that fails (a disk error) when this answers true. */
-    readFails?: (id: string) => boolean;
+    /** A read of run `id` that fails (a disk error) when this answers true, or with the error it answers. */
+    readFails?: (id: string) => boolean | Error;
   } = {},
 ) {
   const base = createStore({ path: ':memory:', synchronous: 'normal' });
@@ -32,7 +32,9 @@ function setup(
     runs: {
       ...base.runs,
       get: (id) => {
-        if (options.readFails?.(id)) throw new Error('SQLITE_IOERR: disk I/O error');
+        const fails = options.readFails?.(id);
+        if (fails instanceof Error) throw fails;
+        if (fails) throw new Error('SQLITE_IOERR: disk I/O error');
         return base.runs.get(id);
       },
     },
@@ -315,6 +317,27 @@ describe('a run that crashes', () => {
     await expect.poll(() => store.runs.get('r1')?.status).toBe('ok');
     await expect.poll(() => store.events.get('r1:summary')).toBeDefined();
     expect(logs.filter((l) => l.includes('run crashed')).length).toBe(2);
+    await runs.stop();
+  });
+
+  it('for want of its store (a database out of reach) is said to be interrupted, without a stack, and runs once it is back', async () => {
+    const logs: string[] = [];
+    const clock = createManualClock();
+    let reads = 0;
+    const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const { store, runs, add } = setup({
+      logs,
+      clock,
+      readFails: (id) => (id === 'r9' && ++reads <= 1 ? refused() : false),
+    });
+    add('r9', false);
+    await expect.poll(() => logs.filter((l) => l.includes('run interrupted')).length).toBe(1);
+    const line = JSON.parse(logs.find((l) => l.includes('run interrupted')) as string);
+    expect(line).toMatchObject({ level: 40, cause: 'connect ECONNREFUSED 127.0.0.1:5432', runId: 'r9' });
+    expect(line.err).toBeUndefined();
+    await clock.advance(1000);
+    await expect.poll(() => store.runs.get('r9')?.status).toBe('ok');
+    expect(logs.filter((l) => l.includes('run crashed'))).toEqual([]);
     await runs.stop();
   });
 
