@@ -1,6 +1,6 @@
 import { type Cancel, type Clock, stampOf, systemClock, timeLeft } from '../clock.js';
 import type { Logger } from '../log.js';
-import type { WorkShare } from '../store/index.js';
+import { failureFields, type WorkShare } from '../store/index.js';
 
 /** A job as this node runs it while it holds the lease; a stopped one is not started again. */
 export interface Job {
@@ -118,7 +118,7 @@ async function tryHold<J extends Job>(lease: JobLease<J>): Promise<void> {
     log.info('running the job on this node');
     await lease.running.start();
   } catch (err) {
-    log.warn({ err }, 'holding the lease failed');
+    log.warn(failureFields(err), 'holding the lease failed');
   }
 }
 

@@ -51,6 +51,14 @@ export function isCommitInDoubt(err: unknown): boolean {
 }
 
 /**
+ * The fields a log line gives a failure: a store out of reach by its cause alone (its outage is
+ * logged once, and a stack per tick of every timer says nothing more), anything else as `err`.
+ */
+export function failureFields(err: unknown): { cause: string } | { err: unknown } {
+  return isStoreUnavailable(err) ? { cause: (err as Error).message } : { err };
+}
+
+/**
  * The error an accept answers with: 503 `STORE_UNAVAILABLE` for a store out of service (nothing
  * was accepted), 503 `COMMIT_UNCONFIRMED` for a commit sent and never confirmed (it may have been:
  * docs/errors.md), both with Retry-After; else `err`.

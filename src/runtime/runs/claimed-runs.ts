@@ -1,6 +1,6 @@
 import { type Cancel, type Stamp, stampOf, systemClock } from '../../clock.js';
 import { hookdError } from '../../errors.js';
-import type { ClaimedRun, WorkShare } from '../../store/index.js';
+import { type ClaimedRun, failureFields, type WorkShare } from '../../store/index.js';
 import { armWatchdog, dropLapsing, endCancelled, type Held, type RunLeases, renewLeases } from './run-leases.js';
 import { createRunPump, type RunPump } from './run-pump.js';
 import type { PendingRun, RunQueue, RunQueueOptions } from './types.js';
@@ -75,7 +75,7 @@ export function claim(q: ClaimState): void {
       // A full claim may have left more: ask again.
       if (claimed.length === room) q.claimAgain = true;
     })
-    .catch((err: unknown) => q.log.warn({ err }, 'claiming runs failed; trying again at the next tick'))
+    .catch((err: unknown) => q.log.warn(failureFields(err), 'claiming runs failed; trying again at the next tick'))
     .finally(() => {
       q.claiming = undefined;
       if (q.claimAgain) {
@@ -90,7 +90,7 @@ async function countWaiting(q: ClaimState): Promise<void> {
   try {
     q.backlog = await q.share.claimableRuns();
   } catch (err) {
-    q.log.warn({ err }, 'counting waiting runs failed');
+    q.log.warn(failureFields(err), 'counting waiting runs failed');
   }
 }
 

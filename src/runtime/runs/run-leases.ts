@@ -1,7 +1,7 @@
 import { type Cancel, type Clock, type Stamp, stampOf, timeLeft } from '../../clock.js';
 import { hookdError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { WorkShare } from '../../store/index.js';
+import { failureFields, type WorkShare } from '../../store/index.js';
 import type { RunPump } from './run-pump.js';
 import type { PendingRun } from './types.js';
 
@@ -91,7 +91,7 @@ export async function renewLeases(leases: RunLeases): Promise<void> {
     dropLapsing(leases);
     for (const id of cancelled) if (held.has(id)) void endCancelled(leases, id);
   } catch (err) {
-    leases.log.warn({ err }, 'renewing run leases failed');
+    leases.log.warn(failureFields(err), 'renewing run leases failed');
   } finally {
     leases.renewing = false;
   }

@@ -1,7 +1,7 @@
 import { systemClock } from '../../clock.js';
 import { hookdError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { isStoreUnavailable } from '../../store/index.js';
+import { failureFields, isStoreUnavailable } from '../../store/index.js';
 import {
   createTrySlots,
   defaultLimits,
@@ -164,10 +164,7 @@ async function executed(
     if (context.shutdown.aborted) return false;
     // A store out of reach is no crash of the run: its cause, not a stack (the outage is logged once).
     if (isStoreUnavailable(err))
-      log.warn(
-        { cause: (err as Error).message, runId },
-        'run interrupted: the store is out of reach; it is tried again',
-      );
+      log.warn({ ...failureFields(err), runId }, 'run interrupted: the store is out of reach; it is tried again');
     else log.error({ err, runId }, 'run crashed');
     return true;
   }

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { isHookdError } from '../../../src/errors.js';
-import { acceptError, isStoreUnavailable } from '../../../src/store/unavailable.js';
+import {
+  acceptError,
+  commitInDoubt,
+  failureFields,
+  isCommitInDoubt,
+  isStoreUnavailable,
+} from '../../../src/store/unavailable.js';
 
 const systemError = (code: string) => Object.assign(new Error(`${code}: failed`), { code });
 
@@ -19,5 +25,32 @@ describe('a store that cannot take a write now', () => {
     const wrong = systemError('EBADF');
     expect(isStoreUnavailable(wrong)).toBe(false);
     expect(acceptError(wrong)).toBe(wrong);
+  });
+});
+
+describe('a commit in doubt', () => {
+  it('is a failure of a commit sent and never answered, not one the server refused or never sent', () => {
+    const timedOut = new Error('Query read timeout');
+    expect(isCommitInDoubt(commitInDoubt(timedOut))).toBe(true);
+    expect(isHookdError(acceptError(timedOut), 'COMMIT_UNCONFIRMED')).toBe(true);
+    // The server answered (an SQLSTATE and its severity): nothing was committed.
+    const refused = Object.assign(new Error('terminating connection'), { code: '57P01', severity: 'FATAL' });
+    expect(isCommitInDoubt(commitInDoubt(refused))).toBe(false);
+    expect(isHookdError(acceptError(refused), 'STORE_UNAVAILABLE')).toBe(true);
+    // pg never sent it: the connection was broken already.
+    const notSent = new Error('Client has encountered a connection error and is not queryable');
+    expect(isCommitInDoubt(commitInDoubt(notSent))).toBe(false);
+    // Not the store's absence at all: as it is.
+    const wrong = systemError('EBADF');
+    expect(isCommitInDoubt(commitInDoubt(wrong))).toBe(false);
+    expect(acceptError(wrong)).toBe(wrong);
+  });
+});
+
+describe("a failure's log fields", () => {
+  it('are its cause alone for a store out of reach, and the error itself otherwise', () => {
+    expect(failureFields(systemError('ECONNREFUSED'))).toEqual({ cause: 'ECONNREFUSED: failed' });
+    const bug = new TypeError('x is undefined');
+    expect(failureFields(bug)).toEqual({ err: bug });
   });
 });
