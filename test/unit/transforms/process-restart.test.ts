@@ -176,8 +176,9 @@ describe('a restarted transform process', () => {
   }, 60_000);
 
   it('fails the calls waiting for it at once when it cannot start', async () => {
-    // Loads only within the first seconds: the restart's load throws.
-    const until = Date.now() + 4000;
+    // Loads only within the first seconds (10: a loaded machine took over 4 to start it): the
+    // restart's load throws.
+    const until = Date.now() + 10_000;
     const { host } = await hostOf(
       { 'calls.ts': `if (Date.now() > ${until}) throw new Error('loaded too late');\n${CALLS}`, 'fine.ts': FINE },
       { timeoutMs: 5000 },
