@@ -4,6 +4,7 @@ import type { RequestReceipt } from '../actions/index.js';
 import type { HooksConfig } from '../config/index.js';
 import { type HookdError, hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { createLogWindow } from '../log-window.js';
 import type { CompiledMapping, MappingEngine } from '../mapping/index.js';
 import type { HookOutcomes } from '../runtime/index.js';
 import { createTokenMatcher, findToken, type TokenSource } from './auth.js';
@@ -70,6 +71,8 @@ export interface HookGate {
   /** Counts an authentication failure and returns the 401 (or 429 once locked) to throw. */
   /** `signature`: why a signature did not hold (the first mapping's, when several verify the path). */
   refuse(request: FastifyRequest, why: string, signature?: SignatureFailure): HookdError;
+  /** Writes the refusals' lines held back (the gateway is closing). */
+  close(): void;
 }
 
 export interface HookGateOptions {
@@ -87,9 +90,25 @@ export interface HookGateOptions {
 
 const isBuiltIn = (subPath: string) => subPath === 'wake' || subPath === 'agent';
 
+/** A refusal's log line: its fields, its message, and what its repeats are counted under. */
+interface RefusalLine {
+  readonly key: string;
+  readonly fields: Record<string, unknown>;
+  readonly msg: string;
+}
+
+/**
+ * How often a refusal that repeats is logged: a sender (or an attacker: 18,000 wrong tokens a
+ * second from one address) decides how many there are, and each was a line. The first is logged
+ * at once with its address; the rest within 10 s are one line with their count (`suppressed`).
+ * The request log keeps a record of each, by address (docs/operations.md#backpressure).
+ */
+const REFUSAL_LOG_EVERY_MS = 10_000;
+
 /** What the gate's functions share, made once. */
 interface GateParts {
   readonly options: HookGateOptions;
+  readonly lines: { report(line: RefusalLine): void; flush(): void };
   readonly tokenMatches: (token: string) => boolean;
   readonly pendingBodies: PendingBodies;
 }
@@ -97,27 +116,36 @@ interface GateParts {
 /** Creates the gate of the hook routes. */
 export function createHookGate(options: HookGateOptions): HookGate {
   const { maxPendingBytes, maxPendingPerClient } = options.hooks.verifiedPaths;
+  const window = createLogWindow<RefusalLine>(REFUSAL_LOG_EVERY_MS, ({ fields, msg }, suppressed) =>
+    options.log.warn(suppressed > 0 ? { ...fields, suppressed, intervalMs: REFUSAL_LOG_EVERY_MS } : fields, msg),
+  );
   const parts: GateParts = {
     options,
+    lines: { report: (line) => window.report(line.key, line), flush: () => window.flush() },
     tokenMatches: createTokenMatcher(options.hooks.token),
     pendingBodies: createPendingBodies({ maxBytes: maxPendingBytes, maxPerClient: maxPendingPerClient }),
   };
   return {
-    refuse: (request, why, signature) => refuse(options, request, why, signature),
+    refuse: (request, why, signature) => refuse(parts, request, why, signature),
     admit: (request, reply) => admit(parts, request, reply),
+    close: () => window.flush(),
   };
 }
 
 /** Counts an authentication failure (logged, told to alerts) and returns the 401, or 429 once locked. */
 function refuse(
-  { throttle, log, outcomes }: HookGateOptions,
+  { options: { throttle, outcomes }, lines }: GateParts,
   request: FastifyRequest,
   why: string,
   signature?: SignatureFailure,
 ): HookdError {
   const locked = throttle.lockedForSeconds(request.ip);
   const detail = signature ? { mapping: signature.mapping, reason: signature.reason } : {};
-  log.warn({ reqId: request.id, ip: request.ip, locked: locked > 0, ...detail }, `hook request refused: ${why}`);
+  lines.report({
+    key: `${why}\u0000${detail.mapping ?? ''}\u0000${detail.reason ?? ''}\u0000${locked > 0}`,
+    fields: { reqId: request.id, ip: request.ip, locked: locked > 0, ...detail },
+    msg: `hook request refused: ${why}`,
+  });
   if (signature) outcomes?.signatureRefused(signature.mapping, signature.reason);
   if (locked > 0) {
     return hookdError('TOO_MANY_AUTH_FAILURES', undefined, { headers: { 'retry-after': String(locked) } });
@@ -131,10 +159,10 @@ function refuse(
  * The mappings whose signature may stand in for a missing or wrong token. A valid signature
  * is never throttled, so a locked client still gets its signature checked (a bad one is 429).
  */
-function verifiersFor(options: HookGateOptions, request: FastifyRequest, subPath: string): readonly CompiledMapping[] {
-  const { mappings } = options;
+function verifiersFor(parts: GateParts, request: FastifyRequest, subPath: string): readonly CompiledMapping[] {
+  const { mappings } = parts.options;
   const verifiers = subPath && !isBuiltIn(subPath) && mappings ? mappings.verifiersFor(subPath) : [];
-  if (verifiers.length === 0) throw refuse(options, request, 'missing or invalid token');
+  if (verifiers.length === 0) throw refuse(parts, request, 'missing or invalid token');
   return verifiers;
 }
 
@@ -143,20 +171,21 @@ function verifiersFor(options: HookGateOptions, request: FastifyRequest, subPath
  * (its Content-Length, or as a chunked body arrives); none for a body over its limit (413 unread).
  */
 function reserve(
-  { options, pendingBodies }: GateParts,
+  parts: GateParts,
   request: FastifyRequest,
   reply: FastifyReply,
   maxBodyBytes: number,
 ): PendingBody | undefined {
   const declared = Number(request.headers['content-length']);
   if (declared > maxBodyBytes) return undefined;
-  const admitted = pendingBodies.admit(request.ip, Number.isFinite(declared) ? declared : 0);
+  const admitted = parts.pendingBodies.admit(request.ip, Number.isFinite(declared) ? declared : 0);
   if (typeof admitted === 'string') {
-    options.log.warn(
-      { reqId: request.id, ip: request.ip, bound: admitted },
-      'hook request refused: unverified bodies at their bound',
-    );
-    throw busyError(admitted, options.hooks.verifiedPaths.bodyTimeoutMs);
+    parts.lines.report({
+      key: `busy\u0000${admitted}`,
+      fields: { reqId: request.id, ip: request.ip, bound: admitted },
+      msg: 'hook request refused: unverified bodies at their bound',
+    });
+    throw busyError(admitted, parts.options.hooks.verifiedPaths.bodyTimeoutMs);
   }
   // Whatever becomes of the request (a 408, a 413, a client gone), its room is given back.
   reply.raw.once('close', admitted.release);
@@ -164,13 +193,14 @@ function reserve(
 }
 
 /** A `?token=` is refused unless allowed, and then answered with a deprecation. */
-function checkQueryToken(options: HookGateOptions, request: FastifyRequest, reply: FastifyReply): void {
+function checkQueryToken({ options, lines }: GateParts, request: FastifyRequest, reply: FastifyReply): void {
   if (!options.hooks.allowQueryToken) throw hookdError('QUERY_TOKEN_DISABLED');
   reply.header('deprecation', 'true');
-  options.log.warn(
-    { reqId: request.id },
-    'the ?token= query parameter is deprecated; send Authorization: Bearer instead',
-  );
+  lines.report({
+    key: 'query-token',
+    fields: { reqId: request.id },
+    msg: 'the ?token= query parameter is deprecated; send Authorization: Bearer instead',
+  });
 }
 
 /** Lets a request in (its state) or throws the 405, 400, 401, 429, 404 or 503 `BUSY` to answer. */
@@ -181,13 +211,13 @@ function admit(parts: GateParts, request: FastifyRequest, reply: FastifyReply): 
   const startedMs = performance.now();
   if (request.method !== 'POST') throw hookdError('METHOD_NOT_ALLOWED', undefined, { headers: { allow: 'POST' } });
   const presented = findToken(request.headers, request.query);
-  if (presented?.source === 'query') checkQueryToken(options, request, reply);
+  if (presented?.source === 'query') checkQueryToken(parts, request, reply);
   const subPath = subPathOf(request);
   let verifiers: readonly CompiledMapping[] = [];
   // A correct token is never throttled. Without one, mappings with `verify` accept a valid
   // signature instead: checked once the body is read.
   if (presented === undefined || !parts.tokenMatches(presented.token))
-    verifiers = verifiersFor(options, request, subPath);
+    verifiers = verifiersFor(parts, request, subPath);
   if (subPath === '') throw hookdError('NOT_FOUND', { resource: 'hook name', hint: `e.g. ${hooks.path}/wake` });
   const maxBodyBytes = isBuiltIn(subPath) || !mappings ? hooks.maxBodyBytes : mappings.maxBodyBytesFor(subPath);
   const trail = newTrail(receivedAt, startedMs, verifiers.length === 0);

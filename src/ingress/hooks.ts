@@ -67,6 +67,10 @@ export async function hookRoutes(app: FastifyInstance, options: HookRoutesOption
     fingerprints,
   };
 
+  app.addHook('onClose', (_instance, done) => {
+    ctx.gate.close();
+    done();
+  });
   app.decorateRequest('hook', null);
   app.decorateRequest('hookRefusal', null);
   const methods = everyMethod(app);
