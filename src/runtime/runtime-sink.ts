@@ -78,6 +78,17 @@ export function createRuntimeSink(parts: RuntimeSinkParts): ActionSink {
     idempotencyTtlSeconds: config.hooks.idempotency.ttlSeconds,
     onError: (err) => log.error({ err }, 'scheduling committed actions failed; they run at the next start'),
     onRecordError: (err) => parts.recordErrors.report(isStoreUnavailable(err) ? 'unavailable' : 'other', err),
+    onDoubtsResolved: ({ committed, notCommitted, untold }) => {
+      // What the sender was told may have been accepted: an operator reconciles by these ids.
+      if (committed.length > 0)
+        log.warn({ requests: committed }, 'answered 503 COMMIT_UNCONFIRMED, yet committed: their actions run');
+      if (notCommitted.length > 0)
+        log.info(
+          { requests: notCommitted },
+          'answered 503 COMMIT_UNCONFIRMED, and not committed: nothing of them runs',
+        );
+      if (untold > 0) log.warn({ untold }, 'more commits were answered 503 COMMIT_UNCONFIRMED than are looked for');
+    },
     onRecorded: (record) => activity.publish(() => ({ kind: 'request', request: requestViewOf(record) })),
     admit: (actions) => admitRuns(runs, maxQueuedRuns, actions),
     onCommitted(actions, accepted) {

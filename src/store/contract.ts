@@ -110,6 +110,15 @@ export interface SinkOptions {
   onError?: (err: unknown) => void;
   /** Told that a request record or a kept failure could not be written; the request was answered. */
   onRecordError?: (err: unknown) => void;
+  /**
+   * Told what became of accepts answered 503 `COMMIT_UNCONFIRMED`, by request id, once the
+   * database says (PostgreSQL: docs/scale.md#failure-behaviour).
+   */
+  onDoubtsResolved?: (resolved: {
+    readonly committed: readonly string[];
+    readonly notCommitted: readonly string[];
+    readonly untold: number;
+  }) => void;
   /** Told that a request record was committed (the console's live log). */
   onRecorded?: (record: RequestLogRecord) => void;
   /** How long idempotency records live. */

@@ -82,7 +82,8 @@ describe.skipIf(!postgresTestsRun)('an accept whose PostgreSQL server freezes', 
   }, 60_000);
 
   it('answers COMMIT_UNCONFIRMED for a commit sent and never answered, which the server commits when it goes on', async () => {
-    const sink = createPgSink(pool, createPgContract(pool));
+    const resolved: unknown[] = [];
+    const sink = createPgSink(pool, createPgContract(pool), { onDoubtsResolved: (r) => resolved.push(r) });
     // A connection open and idle: the frozen server takes the statement, and answers nothing.
     await sink.accept([wakeAction('warm')], { requestId: 'warm' });
     const { err, ms } = await acceptFrozen(() => sink.accept([wakeAction('frozen')], { requestId: 'in-doubt' }));
@@ -96,6 +97,10 @@ describe.skipIf(!postgresTestsRun)('an accept whose PostgreSQL server freezes', 
       'the frozen statement committed',
       20_000,
     );
+    // Once a commit works again, what became of it is told, by its request id.
+    await sink.accept([wakeAction('after')], { requestId: 'after-doubt' });
+    await until(async () => (resolved.length > 0 ? true : undefined), 'the doubt resolved', 20_000);
+    expect(resolved).toEqual([{ committed: ['in-doubt'], notCommitted: [], untold: 0 }]);
   }, 60_000);
 
   it("answers STORE_UNAVAILABLE for a transaction cut off before its COMMIT, which the server rolls back, without waiting out a ROLLBACK's time-out", async () => {

@@ -89,6 +89,12 @@ export async function withClient<T>(pool: pg.Pool, use: (client: pg.PoolClient) 
   }
 }
 
+/** How long a query of `pool` may go unanswered (createPgPool's `queryTimeoutMs`, else 30 s). */
+export function queryTimeoutOf(pool: pg.Pool): number {
+  const own = (pool as unknown as { options: { query_timeout?: number } }).options.query_timeout;
+  return own !== undefined && own > 0 ? own : QUERY_TIMEOUT_MS;
+}
+
 /** A query that fails after `timeoutMs` unanswered: pg reads `query_timeout` per query, which its types do not declare. */
 export function timedQuery(text: string, values: unknown[] | undefined, timeoutMs: number | undefined): pg.QueryConfig {
   const config = {

@@ -5,7 +5,7 @@ import type { FailedRequestRecord } from '../failed-requests.js';
 import { requestRow } from '../requests.js';
 import { hookRun, runRow } from '../runs.js';
 import { commitInDoubt } from '../unavailable.js';
-import { inTransaction, timedQuery, withClient } from './contract.js';
+import { inTransaction, queryTimeoutOf, timedQuery, withClient } from './contract.js';
 import type { PgStatement } from './rows.js';
 import {
   EVENTS_INSERT,
@@ -53,8 +53,7 @@ export const COMMIT_TIMEOUT_MS = 10_000;
 
 /** The time-out of a sink's statements: COMMIT_TIMEOUT_MS, or the pool's own if shorter. */
 export function commitTimeoutOf(pool: pg.Pool): number {
-  const own = (pool as unknown as { options: { query_timeout?: number } }).options.query_timeout;
-  return own === undefined || own <= 0 ? COMMIT_TIMEOUT_MS : Math.min(COMMIT_TIMEOUT_MS, own);
+  return Math.min(COMMIT_TIMEOUT_MS, queryTimeoutOf(pool));
 }
 
 /**

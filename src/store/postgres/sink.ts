@@ -17,11 +17,12 @@ import { type CommitQueue, createCommitQueue } from '../group-commit.js';
 import { idempotencyRecordOf, idempotencyRow } from '../idempotency.js';
 import { logTableOf } from '../log-table-sql.js';
 import { recordBytes, requestRow } from '../requests.js';
-import { acceptError } from '../unavailable.js';
+import { acceptError, isCommitInDoubt } from '../unavailable.js';
 import { DB_NOW_MS } from './clock.js';
-import { timedQuery } from './contract.js';
+import { queryTimeoutOf, timedQuery } from './contract.js';
 import { REQUESTS_INSERT, requestsInsertValues } from './rows.js';
 import { commitTimeoutOf, type SinkItem, type SinkJob, writeBatch } from './sink-batch.js';
+import { createDoubts, type Doubts } from './sink-doubts.js';
 
 /**
  * Two group commits in flight at once, each on a connection of its own: while one waits for
@@ -41,6 +42,8 @@ export interface PgSinkParts {
   readonly ttlMs: number;
   /** A job's result is whether it took its idempotency key (a record or a mark always commits). */
   readonly queue: CommitQueue<SinkItem, boolean>;
+  /** Accepts answered 503 `COMMIT_UNCONFIRMED`, until the database says what became of them. */
+  readonly doubts: Doubts;
 }
 
 /**
@@ -56,16 +59,23 @@ export function createPgSink(
   options: SinkOptions = {},
 ): ActionSink {
   const now = options.now ?? Date.now;
+  const doubts = createDoubts({
+    find: (ids) => foundActions(pool, ids),
+    report: (resolved) => options.onDoubtsResolved?.(resolved),
+    settleMs: settleMsOf(pool),
+    ...(options.onRecordError ? { onError: options.onRecordError } : {}),
+  });
   const queue = createCommitQueue<SinkItem, boolean>({
     concurrency: CONCURRENT_COMMITS,
     commit: async (items) => {
       const jobs = items.flatMap((item) => (item.kind === 'job' ? [item.job] : []));
       const taken = await writeBatch(pool, now, jobs, items);
+      doubts.committed();
       return items.map((item) => item.kind !== 'job' || taken.has(item.job));
     },
   });
   const ttlMs = (options.idempotencyTtlSeconds ?? 86_400) * 1000;
-  const parts: PgSinkParts = { pool, reads, options, now, ttlMs, queue };
+  const parts: PgSinkParts = { pool, reads, options, now, ttlMs, queue, doubts };
   return {
     accept: (actions, context) => acceptActions(parts, actions, context),
     recordRequest: (record) => recordRequest(parts, record),
@@ -89,7 +99,10 @@ function acceptActions(
     const job: SinkJob = { ...prepared, resolve, reject };
     parts.queue.add({ kind: 'job', job }).then(
       (tookKey) => settle(parts, job, tookKey),
-      (err: unknown) => job.reject(acceptError(err)),
+      (err: unknown) => {
+        if (isCommitInDoubt(err)) parts.doubts.add(job.requestId, job.accepted);
+        job.reject(acceptError(err));
+      },
     );
   });
 }
@@ -202,6 +215,23 @@ async function findAnswer(pool: pg.Pool, scope: string, key: string): Promise<Id
     status: row.status,
     body: row.response === null ? null : (JSON.parse(row.response) as unknown),
   };
+}
+
+/**
+ * How long after the database answers again a statement in doubt may still commit: the
+ * server's `statement_timeout` (the pool's query time-out and 5 s), and 5 s more.
+ */
+function settleMsOf(pool: pg.Pool): number {
+  return queryTimeoutOf(pool) + 10_000;
+}
+
+/** The ids among `ids` of events and runs that are there. */
+async function foundActions(pool: pg.Pool, ids: readonly string[]): Promise<ReadonlySet<string>> {
+  const { rows } = await pool.query<{ id: string }>(
+    'SELECT id FROM events WHERE id = ANY($1::text[]) UNION ALL SELECT id FROM runs WHERE id = ANY($1::text[])',
+    [ids],
+  );
+  return new Set(rows.map((row) => row.id));
 }
 
 /** A logged request and its kept failure, either of which may be missing. */

@@ -1,0 +1,96 @@
+import type { Accepted } from '../../actions/index.js';
+
+/**
+ * The accepts answered 503 `COMMIT_UNCONFIRMED` (docs/scale.md#failure-behaviour), until the
+ * database says what became of them: once a commit works again, those it holds (their first
+ * action's row is there) are told as committed; the rest are told as not committed only when
+ * no statement of theirs can still be running on the server (`settleMs`, past its
+ * `statement_timeout`), checked again then.
+ */
+export interface Doubts {
+  /** An accept whose commit is in doubt. */
+  add(requestId: string, accepted: readonly Accepted[]): void;
+  /** A commit worked: the database answers, and what is in doubt can be looked for. */
+  committed(): void;
+  /** Stops the check that waits. */
+  stop(): void;
+}
+
+/** What became of accepts in doubt, by request id. */
+export interface DoubtsResolved {
+  readonly committed: readonly string[];
+  readonly notCommitted: readonly string[];
+  /** Accepts in doubt past the first MAX_DOUBTS: neither looked for nor named. */
+  readonly untold: number;
+}
+
+export interface DoubtsOptions {
+  /** The ids among `ids` whose row is there (events' and runs' ids). */
+  readonly find: (ids: readonly string[]) => Promise<ReadonlySet<string>>;
+  readonly report: (resolved: DoubtsResolved) => void;
+  /** How long after the database answers again a statement of theirs may still commit. */
+  readonly settleMs: number;
+  /** Told when a look-up failed (it is tried again at the next commit that works). */
+  readonly onError?: (err: unknown) => void;
+}
+
+/** Accepts kept in doubt at most: a longer outage's are told by count alone. */
+const MAX_DOUBTS = 1000;
+
+export function createDoubts(options: DoubtsOptions): Doubts {
+  /** Request ids by their first action's id. */
+  const pending = new Map<string, string>();
+  let untracked = 0;
+  let looking = false;
+  let settle: NodeJS.Timeout | undefined;
+
+  async function look(final: boolean): Promise<void> {
+    if (looking || (pending.size === 0 && untracked === 0)) return;
+    looking = true;
+    try {
+      const found = await options.find([...pending.keys()]);
+      const committed: string[] = [];
+      const notCommitted: string[] = [];
+      for (const [id, requestId] of pending) {
+        if (found.has(id)) committed.push(requestId);
+        else if (final) notCommitted.push(requestId);
+        else continue;
+        pending.delete(id);
+      }
+      const untold = final ? untracked : 0;
+      if (final) untracked = 0;
+      if (committed.length > 0 || notCommitted.length > 0 || untold > 0)
+        options.report({ committed, notCommitted, untold });
+    } catch (err) {
+      options.onError?.(err);
+      if (final) settle = undefined;
+    } finally {
+      looking = false;
+    }
+  }
+
+  return {
+    add(requestId, accepted) {
+      const first = accepted[0];
+      if (!first) return;
+      if (pending.size >= MAX_DOUBTS) {
+        untracked++;
+        return;
+      }
+      pending.set(first.kind === 'wake' ? first.eventId : first.runId, requestId);
+    },
+    committed() {
+      if ((pending.size === 0 && untracked === 0) || settle) return;
+      void look(false);
+      settle = setTimeout(() => {
+        settle = undefined;
+        void look(true);
+      }, options.settleMs);
+      settle.unref();
+    },
+    stop() {
+      clearTimeout(settle);
+      settle = undefined;
+    },
+  };
+}

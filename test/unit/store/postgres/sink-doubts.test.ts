@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { createDoubts, type DoubtsResolved } from '../../../../src/store/postgres/sink-doubts.js';
+
+/** The accepts answered 503 COMMIT_UNCONFIRMED, told once the database says what became of them. */
+
+const wake = (eventId: string) => [{ kind: 'wake' as const, eventId, mode: 'now' as const }];
+const agent = (runId: string) => [{ kind: 'agent' as const, runId, sessionKey: `hook:${runId}` }];
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function setup(there: Set<string>, options: { failFirst?: boolean } = {}) {
+  const told: DoubtsResolved[] = [];
+  const asked: string[][] = [];
+  let fail = options.failFirst ?? false;
+  const doubts = createDoubts({
+    find: async (ids) => {
+      asked.push([...ids]);
+      if (fail) {
+        fail = false;
+        throw new Error('connect ECONNREFUSED');
+      }
+      return new Set(ids.filter((id) => there.has(id)));
+    },
+    report: (resolved) => told.push(resolved),
+    settleMs: 100,
+  });
+  return { doubts, told, asked };
+}
+
+describe('accepts in doubt', () => {
+  it('are told committed as soon as a commit works and their row is there; the rest only once they can no longer commit', async () => {
+    const there = new Set(['e1']);
+    const { doubts, told } = setup(there);
+    doubts.add('r1', wake('e1'));
+    doubts.add('r2', agent('run-2'));
+    doubts.add('r0', []);
+    expect(told).toEqual([]);
+    doubts.committed();
+    await expect.poll(() => told).toEqual([{ committed: ['r1'], notCommitted: [], untold: 0 }]);
+    // A statement still running on the server commits after the first look.
+    there.add('run-2');
+    doubts.committed();
+    await expect.poll(() => told.length).toBe(2);
+    expect(told[1]).toEqual({ committed: ['r2'], notCommitted: [], untold: 0 });
+    doubts.stop();
+  });
+
+  it('are told not committed after the settling time, and looked for again after a failed look', async () => {
+    const { doubts, told, asked } = setup(new Set(), { failFirst: true });
+    doubts.add('r3', wake('e3'));
+    doubts.committed();
+    await sleep(150);
+    // The first look failed; the final one told it.
+    expect(asked).toEqual([['e3'], ['e3']]);
+    expect(told).toEqual([{ committed: [], notCommitted: ['r3'], untold: 0 }]);
+    doubts.committed();
+    await sleep(150);
+    expect(asked).toHaveLength(2);
+    doubts.stop();
+  });
+
+  it('keeps 1,000 at most, and counts the rest', async () => {
+    const { doubts, told } = setup(new Set());
+    for (let i = 0; i < 1005; i++) doubts.add(`r${i}`, wake(`e${i}`));
+    doubts.committed();
+    await expect.poll(() => told.length, { timeout: 2000 }).toBe(1);
+    expect(told[0]?.notCommitted).toHaveLength(1000);
+    expect(told[0]?.untold).toBe(5);
+    doubts.stop();
+  });
+});
