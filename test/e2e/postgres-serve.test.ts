@@ -261,6 +261,38 @@ describe.skipIf(!postgresTestsRun)('hookd serve on PostgreSQL', () => {
     expect(JSON.parse(heartbeatJob ?? '{}').node).toMatch(/^[^:]+:\d+:/);
   });
 
+  it('answers 503 COMMIT_UNCONFIRMED within 10 s when the database freezes mid-commit, and says once it is back that the request was committed', async () => {
+    // A connection open and idle (the pool closes those idle 10 s): the frozen server takes the statement.
+    expect((await call(`${hookd.url}/hooks/wake`, { headers: HOOK, json: { text: 'warm' } })).status).toBe(200);
+    cluster.freeze();
+    let frozen: Awaited<ReturnType<typeof call>>;
+    try {
+      frozen = await call(`${hookd.url}/hooks/wake`, {
+        headers: { ...HOOK, 'x-request-id': 'frozen-commit-1' },
+        json: { text: 'sent as it froze', mode: 'next-heartbeat' },
+      });
+    } finally {
+      cluster.thaw();
+    }
+    expect(frozen.status).toBe(503);
+    expect(frozen.body.code).toBe('COMMIT_UNCONFIRMED');
+    expect(frozen.headers['retry-after']).toBe('5');
+    await until(async () => {
+      const ok = await call(`${hookd.url}/hooks/wake`, { headers: HOOK, json: { text: 'thawed' } });
+      return ok.status === 200 ? true : undefined;
+    }, 'the gateway to accept again');
+    const told = await until(async () => {
+      const line = hookd
+        .stdout()
+        .split('\n')
+        .find((l) => l.includes('answered 503 COMMIT_UNCONFIRMED, yet committed'));
+      return line ? JSON.parse(line) : undefined;
+    }, 'the line naming the request committed after all');
+    expect(told).toMatchObject({ level: 40, requests: ['frozen-commit-1'] });
+    const events = (await admin('/api/main/events')).body.events as { text: string }[];
+    expect(events.filter((e) => e.text === 'sent as it froze')).toHaveLength(1);
+  }, 60_000);
+
   it('keeps everything across a restart, writes no local database, and exposes the same metrics', async () => {
     const runs = async () => (await admin('/api/runs?limit=100')).body.runs as { id: string; status: string }[];
     const before = await runs();
