@@ -142,7 +142,8 @@ function refuse(
   const locked = throttle.lockedForSeconds(request.ip);
   const detail = signature ? { mapping: signature.mapping, reason: signature.reason } : {};
   lines.report({
-    key: `${why}\u0000${detail.mapping ?? ''}\u0000${detail.reason ?? ''}\u0000${locked > 0}`,
+    // A stale timestamp's reason names its offset, which the sender picks: counted by its words.
+    key: `${why}\u0000${detail.mapping ?? ''}\u0000${detail.reason?.replace(/\d+/g, '#') ?? ''}\u0000${locked > 0}`,
     fields: { reqId: request.id, ip: request.ip, locked: locked > 0, ...detail },
     msg: `hook request refused: ${why}`,
   });

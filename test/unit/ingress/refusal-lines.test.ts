@@ -43,4 +43,29 @@ describe('refused hook requests in the log', () => {
     ]);
     expect(logs.filter((l) => l.msg.startsWith('the ?token=')).map((l) => l.suppressed ?? 0)).toEqual([0, 49]);
   });
+
+  it("count a stale signature's repeats by its words, whatever offset each sender picks", async () => {
+    const logs: { msg: string; reason?: string; suppressed?: number }[] = [];
+    const mapping = { id: 'slack', match: { path: 'slack' }, verify: { scheme: 'slack', secret: 'slack-secret' } };
+    const { app, close } = await createTestApp(
+      { hooks: { mappings: [{ ...mapping, action: 'wake', textTemplate: 'x' }] } },
+      { logs },
+    );
+    try {
+      const now = Math.floor(Date.now() / 1000);
+      for (let i = 0; i < 200; i++) {
+        const headers = { 'x-slack-signature': 'v0=00', 'x-slack-request-timestamp': String(now - 1000 - i) };
+        await app.inject({ method: 'POST', url: '/hooks/slack', headers, payload: { text: 'x' } });
+      }
+      // One as the first came, one as its address was locked (20 failures): not one per offset.
+      const refused = logs.filter((l) => l.msg === 'hook request refused: invalid signature');
+      expect(refused).toHaveLength(2);
+      expect(refused[0]?.reason).toMatch(/^the timestamp is 10\d\d s old/);
+    } finally {
+      await close();
+    }
+    expect(
+      logs.filter((l) => l.msg === 'hook request refused: invalid signature').map((l) => l.suppressed ?? 0),
+    ).toEqual([0, 0, 19, 179]);
+  });
 });
