@@ -35,6 +35,8 @@ interface ErrorSpec {
 }
 
 const http = <P = void>(status: number, message: (params: P) => string) => ({ status, message });
+/** An answer whose 5xx message is shown (`exposed`). */
+const shown = <P = void>(status: number, message: (params: P) => string) => ({ status, message, exposed: true });
 const local = <P = void>(message: (params: P) => string) => ({ message });
 
 export const errorCatalogue = {
@@ -111,32 +113,24 @@ export const errorCatalogue = {
   },
   STREAMS_FULL: http(503, (p: { max: number }) => `too many live streams are open (at most ${p.max}); retry later`),
   QUEUE_FULL: http(503, () => 'the run queue is full; retry later'),
-  BUSY: {
-    ...http(
-      503,
-      (p: { bound: 'client' | 'bytes' }) =>
-        `too many request bodies${p.bound === 'client' ? ' from this address' : ''} are waiting for their signature check; retry later`,
-    ),
-    exposed: true,
-  },
+  BUSY: shown(
+    503,
+    (p: { bound: 'client' | 'bytes' }) =>
+      `too many request bodies${p.bound === 'client' ? ' from this address' : ''} are waiting for their signature check; retry later`,
+  ),
   STORE_UNAVAILABLE: http(503, () => 'the store cannot take writes right now; nothing was accepted; retry later'),
-  COMMIT_UNCONFIRMED: http(
+  // Shown: it tells the sender how to retry without doubling what may have been accepted.
+  COMMIT_UNCONFIRMED: shown(
     503,
     () =>
-      'the store did not confirm the commit in time: the request may have been accepted; a retry with the same Idempotency-Key is answered once',
+      'the store did not confirm the commit in time: it may have been accepted; retry with the same Idempotency-Key',
   ),
-  TRANSFORM_BUSY: {
-    ...http(
-      503,
-      (p: { mapping: string; running: number; limit: string }) =>
-        `the transform of mapping ${p.mapping} did not start: ${p.running} calls already run (${p.limit}); retry later`,
-    ),
-    exposed: true,
-  },
-  TRANSFORM_FAILED: {
-    ...http(500, (p: TransformFailure) => `transform failed: ${siteOf(p)}${capped(p.reason)}`),
-    exposed: true,
-  },
+  TRANSFORM_BUSY: shown(
+    503,
+    (p: { mapping: string; running: number; limit: string }) =>
+      `the transform of mapping ${p.mapping} did not start: ${p.running} calls already run (${p.limit}); retry later`,
+  ),
+  TRANSFORM_FAILED: shown(500, (p: TransformFailure) => `transform failed: ${siteOf(p)}${capped(p.reason)}`),
   INTERNAL: http(500, () => 'internal error'),
 
   // Start-up, CLI and runtime errors that never answer a hook request (docs/errors.md, second table).

@@ -276,6 +276,8 @@ describe.skipIf(!postgresTestsRun)('hookd serve on PostgreSQL', () => {
     }
     expect(frozen.status).toBe(503);
     expect(frozen.body.code).toBe('COMMIT_UNCONFIRMED');
+    // Its words reach the sender: how to retry without doubling what may have been accepted.
+    expect(frozen.body.error).toMatch(/may have been accepted; retry with the same Idempotency-Key/);
     expect(frozen.headers['retry-after']).toBe('5');
     await until(async () => {
       const ok = await call(`${hookd.url}/hooks/wake`, { headers: HOOK, json: { text: 'thawed' } });

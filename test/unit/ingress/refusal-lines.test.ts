@@ -45,7 +45,7 @@ describe('refused hook requests in the log', () => {
   });
 
   it("count a stale signature's repeats by its words, whatever offset each sender picks", async () => {
-    const logs: { msg: string; reason?: string; suppressed?: number }[] = [];
+    const logs: { level: number; msg: string; reason?: string; suppressed?: number }[] = [];
     const mapping = { id: 'slack', match: { path: 'slack' }, verify: { scheme: 'slack', secret: 'slack-secret' } };
     const { app, close } = await createTestApp(
       { hooks: { mappings: [{ ...mapping, action: 'wake', textTemplate: 'x' }] } },
