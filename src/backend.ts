@@ -6,7 +6,7 @@ import type pg from 'pg';
 import type { Clock } from './clock.js';
 import type { Config } from './config/index.js';
 import type { Logger } from './log.js';
-import { isStoreUnavailable, type StoreBackend } from './store/index.js';
+import { causeOf, isStoreUnavailable, type StoreBackend } from './store/index.js';
 import type { ClockSkewWatch } from './store/postgres/index.js';
 import {
   type AutoVacuumEvent,
@@ -78,7 +78,7 @@ export function pgReach(log: Logger, now: () => number = Date.now): PgReach {
       failures++;
       if (since !== undefined) return;
       since = now();
-      const cause = err instanceof Error ? err.message : String(err);
+      const cause = causeOf(err);
       log.error(
         { cause, what },
         'PostgreSQL is out of reach; its failures are counted until a connection is made again',

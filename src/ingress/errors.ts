@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import { errorBody, type HookdError, hasStatus, hookdError, isHookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createLogWindow } from '../log-window.js';
-import { acceptError, isStoreUnavailable } from '../store/index.js';
+import { acceptError, causeOf, isStoreUnavailable } from '../store/index.js';
 
 /**
  * The error to answer with: a catalogue error with a status as it is; what fastify itself may
@@ -63,7 +63,7 @@ function refusalLine(e: HookdError, reqId: string): { key: string; line: Line } 
   }
   if (e.code === 'STORE_UNAVAILABLE' || e.code === 'COMMIT_UNCONFIRMED') {
     // A full disk or a database out of reach answers every request alike.
-    const cause = (e.cause as Error | undefined)?.message;
+    const cause = e.cause === undefined ? undefined : causeOf(e.cause);
     return { key: e.code, line: { level: 'error', msg: 'request refused', fields: { code: e.code, cause, reqId } } };
   }
   return { key: e.code, line: { level: 'warn', msg: 'request refused', fields: { code: e.code, reqId } } };

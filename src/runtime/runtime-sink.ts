@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createLogWindow, type LogWindow } from '../log-window.js';
-import { isStoreUnavailable, type SinkOptions, type StoreBackend } from '../store/index.js';
+import { failureFields, isStoreUnavailable, type SinkOptions, type StoreBackend } from '../store/index.js';
 import type { Heartbeat } from './heartbeat/index.js';
 import { type ActivityFeed, requestViewOf } from './queries/index.js';
 import type { IngressPressure, RunQueue } from './runs/index.js';
@@ -20,7 +20,7 @@ const RECORD_ERROR_EVERY_MS = 10_000;
  */
 export function recordErrorLog(log: Logger): LogWindow<unknown> {
   return createLogWindow<unknown>(RECORD_ERROR_EVERY_MS, (err, suppressed) => {
-    const fields = isStoreUnavailable(err) ? { cause: (err as Error).message } : { err };
+    const fields = failureFields(err);
     const counted = suppressed > 0 ? { ...fields, suppressed, intervalMs: RECORD_ERROR_EVERY_MS } : fields;
     log.warn(counted, 'a request log record was not written');
   });

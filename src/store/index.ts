@@ -21,4 +21,4 @@ export {
 } from './retention.js';
 export type { DeliveryOutcome, RunListFilter, RunRecord, RunStatusRow } from './runs.js';
 export { gatewayTokenFile, generateToken, readOrCreateSecret } from './secrets.js';
-export { acceptError, failureFields, isStoreUnavailable } from './unavailable.js';
+export { acceptError, causeOf, failureFields, isStoreUnavailable } from './unavailable.js';

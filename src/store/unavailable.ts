@@ -51,11 +51,24 @@ export function isCommitInDoubt(err: unknown): boolean {
 }
 
 /**
+ * What a failure says, in one line: its message; for Node's AggregateError of a host tried on
+ * each of its addresses (`localhost`: ::1, then 127.0.0.1), whose own message is empty, the first
+ * message of the errors it gathers, else its code.
+ */
+export function causeOf(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  if (err.message) return err.message;
+  const gathered: unknown = (err as { errors?: unknown }).errors;
+  const first = Array.isArray(gathered) ? gathered.find((e) => e instanceof Error && e.message) : undefined;
+  return (first as Error | undefined)?.message ?? String((err as { code?: unknown }).code ?? err.name);
+}
+
+/**
  * The fields a log line gives a failure: a store out of reach by its cause alone (its outage is
  * logged once, and a stack per tick of every timer says nothing more), anything else as `err`.
  */
 export function failureFields(err: unknown): { cause: string } | { err: unknown } {
-  return isStoreUnavailable(err) ? { cause: (err as Error).message } : { err };
+  return isStoreUnavailable(err) ? { cause: causeOf(err) } : { err };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { MAIN_SESSION } from '../../action-shape.js';
 import { type Cancel, systemClock } from '../../clock.js';
 import { hookdError } from '../../errors.js';
-import { isStoreUnavailable } from '../../store/index.js';
+import { causeOf, isStoreUnavailable } from '../../store/index.js';
 import { createHeartbeatTurn, type HeartbeatTurnOptions } from './heartbeat-turn.js';
 
 export interface HeartbeatOptions extends HeartbeatTurnOptions {
@@ -47,10 +47,7 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
       })
       .catch((err: unknown) =>
         isStoreUnavailable(err)
-          ? log.warn(
-              { cause: (err as Error).message },
-              'heartbeat interrupted: the store is out of reach; its events wait',
-            )
+          ? log.warn({ cause: causeOf(err) }, 'heartbeat interrupted: the store is out of reach; its events wait')
           : log.error({ err }, 'heartbeat crashed'),
       )
       .finally(() => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isHookdError } from '../../../src/errors.js';
 import {
   acceptError,
+  causeOf,
   commitInDoubt,
   failureFields,
   isCommitInDoubt,
@@ -50,6 +51,13 @@ describe('a commit in doubt', () => {
 describe("a failure's log fields", () => {
   it('are its cause alone for a store out of reach, and the error itself otherwise', () => {
     expect(failureFields(systemError('ECONNREFUSED'))).toEqual({ cause: 'ECONNREFUSED: failed' });
+    // `localhost` tried on ::1 and 127.0.0.1: Node's AggregateError, whose own message is empty.
+    const both = Object.assign(
+      new AggregateError([systemError('ECONNREFUSED'), new Error('connect ECONNREFUSED 127.0.0.1:5432')], ''),
+      { code: 'ECONNREFUSED' },
+    );
+    expect(failureFields(both)).toEqual({ cause: 'ECONNREFUSED: failed' });
+    expect(causeOf(Object.assign(new AggregateError([], ''), { code: 'ECONNREFUSED' }))).toBe('ECONNREFUSED');
     const bug = new TypeError('x is undefined');
     expect(failureFields(bug)).toEqual({ err: bug });
   });
