@@ -32,28 +32,47 @@ export interface DoubtsOptions {
   readonly settleMs: number;
   /** Told when a look-up failed (it is tried again at the next commit that works). */
   readonly onError?: (err: unknown) => void;
+  /** The clock doubts are dated by (monotonic milliseconds). */
+  readonly now?: () => number;
 }
 
 /** Accepts kept in doubt at most: a longer outage's are told by count alone. */
 const MAX_DOUBTS = 1000;
 
 export function createDoubts(options: DoubtsOptions): Doubts {
-  /** Request ids by their first action's id. */
-  const pending = new Map<string, string>();
+  const now = options.now ?? (() => performance.now());
+  /** Request ids and when they fell in doubt, by their first action's id. */
+  const pending = new Map<string, { readonly requestId: string; readonly at: number }>();
   let untracked = 0;
   let looking = false;
   let settle: NodeJS.Timeout | undefined;
 
+  /** The final look, `ms` from now, unless one is armed. */
+  function arm(ms: number): void {
+    if (settle) return;
+    settle = setTimeout(() => {
+      settle = undefined;
+      void look(true);
+    }, ms);
+    settle.unref();
+  }
+
+  /** Tells the doubts whose row is there; `final`: also those old enough that none can still commit. */
   async function look(final: boolean): Promise<void> {
-    if (looking || (pending.size === 0 && untracked === 0)) return;
+    if (looking) {
+      if (final) arm(options.settleMs / 10);
+      return;
+    }
+    if (pending.size === 0 && untracked === 0) return;
     looking = true;
     try {
       const found = await options.find([...pending.keys()]);
+      const settled = now() - options.settleMs;
       const committed: string[] = [];
       const notCommitted: string[] = [];
-      for (const [id, requestId] of pending) {
+      for (const [id, { requestId, at }] of pending) {
         if (found.has(id)) committed.push(requestId);
-        else if (final) notCommitted.push(requestId);
+        else if (final && at <= settled) notCommitted.push(requestId);
         else continue;
         pending.delete(id);
       }
@@ -61,9 +80,12 @@ export function createDoubts(options: DoubtsOptions): Doubts {
       if (final) untracked = 0;
       if (committed.length > 0 || notCommitted.length > 0 || untold > 0)
         options.report({ committed, notCommitted, untold });
+      // Doubts that fell after the database answered again: each is judged settleMs after its own.
+      const youngest = Math.min(...[...pending.values()].map(({ at }) => at));
+      if (final && pending.size > 0) arm(Math.max(0, youngest + options.settleMs - now()));
     } catch (err) {
+      // Looked for again at the next commit that works (or the armed final look).
       options.onError?.(err);
-      if (final) settle = undefined;
     } finally {
       looking = false;
     }
@@ -77,16 +99,12 @@ export function createDoubts(options: DoubtsOptions): Doubts {
         untracked++;
         return;
       }
-      pending.set(first.kind === 'wake' ? first.eventId : first.runId, requestId);
+      pending.set(first.kind === 'wake' ? first.eventId : first.runId, { requestId, at: now() });
     },
     committed() {
       if ((pending.size === 0 && untracked === 0) || settle) return;
       void look(false);
-      settle = setTimeout(() => {
-        settle = undefined;
-        void look(true);
-      }, options.settleMs);
-      settle.unref();
+      arm(options.settleMs);
     },
     stop() {
       clearTimeout(settle);

@@ -63,7 +63,6 @@ export function createPgSink(
     find: (ids) => foundActions(pool, ids),
     report: (resolved) => options.onDoubtsResolved?.(resolved),
     settleMs: settleMsOf(pool),
-    ...(options.onRecordError ? { onError: options.onRecordError } : {}),
   });
   const queue = createCommitQueue<SinkItem, boolean>({
     concurrency: CONCURRENT_COMMITS,

@@ -58,6 +58,22 @@ describe('accepts in doubt', () => {
     doubts.stop();
   });
 
+  it('judges each not committed only settleMs after its own doubt, not on the timer of an earlier one', async () => {
+    const { doubts, told } = setup(new Set());
+    const started = performance.now();
+    doubts.add('early', wake('e-early'));
+    doubts.committed();
+    await sleep(80);
+    // Fell in doubt just before the first final look: a statement of its can still commit.
+    doubts.add('late', wake('e-late'));
+    await expect.poll(() => told.length).toBe(1);
+    expect(told[0]).toEqual({ committed: [], notCommitted: ['early'], untold: 0 });
+    await expect.poll(() => told.length).toBe(2);
+    expect(told[1]).toEqual({ committed: [], notCommitted: ['late'], untold: 0 });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(175);
+    doubts.stop();
+  });
+
   it('keeps 1,000 at most, and counts the rest', async () => {
     const { doubts, told } = setup(new Set());
     for (let i = 0; i < 1005; i++) doubts.add(`r${i}`, wake(`e${i}`));
