@@ -103,6 +103,35 @@ describe.skipIf(!postgresTestsRun)('an accept whose PostgreSQL server freezes', 
     expect(resolved).toEqual([{ committed: ['in-doubt'], notCommitted: [], untold: 0 }]);
   }, 60_000);
 
+  it('answers an accept queued behind two commits that wait on the frozen server within its own time-out, not after theirs and one more', async () => {
+    const sink = createPgSink(pool, createPgContract(pool));
+    // Four connections open and idle: no accept waits for a connection the frozen server would not make.
+    await Promise.all(Array.from({ length: 4 }, () => pool.query('SELECT pg_sleep(0.05)')));
+    cluster?.freeze();
+    try {
+      const send = (id: string) => {
+        const sent = performance.now();
+        return sink.accept([wakeAction(id)], { requestId: id }).then(
+          () => ({ code: 'accepted', ms: performance.now() - sent }),
+          (e: HookdError) => ({ code: e.code, ms: performance.now() - sent }),
+        );
+      };
+      // Two group commits in flight (one per turn), then one that waits in the queue behind them.
+      const first = send('queue-1');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const second = send('queue-2');
+      await new Promise((resolve) => setTimeout(resolve, 450));
+      const third = await send('queue-3');
+      expect(third.code).toBe('COMMIT_UNCONFIRMED');
+      // Its commit started once the first failed (2 s after it came), with what was left of its
+      // 2.5 s, at least 1 s: 3 s in all, where it waited 2 s, then 2.5 s of its own.
+      expect(third.ms).toBeLessThan(TIMEOUT_MS + 1250);
+      for (const earlier of await Promise.all([first, second])) expect(earlier.code).toBe('COMMIT_UNCONFIRMED');
+    } finally {
+      cluster?.thaw();
+    }
+  }, 60_000);
+
   it("answers STORE_UNAVAILABLE for a transaction cut off before its COMMIT, which the server rolls back, without waiting out a ROLLBACK's time-out", async () => {
     const sink = createPgSink(pool, createPgContract(pool));
     await sink.accept([wakeAction('warm')], { requestId: 'warm-2' });

@@ -56,6 +56,22 @@ export function commitTimeoutOf(pool: pg.Pool): number {
   return Math.min(COMMIT_TIMEOUT_MS, queryTimeoutOf(pool));
 }
 
+/** The least time a commit is given, however long its accepts waited for it. */
+const MIN_COMMIT_MS = 1000;
+
+/**
+ * The time-out of a batch's statements: what is left of its oldest accept's commitTimeoutOf
+ * since it arrived, at least MIN_COMMIT_MS. Accepts queued behind two commits that wait on a
+ * silent server waited out those commits' time-out, then one of their own: 19 s, not 10.
+ */
+export function batchTimeoutOf(pool: pg.Pool, jobs: readonly SinkJob[], now: () => number): number {
+  const full = commitTimeoutOf(pool);
+  let oldest = Number.POSITIVE_INFINITY;
+  for (const job of jobs) oldest = Math.min(oldest, job.createdAt);
+  if (oldest === Number.POSITIVE_INFINITY) return full;
+  return Math.max(Math.min(MIN_COMMIT_MS, full), full - Math.max(0, now() - oldest));
+}
+
 /**
  * Writes a batch as one statement, its inserts and updates as data-modifying `WITH` parts
  * (one round trip instead of one per table); returns the jobs whose idempotency key was taken
@@ -69,7 +85,7 @@ export async function writeBatch(
   jobs: readonly SinkJob[],
   items: readonly SinkItem[],
 ): Promise<Set<SinkJob>> {
-  const timeoutMs = commitTimeoutOf(pool);
+  const timeoutMs = batchTimeoutOf(pool, jobs, now);
   if (jobs.every((job) => job.key === undefined)) {
     await withClient(pool, (client) =>
       writeAll(client, now, jobs, items, timeoutMs).catch((err: unknown) => {
