@@ -261,6 +261,7 @@ function createGatewayRuntime(
     runsByStatus: () => backend.data.runs.countByStatus(),
     clockSkewMs: () => parts.clockSkew?.skewMs,
     breakers: () => runtime.breakers(),
+    ...(backend.ping ? { ping: backend.ping.bind(backend) } : {}),
   });
   return runtime;
 }

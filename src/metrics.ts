@@ -9,6 +9,8 @@ export interface MetricSources {
   clockSkewMs?(): number | undefined;
   /** This node's circuit breakers (docs/runtime.md#circuit-breakers). */
   breakers?(): readonly BreakerView[];
+  /** Resolves once the store answers (PostgreSQL); without it, the count of runs tells. */
+  ping?(): Promise<unknown>;
 }
 
 /** The Prometheus metrics of one gateway (docs/operations.md#health-and-observability). */
@@ -110,27 +112,34 @@ export interface AttachedSources {
   reading?: Promise<Record<string, number> | undefined>;
 }
 
-/** The store's count of runs by status, or undefined when it failed or took longer than a scrape waits. */
+/** What `read` resolves with, or undefined when it failed or took longer than `waitMs`. */
+function within<T>(read: () => Promise<T>, waitMs: number): Promise<T | undefined> {
+  return new Promise<T | undefined>((resolve) => {
+    const late = setTimeout(() => resolve(undefined), waitMs);
+    late.unref();
+    const settle = (value: T | undefined) => {
+      clearTimeout(late);
+      resolve(value);
+    };
+    read().then(settle, () => settle(undefined));
+  });
+}
+
+/** The store's count of runs by status (which may come from a cache), or undefined as `within` says. */
 function runsNow(attached: AttachedSources): Promise<Record<string, number> | undefined> {
   const sources = attached.sources;
   if (!sources) return Promise.resolve(undefined);
-  attached.reading ??= new Promise<Record<string, number> | undefined>((resolve) => {
-    const late = setTimeout(() => resolve(undefined), attached.storeReadWaitMs);
-    late.unref();
-    sources.runsByStatus().then(
-      (counts) => {
-        clearTimeout(late);
-        resolve(counts);
-      },
-      () => {
-        clearTimeout(late);
-        resolve(undefined);
-      },
-    );
-  }).finally(() => {
+  attached.reading ??= within(() => sources.runsByStatus(), attached.storeReadWaitMs).finally(() => {
     attached.reading = undefined;
   });
   return attached.reading;
+}
+
+/** True when the store answered within the wait: its ping, else the count of runs. */
+async function storeUp(attached: AttachedSources): Promise<boolean> {
+  const ping = attached.sources?.ping;
+  if (!ping) return (await runsNow(attached)) !== undefined;
+  return (await within(async () => ping().then(() => true), attached.storeReadWaitMs)) === true;
 }
 
 /** The gauges read at scrape time from `attached.sources`: queue depth, runs by status, clock skew, breakers. */
@@ -157,10 +166,10 @@ export function registerGauges(registry: Registry, attached: AttachedSources): v
   });
   new Gauge({
     name: 'hookd_store_up',
-    help: "1 when the store answered the scrape's count of runs within 2 s, 0 when it failed or was late (hookd_runs is then left out)",
+    help: '1 when the store answered within 2 s (PostgreSQL: a SELECT 1, never a cached count), 0 when it failed or was late',
     registers: [registry],
     async collect() {
-      if (attached.sources) this.set((await runsNow(attached)) === undefined ? 0 : 1);
+      if (attached.sources) this.set((await storeUp(attached)) ? 1 : 0);
     },
   });
   new Gauge({

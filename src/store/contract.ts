@@ -142,6 +142,11 @@ export interface StoreBackend {
    * whose one gateway does all of it.
    */
   readonly share?: WorkShare;
+  /**
+   * Resolves once the store answers a trivial query, for `/metrics`' `hookd_store_up`: a read
+   * that may come from a cache cannot tell (absent on the embedded store, which is a file).
+   */
+  ping?(): Promise<void>;
 }
 
 /** What a renewal of run leases found; an id in neither set is no longer this node's. */

@@ -86,6 +86,19 @@ describe('the gauges read at scrape time', () => {
     expect(await lines(metrics, 'hookd_runs{')).toEqual(['hookd_runs{status="done"} 3']);
   });
 
+  it('say the store is down by its ping, whatever a cached count of runs says', async () => {
+    const metrics = createMetrics({ storeReadWaitMs: 100 });
+    let ping: () => Promise<void> = async () => undefined;
+    // The count answers from its cache (a count taken before the outage), the ping does not.
+    metrics.attach({ queueDepth: () => 0, runsByStatus: async () => ({ done: 4 }), ping: () => ping() });
+    expect(await lines(metrics, 'hookd_store_up ')).toEqual(['hookd_store_up 1']);
+    ping = () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+    expect(await lines(metrics, 'hookd_store_up ')).toEqual(['hookd_store_up 0']);
+    ping = () => new Promise(() => undefined);
+    expect(await lines(metrics, 'hookd_store_up ')).toEqual(['hookd_store_up 0']);
+    expect(await lines(metrics, 'hookd_runs{')).toEqual(['hookd_runs{status="done"} 4']);
+  });
+
   it('show the clock skew in seconds, and each breaker as 1 unless closed', async () => {
     const metrics = createMetrics();
     const breakers = [

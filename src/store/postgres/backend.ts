@@ -1,9 +1,12 @@
 import type pg from 'pg';
 import type { StoreBackend } from '../contract.js';
 import { DB_NOW_MS } from './clock.js';
-import { createPgContract } from './contract.js';
+import { createPgContract, timedQuery } from './contract.js';
 import { createPgSink } from './sink.js';
 import { createPgWorkShare, type PgWorkShareOptions } from './work-share.js';
+
+/** How long `ping` waits for its answer (a scrape waits 2 s at most). */
+const PING_TIMEOUT_MS = 2000;
 
 /**
  * PostgreSQL as the gateway runs on it (docs/scale.md): what every node shares, and how they split
@@ -62,5 +65,8 @@ export function pgBackend(pool: pg.Pool, share: PgWorkShareOptions, now: () => n
     },
     createSink: (options) => createPgSink(pool, data, { now, ...options }),
     share: createPgWorkShare(pool, share),
+    async ping() {
+      await pool.query(timedQuery('SELECT 1', undefined, PING_TIMEOUT_MS));
+    },
   };
 }
