@@ -126,6 +126,21 @@ describe.skipIf(!postgresTestsRun)('a PostgreSQL whose max_connections leaves a 
     expect(hookd.stdout()).toMatch(/PostgreSQL allows 12 connections \(3 reserved\) and [34] are in use/);
     expect((await call(`${hookd.url}/healthz`, { method: 'GET' })).status).toBe(200);
     await hookd.stop();
+    // A role that is no superuser sees the other roles' sessions with most of their columns
+    // empty (`backend_type` too): they are counted all the same.
+    const owner = new pg.Client({ connectionString: small.url });
+    await owner.connect();
+    await owner.query("CREATE ROLE app LOGIN PASSWORD 'app-pass'; GRANT ALL ON SCHEMA public TO app; GRANT ALL ON ALL TABLES IN SCHEMA public TO app");
+    await owner.end();
+    const asApp = new URL(small.url);
+    asApp.username = 'app';
+    asApp.password = 'app-pass';
+    const appFile = writeConfig(makeTempDir().dir, {
+      ...config,
+      storage: { ...config.storage, url: asApp.toString() },
+    });
+    const byApp = await runHookd(['check', '--config', appFile]);
+    expect(byApp.stdout + byApp.stderr).toMatch(/PostgreSQL allows 12 connections \(3 reserved\) and 3 are in use/);
     // Room enough: nothing said.
     const roomy = writeConfig(makeTempDir().dir, { ...config, storage: { ...config.storage, poolSize: 5 } });
     expect((await runHookd(['check', '--config', roomy])).stdout).not.toMatch(/max_connections/);

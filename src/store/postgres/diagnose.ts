@@ -56,7 +56,9 @@ export function startProblem(err: unknown, url: string): unknown {
 /**
  * A warning when the server's `max_connections` leaves this node less room than `poolSize`
  * connections (counting the `held` ones it has): the queries that find none fail with `too many
- * clients`, answered 503, while the other nodes are served (docs/scale.md#topology).
+ * clients`, answered 503, while the other nodes are served (docs/scale.md#topology). A role that
+ * is no superuser sees other roles' sessions without their `backend_type`: a session is counted
+ * by its database.
  */
 export async function connectionRoomWarning(
   db: pg.Pool | pg.ClientBase,
@@ -67,7 +69,8 @@ export async function connectionRoomWarning(
     `SELECT current_setting('max_connections')::int AS max,
             current_setting('superuser_reserved_connections')::int
               + COALESCE(NULLIF(current_setting('reserved_connections', true), '')::int, 0) AS reserved,
-            (SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend') AS used`,
+            (SELECT count(*)::int FROM pg_stat_activity
+              WHERE datid IS NOT NULL AND COALESCE(backend_type, 'client backend') = 'client backend') AS used`,
   );
   const row = rows[0];
   if (!row) return undefined;
