@@ -130,7 +130,9 @@ describe.skipIf(!postgresTestsRun)('a PostgreSQL whose max_connections leaves a 
     // empty (`backend_type` too): they are counted all the same.
     const owner = new pg.Client({ connectionString: small.url });
     await owner.connect();
-    await owner.query("CREATE ROLE app LOGIN PASSWORD 'app-pass'; GRANT ALL ON SCHEMA public TO app; GRANT ALL ON ALL TABLES IN SCHEMA public TO app");
+    await owner.query(
+      "CREATE ROLE app LOGIN PASSWORD 'app-pass'; GRANT ALL ON SCHEMA public TO app; GRANT ALL ON ALL TABLES IN SCHEMA public TO app",
+    );
     await owner.end();
     const asApp = new URL(small.url);
     asApp.username = 'app';
