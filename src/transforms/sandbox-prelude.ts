@@ -82,7 +82,9 @@ export function callPrelude(maxResultBytes: number): string {
   const done = (value) => {
     if (value === undefined) return '{"ok":true}';
     let json;
-    try { json = stringify({ __proto__: null, ok: true, value }); } catch (err) { return fail('its result is not JSON: ' + text(err)); }
+    // Nested so deep that writing it ran out of stack (where that is depends on the thread the
+    // call runs on): said as what it is, as the gateway's own depth check says it past 64 levels.
+    try { json = stringify({ __proto__: null, ok: true, value }); } catch (err) { return fail(/call stack/i.test(text(err)) ? 'its result nests too deep to be written as JSON' : 'its result is not JSON: ' + text(err)); }
     if (typeof json !== 'string') return '{"ok":true}';
     if (json.length > ${maxResultBytes}) return fail('its result is over ${maxResultBytes} characters of JSON');
     return json;
