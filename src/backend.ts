@@ -70,14 +70,14 @@ export interface PgReach {
  * long it was out and how many failures it stands for: the notification connection tries again
  * every second, and each try was a warning with its stack (docs/scale.md#failure-behaviour).
  */
-export function pgReach(log: Logger, now: () => number = Date.now): PgReach {
+export function pgReach(log: Logger): PgReach {
   let since: number | undefined;
   let failures = 0;
   return {
     failed(err, what) {
       failures++;
       if (since !== undefined) return;
-      since = now();
+      since = Date.now();
       const cause = causeOf(err);
       log.error(
         { cause, what },
@@ -86,7 +86,7 @@ export function pgReach(log: Logger, now: () => number = Date.now): PgReach {
     },
     back() {
       if (since === undefined) return;
-      log.info({ outageMs: now() - since, failures }, 'PostgreSQL is reachable again');
+      log.info({ outageMs: Date.now() - since, failures }, 'PostgreSQL is reachable again');
       since = undefined;
       failures = 0;
     },

@@ -4,7 +4,7 @@ import type { RequestReceipt } from '../actions/index.js';
 import type { HooksConfig } from '../config/index.js';
 import { type HookdError, hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { createLogWindow } from '../log-window.js';
+import { createLogWindow, type LogWindow } from '../log-window.js';
 import type { CompiledMapping, MappingEngine } from '../mapping/index.js';
 import type { HookOutcomes } from '../runtime/index.js';
 import { createTokenMatcher, findToken, type TokenSource } from './auth.js';
@@ -90,9 +90,8 @@ export interface HookGateOptions {
 
 const isBuiltIn = (subPath: string) => subPath === 'wake' || subPath === 'agent';
 
-/** A refusal's log line: its fields, its message, and what its repeats are counted under. */
+/** A refusal's log line: its fields and its message. */
 interface RefusalLine {
-  readonly key: string;
   readonly fields: Record<string, unknown>;
   readonly msg: string;
 }
@@ -108,7 +107,8 @@ const REFUSAL_LOG_EVERY_MS = 10_000;
 /** What the gate's functions share, made once. */
 interface GateParts {
   readonly options: HookGateOptions;
-  readonly lines: { report(line: RefusalLine): void; flush(): void };
+  /** Refusals' lines, by what their repeats are counted under. */
+  readonly lines: LogWindow<RefusalLine>;
   readonly tokenMatches: (token: string) => boolean;
   readonly pendingBodies: PendingBodies;
 }
@@ -121,7 +121,7 @@ export function createHookGate(options: HookGateOptions): HookGate {
   );
   const parts: GateParts = {
     options,
-    lines: { report: (line) => window.report(line.key, line), flush: () => window.flush() },
+    lines: window,
     tokenMatches: createTokenMatcher(options.hooks.token),
     pendingBodies: createPendingBodies({ maxBytes: maxPendingBytes, maxPerClient: maxPendingPerClient }),
   };
@@ -141,9 +141,9 @@ function refuse(
 ): HookdError {
   const locked = throttle.lockedForSeconds(request.ip);
   const detail = signature ? { mapping: signature.mapping, reason: signature.reason } : {};
-  lines.report({
-    // A stale timestamp's reason names its offset, which the sender picks: counted by its words.
-    key: `${why}\u0000${detail.mapping ?? ''}\u0000${detail.reason?.replace(/\d+/g, '#') ?? ''}\u0000${locked > 0}`,
+  // A stale timestamp's reason names its offset, which the sender picks: counted by its words.
+  const reason = detail.reason?.replace(/\d+/g, '#') ?? '';
+  lines.report(`${why}\u0000${detail.mapping ?? ''}\u0000${reason}\u0000${locked > 0}`, {
     fields: { reqId: request.id, ip: request.ip, locked: locked > 0, ...detail },
     msg: `hook request refused: ${why}`,
   });
@@ -181,8 +181,7 @@ function reserve(
   if (declared > maxBodyBytes) return undefined;
   const admitted = parts.pendingBodies.admit(request.ip, Number.isFinite(declared) ? declared : 0);
   if (typeof admitted === 'string') {
-    parts.lines.report({
-      key: `busy\u0000${admitted}`,
+    parts.lines.report(`busy\u0000${admitted}`, {
       fields: { reqId: request.id, ip: request.ip, bound: admitted },
       msg: 'hook request refused: unverified bodies at their bound',
     });
@@ -197,8 +196,7 @@ function reserve(
 function checkQueryToken({ options, lines }: GateParts, request: FastifyRequest, reply: FastifyReply): void {
   if (!options.hooks.allowQueryToken) throw hookdError('QUERY_TOKEN_DISABLED');
   reply.header('deprecation', 'true');
-  lines.report({
-    key: 'query-token',
+  lines.report('query-token', {
     fields: { reqId: request.id },
     msg: 'the ?token= query parameter is deprecated; send Authorization: Bearer instead',
   });

@@ -30,8 +30,6 @@ export interface DoubtsOptions {
   readonly report: (resolved: DoubtsResolved) => void;
   /** How long after the database answers again a statement of theirs may still commit. */
   readonly settleMs: number;
-  /** Told when a look-up failed (it is tried again at the next commit that works). */
-  readonly onError?: (err: unknown) => void;
   /** The clock doubts are dated by (monotonic milliseconds). */
   readonly now?: () => number;
 }
@@ -83,9 +81,8 @@ export function createDoubts(options: DoubtsOptions): Doubts {
       // Doubts that fell after the database answered again: each is judged settleMs after its own.
       const youngest = Math.min(...[...pending.values()].map(({ at }) => at));
       if (final && pending.size > 0) arm(Math.max(0, youngest + options.settleMs - now()));
-    } catch (err) {
+    } catch {
       // Looked for again at the next commit that works (or the armed final look).
-      options.onError?.(err);
     } finally {
       looking = false;
     }

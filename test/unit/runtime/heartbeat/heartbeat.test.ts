@@ -4,8 +4,28 @@ import { createModelRouter } from '../../../../src/providers/index.js';
 import { createDelivery } from '../../../../src/runtime/delivery/delivery.js';
 import { createHeartbeat, type HeartbeatOptions } from '../../../../src/runtime/heartbeat/heartbeat.js';
 import type { ModelRouter } from '../../../../src/runtime/index.js';
-import { createStore, sqliteBackend, sqliteContract } from '../../../../src/store/sqlite/index.js';
+import { createStore, type Store, sqliteBackend, sqliteContract } from '../../../../src/store/sqlite/index.js';
 import { until } from '../../../helpers/clock.js';
+
+/** A heartbeat on the builtin echo model over `contract` (of `store`), with no chat channel. */
+function echoHeartbeat(
+  store: Store,
+  contract: HeartbeatOptions['store'],
+  log: HeartbeatOptions['log'],
+  extra: Partial<HeartbeatOptions> = {},
+) {
+  return createHeartbeat({
+    store: contract,
+    models: createModelRouter({ models: { providers: {} } }),
+    delivery: createDelivery({ channels: new Map(), ackMaxChars: 300, meta: sqliteBackend(store).meta, log }),
+    model: 'builtin/echo',
+    timeoutSeconds: 5,
+    everyMs: 0,
+    log,
+    coalesceMs: 1,
+    ...extra,
+  });
+}
 
 describe('heartbeat turns', () => {
   it('show at most maxEventsPerTurn events, oldest first, and follow up until the backlog is consumed', async () => {
@@ -22,17 +42,7 @@ describe('heartbeat turns', () => {
         createdAt: n,
       });
     }
-    const heartbeat = createHeartbeat({
-      store: sqliteContract(store),
-      models: createModelRouter({ models: { providers: {} } }),
-      delivery: createDelivery({ channels: new Map(), ackMaxChars: 300, meta: sqliteBackend(store).meta, log }),
-      model: 'builtin/echo',
-      timeoutSeconds: 5,
-      everyMs: 0,
-      log,
-      coalesceMs: 1,
-      maxEventsPerTurn: 2,
-    });
+    const heartbeat = echoHeartbeat(store, sqliteContract(store), log, { maxEventsPerTurn: 2 });
     heartbeat.request();
     await expect.poll(() => store.events.countPending('main')).toBe(0);
     const turns = store.messages.recent('main', 100).filter((m) => m.role === 'user');
@@ -70,16 +80,7 @@ describe('a heartbeat whose store is out of reach', () => {
         return (...args: unknown[]) => (down ? Promise.reject(refused) : value.apply(target, args));
       },
     });
-    const heartbeat = createHeartbeat({
-      store: { ...contract, events },
-      models: createModelRouter({ models: { providers: {} } }),
-      delivery: createDelivery({ channels: new Map(), ackMaxChars: 300, meta: sqliteBackend(store).meta, log }),
-      model: 'builtin/echo',
-      timeoutSeconds: 5,
-      everyMs: 0,
-      log,
-      coalesceMs: 1,
-    });
+    const heartbeat = echoHeartbeat(store, { ...contract, events }, log);
     heartbeat.request();
     await expect
       .poll(
