@@ -187,7 +187,14 @@ function signalServer(data: string, signal: 'SIGSTOP' | 'SIGCONT'): void {
     .map(Number);
   // Stopped first, so that it starts no backend the loop below would miss; let go last.
   const pids = signal === 'SIGSTOP' ? [postmaster, ...children] : [...children, postmaster];
-  for (const pid of pids) process.kill(pid, signal);
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch (err) {
+      // A backend that ended since /proc was read (its client went away): nothing to stop.
+      if ((err as NodeJS.ErrnoException).code !== 'ESRCH' || pid === postmaster) throw err;
+    }
+  }
 }
 
 /** The stores an end-to-end suite runs on: SQLite always, PostgreSQL where its tests run. */

@@ -78,9 +78,10 @@ describe('accepts in doubt', () => {
     const { doubts, told } = setup(new Set());
     for (let i = 0; i < 1005; i++) doubts.add(`r${i}`, wake(`e${i}`));
     doubts.committed();
-    await expect.poll(() => told.length, { timeout: 2000 }).toBe(1);
-    expect(told[0]?.notCommitted).toHaveLength(1000);
-    expect(told[0]?.untold).toBe(5);
+    // Added over more than settleMs on a loaded machine, they may be told in two parts.
+    const notCommitted = () => told.reduce((n, r) => n + r.notCommitted.length, 0);
+    await expect.poll(notCommitted, { timeout: 2000 }).toBe(1000);
+    expect(told.reduce((n, r) => n + r.untold, 0)).toBe(5);
     doubts.stop();
   });
 });
