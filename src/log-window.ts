@@ -1,3 +1,5 @@
+import { type Cancel, type Clock, systemClock } from './clock.js';
+
 /**
  * One log line per key per interval, and never a silent drop (docs/operations.md#backpressure): the
  * first occurrence is logged at once; those that follow within the interval are counted, and
@@ -14,19 +16,22 @@ export interface LogWindow<T> {
 interface OpenKey<T> {
   held: number;
   last: T | undefined;
-  timer: ReturnType<typeof setTimeout>;
+  cancel: Cancel;
 }
 
-/** Creates a window of `intervalMs`; `emit` writes one line (`suppressed`: 0, or how many it stands for). */
-export function createLogWindow<T>(intervalMs: number, emit: (item: T, suppressed: number) => void): LogWindow<T> {
+/**
+ * Creates a window of `intervalMs`; `emit` writes one line (`suppressed`: 0, or how many it stands
+ * for). A pending summary never keeps the process alive (the clock's timers do not): `flush`
+ * writes it at close.
+ */
+export function createLogWindow<T>(
+  intervalMs: number,
+  emit: (item: T, suppressed: number) => void,
+  clock: Pick<Clock, 'setTimeout'> = systemClock,
+): LogWindow<T> {
   const open = new Map<string, OpenKey<T>>();
 
-  const arm = (key: string) => {
-    const timer = setTimeout(() => close(key), intervalMs);
-    // A pending summary never keeps the process alive: `flush` writes it at close.
-    timer.unref?.();
-    return timer;
-  };
+  const arm = (key: string) => clock.setTimeout(() => close(key), intervalMs);
 
   function close(key: string): void {
     const entry = open.get(key);
@@ -38,7 +43,7 @@ export function createLogWindow<T>(intervalMs: number, emit: (item: T, suppresse
     emit(entry.last as T, entry.held);
     entry.held = 0;
     entry.last = undefined;
-    entry.timer = arm(key);
+    entry.cancel = arm(key);
   }
 
   return {
@@ -50,11 +55,11 @@ export function createLogWindow<T>(intervalMs: number, emit: (item: T, suppresse
         return;
       }
       emit(item, 0);
-      open.set(key, { held: 0, last: undefined, timer: arm(key) });
+      open.set(key, { held: 0, last: undefined, cancel: arm(key) });
     },
     flush() {
       for (const entry of open.values()) {
-        clearTimeout(entry.timer);
+        entry.cancel();
         if (entry.held > 0) emit(entry.last as T, entry.held);
       }
       open.clear();

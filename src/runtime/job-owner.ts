@@ -1,6 +1,6 @@
 import { type Cancel, type Clock, stampOf, systemClock, timeLeft } from '../clock.js';
 import type { Logger } from '../log.js';
-import { failureFields, type WorkShare } from '../store/index.js';
+import { type FailureLog, failureLog, TICK_FAILURE_LOG_MS, type WorkShare } from '../store/index.js';
 
 /** A job as this node runs it while it holds the lease; a stopped one is not started again. */
 export interface Job {
@@ -46,15 +46,18 @@ export interface JobLease<J extends Job> {
   cancelWatchdog: Cancel | undefined;
   /** What the watchdog calls when the lease was not renewed in time; made once. */
   readonly onLapse: () => void;
+  /** Holds that failed (a store out of reach fails one every quarter lease). */
+  readonly holdFailures: FailureLog;
 }
 
 /** A job's lease not taken yet. */
 export function jobLease<J extends Job>(options: JobOwnerOptions<J>): JobLease<J> {
   const log = options.log.child({ job: options.name });
+  const clock = options.clock ?? systemClock;
   const lease: JobLease<J> = {
     options,
     log,
-    clock: options.clock ?? systemClock,
+    clock,
     marginMs: options.share.leaseMs / 4,
     running: undefined,
     stopping: undefined,
@@ -67,6 +70,7 @@ export function jobLease<J extends Job>(options: JobOwnerOptions<J>): JobLease<J
         log.error({ err }, 'stopping the job failed'),
       );
     },
+    holdFailures: failureLog(log, 'holding the lease failed', TICK_FAILURE_LOG_MS, clock),
   };
   return lease;
 }
@@ -118,7 +122,7 @@ async function tryHold<J extends Job>(lease: JobLease<J>): Promise<void> {
     log.info('running the job on this node');
     await lease.running.start();
   } catch (err) {
-    log.warn(failureFields(err), 'holding the lease failed');
+    lease.holdFailures.report(err);
   }
 }
 
@@ -131,6 +135,7 @@ export async function releaseLease<J extends Job>(lease: JobLease<J>): Promise<v
   await lease.holding;
   await dropJob(lease, 'shutting down');
   // Freed whether or not this node held it (a DELETE of another node's lease changes nothing).
+  lease.holdFailures.flush();
   await share.releaseJob(name).catch((err: unknown) => lease.log.warn({ err }, 'freeing the lease failed'));
 }
 

@@ -2,8 +2,7 @@ import type { Accepted, Action, ActionSink } from '../actions/index.js';
 import type { Config } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { createLogWindow } from '../log-window.js';
-import { failureFields, isStoreUnavailable, type SinkOptions, type StoreBackend } from '../store/index.js';
+import { type FailureLog, failureLog, type SinkOptions, type StoreBackend } from '../store/index.js';
 import type { Heartbeat } from './heartbeat/index.js';
 import { type ActivityFeed, requestViewOf } from './queries/index.js';
 import type { IngressPressure, RunQueue } from './runs/index.js';
@@ -18,24 +17,8 @@ const RECORD_ERROR_EVERY_MS = 10_000;
  * its failures are one line per 10 s (the cause, no stack; repeats counted as `suppressed`), and
  * any other failure one line per 10 s with its error.
  */
-export function recordErrorLog(log: Logger): RecordErrors {
-  const window = createLogWindow<unknown>(RECORD_ERROR_EVERY_MS, (err, suppressed) => {
-    const fields = failureFields(err);
-    const counted = suppressed > 0 ? { ...fields, suppressed, intervalMs: RECORD_ERROR_EVERY_MS } : fields;
-    log.warn(counted, 'a request log record was not written');
-  });
-  return {
-    report: (err) => window.report(isStoreUnavailable(err) ? 'unavailable' : 'other', err),
-    flush: () => window.flush(),
-  };
-}
-
-/** Records not written, told to recordErrorLog's window. */
-export interface RecordErrors {
-  report(err: unknown): void;
-  /** Logs what is held back (the runtime stops). */
-  flush(): void;
-}
+export const recordErrorLog = (log: Logger): FailureLog =>
+  failureLog(log, 'a request log record was not written', RECORD_ERROR_EVERY_MS);
 
 /** What the runtime's action sink hands accepted work to, and tells of what it records. */
 export interface RuntimeSinkParts {
@@ -48,7 +31,7 @@ export interface RuntimeSinkParts {
   readonly pressure: Pick<IngressPressure, 'accepted'>;
   readonly log: Logger;
   /** Where a record not written is reported (recordErrorLog). */
-  readonly recordErrors: RecordErrors;
+  readonly recordErrors: FailureLog;
 }
 
 /** Refuses a request whose agent runs would queue more than `maxQueuedRuns` (QUEUE_FULL, before anything is written). */

@@ -11,6 +11,7 @@ export type {
   Writes,
 } from './contract.js';
 export type { EventRecord } from './events.js';
+export { type FailureLog, failureLog, TICK_FAILURE_LOG_MS } from './failure-log.js';
 export { LINGER, type WriteOptions } from './group-commit.js';
 export type { SessionMessage } from './messages.js';
 export type { RequestLogEntry, RequestLogFilter, RequestLogRecord } from './requests.js';

@@ -1,6 +1,12 @@
 import { type Cancel, type Stamp, stampOf, systemClock } from '../../clock.js';
 import { hookdError } from '../../errors.js';
-import { type ClaimedRun, failureFields, type WorkShare } from '../../store/index.js';
+import {
+  type ClaimedRun,
+  type FailureLog,
+  failureLog,
+  TICK_FAILURE_LOG_MS,
+  type WorkShare,
+} from '../../store/index.js';
 import { armWatchdog, dropLapsing, endCancelled, type Held, type RunLeases, renewLeases } from './run-leases.js';
 import { createRunPump, type RunPump } from './run-pump.js';
 import type { PendingRun, RunQueue, RunQueueOptions } from './types.js';
@@ -19,6 +25,9 @@ export interface ClaimState extends RunLeases {
   stopTick: Cancel | undefined;
   /** Runs waiting for a node, as last counted, plus this node's accepts since. */
   backlog: number;
+  /** Claims and counts that failed (a store out of reach fails them every quarter lease). */
+  readonly claimFailures: FailureLog;
+  readonly countFailures: FailureLog;
 }
 
 /** Models whose breaker is open here: their runs would only wait (half-open ones may probe). */
@@ -75,7 +84,7 @@ export function claim(q: ClaimState): void {
       // A full claim may have left more: ask again.
       if (claimed.length === room) q.claimAgain = true;
     })
-    .catch((err: unknown) => q.log.warn(failureFields(err), 'claiming runs failed; trying again at the next tick'))
+    .catch((err: unknown) => q.claimFailures.report(err))
     .finally(() => {
       q.claiming = undefined;
       if (q.claimAgain) {
@@ -90,7 +99,7 @@ async function countWaiting(q: ClaimState): Promise<void> {
   try {
     q.backlog = await q.share.claimableRuns();
   } catch (err) {
-    q.log.warn(failureFields(err), 'counting waiting runs failed');
+    q.countFailures.report(err);
   }
 }
 
@@ -136,6 +145,7 @@ export async function stopClaimed(q: ClaimState): Promise<void> {
   const ending = q.runs.stop();
   await q.claiming;
   await ending;
+  for (const failures of [q.renewFailures, q.claimFailures, q.countFailures]) failures.flush();
   await q.share.releaseRuns().catch((err: unknown) => q.log.warn({ err }, 'freeing run leases failed'));
 }
 
@@ -150,11 +160,14 @@ export function createClaimState(options: ClaimedRunQueueOptions): ClaimState {
     },
     freed: () => claim(q),
   });
+  const log = options.log.child({ component: 'runs' });
+  const clock = options.clock ?? systemClock;
+  const failures = (msg: string) => failureLog(log, msg, TICK_FAILURE_LOG_MS, clock);
   const q: ClaimState = {
     options,
     share: options.share,
-    log: options.log.child({ component: 'runs' }),
-    clock: options.clock ?? systemClock,
+    log,
+    clock,
     runs,
     held,
     marginMs: options.share.leaseMs / 4,
@@ -166,6 +179,9 @@ export function createClaimState(options: ClaimedRunQueueOptions): ClaimState {
     claimAgain: false,
     stopTick: undefined,
     backlog: 0,
+    renewFailures: failures('renewing run leases failed'),
+    claimFailures: failures('claiming runs failed; trying again at the next tick'),
+    countFailures: failures('counting waiting runs failed'),
   };
   return q;
 }

@@ -1,7 +1,7 @@
 import { type Cancel, type Clock, type Stamp, stampOf, timeLeft } from '../../clock.js';
 import { hookdError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { failureFields, type WorkShare } from '../../store/index.js';
+import type { FailureLog, WorkShare } from '../../store/index.js';
 import type { RunPump } from './run-pump.js';
 import type { PendingRun } from './types.js';
 
@@ -34,6 +34,8 @@ export interface RunLeases {
   cancelWatchdog: Cancel | undefined;
   /** `dropLapsing` of these leases, made once: what the watchdog calls. */
   readonly onWatchdog: () => void;
+  /** Renewals that failed (a store out of reach fails one every quarter lease). */
+  readonly renewFailures: FailureLog;
 }
 
 /** Ends a held run the operator asked to cancel (logged, never thrown). */
@@ -91,7 +93,7 @@ export async function renewLeases(leases: RunLeases): Promise<void> {
     dropLapsing(leases);
     for (const id of cancelled) if (held.has(id)) void endCancelled(leases, id);
   } catch (err) {
-    leases.log.warn(failureFields(err), 'renewing run leases failed');
+    leases.renewFailures.report(err);
   } finally {
     leases.renewing = false;
   }

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { holdLease, jobLease } from '../../../src/runtime/job-owner.js';
-import type { WorkShare } from '../../../src/store/index.js';
+import { createJobOwner, holdLease, jobLease } from '../../../src/runtime/job-owner.js';
+import { TICK_FAILURE_LOG_MS, type WorkShare } from '../../../src/store/index.js';
 import { createManualClock, type ManualClock } from '../../helpers/clock.js';
 import { workShare } from '../../helpers/work-share.js';
 
@@ -110,5 +110,32 @@ describe("a job's lease", () => {
     await holding;
     await clock.advance(askedAt + LEASE_MS - LEASE_MS / 4 - clock.monotonic());
     expect(events).toEqual(['start 1', 'stop 1']);
+  });
+
+  it('says once a minute that the lease cannot be held while the store is out of reach, its repeats counted', async () => {
+    const clock = createManualClock();
+    const lines: Record<string, unknown>[] = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const share = workShare({ leaseMs: LEASE_MS, holdJob: () => Promise.reject(refused) });
+    const owner = createJobOwner({ share, name: 'mail', log, clock, make: () => ({ start() {}, async stop() {} }) });
+    await owner.start();
+    expect(lines).toMatchObject([{ msg: 'holding the lease failed', cause: refused.message }]);
+    // A try every quarter lease: 600 of them in the minute, one line at its end for the rest.
+    await clock.advance(TICK_FAILURE_LOG_MS - 1);
+    expect(lines).toHaveLength(1);
+    await clock.advance(1);
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatchObject({
+      msg: 'holding the lease failed',
+      suppressed: 599,
+      intervalMs: TICK_FAILURE_LOG_MS,
+    });
+    expect(lines[1]).not.toHaveProperty('err');
+    // What the next minute held back (the try at the minute's end, and four more) is told as
+    // the owner stops.
+    await clock.advance(LEASE_MS);
+    await owner.stop();
+    expect(lines.slice(2)).toMatchObject([{ msg: 'holding the lease failed', suppressed: 5 }]);
   });
 });

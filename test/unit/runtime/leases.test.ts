@@ -6,7 +6,7 @@ import { createHeartbeat } from '../../../src/runtime/heartbeat/heartbeat.js';
 import { createOwnedHeartbeat } from '../../../src/runtime/heartbeat/heartbeat-owner.js';
 import { createJobOwner } from '../../../src/runtime/job-owner.js';
 import { createClaimedRunQueue } from '../../../src/runtime/runs/claimed-runs.js';
-import type { StoreContract, WorkShare } from '../../../src/store/index.js';
+import { type StoreContract, TICK_FAILURE_LOG_MS, type WorkShare } from '../../../src/store/index.js';
 import { createStore, type Store, sqliteBackend, sqliteContract } from '../../../src/store/sqlite/index.js';
 import { createManualClock, type ManualClock, settle } from '../../helpers/clock.js';
 import { type FakeModel, isHeartbeat, startFakeModel } from '../../helpers/fake-model.js';
@@ -335,5 +335,34 @@ describe('leases lost by a node', () => {
     expect(events).toEqual(['held', 'released']);
     expect(owner.running).toBeUndefined();
     expect(clock.pending).toBe(0);
+  });
+
+  it('say once a minute what the node cannot do while the store is out of reach, not at every tick', async () => {
+    const clock = createManualClock();
+    model = await startFakeModel(() => ({ stall: true }));
+    const models = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
+    const { store, warnings, claimedRuns } = parts(models, clock);
+    queueRun(store, 'r1');
+    const { share } = fakeShare(['r1'], clock);
+    const runs = claimedRuns(share);
+    expect(await runs.resume()).toBe(1);
+    const refused = () =>
+      Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+    Object.assign(share, { renewRuns: refused, claimRuns: refused, claimableRuns: refused });
+    const lines = [
+      'renewing run leases failed',
+      'claiming runs failed; trying again at the next tick',
+      'counting waiting runs failed',
+    ];
+    const told = () => lines.map((line) => warnings.filter((w) => w === line).length);
+    // Every quarter lease the node renews, claims and counts (renewals until the run is given
+    // up): the first failures at the next tick, 600 claims and counts by the end of their minute.
+    await clock.advance(TICK_FAILURE_LOG_MS);
+    expect(told()).toEqual([1, 1, 1]);
+    // The run whose lease could not be renewed is given up as before.
+    expect(warnings).toContain(GIVEN_UP);
+    await clock.advance(TICK_MS);
+    expect(told()).toEqual([2, 2, 2]);
+    await runs.stop();
   });
 });
