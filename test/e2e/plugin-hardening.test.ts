@@ -188,7 +188,7 @@ describe("a plugin's payload schema, bounded in cost", () => {
     expect(serve.stderr).toContain('(plugin:costly:heavy).schema');
   });
 
-  it("answers /healthz at once while the bounded schemas' worst requests are checked", async () => {
+  it("answers /healthz within seconds, not minutes, while the bounded schemas' worst requests are checked", async () => {
     const { dir, config } = withPlugins(['bounded'], { maxBodyBytes: 1024 * 1024 });
     const hookd = await startHookd({ dir, config });
     cleanups.push(() => hookd.stop());
@@ -203,11 +203,13 @@ describe("a plugin's payload schema, bounded in cost", () => {
     const unique = timed(call(`${hookd.url}/hooks/bounded-unique`, { headers: bearer, json: { items } }));
     const health = await timed(call(`${hookd.url}/healthz`, { method: 'GET' }));
     expect(health.status).toBe(200);
-    // Generous bounds for a loaded machine: each takes well under a second alone.
-    expect(health.ms).toBeLessThan(3000);
+    // Each takes well under a second alone; unbounded, the pairs of 80,000 items would hold the
+    // thread for minutes. The bounds are that far from both, for a loaded machine (3.7 s once
+    // beside other suites).
+    expect(health.ms).toBeLessThan(15_000);
     for (const answered of [await text, await unique]) {
       expect(answered.status, answered.text).toBe(200);
-      expect(answered.ms).toBeLessThan(5000);
+      expect(answered.ms).toBeLessThan(20_000);
     }
     // A duplicate is still one.
     const twice = await call(`${hookd.url}/hooks/bounded-unique`, {
