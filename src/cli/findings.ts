@@ -1,6 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { keyPositions, locate, type Position, stringCharPosition } from '../config/index.js';
+import { keyPositions, locate, MAX_CONFIG_BYTES, type Position, stringCharPosition } from '../config/index.js';
+import { readRegularFile } from '../read-file.js';
 import type { CliIo } from './io.js';
 
 /**
@@ -96,11 +97,24 @@ function relativeOrAbsolute(file: string, cwd: string): string {
 }
 
 /**
+ * The text of the file the problems are in, to place them, read as the config is (a regular
+ * file, bounded): a FIFO or a device named by a problem must not hang the report of it.
+ */
+function textOf(file: string): string | undefined {
+  try {
+    const read = readRegularFile(realpathSync(file), MAX_CONFIG_BYTES);
+    return 'text' in read ? read.text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Prints the problems of an invalid configuration as `check` does, each at its place in the
  * file (`hookd.json5:9:31: error: hooks.mappings[0].messageTemplate: template error …`).
  */
 export function printConfigProblems(problems: readonly string[], file: string | undefined, io: CliIo): void {
-  const text = file !== undefined && existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+  const text = file === undefined ? undefined : textOf(file);
   const { findingOf } = createLocator(file, text);
   const findings = problems.map((p) => findingOf(p, 'error')).sort(byPlace(file));
   for (const f of findings) io.err(formatFinding(f, io.cwd));

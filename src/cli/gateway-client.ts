@@ -1,6 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { hookdError } from '../errors.js';
-import { gatewayTokenFile } from '../store/index.js';
+import { gatewayTokenFile, readSecretAsClient } from '../store/index.js';
 import { undiciRequest as request } from '../undici.js';
 import { type ResolvedConfig, resolveConfig } from './config-source.js';
 import type { CliIo } from './io.js';
@@ -30,7 +29,7 @@ export function gatewayToken({ config, need }: ResolvedConfig, io: CliIo): strin
   if (configured !== undefined) return configured;
   need('storage.path');
   const file = gatewayTokenFile(config.storage.path);
-  return existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
+  return readSecretAsClient(file);
 }
 
 /** An admin API answer: status and parsed JSON (an error body when not 2xx). */

@@ -8,6 +8,7 @@ export {
   configWarnings,
   inspectConfig,
   loadConfig,
+  MAX_CONFIG_BYTES,
   normalizeHooksPath,
 } from './load.js';
 export { keyPositions, locate, type Position, stringCharPosition } from './locate.js';

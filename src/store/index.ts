@@ -21,5 +21,5 @@ export {
   type RetentionPolicy,
 } from './retention.js';
 export type { DeliveryOutcome, RunListFilter, RunRecord, RunStatusRow } from './runs.js';
-export { gatewayTokenFile, generateToken, readOrCreateSecret } from './secrets.js';
+export { gatewayTokenFile, generateToken, readOrCreateSecret, readSecretAsClient } from './secrets.js';
 export { acceptError, causeOf, failureFields, isStoreUnavailable } from './unavailable.js';

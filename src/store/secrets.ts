@@ -17,22 +17,35 @@ export function generateToken(): string {
 /** A kept secret is a line: a file past this is not one. */
 const MAX_SECRET_BYTES = 4096;
 
+/** The secret kept at `file`, read by readRegularFile with `check`; undefined when there is none. */
+function readKept(file: string, check?: Parameters<typeof readRegularFile>[2]): string | undefined {
+  const read = readRegularFile(file, MAX_SECRET_BYTES, check);
+  if ('text' in read) return read.text.trim();
+  if (read.problem === 'does not exist') return undefined;
+  // No `file` to place the problem in: the problem names it, and a secret's text is not shown.
+  throw hookdError('CONFIG_INVALID', { problems: [`${file} ${read.problem}`] });
+}
+
 /**
  * The secret kept at `file`, when there is one: only a regular file of this process's user (a
  * token another local user planted in a shared folder would open the admin API to them), never
  * through a symbolic link, made owner-only (0600) when it was not (restored from a backup).
  */
-function readSecretFile(file: string): string | undefined {
-  const read = readRegularFile(file, MAX_SECRET_BYTES, (fd, stats) => {
+const readSecretFile = (file: string) =>
+  readKept(file, (fd, stats) => {
     if (process.getuid && stats.uid !== process.getuid())
       return `belongs to another user (uid ${stats.uid}): remove it, or make it this user's`;
     if ((stats.mode & 0o077) !== 0) fchmodSync(fd, 0o600);
     return undefined;
   });
-  if ('text' in read) return read.text.trim();
-  if (read.problem === 'does not exist') return undefined;
-  throw hookdError('CONFIG_INVALID', { problems: [`${file} ${read.problem}`], file });
-}
+
+/**
+ * The gateway's secret at `file` as a client of the gateway reads it (the CLI, as root or as the
+ * service's user): a regular file of at most 4 KiB, never through a symbolic link (which would
+ * send another file's text as the token) nor a FIFO (which would hang the command); its owner
+ * and mode are the gateway's business. Undefined when there is none, or it is empty.
+ */
+export const readSecretAsClient = (file: string): string | undefined => readKept(file) || undefined;
 
 /**
  * Reads the secret stored at `file` (`readSecretFile`), creating it (mode 0600) when absent.
