@@ -2,7 +2,7 @@ import { localTime } from '../time-format.js';
 import type { DeliveryOutcome, RunAttemptView, RunListItem } from '../views.js';
 import { answerFailed, type GatewayOptions, gatewayClient, query } from './gateway-client.js';
 import type { CliIo } from './io.js';
-import { excerpt, table } from './table.js';
+import { excerpt, oneLine, table } from './table.js';
 
 export interface RunsOptions extends GatewayOptions {
   status?: string;
@@ -102,11 +102,12 @@ export async function runCommand(runId: string, options: GatewayOptions, io: Cli
     ['model', run.model],
     ['session', run.sessionKey],
   ];
-  for (const [label, value] of facts) if (value !== undefined) io.out(`${label.padEnd(9)}${value}`);
+  // A fact is one line: a templated name or session key from a payload starts no fact of its own.
+  for (const [label, value] of facts) if (value !== undefined) io.out(`${label.padEnd(9)}${oneLine(value)}`);
   io.out('timeline');
-  for (const [at, what] of timelineOf(run)) io.out(`  ${at}  ${what}`);
+  for (const [at, what] of timelineOf(run)) io.out(`  ${at}  ${oneLine(what)}`);
   const pending = run.status === 'queued' || run.status === 'running' ? 'not yet (the run is not done)' : 'none yet';
-  io.out(`${'delivery'.padEnd(9)}${run.delivery ? deliveryText(run.delivery) : pending}`);
+  io.out(`${'delivery'.padEnd(9)}${run.delivery ? oneLine(deliveryText(run.delivery)) : pending}`);
   if (run.output) io.out(`output\n${indented(run.output)}`);
   if (run.error) io.out(`error\n${indented(run.error)}`);
   return 0;
