@@ -20,8 +20,9 @@ const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 /** `limit`: 50 unless given, 1 to 500. */
 export function limitOf(query: Query): number {
   if (query.limit === undefined) return DEFAULT_LIMIT;
-  const limit = Number(query.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+  // Digits only: Number() would also read `0x10`, `1e2` and ` 5`.
+  const limit = /^[1-9][0-9]{0,2}$/.test(query.limit) ? Number(query.limit) : Number.NaN;
+  if (!(limit <= MAX_LIMIT))
     throw hookdError('INVALID_FIELD', { field: 'limit', expected: `a whole number from 1 to ${MAX_LIMIT}` });
   return limit;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { requestFilter, runFilter } from '../../../src/admin/log-query.js';
+import { limitOf, requestFilter, runFilter } from '../../../src/admin/log-query.js';
 
 /** The list filters of the admin API (docs/runtime.md#request-log-and-replay). */
 
@@ -65,5 +65,16 @@ describe('GET /api/runs filters', () => {
     });
     expect(runFilter({ mapping: '' })).toEqual({ limit: 50 });
     expect(() => runFilter({ mapping: 'x'.repeat(201) })).toThrow(/mapping: expected at most 200 characters/);
+  });
+});
+
+describe('limit', () => {
+  it('is 1 to 500 written in digits, and nothing else Number() would read', () => {
+    expect(limitOf({})).toBe(50);
+    expect(limitOf({ limit: '1' })).toBe(1);
+    expect(limitOf({ limit: '500' })).toBe(500);
+    for (const limit of ['0', '501', '0x10', '1e2', ' 5', '5 ', '05', '1.0', '-1', '', 'Infinity']) {
+      expect(() => limitOf({ limit }), limit).toThrow(expect.objectContaining({ code: 'INVALID_FIELD' }));
+    }
   });
 });
