@@ -32,9 +32,9 @@ export interface SharedParts {
 
 /** The delivery of replies; alerts hear of each outcome and of each channel's failed tries. */
 export function deliveryOf(options: PartsOptions, clock: Clock, alerts: Alerts | undefined): Delivery {
-  const onOutcome = (outcome: DeliveryOutcome) => {
+  const onOutcome = (outcome: DeliveryOutcome, runId?: string) => {
     options.onDelivery?.(outcome);
-    alerts?.delivered(outcome);
+    alerts?.delivered(outcome, runId);
   };
   return createDelivery({
     channels: alerts?.watchChannels(options.channels) ?? options.channels,

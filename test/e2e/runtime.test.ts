@@ -287,11 +287,16 @@ describe.each(suiteStores)('the runtime end to end on %s (fake model and chat se
     const runId = stalled.body.runId as string;
     await expect.poll(async () => (await w.admin(`/api/runs/${runId}`)).body.status).toBe('timeout');
     const run = (await w.admin(`/api/runs/${runId}`)).body;
-    expect(run.error).toBe('timed out after 1s');
+    // The try went unanswered all the run's time: a failed try (its breaker and alert count it).
+    const unanswered = /timed out after 1s \(the model server failed 1 time, last: no answer in \d+ s\)$/;
+    expect(run.error).toMatch(new RegExp(`^${unanswered.source}`));
+    expect(run.attempts).toEqual([expect.objectContaining({ kind: 'model', outcome: 'MODEL_UNREACHABLE' })]);
     expect(run.delivery).toMatchObject({ status: 'skipped' });
     await expect
-      .poll(async () => (await w.mainEvents()).map((e) => e.text))
-      .toContain('Hook Slow (error): timed out after 1s');
+      .poll(async () =>
+        (await w.mainEvents()).map((e) => e.text).find((text) => text.startsWith('Hook Slow (error): ')),
+      )
+      .toMatch(unanswered);
   });
 
   it('five wakes within the 250 ms coalescing window make exactly one heartbeat model call', async () => {

@@ -2,7 +2,7 @@ import type { AlertCondition } from '../../alert-views.js';
 import type { Cancel, Clock } from '../../clock.js';
 import type { Logger } from '../../log.js';
 import type { DeliveryOutcome, StoreContract } from '../../store/index.js';
-import type { Attempt, AttemptOwner } from '../attempts/index.js';
+import type { Attempt, AttemptOwner, TryTarget } from '../attempts/index.js';
 import { type BreakerSnapshot, channelTarget, modelTarget, type Target } from '../isolation/index.js';
 import type { ChatChannel, ModelRouter } from '../ports.js';
 import { createAlertSender } from './alert-sender.js';
@@ -43,10 +43,10 @@ export interface Alerts {
   watchModels(models: ModelRouter): ModelRouter;
   /** `channels`, with each failed try kept as its channel's last error (alerts themselves use the bare port). */
   watchChannels(channels: ReadonlyMap<string, ChatChannel>): ReadonlyMap<string, ChatChannel>;
-  /** A reply's delivery outcome. */
-  delivered(outcome: DeliveryOutcome): void;
-  /** A run's failed try: alerts about it link to its run. */
-  attempted(run: AttemptOwner, attempt: Attempt): void;
+  /** A reply's delivery outcome, and the run whose reply it was (none for the heartbeat's). */
+  delivered(outcome: DeliveryOutcome, runId?: string): void;
+  /** A run's failed try, and what it was to: alerts about it link to its run. */
+  attempted(run: AttemptOwner, attempt: Attempt, target: TryTarget): void;
   /**
    * A breaker opened or closed. While a channel's is open its deliveries wait instead of failing,
    * so each opening counts as one failed delivery (docs/operations.md#alerts).
@@ -58,12 +58,15 @@ export interface Alerts {
   stop(): Promise<void>;
 }
 
-/** What the delivery alerts know besides their watches: each channel's last failed try, and the run delivered last. */
+/**
+ * What the delivery alerts know besides their watches, by channel id, since its last delivery
+ * sent: its last failed try, and the run it was for.
+ */
 export interface DeliveryFacts {
-  /** A try's code and status, by channel id (a failed delivery's alert names it). */
+  /** A try's code and status (a failed delivery's alert names it). */
   readonly channelErrors: Map<string, string>;
-  /** The run of the last failed delivery try: a delivery alert links to it. */
-  lastRun: string | undefined;
+  /** The run of the last failed delivery try: the channel's delivery alert links to it. */
+  readonly lastRuns: Map<string, string>;
 }
 
 /** Creates the alerts of one gateway; counting is this node's own (docs/operations.md#alerts). */
@@ -79,18 +82,22 @@ export function createAlerts(options: AlertsOptions): Alerts {
   });
   const { store, shared } = options;
   const alerts: AlertWatches = { settings, store, clock, log, sender, shared, watches: new Map(), stopped: false };
-  const deliveries: DeliveryFacts = { channelErrors: new Map(), lastRun: undefined };
+  const deliveries: DeliveryFacts = { channelErrors: new Map(), lastRuns: new Map() };
   let stopTicking: Cancel | undefined;
   return {
     outcomes: hookOutcomes(alerts),
     watchModels: (models) =>
-      watchedModels(models, {
-        succeeded: (ref) => succeed(alerts, 'modelUnreachable', settings.modelSource(ref), 'a try succeeded'),
-        failed: (ref, error) => fail(alerts, 'modelUnreachable', settings.modelSource(ref), error),
-      }),
+      watchedModels(
+        models,
+        {
+          succeeded: (ref) => succeed(alerts, 'modelUnreachable', settings.modelSource(ref), 'a try succeeded'),
+          failed: (ref, error) => fail(alerts, 'modelUnreachable', settings.modelSource(ref), error),
+        },
+        clock,
+      ),
     watchChannels: (channels) => watchedChannels(channels, (id, error) => deliveries.channelErrors.set(id, error)),
-    delivered: (outcome) => delivered(alerts, deliveries, outcome),
-    attempted: (run, attempt) => attempted(alerts, deliveries, run, attempt),
+    delivered: (outcome, runId) => delivered(alerts, deliveries, outcome, runId),
+    attempted: (run, attempt, target) => attempted(alerts, deliveries, run, attempt, target),
     breakerChanged: (breaker) => breakerChanged(alerts, breaker),
     async start() {
       await readOpen(alerts);
@@ -119,21 +126,43 @@ export function hookOutcomes(alerts: AlertWatches): HookOutcomes {
   };
 }
 
-/** A reply's delivery outcome: a sent one recovers its channel, a failed one counts with its last try's error. */
-export function delivered(alerts: AlertWatches, deliveries: DeliveryFacts, outcome: DeliveryOutcome): void {
-  const source = outcome.channel ?? UNROUTED;
-  if (outcome.status === 'sent') succeed(alerts, 'deliveryFailures', source, 'a reply was delivered');
+/**
+ * A reply's delivery outcome: a sent one recovers its channel (and forgets its last failure), a
+ * failed one counts with its channel's last try's error and links to its run (`runId`; for the
+ * heartbeat's reply, which has none, the run of the channel's last failed try).
+ */
+export function delivered(
+  alerts: AlertWatches,
+  deliveries: DeliveryFacts,
+  outcome: DeliveryOutcome,
+  runId?: string,
+): void {
+  const { channel } = outcome;
+  const source = channel ?? UNROUTED;
+  if (outcome.status === 'sent') {
+    succeed(alerts, 'deliveryFailures', source, 'a reply was delivered');
+    if (channel === undefined) return;
+    deliveries.channelErrors.delete(channel);
+    deliveries.lastRuns.delete(channel);
+  }
   if (outcome.status !== 'failed') return;
   // A try's code and status; without a try, the routing's own reason (hookd's words).
-  const error = (outcome.channel && deliveries.channelErrors.get(outcome.channel)) || outcome.reason || 'failed';
-  const page = deliveries.lastRun && `#/runs/${encodeURIComponent(deliveries.lastRun)}`;
-  fail(alerts, 'deliveryFailures', source, error, page);
+  const error = (channel && deliveries.channelErrors.get(channel)) || outcome.reason || 'failed';
+  const run = runId ?? (channel === undefined ? undefined : deliveries.lastRuns.get(channel));
+  fail(alerts, 'deliveryFailures', source, error, run && `#/runs/${encodeURIComponent(run)}`);
 }
 
-/** A run's failed try: the delivery alert or its model's alert links to the run. */
-export function attempted(alerts: AlertWatches, deliveries: DeliveryFacts, run: AttemptOwner, attempt: Attempt): void {
-  if (attempt.kind === 'delivery') deliveries.lastRun = run.id;
-  else if (run.model !== undefined) {
+/** A run's failed try: its channel's delivery alert or its model's alert links to the run. */
+export function attempted(
+  alerts: AlertWatches,
+  deliveries: DeliveryFacts,
+  run: AttemptOwner,
+  attempt: Attempt,
+  target: TryTarget,
+): void {
+  if (attempt.kind === 'delivery') {
+    if ('channel' in target) deliveries.lastRuns.set(target.channel, run.id);
+  } else if (run.model !== undefined) {
     const watch = alerts.watches.get(watchKey('modelUnreachable', run.model));
     if (watch) watch.page = `#/runs/${encodeURIComponent(run.id)}`;
   }

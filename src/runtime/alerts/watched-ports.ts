@@ -1,6 +1,8 @@
+import { type Clock, systemClock } from '../../clock.js';
 import { isHookdError } from '../../errors.js';
-import { failureOf, tryError } from '../attempts/index.js';
+import { DELIVERY_TRY_SECONDS, failureOf, tryError } from '../attempts/index.js';
 import type { ChatChannel, ModelRouter } from '../ports.js';
+import { cutUnanswered, isTimeUp } from '../timeout.js';
 
 /** What a watched model port reports of each try (docs/operations.md#alerts). */
 export interface ModelTries {
@@ -11,17 +13,27 @@ export interface ModelTries {
 
 /**
  * `models`, reporting each try. A refusal of the request's size says nothing of the server's
- * health, and a cut call (a run's time limit, a shutdown) nothing at all: neither is reported.
+ * health, and a call cut sooner than half its time limit (the run's), by a shutdown or by a
+ * cancel nothing at all: neither is reported. A call the limit cut later went unanswered that
+ * long: a failure, as the retry loop counts it (cutUnanswered).
  */
-export function watchedModels(models: ModelRouter, tries: ModelTries): ModelRouter {
+export function watchedModels(
+  models: ModelRouter,
+  tries: ModelTries,
+  clock: Pick<Clock, 'monotonic'> = systemClock,
+): ModelRouter {
   return {
     async complete(ref, request) {
+      const startedAt = clock.monotonic();
       try {
         const reply = await models.complete(ref, request);
         tries.succeeded(ref);
         return reply;
       } catch (err) {
-        if (!request.signal.aborted && !isHookdError(err, 'MODEL_CONTEXT_EXCEEDED'))
+        const { signal } = request;
+        const triedMs = clock.monotonic() - startedAt;
+        if (cutUnanswered(signal, triedMs)) tries.failed(ref, unanswered('MODEL_UNREACHABLE', triedMs));
+        else if (!signal.aborted && !isHookdError(err, 'MODEL_CONTEXT_EXCEEDED'))
           tries.failed(ref, tryError(failureOf(err)));
         throw err;
       }
@@ -29,7 +41,11 @@ export function watchedModels(models: ModelRouter, tries: ModelTries): ModelRout
   };
 }
 
-/** `channels`, telling `failed` of each failed try (not of one cut off) with its channel's id. */
+/** What a try cut by its time limit after `ms` says, as the retry loops word it. */
+const unanswered = (outcome: 'MODEL_UNREACHABLE' | 'CHANNEL_UNREACHABLE', ms: number) =>
+  `${outcome}: no answer in ${Math.round(ms / 1000)} s`;
+
+/** `channels`, telling `failed` of each failed try (one its time limit cut too, not one a shutdown cut) with its channel's id. */
 export function watchedChannels(
   channels: ReadonlyMap<string, ChatChannel>,
   failed: (channel: string, error: string) => void,
@@ -55,7 +71,9 @@ function watchedChannel(
       try {
         await channel.sendMessage(to, text, signal);
       } catch (err) {
-        if (!signal.aborted) failed(id, tryError(failureOf(err)));
+        // The try's own time limit cut it: unanswered, a failure (a shutdown's cut is none).
+        if (isTimeUp(signal)) failed(id, unanswered('CHANNEL_UNREACHABLE', DELIVERY_TRY_SECONDS * 1000));
+        else if (!signal.aborted) failed(id, tryError(failureOf(err)));
         throw err;
       }
     },

@@ -1,6 +1,6 @@
 import type { Logger } from '../../log.js';
 import { LINGER, type StoreContract } from '../../store/index.js';
-import type { Attempt, OnFailure } from './attempt.js';
+import type { Attempt, OnFailure, TryTarget } from './attempt.js';
 
 /** The run an attempt belongs to, as its log line names it. */
 export interface AttemptOwner {
@@ -15,8 +15,8 @@ export interface AttemptRecorderOptions {
   readonly log: Logger;
   /** Told once an attempt is stored (the live log follows the run). */
   readonly onRunUpdate?: (runId: string) => void;
-  /** Told of every failed try with its run (alerts link to the run, docs/operations.md#alerts). */
-  readonly onAttempt?: (run: AttemptOwner, attempt: Attempt) => void;
+  /** Told of every failed try with its run and what it was to (alerts link to the run, docs/operations.md#alerts). */
+  readonly onAttempt?: (run: AttemptOwner, attempt: Attempt, target: TryTarget) => void;
 }
 
 /** Records a run's failed try as it happens: a warn line, and a row in the next group commit. */
@@ -33,7 +33,7 @@ export function createAttemptRecorder(options: AttemptRecorderOptions): AttemptR
   return (run) => (attempt, target) => {
     const mapping = run.mappingId === undefined ? {} : { mapping: run.mappingId };
     log.warn({ runId: run.id, ...mapping, ...target, ...attempt }, `${attempt.kind} attempt failed`);
-    options.onAttempt?.(run, attempt);
+    options.onAttempt?.(run, attempt, target);
     store.group
       .write((w) => w.runs.recordAttempt({ runId: run.id, ...attempt }), LINGER)
       .then(

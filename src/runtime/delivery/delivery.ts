@@ -32,8 +32,8 @@ export interface DeliveryOptions {
   readonly ackMaxChars: number;
   readonly meta: MetaStore;
   readonly log: Logger;
-  /** Called with every outcome (the deliveries counter). */
-  readonly onOutcome?: (outcome: DeliveryOutcome) => void;
+  /** Called with every outcome (the deliveries counter), and the run whose reply it was when one was. */
+  readonly onOutcome?: (outcome: DeliveryOutcome, runId?: string) => void;
   /** Waits between tries, and their time limits. */
   readonly clock?: Clock;
 }
@@ -114,7 +114,7 @@ export function createDelivery(options: DeliveryOptions): Delivery {
     },
     async deliver(target, reply, deliverOptions = {}) {
       const outcome = await attempt(target, reply, deliverOptions);
-      options.onOutcome?.(outcome);
+      options.onOutcome?.(outcome, target.runId);
       return outcome;
     },
   };

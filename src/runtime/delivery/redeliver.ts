@@ -1,7 +1,12 @@
 import { hookdError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { DeliveryOutcome, StoreContract } from '../../store/index.js';
-import { type Attempt, type AttemptOwner, createAttemptRecorder, type TryGate } from '../attempts/index.js';
+import {
+  type AttemptOwner,
+  type AttemptRecorderOptions,
+  createAttemptRecorder,
+  type TryGate,
+} from '../attempts/index.js';
 import type { Delivery } from './delivery.js';
 
 export interface RedeliveriesOptions {
@@ -10,7 +15,7 @@ export interface RedeliveriesOptions {
   readonly log: Logger;
   readonly onRunUpdate?: (runId: string) => void;
   /** Told of every failed delivery attempt with its run (alerts). */
-  readonly onAttempt?: (run: AttemptOwner, attempt: Attempt) => void;
+  readonly onAttempt?: AttemptRecorderOptions['onAttempt'];
   /** Where a redelivery's tries take their slots: its run's (docs/runtime.md#fault-isolation). */
   readonly gate?: (run: AttemptOwner) => TryGate;
 }

@@ -4,8 +4,7 @@ import { isHookdError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { type DeliveryOutcome, LINGER, type RunRecord, type StoreContract } from '../../store/index.js';
 import {
-  type Attempt,
-  type AttemptOwner,
+  type AttemptRecorderOptions,
   createAttemptRecorder,
   createPromptBudgets,
   type PromptBudgets,
@@ -35,7 +34,7 @@ export interface RunExecutorOptions {
   /** Told when a run's stored state changed (started; finished and summarised). */
   readonly onRunUpdate?: (runId: string) => void;
   /** Told of every failed model try and delivery attempt with its run (alerts). */
-  readonly onAttempt?: (run: AttemptOwner, attempt: Attempt) => void;
+  readonly onAttempt?: AttemptRecorderOptions['onAttempt'];
   /** Time for records, run time limits and the back-off between write tries. */
   readonly clock?: Clock;
 }

@@ -160,18 +160,18 @@ describe('open alerts read at start', () => {
 });
 
 describe('failed deliveries', () => {
-  it("alert with the channel's last failed try, else the routing's reason, linking to the run whose try failed last", async () => {
+  it("alert with the channel's last failed try, else the routing's reason, linking to the run whose reply failed", async () => {
     const clock = createManualClock();
     const { alerts, texts, settled } = watches(clock);
-    const deliveries: DeliveryFacts = { channelErrors: new Map(), lastRun: undefined };
+    const deliveries: DeliveryFacts = { channelErrors: new Map(), lastRuns: new Map() };
     const attempt = { at: clock.now(), kind: 'delivery', n: 1, outcome: 'CHANNEL_REFUSED', status: 502 } as const;
-    attempted(alerts, deliveries, { id: 'r1' }, attempt);
+    attempted(alerts, deliveries, { id: 'r1' }, attempt, { channel: 'chat' });
     deliveries.channelErrors.set('chat', 'CHANNEL_REFUSED (HTTP 502)');
-    delivered(alerts, deliveries, { status: 'failed', channel: 'chat', reason: 'gave up after 4 attempts' });
-    attempted(alerts, deliveries, { id: 'r 2' }, attempt);
-    delivered(alerts, deliveries, { status: 'failed', channel: 'chat', reason: 'gave up after 4 attempts' });
-    delivered(alerts, deliveries, { status: 'failed', reason: 'no channel has a recipient' });
-    delivered(alerts, deliveries, { status: 'failed', reason: 'no channel has a recipient' });
+    delivered(alerts, deliveries, { status: 'failed', channel: 'chat', reason: 'gave up after 4 attempts' }, 'r1');
+    attempted(alerts, deliveries, { id: 'r 2' }, attempt, { channel: 'chat' });
+    delivered(alerts, deliveries, { status: 'failed', channel: 'chat', reason: 'gave up after 4 attempts' }, 'r 2');
+    delivered(alerts, deliveries, { status: 'failed', reason: 'no channel has a recipient' }, 'r3');
+    delivered(alerts, deliveries, { status: 'failed', reason: 'no channel has a recipient' }, 'r4');
     await settled();
     expect(texts).toEqual([
       [
@@ -182,7 +182,32 @@ describe('failed deliveries', () => {
       [
         'hookd alert: 2 replies found no route in 10 min',
         'last error: no channel has a recipient',
-        'console: #/runs/r%202',
+        'console: #/runs/r4',
+      ].join('\n'),
+    ]);
+  });
+
+  it("keep each channel's facts apart, and forget a channel's last failure once it delivers", async () => {
+    const clock = createManualClock();
+    const { alerts, texts, settled } = watches(clock);
+    const deliveries: DeliveryFacts = { channelErrors: new Map(), lastRuns: new Map() };
+    const attempt = { at: clock.now(), kind: 'delivery', n: 1, outcome: 'CHANNEL_REFUSED', status: 503 } as const;
+    // An earlier episode of ops, over once a reply is sent.
+    deliveries.channelErrors.set('ops', 'CHANNEL_REFUSED (HTTP 503)');
+    attempted(alerts, deliveries, { id: 'run-ops-old' }, attempt, { channel: 'ops' });
+    delivered(alerts, deliveries, { status: 'sent', channel: 'ops', to: 'x' }, 'run-ops-ok');
+    // Another channel's try, then the heartbeat's reply to ops (no run of its own) fails twice
+    // with no try error kept.
+    attempted(alerts, deliveries, { id: 'run-team' }, attempt, { channel: 'team' });
+    attempted(alerts, deliveries, { id: 'run-ops' }, attempt, { channel: 'ops' });
+    for (let i = 0; i < 2; i++)
+      delivered(alerts, deliveries, { status: 'failed', channel: 'ops', reason: 'ops unreachable: no answer in 15 s' });
+    await settled();
+    expect(texts).toEqual([
+      [
+        'hookd alert: 2 deliveries to ops failed in 10 min',
+        'last error: ops unreachable: no answer in 15 s',
+        'console: #/runs/run-ops',
       ].join('\n'),
     ]);
   });

@@ -7,7 +7,9 @@ import {
   sendWithRetries,
   type TryGate,
 } from '../../../../src/runtime/attempts/index.js';
+import { BREAKER_FAILURES } from '../../../../src/runtime/isolation/breaker.js';
 import { createTrySlots, modelTarget, type Permit } from '../../../../src/runtime/isolation/index.js';
+import { deadline } from '../../../../src/runtime/timeout.js';
 import { createManualClock, until } from '../../../helpers/clock.js';
 import { startFakeChat } from '../../../helpers/fake-chat.js';
 import { startFakeModel } from '../../../helpers/fake-model.js';
@@ -52,6 +54,54 @@ describe('tries through the slots (docs/runtime.md#fault-isolation)', () => {
     other[0]?.release('ok');
     await expect(answer).resolves.toBe('second time');
     expect(model.requests).toHaveLength(2);
+  });
+
+  it("counts a try left unanswered until its call's time limit as failed: a server that never answers opens its breaker", async () => {
+    const model = await startFakeModel(() => ({ stall: true }));
+    cleanups.push(() => model.close());
+    const router = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
+    const { clock, slots, gate } = slotsOf(1);
+    const attempts: Attempt[] = [];
+    for (let i = 0; i < BREAKER_FAILURES; i++) {
+      const limit = deadline(2, new AbortController().signal, clock);
+      const call = completeWithRetries(
+        router,
+        'fake/m',
+        { messages, signal: limit.signal },
+        { clock, gate: gate('a'), onFailure: (a) => attempts.push(a) },
+      ).catch((err: unknown) => err as Error);
+      await until(() => model.requests.length === i + 1);
+      await clock.advance(2000);
+      expect(((await call) as Error).message).toBe('the model server failed 1 time, last: no answer in 2 s');
+      limit.done();
+    }
+    expect(attempts.map((a) => [a.outcome, a.error])).toEqual(
+      Array.from({ length: BREAKER_FAILURES }, () => ['MODEL_UNREACHABLE', 'no answer in 2 s']),
+    );
+    expect(slots.breakers()).toEqual([
+      expect.objectContaining({ kind: 'model', state: 'open', lastError: 'MODEL_UNREACHABLE: no answer in 2 s' }),
+    ]);
+  });
+
+  it('says nothing of the server when a shutdown cuts a try', async () => {
+    const model = await startFakeModel(() => ({ stall: true }));
+    cleanups.push(() => model.close());
+    const router = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
+    const { clock, slots, gate } = slotsOf(1);
+    const attempts: Attempt[] = [];
+    const shutdown = new AbortController();
+    const call = completeWithRetries(
+      router,
+      'fake/m',
+      { messages, signal: deadline(2, shutdown.signal, clock).signal },
+      { clock, gate: gate('a'), onFailure: (a) => attempts.push(a) },
+    ).catch((err: unknown) => err as Error);
+    await until(() => model.requests.length === 1);
+    await clock.advance(1500);
+    shutdown.abort(new Error('shutting down'));
+    expect(((await call) as Error).message).toBe('shutting down');
+    expect(attempts).toEqual([]);
+    expect(slots.breakers().filter((b) => b.failures > 0)).toEqual([]);
   });
 
   it("waits for a channel's open breaker without spending a try, and goes through on its probe", async () => {

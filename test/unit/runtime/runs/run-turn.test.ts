@@ -140,7 +140,10 @@ describe("a run's model turn", () => {
     await expect.poll(() => model?.requests.length).toBe(1);
     await clock.advance(2000);
     expect(await turn).toEqual({
-      run: expect.objectContaining({ status: 'timeout', error: 'timed out after 2s (waiting for a slot)' }),
+      run: expect.objectContaining({
+        status: 'timeout',
+        error: 'timed out after 2s (the model server failed 1 time, last: no answer in 2 s; waiting for a slot)',
+      }),
       messages: [],
     });
   });
