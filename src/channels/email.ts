@@ -80,6 +80,8 @@ function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
+const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+
 /**
  * `email` (docs/channels.md#email): the reply as a plain-text mail to `to` through an SMTP server
  * (nodemailer), subject `hookd: <first line>`, whole (a mail has no length limit to split at). The
@@ -89,7 +91,12 @@ export const email = defineChannelKind<Entry>({
   keys: schema,
   problems: (entry) =>
     entry.password !== undefined && entry.user === undefined ? ['user: required with password'] : [],
-  secrets: (entry) => [entry.password],
+  // The password as it goes over the wire too: AUTH LOGIN sends it base64-encoded alone, AUTH
+  // PLAIN as base64 of NUL, user, NUL, password; a server may quote either back in its refusal.
+  secrets: (entry) =>
+    entry.password === undefined
+      ? []
+      : [entry.password, base64(entry.password), base64(`\0${entry.user ?? ''}\0${entry.password}`)],
   create: (entry, env) => {
     const secure = entry.secure ?? entry.port === 465;
     // nodemailer loads on the first mail, so that a gateway without this kind never pays for it.

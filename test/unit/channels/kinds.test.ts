@@ -139,6 +139,48 @@ describe('email', () => {
     await expect(refused).rejects.toMatchObject({ params: { transient: true } });
   });
 
+  it('masks the password in the forms a login sends it (base64), when a server quotes them back', async () => {
+    const password = 'pw-SECRET-1';
+    for (const method of ['PLAIN', 'LOGIN']) {
+      // A server that refuses the login quoting what it was sent, as some do in their 535.
+      const quoting = createServer((socket) => {
+        socket.write('220 quoting.example ESMTP\r\n');
+        let step = '';
+        socket.on('data', (chunk) => {
+          for (const line of chunk.toString().split('\r\n').filter(Boolean)) {
+            const command = line.toUpperCase();
+            if (command.startsWith('EHLO')) socket.write(`250-quoting.example\r\n250 AUTH ${method}\r\n`);
+            else if (command.startsWith('AUTH PLAIN'))
+              socket.write(`535 5.7.8 Authentication failed for ${line.slice(11)}\r\n`);
+            else if (command.startsWith('AUTH LOGIN')) {
+              step = 'user';
+              socket.write('334 VXNlcm5hbWU6\r\n');
+            } else if (step === 'user') {
+              step = 'password';
+              socket.write('334 UGFzc3dvcmQ6\r\n');
+            } else if (step === 'password') socket.write(`535 5.7.8 Authentication failed for ${line}\r\n`);
+            else if (command.startsWith('QUIT')) socket.end('221 bye\r\n');
+          }
+        });
+      });
+      await new Promise<void>((done) => quoting.listen(0, '127.0.0.1', done));
+      cleanups.push(() => new Promise((done) => quoting.close(() => done())));
+      const port = (quoting.address() as AddressInfo).port;
+      const entry = { kind: 'email', host: '127.0.0.1', port, user: 'hookd', password, from: 'hookd@example.test' };
+      const refused = await channelOf({ ...entry, allowInsecureLogin: true })
+        .sendMessage('me@example.test', 'x', signal())
+        .catch((err: Error) => err);
+      const message = (refused as Error).message;
+      expect(message, method).toMatch(/535 5\.7\.8 Authentication failed for \[REDACTED\]$/);
+      for (const form of [
+        password,
+        Buffer.from(password).toString('base64'),
+        Buffer.from(`\0hookd\0${password}`).toString('base64'),
+      ])
+        expect(message, method).not.toContain(form);
+    }
+  });
+
   it('closes the connection of a try its deadline cut off: it cannot deliver beside its retry', async () => {
     let open = 0;
     const silent = createServer((socket) => {
