@@ -1,10 +1,11 @@
+import { HTTP_URL } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import { cut, isSuccess, postTry, refusal } from './http-try.js';
 import { jsonOf, type KindEnv, secondsToMs } from './kind.js';
 
 /** A Bot-API-style service's keys (docs/channels.md): where it is and the bot's token. */
 export const botApiKeys = {
-  apiBase: { type: 'string', pattern: '^https?://', description: 'an http(s) URL' },
+  apiBase: HTTP_URL,
   botToken: { type: 'string', minLength: 1 },
 } as const;
 

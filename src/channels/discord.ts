@@ -1,4 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
+import { HTTP_URL } from '../config/index.js';
 import { isSuccess, postTry, refusal } from './http-try.js';
 import { defineChannelKind, jsonOf, pathOf, secondsToMs } from './kind.js';
 import { splitMarkdown } from './split.js';
@@ -8,7 +9,7 @@ export const DISCORD_MAX_CHARS = 2000;
 
 const schema = {
   type: 'object',
-  properties: { webhookUrl: { type: 'string', pattern: '^https?://', description: 'an http(s) URL', writeOnly: true } },
+  properties: { webhookUrl: { ...HTTP_URL, writeOnly: true } },
   required: ['webhookUrl'],
 } as const;
 type Entry = FromSchema<typeof schema>;

@@ -1,4 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
+import { HTTP_URL } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import { cut, isSuccess, postTry, refusal } from './http-try.js';
 import { defineChannelKind, jsonOf, type KindEnv, type OutgoingMessage, pathOf } from './kind.js';
@@ -12,8 +13,8 @@ const schema = {
   type: 'object',
   properties: {
     botToken: { type: 'string', minLength: 1 },
-    apiBase: { type: 'string', pattern: '^https?://', description: 'an http(s) URL', default: 'https://slack.com/api' },
-    webhookUrl: { type: 'string', pattern: '^https?://', description: 'an http(s) URL', writeOnly: true },
+    apiBase: { ...HTTP_URL, default: 'https://slack.com/api' },
+    webhookUrl: { ...HTTP_URL, writeOnly: true },
   },
 } as const;
 type Entry = FromSchema<typeof schema> & { readonly apiBase: string };

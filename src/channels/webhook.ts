@@ -1,4 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
+import { HTTP_URL } from '../config/index.js';
 import { standardWebhooks } from '../schemes/index.js';
 import { isSuccess, postTry, refusal } from './http-try.js';
 import { defineChannelKind, type KindEnv, type OutgoingMessage } from './kind.js';
@@ -6,7 +7,7 @@ import { defineChannelKind, type KindEnv, type OutgoingMessage } from './kind.js
 const schema = {
   type: 'object',
   properties: {
-    url: { type: 'string', pattern: '^https?://', description: 'an http(s) URL' },
+    url: HTTP_URL,
     secret: {
       type: 'string',
       pattern: '^whsec_[A-Za-z0-9+/]{16,}={0,2}$',
@@ -54,10 +55,11 @@ export const webhook = defineChannelKind<Entry>({
       .filter((name) => OWN_HEADERS.has(name.toLowerCase()))
       .map((name) => `headers.${name}: hookd sets this header itself`),
   needsRecipient: () => false,
+  // A query string may carry a receiver's token (`?token=…`): a receiver quoting its URL back shows none of it.
   secrets: (entry) => [
     entry.secret,
     ...Object.values(entry.headers ?? {}),
-    URL.canParse(entry.url) ? new URL(entry.url).password : undefined,
+    URL.canParse(entry.url) ? new URL(entry.url).search.slice(1) : undefined,
   ],
   create: (entry, env) => ({
     split: (text) => [text],

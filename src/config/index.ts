@@ -2,7 +2,7 @@ export { parseDurationMs } from './duration.js';
 export { appendToArray, setValue } from './edit.js';
 export { pathsMeet } from './env.js';
 export { mappingSchema } from './hook-schemas.js';
-export { checkKeys, type KeysSchema } from './keys.js';
+export { checkKeys, HTTP_URL, type KeysSchema } from './keys.js';
 export {
   configInvalid,
   configWarnings,

@@ -25,6 +25,17 @@ export interface KeysSchema {
   readonly required?: readonly string[];
 }
 
+/**
+ * A URL hookd sends requests to (a provider's `baseUrl`, a channel's): http(s), with no
+ * `user:password@`, which its HTTP client leaves out: the request would go without them and be
+ * refused, and nothing would say why. Credentials go in `apiKey`, `botToken` or `headers`.
+ */
+export const HTTP_URL = {
+  type: 'string',
+  pattern: '^https?://(?![^/?#]*@)',
+  description: 'an http(s) URL without user:password@ (put credentials in apiKey, botToken or headers)',
+} as const;
+
 const typeName = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);
 
 /** The problem with one value, if any, in the words the config's schema errors use. */

@@ -8,6 +8,7 @@
 import { DEFAULT_SESSION_KEY_PREFIXES } from '../action-shape.js';
 import { alertsSchema } from './alerts-schema.js';
 import { mailSchema, mappingSchema, modelRef, pluginEntrySchema, presetEntrySchema, thinking } from './hook-schemas.js';
+import { HTTP_URL } from './keys.js';
 
 const DURATION = 'a duration such as 45s, 10m, 1h, or 0 to turn it off';
 const duration = {
@@ -212,7 +213,7 @@ export const configSchema = {
             required: ['baseUrl', 'api'],
             properties: {
               api: { type: 'string', minLength: 1 },
-              baseUrl: { type: 'string', pattern: '^https?://', description: 'an http(s) URL' },
+              baseUrl: HTTP_URL,
               apiKey: { type: 'string' },
               maxTokens: { type: 'integer', minimum: 1, default: 4096 },
               maxConcurrent: { type: 'integer', minimum: 1 },

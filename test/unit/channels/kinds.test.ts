@@ -204,6 +204,18 @@ describe('email', () => {
 describe('webhook', () => {
   const secret = `whsec_${Buffer.from('a-secret-of-enough-bytes').toString('base64')}`;
 
+  it("refuses user info in its url at config time (it would not be sent), and masks a query's token a receiver quotes", async () => {
+    expect(() => channelOf({ kind: 'webhook', url: 'https://hook:s3cret@receiver.example/in', secret })).toThrow(
+      /channels\.out\.url: expected an http\(s\) URL without user:password@/,
+    );
+    const fake = await service((request) => ({ status: 401, body: `need auth; got url ${request.url}` }));
+    const refused = await channelOf({ kind: 'webhook', url: `${fake.url}/in?token=QUERYSECRET`, secret })
+      .sendMessage('', 'hi', signal())
+      .catch((err: Error) => err);
+    expect((refused as Error).message).toMatch(/got url \/in\?\[REDACTED\]/);
+    expect((refused as Error).message).not.toContain('QUERYSECRET');
+  });
+
   it('posts the message signed with Standard Webhooks headers that standardwebhooks verifies', async () => {
     const fake = await service(() => ({ status: 200 }));
     const channel = channelOf({ kind: 'webhook', url: `${fake.url}/in`, secret, headers: { 'x-team': 'ops' } });

@@ -57,16 +57,21 @@ describe('loadConfig', () => {
             slash: provider('ftp://user:pa/ss@models.example/v1'),
             bare: provider('user:s3cret@models.example/v1'),
             long: provider(`x${'y'.repeat(500)}`),
+            // undici sends no user info: the calls would go without it, refused with a 401.
+            userinfo: provider('https://user:s3cret-pass@models.example/v1'),
+            fine: provider('https://models.example/v1?user=a@b'),
           },
         },
       },
       env: {},
     });
+    const expected = 'an http(s) URL without user:password@ (put credentials in apiKey, botToken or headers)';
     expect(problems).toEqual([
-      'models.providers.creds.baseUrl: expected an http(s) URL, got "ftp://…@models.example/v1?…"',
-      'models.providers.slash.baseUrl: expected an http(s) URL, got "ftp://…@models.example/v1"',
-      'models.providers.bare.baseUrl: expected an http(s) URL, got "…@models.example/v1"',
-      `models.providers.long.baseUrl: expected an http(s) URL, got "x${'y'.repeat(119)}…"`,
+      `models.providers.creds.baseUrl: expected ${expected}, got "ftp://…@models.example/v1?…"`,
+      `models.providers.slash.baseUrl: expected ${expected}, got "ftp://…@models.example/v1"`,
+      `models.providers.bare.baseUrl: expected ${expected}, got "…@models.example/v1"`,
+      `models.providers.long.baseUrl: expected ${expected}, got "x${'y'.repeat(119)}…"`,
+      `models.providers.userinfo.baseUrl: expected ${expected}, got "https://…@models.example/v1"`,
     ]);
   });
 
