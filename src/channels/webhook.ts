@@ -44,6 +44,16 @@ export function signedHeaders(secret: string, id: string, body: string, env: Pic
 }
 
 /**
+ * A URL's query string, masked as a secret: it may carry a receiver's token (`?token=…`), which a
+ * receiver quoting its URL back would show. One of fewer than 4 characters (`?a`) is no token,
+ * and masking it would blot out every `a` of an error.
+ */
+function queryOf(url: string): string | undefined {
+  const query = URL.canParse(url) ? new URL(url).search.slice(1) : '';
+  return query.length >= 4 ? query : undefined;
+}
+
+/**
  * `webhook` (docs/channels.md#webhook): the reply, whole, as JSON `POST`ed to `url`, signed with
  * the Standard Webhooks headers from a `whsec_` secret; the message id stays the same across the
  * retries of one delivery, so a receiver can drop what it has already taken.
@@ -55,12 +65,7 @@ export const webhook = defineChannelKind<Entry>({
       .filter((name) => OWN_HEADERS.has(name.toLowerCase()))
       .map((name) => `headers.${name}: hookd sets this header itself`),
   needsRecipient: () => false,
-  // A query string may carry a receiver's token (`?token=…`): a receiver quoting its URL back shows none of it.
-  secrets: (entry) => [
-    entry.secret,
-    ...Object.values(entry.headers ?? {}),
-    URL.canParse(entry.url) ? new URL(entry.url).search.slice(1) : undefined,
-  ],
+  secrets: (entry) => [entry.secret, ...Object.values(entry.headers ?? {}), queryOf(entry.url)],
   create: (entry, env) => ({
     split: (text) => [text],
     async send(message, signal) {

@@ -214,6 +214,11 @@ describe('webhook', () => {
       .catch((err: Error) => err);
     expect((refused as Error).message).toMatch(/got url \/in\?\[REDACTED\]/);
     expect((refused as Error).message).not.toContain('QUERYSECRET');
+    // A query too short to be a token is left as it is: masking `a` would blot out every a.
+    const short = await channelOf({ kind: 'webhook', url: `${fake.url}/in?a`, secret })
+      .sendMessage('', 'hi', signal())
+      .catch((err: Error) => err);
+    expect((short as Error).message).toMatch(/need auth; got url \/in\?a$/);
   });
 
   it('posts the message signed with Standard Webhooks headers that standardwebhooks verifies', async () => {
