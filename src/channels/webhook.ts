@@ -44,13 +44,17 @@ export function signedHeaders(secret: string, id: string, body: string, env: Pic
 }
 
 /**
- * A URL's query string, masked as a secret: it may carry a receiver's token (`?token=…`), which a
- * receiver quoting its URL back would show. One of fewer than 4 characters (`?a`) is no token,
- * and masking it would blot out every `a` of an error.
+ * What of a URL's query is masked as a secret: it may carry a receiver's token (`?token=…`),
+ * which a receiver quoting its URL back, or only the pair or the value, would show. The whole
+ * query, each `name=value` and each value, as written and decoded; none of fewer than 4
+ * characters (`?v=1`), which is no token, and masking it would blot out every `1` of an error.
  */
-function queryOf(url: string): string | undefined {
-  const query = URL.canParse(url) ? new URL(url).search.slice(1) : '';
-  return query.length >= 4 ? query : undefined;
+function queryOf(url: string): string[] {
+  if (!URL.canParse(url)) return [];
+  const { search, searchParams } = new URL(url);
+  const pairs = search.slice(1).split('&');
+  const values = [...searchParams.values(), ...pairs.map((pair) => pair.slice(pair.indexOf('=') + 1))];
+  return [search.slice(1), ...pairs, ...values].filter((part) => part.length >= 4);
 }
 
 /**
@@ -65,7 +69,7 @@ export const webhook = defineChannelKind<Entry>({
       .filter((name) => OWN_HEADERS.has(name.toLowerCase()))
       .map((name) => `headers.${name}: hookd sets this header itself`),
   needsRecipient: () => false,
-  secrets: (entry) => [entry.secret, ...Object.values(entry.headers ?? {}), queryOf(entry.url)],
+  secrets: (entry) => [entry.secret, ...Object.values(entry.headers ?? {}), ...queryOf(entry.url)],
   create: (entry, env) => ({
     split: (text) => [text],
     async send(message, signal) {

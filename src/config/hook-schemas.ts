@@ -12,6 +12,7 @@ import {
   WAKE_MODES,
 } from '../action-shape.js';
 import { verifySchema } from '../schemes/index.js';
+import { HTTP_URL } from './keys.js';
 
 export const modelRef = {
   type: 'string',
@@ -119,7 +120,7 @@ export const mailSchema = {
         includeBody: { type: 'boolean', default: true },
         maxBodyBytes: { type: 'integer', minimum: 1, default: 20000 },
         batchSize: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
-        hookUrl: { type: 'string', minLength: 1 },
+        hookUrl: HTTP_URL,
         pollIntervalSeconds: { type: 'integer', minimum: 1, default: 60 },
       },
     },

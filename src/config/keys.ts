@@ -26,14 +26,16 @@ export interface KeysSchema {
 }
 
 /**
- * A URL hookd sends requests to (a provider's `baseUrl`, a channel's): http(s), with no
- * `user:password@`, which its HTTP client leaves out: the request would go without them and be
- * refused, and nothing would say why. Credentials go in `apiKey`, `botToken` or `headers`.
+ * A URL hookd sends requests to (a provider's `baseUrl`, a channel's, the mail watch's
+ * `hookUrl`): http(s), with no `user:password@`, which its HTTP client leaves out: the request
+ * would go without them and be refused, and nothing would say why. Credentials go in the keys
+ * made for them (`apiKey`, `botToken`, `headers`).
  */
 export const HTTP_URL = {
   type: 'string',
-  pattern: '^https?://(?![^/?#]*@)',
-  description: 'an http(s) URL without user:password@ (put credentials in apiKey, botToken or headers)',
+  // The authority ends at the first `/`, `?`, `#` or `\` (a URL parser reads `\` as `/`).
+  pattern: '^https?://(?![^/?#\\\\]*@)',
+  description: 'an http(s) URL without user:password@ (hookd would leave them out)',
 } as const;
 
 const typeName = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);

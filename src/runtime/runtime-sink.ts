@@ -1,4 +1,5 @@
 import type { Accepted, Action, ActionSink } from '../actions/index.js';
+import type { Clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -17,8 +18,8 @@ const RECORD_ERROR_EVERY_MS = 10_000;
  * its failures are one line per 10 s (the cause, no stack; repeats counted as `suppressed`), and
  * any other failure one line per 10 s with its error.
  */
-export const recordErrorLog = (log: Logger): FailureLog =>
-  failureLog(log, 'a request log record was not written', RECORD_ERROR_EVERY_MS);
+export const recordErrorLog = (log: Logger, clock?: Pick<Clock, 'setTimeout'>): FailureLog =>
+  failureLog(log, 'a request log record was not written', RECORD_ERROR_EVERY_MS, clock);
 
 /** What the runtime's action sink hands accepted work to, and tells of what it records. */
 export interface RuntimeSinkParts {

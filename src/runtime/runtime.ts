@@ -111,7 +111,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const runs = runQueueOf(options, { ...shared, slots, heartbeat, onRunUpdate: publishRun, ...onAttempt });
   const pruning = createLogPruning(config.hooks.log, data, log, clock);
   const { retention } = pruning;
-  const recordErrors = recordErrorLog(log);
+  const recordErrors = recordErrorLog(log, clock);
   const sink = createRuntimeSink({
     config,
     backend,

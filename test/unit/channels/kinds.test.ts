@@ -214,6 +214,17 @@ describe('webhook', () => {
       .catch((err: Error) => err);
     expect((refused as Error).message).toMatch(/got url \/in\?\[REDACTED\]/);
     expect((refused as Error).message).not.toContain('QUERYSECRET');
+    // A receiver quoting only the value, or one pair of several.
+    for (const [query, answer] of [
+      ['token=QUERYSECRET', 'invalid token QUERYSECRET'],
+      ['token=QUERY%20SECRET&v=2', 'bad token=QUERY%20SECRET; token QUERY SECRET'],
+    ]) {
+      const quoting = await service(() => ({ status: 401, body: answer }));
+      const quoted = await channelOf({ kind: 'webhook', url: `${quoting.url}/in?${query}`, secret })
+        .sendMessage('', 'hi', signal())
+        .catch((err: Error) => err);
+      expect((quoted as Error).message).not.toMatch(/QUERY/);
+    }
     // A query too short to be a token is left as it is: masking `a` would blot out every a.
     const short = await channelOf({ kind: 'webhook', url: `${fake.url}/in?a`, secret })
       .sendMessage('', 'hi', signal())

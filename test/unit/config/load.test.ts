@@ -60,12 +60,14 @@ describe('loadConfig', () => {
             // undici sends no user info: the calls would go without it, refused with a 401.
             userinfo: provider('https://user:s3cret-pass@models.example/v1'),
             fine: provider('https://models.example/v1?user=a@b'),
+            // WHATWG reads `\\` as `/`: `@x` is in the path, no user info.
+            backslash: provider('https://models.example\\@x/v1'),
           },
         },
       },
       env: {},
     });
-    const expected = 'an http(s) URL without user:password@ (put credentials in apiKey, botToken or headers)';
+    const expected = 'an http(s) URL without user:password@ (hookd would leave them out)';
     expect(problems).toEqual([
       `models.providers.creds.baseUrl: expected ${expected}, got "ftp://…@models.example/v1?…"`,
       `models.providers.slash.baseUrl: expected ${expected}, got "ftp://…@models.example/v1"`,
@@ -73,6 +75,21 @@ describe('loadConfig', () => {
       `models.providers.long.baseUrl: expected ${expected}, got "x${'y'.repeat(119)}…"`,
       `models.providers.userinfo.baseUrl: expected ${expected}, got "https://…@models.example/v1"`,
     ]);
+  });
+
+  it("refuses user info in the mail watch's hookUrl, which would be left out of its posts", () => {
+    const watch = (hookUrl: string) => ({
+      hooks: {
+        mail: {
+          account: 'me@example.test',
+          watch: { imap: { host: 'imap.example', user: 'me', password: 'pw' }, hookUrl },
+        },
+      },
+    });
+    expect(inspectConfig({ data: watch('http://hook:s3cret@127.0.0.1:8787/hooks/mail'), env: {} }).problems).toEqual([
+      'hooks.mail.watch.hookUrl: expected an http(s) URL without user:password@ (hookd would leave them out), got "http://…@127.0.0.1:8787/hooks/mail"',
+    ]);
+    expect(inspectConfig({ data: watch('http://127.0.0.1:8787/hooks/mail'), env: {} }).problems).toEqual([]);
   });
 
   it('resolves relative paths against the config file folder', () => {
