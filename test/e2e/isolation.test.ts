@@ -148,6 +148,57 @@ describe('a model server that takes calls and never answers (spawned gateway)', 
     await until(async () => (chat.sent.some((m) => m.text === 'the healthy reply') ? true : undefined), 'the reply');
     expect(hung).toHaveLength(3);
   });
+
+  it('opens its breaker once five runs went unanswered for their whole time limit, and holds the rest', async () => {
+    const hung: ServerResponse[] = [];
+    const silent = createServer((req, res) => {
+      req.resume();
+      hung.push(res);
+    });
+    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
+    cleanups.push(() => new Promise((done) => silent.close(done)));
+    cleanups.push(() => silent.closeAllConnections());
+    const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`;
+    const hookd = await startHookd({
+      config: {
+        gateway: { auth: { token: GATEWAY } },
+        hooks: { enabled: true, token: TOKEN },
+        agents: { defaults: { model: 'silent/x', maxConcurrentRuns: 4, heartbeat: { every: '0' } } },
+        models: { providers: { silent: { baseUrl: silentUrl, api: 'openai-chat' } } },
+      },
+    });
+    cleanups.push(() => hookd.stop());
+    const runIds: string[] = [];
+    for (let n = 0; n < 9; n++) {
+      const answer = await call(`${hookd.url}/hooks/agent`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+        json: { message: `hangs ${n}`, timeoutSeconds: 1, deliver: false },
+      });
+      expect(answer.status).toBe(202);
+      runIds.push(answer.body.runId as string);
+    }
+    // Before: each run held a slot for its whole limit and ended `timed out after 1s`, and nothing
+    // opened or said why.
+    const health = await until(async () => {
+      const answer = await call(`${hookd.url}/healthz`, { method: 'GET' });
+      const breakers = answer.body.breakers as { state: string }[];
+      return breakers.some((b) => b.state === 'open') ? answer : undefined;
+    }, 'the breaker');
+    const [breaker] = health.body.breakers as { target: string; failures: number; lastError: string }[];
+    expect(breaker).toMatchObject({
+      target: 'silent/x',
+      lastError: expect.stringMatching(/^MODEL_UNREACHABLE: no answer in \d+ s$/),
+    });
+    expect(breaker?.failures).toBeGreaterThanOrEqual(5);
+    const admin = async (path: string) =>
+      (await call(`${hookd.url}${path}`, { method: 'GET', headers: { authorization: `Bearer ${GATEWAY}` } })).body;
+    const first = (await admin(`/api/runs/${runIds[0]}`)) as unknown as RunView;
+    expect(first.status).toBe('timeout');
+    expect(first.error).toMatch(/^timed out after 1s \(the model server failed 1 time, last: no answer in \d+ s/);
+    expect(first.attempts).toEqual([expect.objectContaining({ kind: 'model', outcome: 'MODEL_UNREACHABLE' })]);
+    // Tries that went unanswered: one a run, the ones cut after the breaker opened not counted.
+    expect(hung.length).toBeLessThan(runIds.length);
+  });
 });
 
 describe('a channel that answers 503 to one mapping (spawned gateway)', () => {
