@@ -406,11 +406,13 @@ describe('a run whose model server keeps failing', () => {
         models: { providers: { fake: { baseUrl: server.url, api: 'openai-chat', apiKey: 'sk-secret-1' } } },
       });
       const { store, runs } = setup({ models });
-      store.runs.insert(hookRun('busy', { timeoutSeconds: 1 }));
+      // 3 s: a loaded machine once left the first answer of a 1 s run unread (its only try then
+      // reads as unanswered, which it was).
+      store.runs.insert(hookRun('busy', { timeoutSeconds: 3 }));
       runs.enqueue({ id: 'busy', sessionKey: 'hook:busy', model: 'fake/m' });
-      await expect.poll(() => store.runs.get('busy')?.status, { timeout: 5000 }).toBe('timeout');
+      await expect.poll(() => store.runs.get('busy')?.status, { timeout: 15_000 }).toBe('timeout');
       expect(store.runs.get('busy')?.error).toMatch(
-        /^timed out after 1s \(the model server failed \d+ times?, last: HTTP 500 \{"error":\{"message":"overloaded"\}\}\)$/,
+        /^timed out after 3s \(the model server failed \d+ times?, last: HTTP 500 \{"error":\{"message":"overloaded"\}\}\)$/,
       );
       await runs.stop();
     } finally {
