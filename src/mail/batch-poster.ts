@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type BackoffBounds, backoffMs } from '../backoff.js';
 import { hookdError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { maskerOf } from '../secret-text.js';
 import { undiciRequest as request } from '../undici.js';
 import type { UidRange } from './cursor-store.js';
 import type { MailMessage } from './message.js';
@@ -35,6 +36,8 @@ export interface BatchPosterOptions {
   readonly log: Logger;
   /** Told why each attempt was not accepted (the watcher's `lastError`). */
   readonly onError: (message: string) => void;
+  /** What is masked in what the hook answered (a proxy may quote it): by default the hook token. */
+  readonly mask?: (text: string) => string;
 }
 
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -101,6 +104,7 @@ async function send(options: BatchPosterOptions, key: string, body: string) {
  */
 async function postUntilAnswered(options: BatchPosterOptions, batch: MailBatch): Promise<string | undefined> {
   const { account, mailbox, signal, log } = options;
+  const mask = options.mask ?? maskerOf([options.hookToken]);
   const body = JSON.stringify({ source: 'mail', account, historyId: String(batch.lastUid), messages: batch.messages });
   const key = `mail:${account}:${mailbox}:${batch.uidValidity}:${batch.firstUid}-${batch.lastUid}`;
   for (let attempt = 0; !signal.aborted; attempt++) {
@@ -109,12 +113,12 @@ async function postUntilAnswered(options: BatchPosterOptions, batch: MailBatch):
     try {
       const { statusCode, answer } = await send(options, key, body);
       if (isBatchDelivered(statusCode, answer)) return undefined;
-      error = `the hook answered ${statusCode}: ${answer.slice(0, 200)}`;
+      error = mask(`the hook answered ${statusCode}: ${answer.slice(0, 200)}`);
       if (isRefusedForGood(statusCode)) return error;
       if (refusesTheWatcher(statusCode)) level = 'error';
     } catch (err) {
       if (signal.aborted) break;
-      error = `the hook is unreachable: ${(err as Error).message}`;
+      error = mask(`the hook is unreachable: ${(err as Error).message}`);
     }
     options.onError(error);
     log[level](

@@ -18,6 +18,8 @@ export interface FetchOptions {
   readonly log: Logger;
   /** Messages over this many bytes are not downloaded (default `MAX_MESSAGE_BYTES`). */
   readonly maxMessageBytes?: number;
+  /** Called as each message's answer arrives (the step's deadline starts over). */
+  readonly progress?: () => void;
 }
 
 /**
@@ -47,6 +49,15 @@ async function parsedOrPlaceholder(meta: FetchMessageObject, source: Buffer | un
   const { cursor, watch } = options;
   const where = { uidValidity: cursor.uidValidity, mailbox: watch.mailbox };
   if (!source) return placeholderMessage(meta, 'the server sent no source', where);
+  const maxBytes = options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
+  // The size the server announced was smaller: what it sent instead is not parsed.
+  if (source.length > maxBytes) {
+    options.log.warn(
+      { uid: meta.uid, size: meta.size, sent: source.length },
+      'mail message larger than announced; posting a placeholder',
+    );
+    return placeholderMessage(meta, `it is larger than the ${sizeText(maxBytes)} hookd downloads`, where);
+  }
   try {
     return await toMailMessage(source, {
       ...where,
@@ -78,6 +89,7 @@ export async function fetchBatch(
   let newest = cursor.lastDate;
   const query = { uid: true, size: true, flags: true, internalDate: true, envelope: true } as const;
   for await (const msg of imap.fetch(uids.join(','), query, { uid: true })) {
+    options.progress?.();
     const date = msg.internalDate ? new Date(msg.internalDate).getTime() : Date.now();
     if (Number.isFinite(date)) newest = Math.max(newest, date);
     if (cursor.since !== undefined && date <= cursor.since) continue;
@@ -93,10 +105,18 @@ export async function fetchBatch(
   const small = metas.filter((m) => (m.size ?? 0) <= maxBytes);
   const metaOf = new Map(small.map((m) => [m.uid, m]));
   for (const group of sourceGroups(small, maxBytes)) {
+    const asked = new Set(group);
     for await (const msg of imap.fetch(group.join(','), { uid: true, source: true }, { uid: true })) {
-      const meta = metaOf.get(msg.uid);
-      if (meta) byUid.set(msg.uid, await parsedOrPlaceholder(meta, msg.source, options));
+      options.progress?.();
+      const meta = asked.has(msg.uid) ? metaOf.get(msg.uid) : undefined;
+      if (meta && !byUid.has(msg.uid)) byUid.set(msg.uid, await parsedOrPlaceholder(meta, msg.source, options));
     }
+  }
+  // A message the server listed and then sent no source for (expunged meanwhile, a FETCH that
+  // partly failed) is posted as a placeholder, never skipped unsaid: the cursor moves past it.
+  for (const meta of small.filter((m) => !byUid.has(m.uid))) {
+    log.warn({ uid: meta.uid, size: meta.size }, 'mail message without a source answer; posting a placeholder');
+    byUid.set(meta.uid, await parsedOrPlaceholder(meta, undefined, options));
   }
   const messages = metas.flatMap((m) => byUid.get(m.uid) ?? []);
   return { messages, newest };

@@ -46,6 +46,10 @@ export interface WatchState {
   step?: SessionStep;
   /** Messages over this many bytes are not downloaded (default: fetch-batch.ts's `MAX_MESSAGE_BYTES`). */
   readonly maxMessageBytes?: number;
+  /** How long a step may go without progress (default STEP_DEADLINE_MS; tests shorten it). */
+  readonly stepDeadlineMs?: number;
+  /** The IMAP password and the hook token masked in what a server or the hook said (lastError, the log). */
+  readonly mask: (text: string) => string;
 }
 
 /**
@@ -57,6 +61,21 @@ export const STEADY_SESSION_MS = 60_000;
 
 /** The largest literal (a message's source) the IMAP client reads: room past `MAX_MESSAGE_BYTES`. */
 const MAX_LITERAL_BYTES = 2 * MAX_MESSAGE_BYTES;
+/**
+ * The longest line without a literal the IMAP client reads (imapflow: 1 GB, and a SEARCH answer
+ * of 400 MB ended the process with a fatal V8 error): 16 MiB holds the UIDs of 2 million
+ * messages, more than a search after the cursor finds.
+ */
+const MAX_LINE_BYTES = 16 * 1024 * 1024;
+/** The tokens one response may hold (imapflow: a million, about 100 MB of heap): a FETCH of one message holds hundreds. */
+const MAX_RESPONSE_TOKENS = 100_000;
+/**
+ * How long a session step (a search, the fetch of the next message) may go without progress: a
+ * server that keeps the connection busy (`* OK still searching` every second) and never answers
+ * resets imapflow's idle timeout for ever. Past it the connection is closed and the watcher
+ * reconnects, saying which step the server did not finish.
+ */
+export const STEP_DEADLINE_MS = 120_000;
 
 /** An IMAP client for the configured server (not yet connected). */
 function openImap(imap: WatchConfig['imap']): ImapFlow {
@@ -67,9 +86,13 @@ function openImap(imap: WatchConfig['imap']): ImapFlow {
     auth: { user: imap.user, pass: imap.password },
     logger: false,
     emitLogs: false,
-    // A source is fetched only under MAX_MESSAGE_BYTES (its size asked first); this bounds what
-    // a server that sends more than it announced can make the watcher hold (imapflow: 1 GB).
+    // A source is fetched only under MAX_MESSAGE_BYTES (its size asked first); these bound what
+    // a server that sends more than it announced can make the watcher hold: a literal, a
+    // response (imapflow: 2 GB; one FETCH answer can carry many literals), a line, its tokens.
     maxLiteralSize: MAX_LITERAL_BYTES,
+    maxResponseSize: MAX_LITERAL_BYTES + 1024 * 1024,
+    maxLineLength: MAX_LINE_BYTES,
+    maxResponseTokens: MAX_RESPONSE_TOKENS,
   });
 }
 
@@ -79,13 +102,46 @@ function pause(signal: AbortSignal, ms: number): Promise<void> {
 }
 
 /**
+ * `work` (a step of the session on `imap`), failed and the connection closed when it goes
+ * `stepDeadlineMs` without progress; `progress` is handed a function that starts the wait over.
+ */
+export async function withinDeadline<T>(
+  state: WatchState,
+  imap: ImapFlow,
+  work: (progress: () => void) => Promise<T>,
+): Promise<T> {
+  const ms = state.stepDeadlineMs ?? STEP_DEADLINE_MS;
+  const step = state.step ?? 'connect and log in';
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let fail: (err: unknown) => void = () => undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    fail = reject;
+  });
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      fail(hookdError('MAIL_SERVER_UNUSABLE', { problem: `it did not answer the ${step} within ${ms / 1000} s` }));
+      imap.close();
+    }, ms);
+    timer.unref();
+  };
+  arm();
+  try {
+    return await Promise.race([work(arm), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * Posts the mail after the cursor (a pending batch first), one batch after another: each is
  * marked pending, posted, then marked delivered, so a restart neither skips nor repeats one.
+ * The search, and each message of a fetch, have STEP_DEADLINE_MS (withinDeadline).
  */
 export async function drainMailbox(state: WatchState, imap: ImapFlow, cursor: Cursor): Promise<void> {
   const { watch, cursors, status, log } = state;
   state.step = 'search';
-  const found = await imap.search({ uid: `${cursor.lastUid + 1}:*` }, { uid: true });
+  const found = await withinDeadline(state, imap, () => imap.search({ uid: `${cursor.lastUid + 1}:*` }, { uid: true }));
   const uids = (found || []).filter((uid) => uid > cursor.lastUid).sort((a, b) => a - b);
   const { pending } = cursor;
   for (const chunk of chunksOf(uids, pending, watch.batchSize)) {
@@ -93,7 +149,9 @@ export async function drainMailbox(state: WatchState, imap: ImapFlow, cursor: Cu
     const batch = rangeOf(chunk, pending);
     await cursors.markPending(cursor, batch);
     state.step = 'fetch';
-    const fetched = await fetchBatch(imap, chunk, { cursor, watch, log, maxMessageBytes: state.maxMessageBytes });
+    const fetched = await withinDeadline(state, imap, (progress) =>
+      fetchBatch(imap, chunk, { cursor, watch, log, maxMessageBytes: state.maxMessageBytes, progress }),
+    );
     const { messages, newest } = fetched;
     state.step = 'post';
     const took =
@@ -127,7 +185,7 @@ export async function watchSession(state: WatchState): Promise<void> {
   state.client = imap;
   const closed = new Promise<void>((resolve) => imap.once('close', () => resolve()));
   imap.on('error', (err: Error) => {
-    status.lastError = describeImapError(err, state.step ?? 'connect and log in');
+    status.lastError = state.mask(describeImapError(err, state.step ?? 'connect and log in'));
   });
   state.step = 'connect and log in';
   await imap.connect();
@@ -153,7 +211,7 @@ export async function watchSession(state: WatchState): Promise<void> {
     // the server tells nothing of new mail. The next command (drain's SEARCH) ends it.
     state.step = 'wait for mail';
     imap.idle({ whenFree: true }).catch((err: Error) => {
-      status.lastError = describeImapError(err, 'wait for mail');
+      status.lastError = state.mask(describeImapError(err, 'wait for mail'));
     });
     await Promise.race([
       new Promise<void>((resolve) => {
@@ -187,11 +245,11 @@ export async function watchLoop(state: WatchState): Promise<void> {
     let why: string;
     try {
       await watchSession(state);
-      why = `the server closed the connection: ${state.client?.byeReason ?? 'no reason given'}`;
+      why = state.mask(`the server closed the connection: ${state.client?.byeReason ?? 'no reason given'}`);
     } catch (err) {
       if (signal.aborted) break;
       loginRefused = isLoginRefused(err);
-      why = describeImapError(err, state.step ?? 'connect and log in');
+      why = state.mask(describeImapError(err, state.step ?? 'connect and log in'));
     } finally {
       await endSession(state);
     }

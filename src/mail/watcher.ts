@@ -1,5 +1,6 @@
 import type { BackoffBounds } from '../backoff.js';
 import type { Logger } from '../log.js';
+import { maskerOf } from '../secret-text.js';
 import type { MetaStore } from '../store/index.js';
 import { createBatchPoster } from './batch-poster.js';
 import { createCursorStore } from './cursor-store.js';
@@ -34,12 +35,14 @@ export function watchStateOf(options: MailWatcherOptions, signal: AbortSignal): 
   const { watch, account, log } = options;
   const backoff = options.backoff ?? { minMs: 1000, maxMs: 30_000 };
   const status: Progress = { connected: false, delivered: 0 };
+  const mask = maskerOf([watch.imap.password, options.hookToken]);
   return {
     watch,
     log,
     backoff,
     signal,
     status,
+    mask,
     cursors: createCursorStore({ meta: options.meta, account, mailbox: watch.mailbox, log }),
     poster: createBatchPoster({
       account,
@@ -49,6 +52,7 @@ export function watchStateOf(options: MailWatcherOptions, signal: AbortSignal): 
       backoff,
       signal,
       log,
+      mask,
       onError: (message) => {
         status.lastError = message;
       },

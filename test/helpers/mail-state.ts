@@ -29,7 +29,7 @@ export function watchState(
   watch: WatchConfig,
   hookUrl: string,
   lines: LogLine[] = [],
-  extra: { maxMessageBytes?: number } = {},
+  extra: { maxMessageBytes?: number; stepDeadlineMs?: number } = {},
 ) {
   const store = createStore({ path: ':memory:', synchronous: 'normal' });
   cleanups.push(() => store.close());
