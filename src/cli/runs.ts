@@ -2,7 +2,8 @@ import { localTime } from '../time-format.js';
 import type { DeliveryOutcome, RunAttemptView, RunListItem } from '../views.js';
 import { answerFailed, type GatewayOptions, gatewayClient, query } from './gateway-client.js';
 import type { CliIo } from './io.js';
-import { excerpt, oneLine, table } from './table.js';
+import { excerpt, table } from './table.js';
+import { oneLine } from './terminal-text.js';
 
 export interface RunsOptions extends GatewayOptions {
   status?: string;

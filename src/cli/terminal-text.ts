@@ -10,9 +10,19 @@
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it escapes
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
 
+/** A character as its `\uXXXX` escape. */
+const escaped = (c: string) => `\\u${(c.codePointAt(0) as number).toString(16).padStart(4, '0')}`;
+
 /** `text` with every control character shown as its `\uXXXX` escape (a CRLF line end kept as a new line). */
 export function terminalSafe(text: string): string {
-  return text
-    .replace(/\r\n/g, '\n')
-    .replace(UNSAFE, (c) => `\\u${(c.codePointAt(0) as number).toString(16).padStart(4, '0')}`);
+  return text.replace(/\r\n/g, '\n').replace(UNSAFE, escaped);
+}
+
+/**
+ * `text` kept on its line: a new line, carriage return or tab in it is shown as its `\u`
+ * escape. A sender's text (a refused request's path, a templated run name, a destination's error)
+ * otherwise starts a row of its own, which reads as a record that never was.
+ */
+export function oneLine(text: string): string {
+  return text.replace(/[\t\n\r]/g, escaped);
 }

@@ -96,6 +96,9 @@ function openImap(imap: WatchConfig['imap']): ImapFlow {
   });
 }
 
+/** What a failed step says (describeImapError), the secrets a server may quote back masked. */
+const failureText = (state: WatchState, err: unknown, step: SessionStep) => state.mask(describeImapError(err, step));
+
 /** Waits `ms`, or less once `signal` aborts; never rejects. */
 function pause(signal: AbortSignal, ms: number): Promise<void> {
   return sleep(ms, undefined, { signal }).catch(() => undefined);
@@ -185,7 +188,7 @@ export async function watchSession(state: WatchState): Promise<void> {
   state.client = imap;
   const closed = new Promise<void>((resolve) => imap.once('close', () => resolve()));
   imap.on('error', (err: Error) => {
-    status.lastError = state.mask(describeImapError(err, state.step ?? 'connect and log in'));
+    status.lastError = failureText(state, err, state.step ?? 'connect and log in');
   });
   state.step = 'connect and log in';
   await imap.connect();
@@ -211,7 +214,7 @@ export async function watchSession(state: WatchState): Promise<void> {
     // the server tells nothing of new mail. The next command (drain's SEARCH) ends it.
     state.step = 'wait for mail';
     imap.idle({ whenFree: true }).catch((err: Error) => {
-      status.lastError = state.mask(describeImapError(err, 'wait for mail'));
+      status.lastError = failureText(state, err, 'wait for mail');
     });
     await Promise.race([
       new Promise<void>((resolve) => {
@@ -249,7 +252,7 @@ export async function watchLoop(state: WatchState): Promise<void> {
     } catch (err) {
       if (signal.aborted) break;
       loginRefused = isLoginRefused(err);
-      why = state.mask(describeImapError(err, state.step ?? 'connect and log in'));
+      why = failureText(state, err, state.step ?? 'connect and log in');
     } finally {
       await endSession(state);
     }

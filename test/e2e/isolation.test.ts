@@ -102,21 +102,26 @@ describe('a model that refuses connections (spawned gateway)', () => {
   });
 });
 
+/** A model server that takes every call and never answers; `hung` holds the calls it keeps. */
+async function silentModel() {
+  const hung: ServerResponse[] = [];
+  const silent = createServer((req, res) => {
+    req.resume();
+    hung.push(res);
+  });
+  await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
+  cleanups.push(() => new Promise((done) => silent.close(done)));
+  cleanups.push(() => silent.closeAllConnections());
+  return { hung, silentUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1` };
+}
+
 describe('a model server that takes calls and never answers (spawned gateway)', () => {
   it("leaves a run slot to another mapping's model: its reply is delivered while the calls hang", async () => {
-    const hung: ServerResponse[] = [];
-    const silent = createServer((req, res) => {
-      req.resume();
-      hung.push(res);
-    });
-    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
-    cleanups.push(() => new Promise((done) => silent.close(done)));
-    cleanups.push(() => silent.closeAllConnections());
+    const { hung, silentUrl } = await silentModel();
     const model = await startFakeModel(() => 'the healthy reply');
     cleanups.push(() => model.close());
     const chat = await fakeChat();
     const agent = { action: 'agent', wakeMode: 'next-heartbeat', deliver: true, channel: 'chatnet', to: '42' };
-    const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`;
     const hookd = await startHookd({
       config: {
         gateway: { auth: { token: GATEWAY } },
@@ -150,15 +155,7 @@ describe('a model server that takes calls and never answers (spawned gateway)', 
   });
 
   it('opens its breaker once five runs went unanswered for their whole time limit, and holds the rest', async () => {
-    const hung: ServerResponse[] = [];
-    const silent = createServer((req, res) => {
-      req.resume();
-      hung.push(res);
-    });
-    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
-    cleanups.push(() => new Promise((done) => silent.close(done)));
-    cleanups.push(() => silent.closeAllConnections());
-    const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`;
+    const { hung, silentUrl } = await silentModel();
     const hookd = await startHookd({
       config: {
         gateway: { auth: { token: GATEWAY } },

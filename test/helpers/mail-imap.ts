@@ -1,5 +1,6 @@
 // A scripted IMAP server on a loopback port, for what Dovecot will not do on request: leave
-// UIDNEXT out of SELECT, or send BYE to every client that enters IDLE.
+// UIDNEXT out of SELECT, send BYE to every client that enters IDLE, or (through `answer`) answer
+// a search never, with 24 MB on one line, leave a message out of a FETCH, quote a password back.
 
 import type { AddressInfo } from 'node:net';
 import { createServer, type Socket } from 'node:net';
@@ -15,6 +16,18 @@ export interface ScriptedImapOptions {
   readonly byeOnIdle?: string;
   /** A message arrives while the first UID SEARCH runs: `* <exists + 1> EXISTS` with its answer. */
   readonly mailDuringFirstSearch?: boolean;
+  /** Takes any command first; returns true when it answered it itself. */
+  readonly answer?: (command: ImapCommand) => boolean;
+}
+
+/** One command as `answer` sees it: its tag, its verb (`UID SEARCH`, `LOGIN`), the whole line. */
+export interface ImapCommand {
+  readonly tag: string;
+  readonly verb: string;
+  readonly line: string;
+  readonly socket: Socket;
+  /** Writes one line and its CRLF. */
+  write(text: string): void;
 }
 
 export interface ScriptedImap {
@@ -29,11 +42,13 @@ const searched = new WeakSet<Socket>();
 
 /** Answers one tagged command line; untagged lines first, then the tagged completion. */
 function answer(line: string, options: ScriptedImapOptions, socket: Socket): void {
-  const [tag, ...rest] = line.split(' ');
+  const [tag = '', ...rest] = line.split(' ');
   const command = rest.join(' ');
   const verb = (rest[0] ?? '').toUpperCase();
   const sub = (rest[1] ?? '').toUpperCase();
   const write = (text: string) => socket.write(`${text}\r\n`);
+  const named = verb === 'UID' ? `UID ${sub}` : verb;
+  if (options.answer?.({ tag, verb: named, line, socket, write })) return;
   if (verb === 'CAPABILITY') write('* CAPABILITY IMAP4rev1 IDLE');
   if (verb === 'SELECT' || verb === 'EXAMINE') {
     write('* FLAGS (\\Seen \\Answered)');
@@ -96,4 +111,17 @@ export async function scriptedImap(options: ScriptedImapOptions): Promise<Script
     commands,
     logins: () => commands.filter((c) => /^(LOGIN|AUTHENTICATE)\b/i.test(c)).length,
   };
+}
+
+/** A FETCH answer of message UID `uid`'s size, flags, date and envelope (subject `msg <uid>`). */
+export const envelopeOf = (uid: number) =>
+  `* ${uid - 3} FETCH (UID ${uid} RFC822.SIZE 20 FLAGS () INTERNALDATE "22-Nov-2026 10:00:00 +0000" ENVELOPE (NIL "msg ${uid}" NIL NIL NIL NIL NIL NIL NIL NIL))`;
+
+/** Writes `head`, then `unit` repeated to about `bytes`, then `tail`, at the socket's pace. */
+export async function pump(socket: Socket, head: string, unit: string, bytes: number, tail: string): Promise<void> {
+  socket.write(head);
+  const chunk = Buffer.from(unit.repeat(Math.floor((1 << 20) / unit.length)));
+  for (let sent = 0; sent < bytes && !socket.destroyed; sent += chunk.length)
+    if (!socket.write(chunk)) await new Promise((resolve) => socket.once('drain', resolve));
+  if (!socket.destroyed) socket.write(tail);
 }

@@ -1,6 +1,6 @@
 import { type Clock, systemClock } from '../../clock.js';
 import { isHookdError } from '../../errors.js';
-import { DELIVERY_TRY_SECONDS, failureOf, tryError } from '../attempts/index.js';
+import { DELIVERY_TRY_SECONDS, failureOf, tryError, unanswered } from '../attempts/index.js';
 import type { ChatChannel, ModelRouter } from '../ports.js';
 import { cutUnanswered, isTimeUp } from '../timeout.js';
 
@@ -32,7 +32,7 @@ export function watchedModels(
       } catch (err) {
         const { signal } = request;
         const triedMs = clock.monotonic() - startedAt;
-        if (cutUnanswered(signal, triedMs)) tries.failed(ref, unanswered('MODEL_UNREACHABLE', triedMs));
+        if (cutUnanswered(signal, triedMs)) tries.failed(ref, tryError(unanswered('MODEL_UNREACHABLE', triedMs)));
         else if (!signal.aborted && !isHookdError(err, 'MODEL_CONTEXT_EXCEEDED'))
           tries.failed(ref, tryError(failureOf(err)));
         throw err;
@@ -40,10 +40,6 @@ export function watchedModels(
     },
   };
 }
-
-/** What a try cut by its time limit after `ms` says, as the retry loops word it. */
-const unanswered = (outcome: 'MODEL_UNREACHABLE' | 'CHANNEL_UNREACHABLE', ms: number) =>
-  `${outcome}: no answer in ${Math.round(ms / 1000)} s`;
 
 /** `channels`, telling `failed` of each failed try (one its time limit cut too, not one a shutdown cut) with its channel's id. */
 export function watchedChannels(
@@ -72,7 +68,7 @@ function watchedChannel(
         await channel.sendMessage(to, text, signal);
       } catch (err) {
         // The try's own time limit cut it: unanswered, a failure (a shutdown's cut is none).
-        if (isTimeUp(signal)) failed(id, unanswered('CHANNEL_UNREACHABLE', DELIVERY_TRY_SECONDS * 1000));
+        if (isTimeUp(signal)) failed(id, tryError(unanswered('CHANNEL_UNREACHABLE', DELIVERY_TRY_SECONDS * 1000)));
         else if (!signal.aborted) failed(id, tryError(failureOf(err)));
         throw err;
       }

@@ -57,6 +57,14 @@ export function failureOf(err: unknown): Failure {
   return { outcome: 'INTERNAL', error: cut(err instanceof Error ? err.message : String(err)), transient: false };
 }
 
+/** A try its time limit cut after `ms` with no answer: a failure, as a network error is. */
+export function unanswered(outcome: 'MODEL_UNREACHABLE' | 'CHANNEL_UNREACHABLE', ms: number): Failure {
+  return { outcome, error: noAnswerIn(ms), transient: true };
+}
+
+/** What an unanswered try says of itself: `no answer in 15 s`. */
+export const noAnswerIn = (ms: number) => `no answer in ${Math.round(ms / 1000)} s`;
+
 /** An attempt as the record of a try: its time, kind and number with the failure's fields. */
 export function attemptOf(failure: Failure, kind: AttemptKind, n: number, at: number): Attempt {
   return {

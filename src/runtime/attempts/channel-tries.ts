@@ -4,7 +4,7 @@ import { type HookdError, hookdError } from '../../errors.js';
 import { channelTarget, type Permit } from '../isolation/index.js';
 import type { ChatChannel } from '../ports.js';
 import { deadline } from '../timeout.js';
-import { attemptOf, type Failure, failureOf, type OnFailure, tryError } from './attempt.js';
+import { attemptOf, type Failure, failureOf, noAnswerIn, type OnFailure, tryError } from './attempt.js';
 import { OPEN_GATE, type TryGate } from './gate.js';
 
 /** Tries of one message, at most. */
@@ -65,7 +65,7 @@ async function sendOne(channel: ChatChannel, to: string, text: string, options: 
         throw shuttingDown();
       }
       const err: unknown = limit.timedOut
-        ? hookdError('CHANNEL_UNREACHABLE', { channel: channel.id, reason: `no answer in ${DELIVERY_TRY_SECONDS} s` })
+        ? hookdError('CHANNEL_UNREACHABLE', { channel: channel.id, reason: noAnswerIn(DELIVERY_TRY_SECONDS * 1000) })
         : caught;
       failure = failureOf(err);
       permit.release(failure.transient ? 'failed' : 'refused', tryError(failure));

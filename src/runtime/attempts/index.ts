@@ -1,4 +1,12 @@
-export { type Attempt, failureOf, lastText, type OnFailure, type TryTarget, tryError } from './attempt.js';
+export {
+  type Attempt,
+  failureOf,
+  lastText,
+  type OnFailure,
+  type TryTarget,
+  tryError,
+  unanswered,
+} from './attempt.js';
 export { DELIVERY_TRY_SECONDS, sendWithRetries } from './channel-tries.js';
 export type { TryGate } from './gate.js';
 export { completeWithRetries } from './model-tries.js';

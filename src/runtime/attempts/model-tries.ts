@@ -4,7 +4,16 @@ import { hookdError } from '../../errors.js';
 import { modelTarget, type Permit } from '../isolation/index.js';
 import type { CompletionRequest, ModelRouter } from '../ports.js';
 import { cutUnanswered } from '../timeout.js';
-import { type Attempt, attemptOf, type Failure, failureOf, lastText, type OnFailure, tryError } from './attempt.js';
+import {
+  type Attempt,
+  attemptOf,
+  type Failure,
+  failureOf,
+  lastText,
+  type OnFailure,
+  tryError,
+  unanswered,
+} from './attempt.js';
 import { OPEN_GATE, type TryGate } from './gate.js';
 
 /** Between model tries: 250 ms doubling to 5 s, unless the server says (`Retry-After`). */
@@ -19,18 +28,15 @@ export interface ModelTryOptions {
   readonly gate?: TryGate;
 }
 
-/** A try its call's time limit cut after `ms` with no answer. */
-const unanswered = (ms: number): Failure =>
-  failureOf(hookdError('MODEL_UNREACHABLE', { reason: `no answer in ${Math.round(ms / 1000)} s` }));
-
 /**
  * Calls `ref` until it answers (docs/runtime.md#attempts): 429, 5xx and network errors are tried
  * again after a back-off on the clock, until `request.signal` aborts; then it rejects with
  * MODEL_UNAVAILABLE (how many tries failed, and the last failure) when any did, else with the
  * signal's reason. A try in flight for half the signal's time limit or more when the limit
  * comes is a failed one (MODEL_UNREACHABLE, `no answer in N s`): a server that takes
- * connections and never answers opens its breaker and its alert as one that refuses them does. Any other failure, a context-length refusal included, rejects at once. Each
- * try holds a slot of `gate` while in flight, and only then (docs/runtime.md#fault-isolation).
+ * connections and never answers opens its breaker and its alert as one that refuses them does.
+ * Any other failure, a context-length refusal included, rejects at once. Each try holds a slot
+ * of `gate` while in flight, and only then (docs/runtime.md#fault-isolation).
  */
 export async function completeWithRetries(
   models: ModelRouter,
@@ -69,7 +75,7 @@ export async function completeWithRetries(
         permit.release('cut');
         throw cutOff();
       }
-      failure = unansweredTry ? unanswered(triedMs) : failureOf(err);
+      failure = unansweredTry ? unanswered('MODEL_UNREACHABLE', triedMs) : failureOf(err);
       permit.release(failure.transient ? 'failed' : 'refused', tryError(failure));
       last = attemptOf(failure, 'model', n, options.clock.now());
       options.onFailure?.(last, { model: ref });

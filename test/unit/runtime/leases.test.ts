@@ -130,7 +130,7 @@ async function executing(id: string) {
   const runs = claimedRuns(share);
   expect(await runs.resume()).toBe(1);
   await expect.poll(() => model?.requests.length).toBe(1);
-  return { clock, store, warnings, state, runs };
+  return { clock, store, warnings, share, state, runs };
 }
 
 const GIVEN_UP = 'the lease of a run could not be renewed in time; leaving it to another node';
@@ -338,14 +338,7 @@ describe('leases lost by a node', () => {
   });
 
   it('say once a minute what the node cannot do while the store is out of reach, not at every tick', async () => {
-    const clock = createManualClock();
-    model = await startFakeModel(() => ({ stall: true }));
-    const models = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
-    const { store, warnings, claimedRuns } = parts(models, clock);
-    queueRun(store, 'r1');
-    const { share } = fakeShare(['r1'], clock);
-    const runs = claimedRuns(share);
-    expect(await runs.resume()).toBe(1);
+    const { clock, warnings, share, runs } = await executing('r1');
     const refused = () =>
       Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
     Object.assign(share, { renewRuns: refused, claimRuns: refused, claimableRuns: refused });

@@ -30,6 +30,14 @@ function slotsOf(runSlots: number) {
   return { clock, slots, gate };
 }
 
+/** A model server that never answers, and a router to it (`fake/m`). */
+async function stalledModel() {
+  const model = await startFakeModel(() => ({ stall: true }));
+  cleanups.push(() => model.close());
+  const router = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
+  return { model, router };
+}
+
 describe('tries through the slots (docs/runtime.md#fault-isolation)', () => {
   it('frees its slot while a model call waits out its back-off, and takes one again for the next try', async () => {
     const model = await startFakeModel((_r, i) => (i === 0 ? { status: 500 } : 'second time'));
@@ -57,9 +65,7 @@ describe('tries through the slots (docs/runtime.md#fault-isolation)', () => {
   });
 
   it("counts a try left unanswered until its call's time limit as failed: a server that never answers opens its breaker", async () => {
-    const model = await startFakeModel(() => ({ stall: true }));
-    cleanups.push(() => model.close());
-    const router = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
+    const { model, router } = await stalledModel();
     const { clock, slots, gate } = slotsOf(1);
     const attempts: Attempt[] = [];
     for (let i = 0; i < BREAKER_FAILURES; i++) {
@@ -84,9 +90,7 @@ describe('tries through the slots (docs/runtime.md#fault-isolation)', () => {
   });
 
   it('says nothing of the server when a shutdown cuts a try', async () => {
-    const model = await startFakeModel(() => ({ stall: true }));
-    cleanups.push(() => model.close());
-    const router = createModelRouter({ models: { providers: { fake: { baseUrl: model.url, api: 'openai-chat' } } } });
+    const { model, router } = await stalledModel();
     const { clock, slots, gate } = slotsOf(1);
     const attempts: Attempt[] = [];
     const shutdown = new AbortController();
