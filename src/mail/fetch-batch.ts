@@ -56,7 +56,8 @@ async function parsedOrPlaceholder(meta: FetchMessageObject, source: Buffer | un
       { uid: meta.uid, size: meta.size, sent: source.length },
       'mail message larger than announced; posting a placeholder',
     );
-    return placeholderMessage(meta, `it is larger than the ${sizeText(maxBytes)} hookd downloads`, where);
+    const sent = { ...meta, size: source.length };
+    return placeholderMessage(sent, `it is larger than the ${sizeText(maxBytes)} hookd downloads`, where);
   }
   try {
     return await toMailMessage(source, {

@@ -92,6 +92,8 @@ describe('the mail watcher against a hostile IMAP server', () => {
     await expect.poll(() => state.status.lastUid, { timeout: 15_000 }).toBe(4);
     const [posted] = hook.accepted.flatMap((a) => a.body.messages);
     expect(posted?.body).toMatch(/it is larger than the 1\.0 KB hookd downloads/);
+    // The size stated is the size the server sent (4,116 bytes), not the 20 bytes it announced.
+    expect(posted?.body).toMatch(/UID 4, 4\.0 KB\.\]$/);
     expect(posted?.body).not.toMatch(/xxxx/);
   });
 
