@@ -153,6 +153,7 @@ export const errorCatalogue = {
     (p: { file: string; reason: string }) =>
       `${p.file} ${p.reason}; hookd writes the hook token only into a regular file of yours, so nothing was written (remove it, or add HOOKD_HOOK_TOKEN to the file it stands for yourself)`,
   ),
+  SECRET_UNREADABLE: local((p: { file: string; problem: string }) => `${p.file} ${p.problem}`),
   STORE_SCHEMA_TOO_NEW: local(
     (p: { found: number; known: number }) =>
       `the database was written by a newer hookd (schema ${p.found}, this one knows ${p.known})`,

@@ -22,8 +22,8 @@ function readKept(file: string, check?: Parameters<typeof readRegularFile>[2]): 
   const read = readRegularFile(file, MAX_SECRET_BYTES, check);
   if ('text' in read) return read.text.trim();
   if (read.problem === 'does not exist') return undefined;
-  // No `file` to place the problem in: the problem names it, and a secret's text is not shown.
-  throw hookdError('CONFIG_INVALID', { problems: [`${file} ${read.problem}`] });
+  // Not a problem of the configuration: the file is in the data folder, and its text is not shown.
+  throw hookdError('SECRET_UNREADABLE', { file, problem: read.problem });
 }
 
 /**

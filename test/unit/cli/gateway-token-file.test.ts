@@ -57,14 +57,17 @@ describe('the gateway token file, as the CLI reads it', () => {
       symlinkSync(join(dir, 'elsewhere'), file);
     });
     expect(code).not.toBe(0);
-    expect(err).toMatch(/data\/gateway-token is a symbolic link/);
+    expect(err).toMatch(/^hookd: .*data\/gateway-token is a symbolic link$/m);
+    // The data folder's file, not the configuration, is what is wrong.
+    expect(err).not.toMatch(/problem\(s\) in the configuration/);
     expect(sent).toEqual([]);
   });
 
   it('refuses a FIFO at once instead of waiting on it', async () => {
     const { code, err, sent } = await runsWith((file) => execFileSync('mkfifo', [file]));
     expect(code).not.toBe(0);
-    expect(err).toMatch(/data\/gateway-token is a FIFO, not a regular file/);
+    expect(err).toMatch(/^hookd: .*data\/gateway-token is a FIFO, not a regular file$/m);
+    expect(err).not.toMatch(/problem\(s\) in the configuration/);
     expect(sent).toEqual([]);
   });
 
