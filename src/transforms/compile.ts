@@ -1,8 +1,9 @@
 import { realpathSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
-import type { Loader, Message, Plugin } from 'esbuild';
+import type { Loader, Message, PartialMessage, Plugin } from 'esbuild';
 import { hookdError } from '../errors.js';
 import { formatBytes, readRegularFile } from '../read-file.js';
+import { computedImportsOutside } from './computed-imports.js';
 import { type BundleMap, createBundleMap } from './locate.js';
 import { isInside } from './resolve.js';
 
@@ -58,11 +59,28 @@ const LOADERS: Readonly<Record<string, Loader>> = {
 };
 
 /**
- * Every file of a bundle read by hookd, not esbuild: only a regular file (a FIFO among a
- * plugin's files would hang the build, and `check` with it), never through a symlink swapped in
- * after its path was resolved, and within MAX_SOURCE_BYTES.
+ * A comment naming a source map: esbuild reads the file it names itself, past the loader (a
+ * FIFO hung the build, /dev/zero grew it without bound, a map outside the folder brought its
+ * sources in). An inline `data:` map is kept.
  */
-function regularSources(): Plugin {
+const SOURCE_MAP_COMMENT =
+  /(?:\/\/[#@][ \t]*sourceMappingURL=(?!data:)[^\n]*|\/\*[#@][ \t]*sourceMappingURL=(?!data:)[\s\S]*?\*\/)/g;
+
+/** The loader's refusal of `file`'s computed imports that lead out, each at its place. */
+function computedRefusals(text: string, file: string, realDir: string, folder: string): PartialMessage[] {
+  return computedImportsOutside(text, file, realDir).map(({ prefix, line, column }) => ({
+    text: `cannot import a path computed at run time that starts outside ${folder} (${JSON.stringify(prefix)}): esbuild would bundle every file it matches`,
+    location: { file, line, column, lineText: text.split('\n')[line - 1] ?? '' },
+  }));
+}
+
+/**
+ * Every file of a bundle read by hookd, not esbuild: only a regular file inside the folder (a
+ * path computed at run time reaches the loader without the resolver), never through a symlink
+ * swapped in after its path was resolved, a FIFO among a plugin's files (it would hang the
+ * build, and `check` with it), and within MAX_SOURCE_BYTES.
+ */
+function regularSources(realDir: string, folder: string): Plugin {
   return {
     name: 'hookd-regular-sources',
     setup(b) {
@@ -70,6 +88,8 @@ function regularSources(): Plugin {
         const loader = LOADERS[extname(args.path)];
         if (!loader)
           return { errors: [{ text: `cannot load ${args.path}: expected a ${Object.keys(LOADERS).join(', ')} file` }] };
+        if (!isInside(realDir, realpathSync(args.path)))
+          return { errors: [{ text: `${args.path} is outside ${folder}` }] };
         const read = readRegularFile(args.path, MAX_SOURCE_BYTES);
         if ('problem' in read)
           return {
@@ -79,7 +99,10 @@ function regularSources(): Plugin {
               },
             ],
           };
-        return { contents: read.text, loader };
+        if (loader === 'json') return { contents: read.text, loader };
+        const errors = computedRefusals(read.text, args.path, realDir, folder);
+        if (errors.length > 0) return { errors };
+        return { contents: read.text.replace(SOURCE_MAP_COMMENT, ''), loader };
       });
     },
   };
@@ -169,7 +192,7 @@ export async function compileTransform(
       sourcemap: 'external',
       // A fixed tsconfig: esbuild never reads a tsconfig.json (or what it extends) from the folder.
       tsconfigRaw: {},
-      plugins: [containment(realDir, folder), regularSources()],
+      plugins: [containment(realDir, folder), regularSources(realDir, folder)],
     });
     const code = result.outputFiles.find((f) => f.path.endsWith('.js'))?.text ?? '';
     const mapText =

@@ -1,4 +1,4 @@
-import { cpSync, realpathSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -54,6 +54,75 @@ describe('compiling transforms', () => {
     const [problem] = await problemsOf([{ transform: { module: 'sneaky.ts' } }]);
     expect(problem).toMatch(/sneaky\.ts:1:19: cannot import "\.\.\/secret\.js": it is outside hooks\.transformsDir/);
   });
+});
+
+describe('a path computed at run time (esbuild expands it into every file it matches)', () => {
+  // esbuild bundles `require('../' + name + '.json')` as every file the pattern matches, and
+  // reads them without asking the resolver: a transform bundled the operator's config this way.
+  beforeEach(() => writeFileSync(join(temp.dir, 'hookd.json'), '{"hooks":{"token":"HOOK-TOKEN-SECRET"}}'));
+
+  it.each([
+    ['a concatenation', "const read = (n: string) => require('../' + n + '.json');"],
+    ['a template literal', 'const read = (n: string) => import(`../${n}.json`);'],
+  ])('is refused at compile time: %s', async (_, line) => {
+    writeFileSync(
+      join(dir, 'glob.ts'),
+      `${line}\nexport default (p: any) => ({ message: JSON.stringify(read(p.f)) });\n`,
+    );
+    const compiling = compileTransform(join(dir, 'glob.ts'), dir);
+    const err = await compiling.catch((e: unknown) => e);
+    expect(isHookdError(err, 'TRANSFORM_COMPILE_FAILED') && err.params.problems.join('\n')).toMatch(
+      /glob\.ts:1:\d+: cannot import a path computed at run time/,
+    );
+    expect(JSON.stringify(err)).not.toMatch(/HOOK-TOKEN-SECRET/);
+  });
+
+  it("bundles the folder's own files for a computed path that starts inside it", async () => {
+    mkdirSync(join(dir, 'locales'));
+    writeFileSync(join(dir, 'locales/en.json'), '{"hello":"Hello"}');
+    writeFileSync(
+      join(dir, 'glob.ts'),
+      "const words = (lang: string) => require('./locales/' + lang + '.json');\nexport default (p: any) => ({ message: words(p.lang).hello });\n",
+    );
+    const compiled = await compileTransform(join(dir, 'glob.ts'), dir);
+    expect(compiled.code).toMatch(/hello: "Hello"/);
+    expect(compiled.code).not.toMatch(/HOOK-TOKEN-SECRET/);
+  });
+
+  it('never loads a file outside the folder, however the path reached esbuild', async () => {
+    // The source scan is one guard; the loader's own check is the other: written so the scan
+    // does not see it (a comment between the call and its argument).
+    writeFileSync(
+      join(dir, 'glob.ts'),
+      "const read = (n: string) => require(/* */ '../' + n + '.json');\nexport default (p: any) => ({ message: JSON.stringify(read(p.f)) });\n",
+    );
+    const err = await compileTransform(join(dir, 'glob.ts'), dir).catch((e: unknown) => e);
+    const problems = isHookdError(err, 'TRANSFORM_COMPILE_FAILED') ? err.params.problems.join('\n') : 'compiled';
+    expect(problems).toMatch(/hookd\.json is outside hooks\.transformsDir|cannot import a path computed at run time/);
+    expect(JSON.stringify(err)).not.toMatch(/HOOK-TOKEN-SECRET/);
+  });
+});
+
+describe('a sourceMappingURL comment in a transform', () => {
+  // esbuild reads the file such a comment names itself: a FIFO hung the build, /dev/zero grew
+  // it without bound, and a map outside the folder brought its sources in.
+  it.each(['/dev/zero', '../outside.map'])(
+    'is not followed: %s',
+    async (target) => {
+      writeFileSync(
+        join(temp.dir, 'outside.map'),
+        JSON.stringify({ version: 3, sources: ['x'], sourcesContent: ['SECRET-SOURCE'], mappings: 'AAAA' }),
+      );
+      writeFileSync(
+        join(dir, 'mapped.js'),
+        `export default () => ({ message: 'hi' });\n//# sourceMappingURL=${target}\n`,
+      );
+      const compiled = await compileTransform(join(dir, 'mapped.js'), dir);
+      expect(compiled.mapText).not.toMatch(/SECRET-SOURCE/);
+      expect(compiled.code).toMatch(/message: "hi"/);
+    },
+    20_000,
+  );
 });
 
 describe("a restarted transform process's last good bundles", () => {
