@@ -21,7 +21,25 @@ const CONFUSABLE_LETTERS: Readonly<Record<string, string>> = {
   ...pairs(CHEROKEE[0], CHEROKEE[1]),
   ...pairs(CHEROKEE[0].toLowerCase(), CHEROKEE[1].toLowerCase()),
   ...pairs('ᴀʙᴄᴅᴇɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ', 'ABCDEGHIJKLMNOPRSTUVWYZ'),
+  // Letters with a stroke, bar or hook, which NFD does not split (Ø is not O + a mark).
+  ...pairs('ØøŁłŦŧƬȻȼɌɍꞨꞩꞒꞓĐđĦħƗɨɆɇƵƶǤǥȺⱥɃƀƇƈƊƑƒƓƘƙƤƥƮƲȤȥƝɲⱮɱ', 'OoLlTtTCcRrSsCcDdHhIiEeZzGgAaBbCcDFfGKkPpTVZzNnMm'),
+  // Coptic, read as the Greek it comes from.
+  ...pairs('ⲀⲂⲄⲆⲈⲌⲎⲒⲔⲖⲘⲚⲞⲢⲤⲦⲨⲬ', 'ABGDEZHIKLMNOPCTYX'),
+  ...pairs('ⲁⲃⲅⲇⲉⲍⲏⲓⲕⲗⲙⲛⲟⲣⲥⲧⲩⲭ', 'abgdezhiklmnopctyx'),
+  // Canadian syllabics of "fancy text" generators.
+  ...pairs('ᗩᗷᑕᗪᗴᖴᕼᒍᒪᑎᑭᖇᔕᑌᐯᗯ᙭ᘔ', 'ABCDEFHJLNPRSUVWXZ'),
 };
+
+/**
+ * Letters NFKC leaves as they are, each in a run of 26 from A: negative circled (🅐), negative
+ * squared (🅰) and regional indicators (🇦), which a model reads as the letter.
+ */
+const LETTER_RUNS = [0x1f150, 0x1f170, 0x1f1e6];
+
+function runLetter(cp: number): string | undefined {
+  const start = LETTER_RUNS.find((first) => cp >= first && cp < first + 26);
+  return start === undefined ? undefined : String.fromCharCode(0x41 + cp - start);
+}
 
 function pairs(from: string, to: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -66,6 +84,8 @@ function foldChar(ch: string): string {
   if (OPENERS.includes(ch)) return '<';
   if (CLOSERS.includes(ch)) return '>';
   if (DASH.test(ch)) return '-';
+  const letter = runLetter(ch.codePointAt(0) as number);
+  if (letter) return letter;
   // NFKC turns full-width, mathematical and enclosed letters (and long s) into plain ones;
   // NFD then splits off accents, which are dropped like any combining mark.
   const plain = ch.normalize('NFKC').normalize('NFD');
