@@ -138,10 +138,13 @@ export function parseBody(kind: BodyKind, raw: Buffer): BodyOutcome {
   if (nestedDeeperThan(text, MAX_DEPTH))
     return failure(hookdError('INVALID_JSON', { reason: `nested deeper than ${MAX_DEPTH} levels` }), raw);
   try {
-    const value: unknown = mayPoison(text)
+    // A text that may spell a poisoning key is parsed with those keys removed: the payload is then
+    // not the raw body's JSON, and a transform must get the payload, never the raw body parsed again.
+    const poisoning = mayPoison(text);
+    const value: unknown = poisoning
       ? sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' })
       : JSON.parse(text);
-    return { ok: true, body: { payload: value, rawBody: raw, payloadIsJsonOfRawBody: true } };
+    return { ok: true, body: { payload: value, rawBody: raw, payloadIsJsonOfRawBody: !poisoning } };
   } catch {
     // Never the parser's message: V8 quotes the text around the error (`..."password":hunter2sec"...`),
     // which would put a value `hooks.log.redact` masks into the answer and the request log's reason.

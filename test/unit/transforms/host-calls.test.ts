@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseBody } from '../../../src/ingress/body.js';
 import type { TransformContext } from '../../../src/mapping/index.js';
 import { type HostCalls, runTransform } from '../../../src/transforms/host.js';
 import { createTransformSlot, type TransformSlot } from '../../../src/transforms/slot.js';
@@ -60,6 +61,26 @@ describe("a host's transform call", () => {
     });
     const whole = context({ n: 'body' }, '{"n":"body"}', { payloadIsJsonOfRawBody: true });
     await expect(runTransform(calls, 'm', whole)).resolves.toMatchObject({ text: 'n=body' });
+  });
+
+  // The body's parser removes `__proto__` and `constructor.prototype` keys; a sandbox that parsed
+  // the raw body again got them back, and a naive merge in an honest transform then polluted its
+  // isolate's prototypes for every later sender (`{"__proto__":{"mute":true}}` muted them all).
+  it.each([
+    ['__proto__', '{"title":"x","__proto__":{"mute":true}}'],
+    ['constructor.prototype', '{"title":"x","constructor":{"prototype":{"mute":true}}}'],
+    ['an escaped __proto__', '{"title":"x","\\u005f_proto__":{"mute":true}}'],
+  ])('gives the transform the payload the parser cleaned, never the raw body again: %s', async (_, text) => {
+    const parsed = parseBody('json', Buffer.from(text));
+    if (!parsed.ok) throw new Error('refused');
+    const merge = bundle(`default: ({ payload }) => {
+      const merge = (into, from) => { for (const k of Object.keys(from)) into[k] = typeof from[k] === 'object' ? merge(into[k] ?? {}, from[k]) : from[k]; return into; };
+      merge({}, payload);
+      return { kind: 'wake', text: 'keys=' + Object.keys(payload).join(',') + ' muted=' + String(({}).mute) };
+    }`);
+    const { payload, rawBody, payloadIsJsonOfRawBody } = parsed.body;
+    const result = runTransform(hostOf(merge), 'm', context(payload, rawBody.toString(), { payloadIsJsonOfRawBody }));
+    await expect(result).resolves.toMatchObject({ text: 'keys=title muted=undefined' });
   });
 
   it("runs within the request's budget when it is less than the time limit", async () => {
