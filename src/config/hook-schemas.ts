@@ -74,7 +74,7 @@ export const mappingSchema = {
     ...templates,
     model: { type: 'string', minLength: 1 },
     deliver: { type: 'boolean' },
-    timeoutSeconds: { type: 'number', exclusiveMinimum: 0 },
+    timeoutSeconds: { type: 'number', exclusiveMinimum: 0, maximum: 86_400 },
     allowUnsafeExternalContent: { type: 'boolean' },
     transform: {
       type: 'object',
@@ -121,7 +121,7 @@ export const mailSchema = {
         maxBodyBytes: { type: 'integer', minimum: 1, default: 20000 },
         batchSize: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
         hookUrl: HTTP_URL,
-        pollIntervalSeconds: { type: 'integer', minimum: 1, default: 60 },
+        pollIntervalSeconds: { type: 'integer', minimum: 1, maximum: 86_400, default: 60 },
       },
     },
   },

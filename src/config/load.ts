@@ -8,6 +8,7 @@ import { settleAlerts } from './alerts.js';
 import { parseDurationMs } from './duration.js';
 import { expandEnv, joinPath, pathsMeet, type UnsetVariable } from './env.js';
 import { withoutRefused } from './salvage.js';
+import { TIMER_MAX_MS } from './schema.js';
 import { formatSchemaErrors } from './schema-errors.js';
 import type { Config, RawConfig } from './types.js';
 import { validateConfig as validate } from './validator.js';
@@ -163,6 +164,9 @@ function missingComma(text: string, line: number | undefined, column: number | u
   return '';
 }
 
+/** The paths hookd answers itself (docs/http.md): hooks cannot live at or under them. */
+const OWN_PATHS = ['/healthz', '/metrics', '/ui', '/api', '/favicon.ico'];
+
 function checkSemantics(config: RawConfig, problems: string[], refused: readonly string[]): void {
   const { hooks, gateway } = config;
   if (hooks.enabled && !hooks.token) problems.push('hooks.token: required when hooks.enabled is true');
@@ -173,10 +177,20 @@ function checkSemantics(config: RawConfig, problems: string[], refused: readonly
   }
   if (normalizeHooksPath(hooks.path) === '/') problems.push('hooks.path: expected a path such as /hooks, not /');
   if (/[?#\s*:]/.test(hooks.path)) problems.push('hooks.path: expected a plain URL path without ?, #, *, : or spaces');
+  const hooksPath = normalizeHooksPath(hooks.path);
+  const meets = (own: string) =>
+    hooksPath === own || hooksPath.startsWith(`${own}/`) || own.startsWith(`${hooksPath}/`);
+  const taken = OWN_PATHS.find(meets);
+  if (taken) problems.push(`hooks.path: ${taken} is hookd's own (${OWN_PATHS.join(', ')} are)`);
   const every = config.agents.defaults.heartbeat.every;
   if (every !== 0 && every !== '0' && parseDurationMs(every) < 1000) {
     problems.push('agents.defaults.heartbeat.every: expected at least 1s');
   }
+  if (parseDurationMs(every) > TIMER_MAX_MS) problems.push('agents.defaults.heartbeat.every: expected at most 24d');
+  const { headersTimeoutMs, requestTimeoutMs } = config.server;
+  // Node refuses to start a server whose requests end before their headers may.
+  if (requestTimeoutMs < headersTimeoutMs)
+    problems.push(`server.requestTimeoutMs: expected at least server.headersTimeoutMs (${headersTimeoutMs})`);
   checkModels(config, problems);
   settleAlerts(config, problems);
   const { storage } = config;

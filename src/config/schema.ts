@@ -11,6 +11,8 @@ import { mailSchema, mappingSchema, modelRef, pluginEntrySchema, presetEntrySche
 import { HTTP_URL } from './keys.js';
 
 const DURATION = 'a duration such as 45s, 10m, 1h, or 0 to turn it off';
+/** The longest time a Node timer waits (2^31 − 1 ms, about 24.8 days): a longer one fires at once. */
+export const TIMER_MAX_MS = 2_147_483_647;
 const duration = {
   description: DURATION,
   anyOf: [
@@ -30,8 +32,8 @@ export const configSchema = {
       properties: {
         host: { type: 'string', minLength: 1, default: '127.0.0.1' },
         port: { type: 'integer', minimum: 0, maximum: 65535, default: 8787 },
-        headersTimeoutMs: { type: 'integer', minimum: 1000, default: 10_000 },
-        requestTimeoutMs: { type: 'integer', minimum: 1000, default: 30_000 },
+        headersTimeoutMs: { type: 'integer', minimum: 1000, maximum: TIMER_MAX_MS, default: 10_000 },
+        requestTimeoutMs: { type: 'integer', minimum: 1000, maximum: TIMER_MAX_MS, default: 30_000 },
         maxConnections: { type: 'integer', minimum: 1, default: 4096 },
         maxConnectionsPerClient: { type: 'integer', minimum: 1, default: 1024 },
         allowedHosts: {
@@ -98,7 +100,7 @@ export const configSchema = {
           additionalProperties: false,
           default: {},
           properties: {
-            timeoutMs: { type: 'integer', minimum: 1, default: 1000 },
+            timeoutMs: { type: 'integer', minimum: 1, maximum: TIMER_MAX_MS, default: 1000 },
             memoryLimitMb: { type: 'integer', minimum: 8, default: 128 },
             maxInFlight: { type: 'integer', minimum: 1, default: 8 },
             maxResultBytes: { type: 'integer', minimum: 1024, default: 1_048_576 },
@@ -115,7 +117,7 @@ export const configSchema = {
           properties: {
             maxPendingBytes: { type: 'integer', minimum: 1024, default: 16_777_216 },
             maxPendingPerClient: { type: 'integer', minimum: 1, default: 4 },
-            bodyTimeoutMs: { type: 'integer', minimum: 500, default: 5000 },
+            bodyTimeoutMs: { type: 'integer', minimum: 500, maximum: TIMER_MAX_MS, default: 5000 },
           },
         },
         idempotency: {
@@ -175,7 +177,7 @@ export const configSchema = {
               ],
             },
             thinking,
-            timeoutSeconds: { type: 'number', exclusiveMinimum: 0, default: 600 },
+            timeoutSeconds: { type: 'number', exclusiveMinimum: 0, maximum: 86_400, default: 600 },
             maxConcurrentRuns: { type: 'integer', minimum: 1, default: 4 },
             maxQueuedRuns: { type: 'integer', minimum: 1, default: 10000 },
             maxPromptChars: { type: 'integer', minimum: 10_000, default: 200_000 },

@@ -7,6 +7,7 @@ import type { EventTypeRule } from './event-type.js';
 import { compileTemplates, draftRenderer, schemaWarnings } from './mapping-templates.js';
 import { everyProblem, payloadChecker, readSchema, type SchemaProblem } from './payload-schema.js';
 import { type PresetSource, presetMappings } from './preset-entries.js';
+import { staticFieldProblems } from './static-fields.js';
 import type { TemplateView } from './templates.js';
 import type { Draft, MappingPolicy } from './types.js';
 
@@ -208,6 +209,11 @@ export function collectMappings(
     // A templated channel is checked per request, like the agent body's (docs/channels.md).
     if (channel !== undefined && !channel.includes('{{') && channel !== LAST_CHANNEL && !channels.has(channel))
       problems.push(`${path}.channel: expected ${expectedChannel(channels)}, got ${JSON.stringify(channel)}`);
+    // One problem a field: a plugin's sessionKey may already be refused (outside hook:<plugin>:).
+    const fieldOf = (problem: string) => problem.slice(0, problem.indexOf(':', path.length));
+    const said = new Set(problems.filter((p) => p.startsWith(`${path}.`)).map(fieldOf));
+    const fixed = staticFieldProblems(mapping, path, config.hooks.allowedSessionKeyPrefixes);
+    problems.push(...fixed.filter((p) => !said.has(fieldOf(p))));
     try {
       const context = { baseDir: config.baseDir, maxBodyBytes: config.hooks.maxBodyBytes };
       compiled.push(compileMapping(mapping, path, models, context, preset));
