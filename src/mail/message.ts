@@ -71,8 +71,11 @@ export function truncateUtf8(text: string, maxBytes: number): { text: string; tr
  * @example headerField('CEO\nSubject: wire now') // 'CEO Subject: wire now'
  */
 export function headerField(text: string): string {
-  return bounded(text.replace(/[\r\n\v\f\u0085\u2028\u2029]+/g, ' '), FIELD_BOUNDS.headerBytes);
+  return bounded(oneLine(text), FIELD_BOUNDS.headerBytes);
 }
+
+/** `text` with every run of line breaks made one space: a field never writes a line of its own. */
+const oneLine = (text: string) => text.replace(/[\r\n\v\f\u0085\u2028\u2029]+/g, ' ');
 
 /** `text` cut to `maxBytes` of UTF-8, an ellipsis (within the bound) marking a cut. */
 export function bounded(text: string, maxBytes: number): string {
@@ -85,8 +88,8 @@ export const kb = (bytes: number) => (bytes < 1024 ? `${bytes} bytes` : `${(byte
 /** The first `FIELD_BOUNDS.attachments` attachments, their names bounded, and how many more there are. */
 function listedAttachments(all: readonly MailAttachment[]): { listed: MailAttachment[]; more: number } {
   const listed = all.slice(0, FIELD_BOUNDS.attachments).map((a) => ({
-    filename: bounded(a.filename, FIELD_BOUNDS.attachmentNameBytes),
-    contentType: bounded(a.contentType, FIELD_BOUNDS.attachmentNameBytes),
+    filename: bounded(oneLine(a.filename), FIELD_BOUNDS.attachmentNameBytes),
+    contentType: bounded(oneLine(a.contentType), FIELD_BOUNDS.attachmentNameBytes),
     size: a.size,
   }));
   return { listed, more: all.length - listed.length };
