@@ -12,8 +12,8 @@ export type FileRead = { readonly text: string } | { readonly problem: string };
 
 const FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
-/** What a file that is not a regular one is, for messages. */
-function kindOf(stats: Stats): string {
+/** What a file that is not a regular one is, for messages (`a folder`, `a device`). */
+export function kindOf(stats: Stats): string {
   if (stats.isDirectory()) return 'a folder';
   if (stats.isFIFO()) return 'a FIFO';
   if (stats.isSocket()) return 'a socket';

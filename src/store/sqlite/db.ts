@@ -1,7 +1,8 @@
-import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { hookdError } from '../../errors.js';
+import { kindOf } from '../../read-file.js';
 import { migrations } from './migrations.js';
 
 export type Db = Database.Database;
@@ -90,18 +91,31 @@ function turnOnAutoVacuum(db: Db, tell: (event: AutoVacuumEvent) => void): void 
 
 /**
  * Creates the database file (and its folder) readable by its owner only: it holds payloads,
- * transcripts and replies. SQLite gives the WAL and shared-memory files the same mode.
+ * transcripts and replies. SQLite gives the WAL and shared-memory files the same mode. Only a
+ * regular file is made private: `storage.path` naming a folder or a device (`/tmp`, `/dev/null`)
+ * had that made 0600 (as root, the whole machine's), and then failed to open.
  */
 function createPrivately(path: string): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  if (existsSync(path)) {
+  const stats = lstatSync(path, { throwIfNoEntry: false });
+  if (stats) {
     // A link's target is not this file to change: the mode of one planted in a shared folder
     // must not be changed through it.
-    if (lstatSync(path).isSymbolicLink()) return;
+    if (stats.isSymbolicLink()) return;
+    if (!stats.isFile()) {
+      throw hookdError('CONFIG_INVALID', {
+        problems: [`storage.path: ${path} is ${kindOf(stats)}, not a database file`],
+      });
+    }
+    let fd: number | undefined;
     try {
-      chmodSync(path, 0o600);
+      // Changed through the file opened, never by its path again: it may have been swapped.
+      fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      if (fstatSync(fd).isFile()) fchmodSync(fd, 0o600);
     } catch {
       // Not ours to change (another owner): it stays as its owner set it.
+    } finally {
+      if (fd !== undefined) closeSync(fd);
     }
     return;
   }

@@ -1,4 +1,5 @@
-import { chmodSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -127,6 +128,29 @@ describe('a database path that is a symbolic link', () => {
       symlinkSync(victim, path);
       expect(() => createStore({ path, synchronous: 'normal' })).toThrow();
       expect(statSync(victim).mode & 0o777).toBe(0o644);
+    } finally {
+      temp.cleanup();
+    }
+  });
+});
+
+describe('a database path that is not a regular file', () => {
+  // storage.path: '/tmp' made /tmp 0600 (as root: no other user could reach it, Dovecot's login
+  // among them), and '/dev/null' made /dev/null 0600; then the database failed to open.
+  it.each([
+    ['a folder', (path: string) => mkdirSync(path, { mode: 0o1777 }), /is a folder, not a database file/],
+    ['a FIFO', (path: string) => execFileSync('mkfifo', ['-m', '666', path]), /is a FIFO, not a database file/],
+  ])('is refused as %s, naming storage.path, and its mode is left as it was', (_, make, problem) => {
+    const temp = makeTempDir();
+    try {
+      const path = join(temp.dir, 'shared');
+      make(path);
+      const before = statSync(path).mode & 0o7777;
+      expect(() => createStore({ path, synchronous: 'normal' })).toThrow(
+        expect.objectContaining({ code: 'CONFIG_INVALID', params: { problems: [expect.stringMatching(problem)] } }),
+      );
+      expect(statSync(path).mode & 0o7777).toBe(before);
+      expect(() => createStore({ path, synchronous: 'normal' })).toThrow(/- storage\.path: /);
     } finally {
       temp.cleanup();
     }
