@@ -27,6 +27,8 @@ import {
   answerMalformed,
   answerOutsideFastify,
   type CredentialFingerprints,
+  closeConnectionsOnClose,
+  closingError,
   createAuthThrottle,
   createCredentialFingerprints,
   createHookActions,
@@ -130,6 +132,7 @@ function createFastify(config: Config, log: Logger): FastifyInstance {
       connectionsCheckingInterval: 1000,
     },
     requestIdHeader: false,
+    return503OnClosing: false, // tagRequest answers 503 CLOSING, in hookd's shape
     // A path parameter as long as the ids hookd takes: a sender's request id (128 characters), a
     // session key (256, up to 12 characters each percent-encoded). Fastify's default is 100.
     routerOptions: { maxParamLength: 3072 },
@@ -152,7 +155,8 @@ function createFastify(config: Config, log: Logger): FastifyInstance {
 function tagRequest(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
   reply.header('x-request-id', request.id);
   // No route takes a NUL: PostgreSQL's text cannot hold one (a 500 there, a 404 on SQLite).
-  done(NUL_IN_URL.test(request.url) ? hookdError('BAD_URL', { why: 'nul' }) : undefined);
+  const nul = NUL_IN_URL.test(request.url) ? hookdError('BAD_URL', { why: 'nul' }) : undefined;
+  done(closingError(request.server) ?? nul);
 }
 
 /** The access log line (at debug). */
@@ -214,6 +218,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, log } = deps;
   const app = createFastify(config, log);
   app.addHook('onRequest', tagRequest);
+  closeConnectionsOnClose(app);
   answerOutsideFastify(app.server);
   // Connections past the bound are refused at accept, before they cost anything else; so are
   // one client's past its share (behind a proxy, the proxy is the only client a socket shows).

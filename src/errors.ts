@@ -113,6 +113,8 @@ export const errorCatalogue = {
   },
   STREAMS_FULL: http(503, (p: { max: number }) => `too many live streams are open (at most ${p.max}); retry later`),
   QUEUE_FULL: http(503, () => 'the run queue is full; retry later'),
+  // Shown: a sender retries it (another node, or this one once it is back).
+  CLOSING: shown(503, () => 'the gateway is shutting down; nothing was accepted; retry shortly'),
   BUSY: shown(
     503,
     (p: { bound: 'client' | 'bytes' }) =>

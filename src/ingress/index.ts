@@ -5,6 +5,7 @@
 export { createTokenMatcher, findToken, safeEqual } from './auth.js';
 export { classifyContentType, type ParsedBody, parseBody } from './body.js';
 export { limitConnectionsPerClient } from './client-connections.js';
+export { closeConnectionsOnClose, closingError } from './closing.js';
 export { installErrorHandlers, toHookdError } from './errors.js';
 export { createHookActions, type HookActions, type HookActionsTrail } from './hook-actions.js';
 export { hookRoutes } from './hooks.js';

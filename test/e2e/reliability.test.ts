@@ -184,6 +184,60 @@ describe('backpressure and shutdown', () => {
     }
   });
 
+  // A keep-alive connection whose answer was in flight at SIGTERM held the exit for its 72 s
+  // keep-alive (past a service manager's grace), and a request that came on it meanwhile got
+  // fastify's own 503, with neither a code nor a request id.
+  it.each([
+    ['alone', true],
+    ['with a request behind it', false],
+  ])(
+    'on SIGTERM closes a keep-alive connection once its answer is sent (%s), and answers what comes after 503 CLOSING',
+    async (_, alone) => {
+      const temp = makeTempDir();
+      cleanups.push(temp.cleanup);
+      const model = await stalledModel();
+      const hookd = await startHookd({ dir: temp.dir, config: config(model.url) });
+      const { hostname, port } = new URL(hookd.url);
+      const socket = connect(Number(port), hostname);
+      socket.on('error', () => undefined);
+      let received = '';
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.toString('latin1');
+      });
+      const closed = new Promise((resolve) => socket.on('close', resolve));
+      const wake = (text: string, expect = '') => {
+        const body = JSON.stringify({ text, mode: 'next-heartbeat' });
+        const head =
+          `POST /hooks/wake HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${HOOK.authorization}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${expect}\r\n`;
+        return { head, body };
+      };
+      const first = wake('in flight at SIGTERM', 'Expect: 100-continue\r\n');
+      socket.write(first.head);
+      await until(() => received.includes('100 Continue'));
+      hookd.child.kill('SIGTERM');
+      await until(() => hookd.stdout().includes('shutting down'));
+      const second = wake('after SIGTERM');
+      // The held request's body, and (unless alone) one more request behind it on the same connection.
+      socket.write(alone ? first.body : first.body + second.head + second.body);
+      await closed;
+      if (alone) {
+        expect(received).toMatch(/HTTP\/1\.1 200 /);
+        expect((await hookd.exited).code).toBe(0);
+        return;
+      }
+      const answers = received.split(/(?=HTTP\/1\.1 )/).filter((a) => !a.startsWith('HTTP/1.1 100'));
+      expect(answers).toHaveLength(2);
+      expect(answers[0]).toMatch(/^HTTP\/1\.1 200 /);
+      expect(answers[1]).toMatch(/^HTTP\/1\.1 503 /);
+      expect(answers[1]).toMatch(/\r\nx-request-id: \S+\r\n/i);
+      expect(answers[1]).toMatch(/\r\nretry-after: 5\r\n/i);
+      expect(answers[1]).toMatch(/"code":"CLOSING"/);
+      expect((await hookd.exited).code).toBe(0);
+    },
+    40_000,
+  );
+
   it('on SIGTERM abandons a delivery waiting on retry_after, and delivers it after the restart', async () => {
     const temp = makeTempDir();
     cleanups.push(temp.cleanup);
