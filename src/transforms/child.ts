@@ -8,6 +8,7 @@
 import type { LevelWithSilent } from 'pino';
 import { createLogger, type Logger } from '../log.js';
 import { createTransformHost, type TransformHost, type TransformHostOptions } from './host.js';
+import { type LoopSignal, startingCall } from './loop-signal.js';
 import { type FromGateway, type ToGateway, wireError } from './wire.js';
 
 const send = (message: ToGateway) => process.send?.(message);
@@ -34,11 +35,26 @@ async function start(options: Omit<TransformHostOptions, 'log'>, level: LevelWit
   }
 }
 
-/** Runs a call; one of a mapping whose calls run off the loop says so first (it cannot hold the thread). */
+/**
+ * Runs a call. Whenever it leaves the event loop (cut at the slice and run again off it, or
+ * waiting for an isolate), and when it is back, the gateway is told: while off, it cannot be what
+ * holds this thread.
+ */
 function call({ id, key, context, budgetMs }: Extract<FromGateway, { t: 'call' }>): void {
   if (!host) return void send({ t: 'done', id, error: { message: 'the transform process has not started' } });
-  if (host.offLoop?.(key)) send({ t: 'off', id });
-  host.run(key, context, budgetMs).then(
+  const running = host;
+  let off = false;
+  const signal: LoopSignal = {
+    off: () => {
+      if (!off) send({ t: 'off', id });
+      off = true;
+    },
+    on: () => {
+      if (off) send({ t: 'on', id });
+      off = false;
+    },
+  };
+  startingCall(signal, () => running.run(key, context, budgetMs)).then(
     (value) => send({ t: 'done', id, value }),
     (err: unknown) => send({ t: 'done', id, error: wireError(err) }),
   );
@@ -50,8 +66,9 @@ process.on('message', (message: FromGateway) => {
       void start(message.options, message.level);
       return;
     case 'call':
-      // Each call in a turn of its own: one on the loop has sent its answer before the next starts,
-      // so that the gateway can tell which call holds this thread when one never ends.
+      // Each call in a turn of its own: one on the loop has sent its answer, or said it left the
+      // loop, before the next starts, so that the gateway can tell which call holds this thread
+      // when one never ends.
       setImmediate(() => call(message));
       return;
     case 'reload':

@@ -32,7 +32,7 @@ export interface ProcessCall {
   waitingSince: number | undefined;
   /** When it went to the process; undefined while it waits (for its window, or for a restart). */
   sentAt: number | undefined;
-  /** The process said it runs off its event loop: it cannot be what holds the process's thread. */
+  /** The process said it left its event loop (and not that it is back): it cannot be what holds the process's thread. */
   offLoop: boolean;
 }
 
@@ -105,10 +105,10 @@ export class ProcessCalls {
     return call;
   }
 
-  /** The process said call `id` runs off its event loop. */
-  markOffLoop(id: number): void {
+  /** The process said call `id` left its event loop (`off`), or is back on it. */
+  markOffLoop(id: number, off = true): void {
     const call = this.calls.get(id);
-    if (call) call.offLoop = true;
+    if (call) call.offLoop = off;
   }
 
   /** Fails the calls in the process (`sent`) or those waiting with `reason`. */
@@ -174,9 +174,10 @@ export class ProcessCalls {
 
   /** A call's time is up: one waiting for a restart fails; one in the process got no answer. */
   private onTimer(id: number): void {
-    // Calls on the process's loop run one after another, in the order sent, each answered before
-    // the next starts: the oldest one on the loop it has not answered, sent long enough ago, holds
-    // its thread (and kept this call's answer from being sent). None: this call is stuck off the loop.
+    // Calls on the process's loop run one after another, in the order sent, each answered (or
+    // said to have left the loop) before the next starts: the oldest one on the loop it has not
+    // answered, sent long enough ago, holds its thread (and kept this call's answer from being
+    // sent). None: this call is stuck off the loop.
     const now = performance.now();
     const holder = [...this.calls.values()].find(
       (c) => c.sentAt !== undefined && !c.offLoop && now - c.sentAt >= GRACE_MS,

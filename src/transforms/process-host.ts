@@ -100,7 +100,7 @@ class TransformProcess {
     if (message.t === 'log') relay(this.options.log, message.line);
     else if (message.t === 'bundle') this.carried.keep(message.key, message.bundle);
     else if (message.t === 'loading') this.carried.loads(message.key, message.hash);
-    else if (message.t === 'off') this.calls.markOffLoop(message.id);
+    else if (message.t === 'off' || message.t === 'on') this.calls.markOffLoop(message.id, message.t === 'off');
     else if (message.t === 'reloaded') {
       this.reloads.get(message.id)?.();
       this.reloads.delete(message.id);

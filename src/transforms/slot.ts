@@ -1,6 +1,7 @@
 import { hookdError, isHookdError } from '../errors.js';
 import type { ConsoleSink } from './console.js';
 import type { BundleMap } from './locate.js';
+import { type LoopSignal, loopSignal } from './loop-signal.js';
 import { createSandboxPool, retryAfterFor, type SandboxPool, transformBusy } from './pool.js';
 import { createSandbox, type Sandbox, type SandboxLimits } from './sandbox.js';
 import type { Semaphore } from './semaphore.js';
@@ -153,12 +154,14 @@ export function createTransformSlot(options: TransformSlotOptions): TransformSlo
  */
 async function callSlot(state: SlotState, json: string, rawBody: string, timeoutMs: number): Promise<string> {
   const { pool } = state;
+  // Taken before the first await: the transform process tells the gateway when this call leaves the loop.
+  const signal = loopSignal();
   const started = performance.now();
   const left = () => Math.max(1, Math.ceil(timeoutMs - (performance.now() - started)));
   try {
     if (performance.now() >= state.offLoopUntil) {
       // Taken without a wait when one is idle: calls on the loop run one after another.
-      const sandbox = pool.takeIdle() ?? (await pool.acquire(left()));
+      const sandbox = pool.takeIdle() ?? (await waitOffLoop(signal, () => pool.acquire(left())));
       let answer: string | undefined;
       try {
         answer = runOnLoop(state, sandbox, json, rawBody, left());
@@ -167,6 +170,8 @@ async function callSlot(state: SlotState, json: string, rawBody: string, timeout
       }
       if (answer !== undefined) return answer;
     }
+    // Cut at the slice, or the slot's calls are off the loop: the rest of this call never holds it.
+    signal?.off();
     const sandbox = await pool.acquire(left());
     try {
       return await runOffLoop(state, sandbox, json, rawBody, left);
@@ -183,6 +188,14 @@ async function callSlot(state: SlotState, json: string, rawBody: string, timeout
     }
     throw err;
   }
+}
+
+/** Waits off the loop for `wait` (an isolate, maybe built meanwhile); the call is back on the loop after. */
+async function waitOffLoop<T>(signal: LoopSignal | undefined, wait: () => Promise<T>): Promise<T> {
+  signal?.off();
+  const waited = await wait();
+  signal?.on();
+  return waited;
 }
 
 /**

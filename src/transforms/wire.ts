@@ -36,8 +36,10 @@ export type ToGateway =
   | { readonly t: 'bundle'; readonly key: string; readonly bundle: Bundle }
   /** A mapping's new code (its hash) is being loaded; without a hash, it no longer is (set-aside.ts). */
   | { readonly t: 'loading'; readonly key: string; readonly hash?: string }
-  /** Call `id` runs off the process's event loop: it cannot be what holds its thread. */
-  | { readonly t: 'off'; readonly id: number };
+  /** Call `id` left the process's event loop (it waits, or runs on isolated-vm's thread): it cannot be what holds its thread. */
+  | { readonly t: 'off'; readonly id: number }
+  /** Call `id` runs on the process's event loop again. */
+  | { readonly t: 'on'; readonly id: number };
 
 /** The start message: what the process compiles (`known`: a restarted one's last good bundles), and at which level it logs. */
 export function startMessage(options: TransformHostOptions, known: ReadonlyMap<string, Bundle>): FromGateway {

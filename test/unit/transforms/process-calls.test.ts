@@ -85,4 +85,16 @@ describe('a call that gets no answer', () => {
     calls.fail(true, 'done');
     await onLoop;
   });
+
+  it('blames a call that left the loop and is back on it, as one that never left', async () => {
+    const { calls, sent, overdue } = books(4);
+    const failed = () => undefined;
+    const back = calls.add('back', context, 60_000).catch(failed);
+    calls.markOffLoop(sent[0]?.call.id as number);
+    calls.markOffLoop(sent[0]?.call.id as number, false);
+    await calls.add('late', context, GRACE_MS + 100).catch(failed);
+    expect(overdue).toEqual([{ call: 'late', holder: 'back' }]);
+    calls.fail(true, 'done');
+    await back;
+  });
 });

@@ -17,7 +17,8 @@ import { childrenOf, hostConfig, transformContext } from '../../helpers/transfor
 
 // `greedy` makes V8 abort (one allocation over memoryLimitMb, after last-resort collections that
 // take over a second on a loaded machine: the tests that need the abort give it 4–5 s); `stuck` holds the thread in a
-// built-in that never checks the time limit; `spin` runs for `ms` (the time limit cuts it).
+// built-in that never checks the time limit, as does `replaceBomb` (at once: a BigInt's power
+// may be cut at the event loop's slice, its formatting never); `spin` runs for `ms` (the time limit cuts it).
 const CALLS = `
 export function greedy({ payload }: { payload: { count: number } }) {
   return { message: String(new Array(payload.count).fill(0).length) };
@@ -25,6 +26,10 @@ export function greedy({ payload }: { payload: { count: number } }) {
 export function stuck({ payload }: { payload: { digits?: number } }) {
   if (!payload.digits) return { message: 'stuck says hello' };
   return { message: (10n ** BigInt(payload.digits)).toString().slice(0, 5) };
+}
+export function replaceBomb({ payload }: { payload: { size?: number } }) {
+  if (payload.size) 'a'.repeat(payload.size).replace(/a/g, 'b');
+  return null;
 }
 export function spin({ payload }: { payload: { ms: number } }) {
   const end = Date.now() + payload.ms;
@@ -47,7 +52,7 @@ afterEach(() => {
   for (const fn of cleanups.splice(0).reverse()) fn();
 });
 
-/** A host in `process` isolation over a temp folder holding `files`, with mappings `greedy`, `stuck`, `spin` and `fine`. */
+/** A host in `process` isolation over a temp folder holding `files`, with mappings `greedy`, `stuck`, `spin`, `replaceBomb` and `fine`. */
 async function hostOf(
   files: Record<string, string>,
   limits: Record<string, number>,
@@ -69,6 +74,7 @@ async function hostOf(
           mapping('greedy', 'calls.ts', 'greedy'),
           mapping('stuck', 'calls.ts', 'stuck'),
           mapping('spin', 'calls.ts', 'spin'),
+          mapping('replaceBomb', 'calls.ts', 'replaceBomb'),
           mapping('fine', 'fine.ts'),
         ],
       },
@@ -136,6 +142,29 @@ describe('an end of the transform process', () => {
     expect(await taken(host, 'spin', { ms: 1 })).toEqual({ message: 'spun' });
     await expect(host.run('stuck', context({}))).rejects.toThrow(/its calls are refused until/);
   }, 90_000);
+
+  it('is blamed on the call that holds the thread, not on an older one cut at the slice and run again off the loop', async () => {
+    const { host } = await hostOf({ 'calls.ts': CALLS, 'fine.ts': FINE }, { timeoutMs: 1000 });
+    // Three rounds, and up to three more: a loaded machine can cut the bomb itself at the slice
+    // before it reaches the replace, and it then runs off the loop after spin, which answers.
+    for (let round = 0; round < 6; round++) {
+      await taken(host, 'fine');
+      // Compiles the bomb's function (its call below goes straight into the replace), or finds it refused.
+      const refused = await errorOf(host.run('replaceBomb', context({})));
+      if (refused) {
+        expect(refused.message).toMatch(/its calls are refused until/);
+        break;
+      }
+      // A fresh process: spin's isolate is cold, so its calls are not off the loop yet. This one
+      // is cut at the event loop's slice and runs again off it while the bomb takes the thread,
+      // which keeps spin's answer from being sent: spin's time is up first, but it is not to blame.
+      const cut = errorOf(host.run('spin', context({ ms: 300 })));
+      await sleep(15);
+      await Promise.all([cut, errorOf(host.run('replaceBomb', context({ size: 2 ** 23 })))]);
+    }
+    expect(await taken(host, 'spin', { ms: 1 })).toEqual({ message: 'spun' });
+    await expect(host.run('replaceBomb', context({}))).rejects.toThrow(/its calls are refused until/);
+  }, 120_000);
 
   it('is not brought about by a burst of quick calls: they wait their turn outside the process', async () => {
     const { host, ends } = await hostOf({ 'calls.ts': CALLS, 'fine.ts': FINE }, { timeoutMs: 1000 });

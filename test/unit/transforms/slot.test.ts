@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type HookdError, isHookdError } from '../../../src/errors.js';
+import { startingCall } from '../../../src/transforms/loop-signal.js';
 import { createSemaphore, type Semaphore } from '../../../src/transforms/semaphore.js';
 import { COLD_CALLS, createTransformSlot, ON_LOOP_SLICE_MS, type TransformSlot } from '../../../src/transforms/slot.js';
 
@@ -275,5 +276,26 @@ describe('a transform slot (docs/transforms.md#limits, docs/operations.md#limits
     slot.dispose();
     const err = await slot.call(input(0), '{}', BUDGET_MS).catch((e: unknown) => e);
     expect(isHookdError(err, 'TRANSFORM_BUSY')).toBe(true);
+  });
+});
+
+describe("a slot's call that leaves the event loop (docs/transforms.md#isolation)", () => {
+  it('says so when it is cut at the slice, and when it waits for an isolate and is back', async () => {
+    const slot = slotFor(1);
+    await slot.warm();
+    const said: string[] = [];
+    const signal = { off: () => said.push('off'), on: () => said.push('on') };
+    await startingCall(signal, () => slot.call(input(ON_LOOP_SLICE_MS + 50), '{}', BUDGET_MS));
+    // Run again off the loop: whatever holds the thread meanwhile, it is not this call.
+    expect(said).toEqual(['off']);
+    said.length = 0;
+    // Cut, it holds the one isolate off the loop: the next call waits for it, then runs on the loop.
+    const cut = slot.call(input(ON_LOOP_SLICE_MS + 100), '{}', BUDGET_MS);
+    const waiting = startingCall(signal, () => slot.call(input(0), '{}', BUDGET_MS));
+    expect(said).toEqual(['off']);
+    await Promise.all([cut, waiting]);
+    // (A loaded machine may cut it at the slice too, once it is back: then it leaves the loop again.)
+    expect(said.slice(0, 2)).toEqual(['off', 'on']);
+    slot.dispose();
   });
 });
