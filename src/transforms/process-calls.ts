@@ -119,6 +119,17 @@ export class ProcessCalls {
     }
   }
 
+  /**
+   * Refuses the calls not in the process (waiting for their window, or for a restart): they never
+   * ran, and are TRANSFORM_BUSY (503, Retry-After; nothing kept), as an inline host's waiting calls are when it closes.
+   */
+  refuseWaiting(): void {
+    for (const call of [...this.calls.values()].filter((c) => c.sentAt === undefined)) {
+      this.settle(call.id);
+      call.reject(this.busy(call.key));
+    }
+  }
+
   /** The process ended: its calls fail, and those waiting for their window now wait for the next process. */
   ended(reason: string): void {
     this.fail(true, reason);
@@ -189,7 +200,8 @@ export class ProcessCalls {
     else this.options.overdue(call, holder ?? call);
   }
 
-  private busy(key: string): HookdError {
+  /** TRANSFORM_BUSY for a call of mapping `key` that did not start. */
+  busy(key: string): HookdError {
     return transformBusy(key, this.options.window, MAX_IN_FLIGHT, this.options.retryAfterS);
   }
 

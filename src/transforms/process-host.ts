@@ -199,7 +199,8 @@ class TransformProcess {
   run(key: string, context: TransformContext, budgetMs?: number): Promise<unknown> {
     const refused = this.ends.refusal(key, Date.now());
     if (refused !== undefined) return Promise.reject(failed(refused));
-    if (this.closing) return Promise.reject(failed('the gateway is closing'));
+    // A call of the mappings being replaced (or of a gateway going): busy, as an inline host's is once closed.
+    if (this.closing) return Promise.reject(this.calls.busy(key));
     // The sandbox parses the raw body itself when the payload is its JSON: no need to copy both.
     const { payload: _payload, ...rest } = context;
     const sent = (context.payloadIsJsonOfRawBody ? rest : context) as TransformContext;
@@ -225,13 +226,14 @@ class TransformProcess {
   }
 
   /**
-   * No call is taken from now on, and those waiting (for their window or a restart) fail; those
-   * running finish (as an inline host's do when a config reload replaces it), then the process is closed.
+   * No call is taken from now on, and those waiting (for their window or a restart) are refused
+   * TRANSFORM_BUSY, never having run; those running finish (as an inline host's do when a config
+   * reload replaces it), then the process is closed.
    */
   close(): void {
     if (this.closing) return;
     this.closing = true;
-    this.calls.fail(false, 'the gateway is closing');
+    this.calls.refuseWaiting();
     if (this.calls.size === 0) this.stop();
   }
 

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type HookdProcess, makeTempDir, startHookd } from '../helpers/hookd-process.js';
+import { type HookdProcess, makeTempDir, startHookd, writeConfig } from '../helpers/hookd-process.js';
 import { call, until } from '../helpers/http.js';
 import { childrenOf } from '../helpers/transforms.js';
 
@@ -168,6 +168,59 @@ describe('transforms in a process of their own', () => {
     await hookd.stop();
     await until(async () => (alive(pid as number) ? undefined : true), 'the transform process to end');
   });
+});
+
+// Waits `ms` without using a core (Atomics, kept by allowWasm): holds its mapping's one call in the process.
+const WAIT = `export default function transform({ payload }: { payload: { ms: number } }) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, payload.ms);
+  return { message: \`waited \${payload.ms}\` };
+}
+`;
+
+describe('transforms in a process of their own, when a config reload replaces the mappings', () => {
+  it('answer the calls waiting for their window 503 TRANSFORM_BUSY with a Retry-After, never a failure kept', async () => {
+    const temp = makeTempDir();
+    cleanups.push(temp.cleanup);
+    mkdirSync(join(temp.dir, 'transforms'));
+    writeFileSync(join(temp.dir, 'transforms/wait.ts'), WAIT);
+    const config = (ids: string[]) => ({
+      gateway: { auth: { token: GATEWAY_TOKEN } },
+      hooks: {
+        enabled: true,
+        token: HOOK_TOKEN,
+        transformsDir: 'transforms',
+        transforms: { isolation: 'process', timeoutMs: 15_000, maxInFlight: 1, allowWasm: true },
+        mappings: [
+          { id: 'wait', match: { path: 'wait' }, action: 'wake', transform: { module: 'wait.ts' } },
+          ...ids.map((id) => ({ id, match: { path: id }, action: 'wake', textTemplate: 'x' })),
+        ],
+      },
+      agents: { defaults: { heartbeat: { every: '0' } } },
+    });
+    const gateway = await startHookd({ dir: temp.dir, config: config([]) });
+    cleanups.push(() => gateway.stop());
+    const send = (ms: number) => call(`${gateway.url}/hooks/wait`, { headers: HOOK, json: { ms } });
+    // 8 s in the process (a loaded machine's reload, with a new process to start, has that long);
+    // three more wait for the window meanwhile.
+    const running = send(8000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const waiting = [send(1), send(1), send(1)];
+    // A reload that only adds a mapping without a transform: the mappings, and their host, are replaced.
+    writeConfig(temp.dir, config(['other']));
+    await until(
+      async () => (gateway.stdout().includes('"msg":"configuration reloaded"') ? true : undefined),
+      'the reload',
+      20_000,
+    );
+    for (const answer of await Promise.all(waiting)) {
+      expect([answer.status, answer.body.code, answer.headers['retry-after']]).toEqual([503, 'TRANSFORM_BUSY', '15']);
+    }
+    expect((await running).status).toBe(200);
+    // Busy is not the transform's failure: none is kept for replay.
+    const logged = await call(`${gateway.url}/api/requests?path=wait&limit=10`, { method: 'GET', headers: ADMIN });
+    const records = logged.body.requests as { status: number }[];
+    expect(records.map((r) => r.status).sort()).toEqual([200, 503, 503, 503]);
+  }, 60_000);
 });
 
 function alive(pid: number): boolean {

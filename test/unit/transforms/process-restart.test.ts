@@ -268,7 +268,8 @@ describe('a transform process host being replaced', () => {
     const { host, ends } = await hostOf({ 'calls.ts': CALLS, 'fine.ts': FINE }, { timeoutMs: 3000 });
     const running = host.run('spin', context({ ms: 300 }));
     host.close();
-    await expect(host.run('fine', context({}))).rejects.toThrow(/the gateway is closing/);
+    // As an inline host's: busy, never run (a sender retries; nothing is kept as the transform's failure).
+    expect(busy(await errorOf(host.run('fine', context({}))))).toEqual({ status: 503, retryAfter: '3' });
     await expect(running).resolves.toEqual({ message: 'spun' });
     const deadline = Date.now() + 5000;
     while (transformProcesses().length > before && Date.now() < deadline) await sleep(50);
@@ -278,4 +279,19 @@ describe('a transform process host being replaced', () => {
     await sleep(500);
     expect(ends).toEqual([]);
   }, 60_000);
+
+  it('answers the calls waiting for their window 503 TRANSFORM_BUSY with a Retry-After, as an inline host does: they never ran', async () => {
+    const { host } = await hostOf({ 'calls.ts': CALLS, 'fine.ts': FINE }, { timeoutMs: 3000, maxInFlight: 1 });
+    const running = host.run('spin', context({ ms: 300 }));
+    const waiting = [errorOf(host.run('spin', context({ ms: 1 }))), errorOf(host.run('spin', context({ ms: 1 })))];
+    // What a config reload does once the new mappings took over.
+    host.close();
+    for (const err of await Promise.all(waiting)) expect(busy(err)).toEqual({ status: 503, retryAfter: '3' });
+    await expect(running).resolves.toEqual({ message: 'spun' });
+  }, 60_000);
 });
+
+/** A TRANSFORM_BUSY's status and Retry-After; anything else as it is. */
+function busy(err: unknown): unknown {
+  return isHookdError(err, 'TRANSFORM_BUSY') ? { status: err.statusCode, retryAfter: err.headers['retry-after'] } : err;
+}
