@@ -133,7 +133,8 @@ describe('a transform process closed while it starts again', () => {
         data: {
           hooks: {
             transformsDir: dir,
-            transforms: { memoryLimitMb: 32 },
+            // V8's abort takes over 2 s on a loaded machine: within 1 s (and its grace) it was stopped for want of an answer.
+            transforms: { memoryLimitMb: 32, timeoutMs: 5000 },
             mappings: [{ id: 'greedy', transform: { module: 'greedy.ts' } }],
           },
         },
