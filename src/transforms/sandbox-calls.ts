@@ -68,15 +68,30 @@ function answered(answer: unknown, state: SandboxState): string {
   }
   const error = envelope?.error;
   const stack = typeof envelope?.stack === 'string' ? envelope.stack.slice(0, MAX_STACK_CHARS) : undefined;
-  // The isolate's allocator refused a buffer: what it holds is at its limit, and would refuse
-  // every later call's too. It goes, as one killed at its limit does.
-  if (typeof error === 'string' && error.startsWith('Array buffer allocation failed')) {
+  // The isolate's allocator refused a buffer while what it holds is near its limit: it would
+  // refuse every later call's too. It goes, as one killed at its limit does. (The words alone are
+  // no proof: a transform can throw them, and its isolate was rebuilt on every call.)
+  if (typeof error === 'string' && error.startsWith('Array buffer allocation failed') && nearItsLimit(state)) {
     disposeSandbox(state);
     throw failed(`exceeded its memory limit of ${state.memoryLimitMb} MB`);
   }
   const site = state.map?.locate(stack) ?? {};
   const reason = typeof error === 'string' && error !== '' ? capped(error) : 'the transform threw';
   throw hookdError('TRANSFORM_FAILED', { reason, ...site });
+}
+
+/**
+ * Whether the isolate holds half its memory limit or more, heap and buffers, as isolated-vm counts
+ * them (its allocator refuses a buffer past the limit). Asked only of a call that failed with the
+ * allocator's words; a disposed isolate is past its limit.
+ */
+function nearItsLimit(state: SandboxState): boolean {
+  try {
+    const held = state.isolate.getHeapStatisticsSync();
+    return held.used_heap_size + held.externally_allocated_size >= (state.memoryLimitMb << 20) / 2;
+  } catch {
+    return true;
+  }
 }
 
 /** Ends the sandbox: its isolate is disposed, and it says so without asking the isolate. */

@@ -72,6 +72,32 @@ describe('a sandbox call', () => {
   });
 });
 
+describe('a sandbox call that fails for want of memory', () => {
+  it("keeps its isolate when the transform throws the allocator's words itself: the error is its own", async () => {
+    const sandbox = await sandboxOf(
+      bundle(`default: () => { throw new RangeError('Array buffer allocation failed, or so it says'); }`),
+    );
+    const own = { reason: 'Array buffer allocation failed, or so it says' };
+    expect(() => sandbox.callSync(input, '{}', 1000)).toThrow(
+      expect.objectContaining({ code: 'TRANSFORM_FAILED', params: expect.objectContaining(own) }),
+    );
+    await expect(sandbox.callAsync(input, '{}', 1000)).rejects.toMatchObject({ params: own });
+    // Rebuilt on every call, it cost an isolate's build (and its top level) each time.
+    expect(sandbox.disposed).toBe(false);
+  });
+
+  it('keeps an isolate that holds little when its allocator refuses one buffer larger than the limit', async () => {
+    const sandbox = await sandboxOf(
+      bundle(`default: () => ({ kind: 'wake', text: String(new Uint8Array(256 << 20)[0]) })`),
+    );
+    // V8's RangeError, thrown where the transform asked: it may catch it, and later calls get their buffers.
+    expect(() => sandbox.callSync(input, '{}', 1000)).toThrow(
+      expect.objectContaining({ params: expect.objectContaining({ reason: 'Array buffer allocation failed' }) }),
+    );
+    expect(sandbox.disposed).toBe(false);
+  });
+});
+
 describe('loading a sandbox', () => {
   it('refuses a bundle without the named export, and one that throws as it loads', async () => {
     await expect(createSandbox(SPIN, 'missing', limits, sink)).rejects.toMatchObject({
