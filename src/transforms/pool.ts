@@ -19,8 +19,11 @@ export interface SandboxSource {
   readonly map?: BundleMap;
 }
 
-/** How the pool builds a sandbox for the code it currently runs. */
-export type BuildSandbox = (source: SandboxSource) => Promise<Sandbox>;
+/**
+ * How the pool builds a sandbox for the code it currently runs: for a call (`waitMs`, what is
+ * left of the call's wait), or for a swap (none).
+ */
+export type BuildSandbox = (source: SandboxSource, waitMs?: number) => Promise<Sandbox>;
 
 export interface SandboxPoolOptions {
   /** The mapping id, named in TRANSFORM_BUSY. */
@@ -75,11 +78,11 @@ export function createSandboxPool(options: SandboxPoolOptions): SandboxPool {
 
   const busyError = () => transformBusy(key, maxInFlight, MAX_IN_FLIGHT, options.retryAfterS);
 
-  /** Builds one isolate for a slot already taken; a failed build gives the slot back. */
-  async function build(): Promise<Sandbox> {
+  /** Builds one isolate for a slot already taken, within `waitMs`; a failed build gives the slot back. */
+  async function build(waitMs: number): Promise<Sandbox> {
     const builtFor = generation;
     try {
-      const sandbox = await options.build(source);
+      const sandbox = await options.build(source, waitMs);
       generationOf.set(sandbox, builtFor);
       return sandbox;
     } catch (err) {
@@ -100,8 +103,9 @@ export function createSandboxPool(options: SandboxPoolOptions): SandboxPool {
       return idle.length > 0 && slots.tryAcquire() ? idle.pop() : undefined;
     },
     async acquire(waitMs) {
+      const started = performance.now();
       if (!(await slots.acquire(waitMs))) throw busyError();
-      return idle.pop() ?? build();
+      return idle.pop() ?? build(Math.max(0, waitMs - (performance.now() - started)));
     },
     release(sandbox) {
       if (sandbox.disposed || generationOf.get(sandbox) !== generation) sandbox.dispose();

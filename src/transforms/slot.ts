@@ -108,10 +108,13 @@ export function createTransformSlot(options: TransformSlotOptions): TransformSlo
     key: options.key,
     code: options.code,
     ...(options.map ? { map: options.map } : {}),
-    // The first isolate loads on this thread (start-up); later ones, built while serving, off it.
-    // (The pool builds on acquire, once `state` below exists.)
-    build: ({ code, map }) =>
-      createSandbox(code, exportName, limits, console, { offThread: state.warmed, ...(map ? { map } : {}) }),
+    // The first isolate loads on this thread (start-up); later ones, built while serving, off it,
+    // those of calls through the gate. (The pool builds on acquire, once `state` below exists.)
+    build: ({ code, map }, waitMs) => {
+      const build = () =>
+        createSandbox(code, exportName, limits, console, { offThread: state.warmed, ...(map ? { map } : {}) });
+      return state.warmed && waitMs !== undefined ? throughGate(state, build, waitMs) : build();
+    },
     maxInFlight: limits.maxInFlight,
     maxWaiting: limits.maxInFlight,
     retryAfterS,
@@ -236,7 +239,29 @@ function runOnLoop(
   }
 }
 
-/** The call off the loop, through the gate across mappings (TRANSFORM_BUSY when it stays shut). */
+/**
+ * Runs `work` off the loop through the gate across mappings, waiting at most `waitMs` for it
+ * (TRANSFORM_BUSY when it stays shut): a call, or the build of its isolate, whose top level may
+ * run as long as a call.
+ */
+async function throughGate<T>(
+  state: Pick<SlotState, 'options' | 'retryAfterS'>,
+  work: () => Promise<T>,
+  waitMs: number,
+): Promise<T> {
+  const { gate } = state.options;
+  if (gate && !(await gate.acquire(waitMs))) {
+    const limit = 'off the event loop, one per spare core';
+    throw transformBusy(state.options.key, gate.slots, limit, state.retryAfterS);
+  }
+  try {
+    return await work();
+  } finally {
+    gate?.release();
+  }
+}
+
+/** The call off the loop, through the gate across mappings. */
 async function runOffLoop(
   state: SlotState,
   sandbox: Sandbox,
@@ -244,15 +269,12 @@ async function runOffLoop(
   rawBody: string,
   budgetMs: () => number,
 ): Promise<string> {
-  const { gate } = state.options;
-  if (gate && !(await gate.acquire(budgetMs()))) {
-    const limit = 'off the event loop, one per spare core';
-    throw transformBusy(state.options.key, gate.slots, limit, state.retryAfterS);
-  }
-  try {
-    return await sandbox.callAsync(json, rawBody, budgetMs());
-  } finally {
-    gate?.release();
-    noteSlowCall(state, sandbox, ON_LOOP_SLICE_MS);
-  }
+  const call = async () => {
+    try {
+      return await sandbox.callAsync(json, rawBody, budgetMs());
+    } finally {
+      noteSlowCall(state, sandbox, ON_LOOP_SLICE_MS);
+    }
+  };
+  return throughGate(state, call, budgetMs());
 }

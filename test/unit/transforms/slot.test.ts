@@ -279,6 +279,29 @@ describe('a transform slot (docs/transforms.md#limits, docs/operations.md#limits
   });
 });
 
+/** Spins 150 ms as it loads, and answers when it loaded (its calls spin for `payload.ms`). */
+const SLOW_TOP = `const builtFrom = Date.now(); while (Date.now() < builtFrom + 150); const builtTo = Date.now();
+globalThis.__hookdTransform = { default: (ctx) => {
+  const end = Date.now() + (ctx.payload.ms ?? 0); while (Date.now() < end); return { builtFrom, builtTo };
+} };`;
+
+describe('isolates built while serving', () => {
+  it('are built through the gate: their top level runs one per spare core at once, as calls off the loop do', async () => {
+    const slot = slotFor(4, SLOW_TOP, { gate: createSemaphore(1), timeoutMs: 5000 });
+    await slot.warm();
+    await offTheLoop(slot);
+    // Four calls at once off the loop: one takes the warm isolate, three have one built.
+    const answers = await Promise.all(Array.from({ length: 4 }, () => slot.call(input(0), '{}', BUDGET_MS)));
+    const built = answers
+      .map((answer) => (JSON.parse(answer) as { value: { builtFrom: number; builtTo: number } }).value)
+      .sort((a, b) => a.builtFrom - b.builtFrom);
+    expect(new Set(built.map((span) => span.builtFrom)).size).toBe(4);
+    for (let i = 1; i < built.length; i++)
+      expect(built[i]?.builtFrom).toBeGreaterThanOrEqual(built[i - 1]?.builtTo as number);
+    slot.dispose();
+  });
+});
+
 describe("a slot's call that leaves the event loop (docs/transforms.md#isolation)", () => {
   it('says so when it is cut at the slice, and when it waits for an isolate and is back', async () => {
     const slot = slotFor(1);
