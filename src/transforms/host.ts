@@ -42,8 +42,6 @@ export interface TransformHost extends TransformRunner {
   /** Recompiles every transform; swaps those whose code changed; keeps the last good version on errors. */
   reload(): Promise<void>;
   close(): void;
-  /** Whether mapping `key`'s calls run off the event loop now (the transform process tells the gateway). */
-  offLoop?(key: string): boolean;
 }
 
 const KEPT = 'transform recompile failed; keeping the last good version';
@@ -87,7 +85,6 @@ export async function createTransformHost(options: TransformHostOptions): Promis
     get size() {
       return slots.size;
     },
-    offLoop: (key) => slots.get(key)?.offLoop ?? false,
     close() {
       watch?.close();
       for (const slot of slots.values()) slot.dispose();
