@@ -152,7 +152,52 @@ export function renderInline(nodes: readonly Inline[], r: Renderer): string {
     .join('');
 }
 
-export const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)[^`]*$/;
+/** A fence: its marker (three or more ` or ~) and its language, the first word after it. */
+export interface Fence {
+  readonly marker: string;
+  readonly language: string;
+}
+
+/** Characters a line holds that `.` of a pattern never matched: a heading or list item held none. */
+const BREAKS = /[\r\u2028\u2029]/;
+
+/*
+ * A line is read by a pattern for its start and by hand for the rest: the patterns this replaces
+ * backtracked, and a heading of a few thousand spaces held the event loop for minutes
+ * (docs/channels.md#formatting).
+ */
+
+/** The fence `line` is (up to three spaces, then three or more ` or ~, no ` after them). */
+export function fenceOf(line: string): Fence | undefined {
+  let at = 0;
+  while (line[at] === ' ') at++;
+  const c = line[at];
+  if (at > 3 || (c !== '`' && c !== '~')) return undefined;
+  let end = at;
+  while (line[end] === c) end++;
+  if (end - at < 3 || line.includes('`', end)) return undefined;
+  return { marker: line.slice(at, end), language: /^\s*(\S*)/.exec(line.slice(end))?.[1] ?? '' };
+}
+
+/** The text of a heading (`## Title ##` is `Title`), when `line` is one. */
+function headingOf(line: string): string | undefined {
+  const start = /^ {0,3}#{1,6}\s+/.exec(line)?.[0].length;
+  if (start === undefined) return undefined;
+  let end = line.length;
+  while (end > start && isSpace(line[end - 1])) end--;
+  while (end > start && line[end - 1] === '#') end--;
+  while (end > start && isSpace(line[end - 1])) end--;
+  const text = line.slice(start, end);
+  return BREAKS.test(text) ? undefined : text;
+}
+
+/** The indent and text of a list item (`- `, `* ` or `+ `), when `line` is one. */
+function bulletOf(line: string): { readonly indent: string; readonly text: string } | undefined {
+  const start = /^(\s*)[-*+]\s+/.exec(line);
+  if (!start) return undefined;
+  const text = line.slice(start[0].length);
+  return BREAKS.test(text) ? undefined : { indent: start[1] as string, text };
+}
 
 /** Renders a whole reply, block by block. */
 export function renderMarkdown(text: string, r: Renderer): string {
@@ -160,13 +205,12 @@ export function renderMarkdown(text: string, r: Renderer): string {
   const out: string[] = [];
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] as string;
-    const fence = FENCE.exec(line);
+    const fence = fenceOf(line);
     if (fence) {
-      const marker = fence[1] as string;
       const body: string[] = [];
       let j = i + 1;
-      while (j < lines.length && !(lines[j] as string).trim().startsWith(marker)) body.push(lines[j++] as string);
-      out.push(r.codeBlock(body.join('\n'), fence[2] ?? ''));
+      while (j < lines.length && !(lines[j] as string).trim().startsWith(fence.marker)) body.push(lines[j++] as string);
+      out.push(r.codeBlock(body.join('\n'), fence.language));
       i = j;
       continue;
     }
@@ -178,10 +222,10 @@ export function renderMarkdown(text: string, r: Renderer): string {
       out.push(r.quote(quoted.join('\n')));
       continue;
     }
-    const heading = /^ {0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
-    const bullet = /^(\s*)[-*+]\s+(.*)$/.exec(line);
-    if (heading) out.push(r.heading(renderInline(parseInline(heading[1] as string), r)));
-    else if (bullet) out.push(`${bullet[1]}${r.bullet(renderInline(parseInline(bullet[2] as string), r))}`);
+    const heading = headingOf(line);
+    const bullet = heading === undefined ? bulletOf(line) : undefined;
+    if (heading !== undefined) out.push(r.heading(renderInline(parseInline(heading), r)));
+    else if (bullet) out.push(`${bullet.indent}${r.bullet(renderInline(parseInline(bullet.text), r))}`);
     else out.push(renderInline(parseInline(line), r));
   }
   return out.join('\n');

@@ -1,4 +1,4 @@
-import { FENCE, type Span, spanAt } from './markdown.js';
+import { fenceOf, type Span, spanAt } from './markdown.js';
 
 /** Splits `text` into pieces of at most `max` characters, preferring line, then word boundaries. */
 export function splitMessage(text: string, max: number): string[] {
@@ -106,12 +106,11 @@ function blocksOf(text: string): (string | CodeBlock)[] {
   const blocks: (string | CodeBlock)[] = [];
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] as string;
-    const fence = FENCE.exec(line);
-    if (!fence) {
+    const marker = fenceOf(line)?.marker;
+    if (marker === undefined) {
       blocks.push(line);
       continue;
     }
-    const marker = fence[1] as string;
     let j = i + 1;
     while (j < lines.length && !(lines[j] as string).trim().startsWith(marker)) j++;
     const body = lines.slice(i + 1, j);
