@@ -4,95 +4,31 @@
  * strikethrough and links — and hands it to a kind's renderer. What it does not know stays text.
  */
 
+import { isSpace, type Span, spansOf } from './spans.js';
+
 export type Inline =
   | { readonly t: 'text'; readonly s: string }
   | { readonly t: 'code'; readonly s: string }
   | { readonly t: 'bold' | 'italic' | 'strike'; readonly inner: readonly Inline[] }
   | { readonly t: 'link'; readonly inner: readonly Inline[]; readonly url: string };
 
-/** A span that opens at a position: its node, where it ends, and its markers (to close and reopen it). */
-export interface Span {
-  readonly node: Inline;
-  readonly end: number;
-  readonly open: string;
-  readonly close: string;
-  /** Where its inner text starts and ends (`inner` of bold, italic, strike and a link's label). */
-  readonly innerStart: number;
-  readonly innerEnd: number;
-}
-
-const PAIRS = [
-  ['**', 'bold'],
-  ['__', 'bold'],
-  ['~~', 'strike'],
-  ['*', 'italic'],
-  ['_', 'italic'],
-] as const;
-
-const isSpace = (c: string | undefined) => c === undefined || /\s/.test(c);
-const isWord = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}]/u.test(c);
-
-/** The code span, link or formatting pair that opens at `i` of `s`, if one does. */
-export function spanAt(s: string, i: number): Span | undefined {
-  const c = s[i];
-  if (c === '`') return codeSpanAt(s, i);
-  if (c === '[') return linkAt(s, i);
-  for (const [marker, t] of PAIRS) {
-    if (!s.startsWith(marker, i) || isSpace(s[i + marker.length])) continue;
-    const underscore = marker[0] === '_';
-    if (underscore && isWord(s[i - 1])) continue;
-    const end = closerOf(s, i + marker.length + 1, marker, underscore);
-    if (end === undefined) continue;
-    const node = { t, inner: parseInline(s.slice(i + marker.length, end)) };
-    return {
-      node,
-      end: end + marker.length,
-      open: marker,
-      close: marker,
-      innerStart: i + marker.length,
-      innerEnd: end,
-    };
+/** The inline node a span of `s` is. */
+function nodeOf(s: string, span: Span): Inline {
+  const inner = s.slice(span.innerStart, span.innerEnd);
+  if (span.t === 'code') {
+    const padded = inner.length > 1 && inner.startsWith(' ') && inner.endsWith(' ');
+    return { t: 'code', s: padded ? inner.slice(1, -1) : inner };
   }
-  return undefined;
+  if (span.t === 'link') return { t: 'link', inner: parseInline(inner), url: s.slice(span.innerEnd + 2, span.end - 1) };
+  return { t: span.t, inner: parseInline(inner) };
 }
 
-/** Where `marker` closes a pair opened before `from`, if it does. */
-function closerOf(s: string, from: number, marker: string, underscore: boolean): number | undefined {
-  const single = marker.length === 1;
-  for (let j = s.indexOf(marker, from); j !== -1; j = s.indexOf(marker, j + 1)) {
-    if (isSpace(s[j - 1])) continue;
-    if (single && (s[j + 1] === marker || s[j - 1] === marker)) continue;
-    if (underscore && isWord(s[j + marker.length])) continue;
-    return j;
-  }
-  return undefined;
-}
-
-function codeSpanAt(s: string, i: number): Span | undefined {
-  let n = 0;
-  while (s[i + n] === '`') n++;
-  const fence = '`'.repeat(n);
-  for (let j = s.indexOf(fence, i + n); j !== -1; j = s.indexOf(fence, j + 1)) {
-    if (s[j + n] === '`' || s[j - 1] === '`') continue;
-    const body = s.slice(i + n, j);
-    const trimmed = body.length > 1 && body.startsWith(' ') && body.endsWith(' ') ? body.slice(1, -1) : body;
-    return { node: { t: 'code', s: trimmed }, end: j + n, open: fence, close: fence, innerStart: i + n, innerEnd: j };
-  }
-  return undefined;
-}
-
-function linkAt(s: string, i: number): Span | undefined {
-  const close = s.indexOf('](', i + 1);
-  if (close === -1 || s.slice(i + 1, close).includes('\n')) return undefined;
-  const end = s.indexOf(')', close + 2);
-  const url = end === -1 ? '' : s.slice(close + 2, end);
-  if (url === '' || /\s/.test(url)) return undefined;
-  const node = { t: 'link' as const, inner: parseInline(s.slice(i + 1, close)), url };
-  return { node, end: end + 1, open: '[', close: `](${url})`, innerStart: i + 1, innerEnd: close };
-}
+/** Where a span or an escape may start: the text between is taken whole. */
+const MARKS = '\\`[*_~';
 
 /** Parses one line's inline Markdown; a backslash escapes the next punctuation character. */
 export function parseInline(s: string): Inline[] {
+  const spanAt = spansOf(s);
   const out: Inline[] = [];
   let plain = '';
   const flush = () => {
@@ -100,15 +36,22 @@ export function parseInline(s: string): Inline[] {
     plain = '';
   };
   for (let i = 0; i < s.length; ) {
+    let next = i;
+    while (next < s.length && !MARKS.includes(s[next] as string)) next++;
+    if (next > i) {
+      plain += s.slice(i, next);
+      i = next;
+      continue;
+    }
     if (s[i] === '\\' && /[\\`*_~[\]()#>+-]/.test(s[i + 1] ?? '')) {
       plain += s[i + 1];
       i += 2;
       continue;
     }
-    const span = spanAt(s, i);
+    const span = spanAt(i);
     if (span) {
       flush();
-      out.push(span.node);
+      out.push(nodeOf(s, span));
       i = span.end;
       continue;
     }

@@ -1,4 +1,5 @@
-import { fenceOf, type Span, spanAt } from './markdown.js';
+import { fenceOf } from './markdown.js';
+import { type Span, type SpanFinder, spansOf } from './spans.js';
 
 /** Splits `text` into pieces of at most `max` characters, preferring line, then word boundaries. */
 export function splitMessage(text: string, max: number): string[] {
@@ -175,16 +176,21 @@ function safeCut(text: string, cut: number): number {
 }
 
 /** The spans open at position `p` of `s`, outermost first. */
-function openAt(s: string, p: number, from = 0, to = s.length): Span[] {
+function openAt(s: string, p: number): Span[] {
+  return openWithin(spansOf(s), p, 0, s.length);
+}
+
+/** The spans open at `p` among those between `from` and `to`, outermost first. */
+function openWithin(spanAt: SpanFinder, p: number, from: number, to: number): Span[] {
   for (let i = from; i < to; ) {
-    const span = spanAt(s, i);
+    const span = spanAt(i);
     if (!span || span.end > to) {
       i++;
       continue;
     }
     if (p > i && p < span.end) {
-      if (span.node.t === 'code' || p <= span.innerStart || p >= span.innerEnd) return [span];
-      return [span, ...openAt(s, p, span.innerStart, span.innerEnd)];
+      if (span.t === 'code' || p <= span.innerStart || p >= span.innerEnd) return [span];
+      return [span, ...openWithin(spanAt, p, span.innerStart, span.innerEnd)];
     }
     i = span.end;
   }
@@ -193,9 +199,10 @@ function openAt(s: string, p: number, from = 0, to = s.length): Span[] {
 
 /** The spans of `s` at its top level, in order. */
 function topLevel(s: string): Span[] {
+  const spanAt = spansOf(s);
   const spans: Span[] = [];
   for (let i = 0; i < s.length; ) {
-    const span = spanAt(s, i);
+    const span = spanAt(i);
     if (span) spans.push(span);
     i = span ? span.end : i + 1;
   }
