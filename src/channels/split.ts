@@ -49,7 +49,7 @@ function partsOf(text: string, max: number, measure: Measure, exact: boolean): s
   let current = '';
   let size = 0;
   const flush = () => {
-    const part = current.replace(/\n+$/, '');
+    const part = withoutTrailingNewlines(current);
     current = '';
     size = 0;
     if (part.trim() === '') return;
@@ -126,19 +126,18 @@ function blocksOf(text: string): (string | CodeBlock)[] {
 function splitCode(block: CodeBlock, max: number, measure: Measure): string[] {
   const wrap = (body: readonly string[]) => [block.open, ...body, block.close].join('\n');
   const room = max - measure(wrap(['']));
+  const lines = block.lines.flatMap((line) =>
+    measure(line) <= room ? [line] : cutAt(line, Math.max(room, 1), measure),
+  );
   const parts: string[] = [];
-  let body: string[] = [];
-  for (const line of block.lines) {
-    const pieces = measure(line) <= room ? [line] : cutAt(line, Math.max(room, 1), measure);
-    for (const piece of pieces) {
-      if (body.length > 0 && measure(wrap([...body, piece])) > max) {
-        parts.push(wrap(body));
-        body = [];
-      }
-      body.push(piece);
-    }
+  for (let from = 0; from < lines.length || parts.length === 0; ) {
+    const count =
+      from === lines.length
+        ? 0
+        : largestFitting(lines.length - from, 2, (n) => measure(wrap(lines.slice(from, from + n))) <= max);
+    parts.push(wrap(lines.slice(from, from + count)));
+    from += count;
   }
-  parts.push(wrap(body));
   return parts;
 }
 
@@ -146,8 +145,7 @@ function splitCode(block: CodeBlock, max: number, measure: Measure): string[] {
 function cutAt(text: string, max: number, measure: Measure): string[] {
   const pieces: string[] = [];
   let rest = text;
-  while (measure(rest) > max) {
-    const fits = longestFitting(rest, max, measure);
+  for (let fits = longestFitting(rest, max, measure); fits < rest.length; fits = longestFitting(rest, max, measure)) {
     const space = rest.lastIndexOf(' ', fits);
     const cut = safeCut(rest, space > fits / 2 ? space : fits);
     pieces.push(rest.slice(0, cut));
@@ -157,16 +155,41 @@ function cutAt(text: string, max: number, measure: Measure): string[] {
   return pieces;
 }
 
-/** The most characters of `text` whose measure is within `max` (at least 1). */
+/** The most characters of `text` whose measure is within `max` (at least 1; all of them when it fits whole). */
 function longestFitting(text: string, max: number, measure: Measure): number {
+  return largestFitting(text.length, max, (n) => measure(text.slice(0, n)) <= max);
+}
+
+/**
+ * The largest n from 1 to `total` that `fits` (1 when none does), `fits` holding up to some n and
+ * not after: probed at `first`, twice that, four times… then bisected, so that finding n measures
+ * about n items a few times over, not all `total` of them (bisecting the whole rest of a long
+ * line for each part cost a part's measure per character of the line).
+ */
+function largestFitting(total: number, first: number, fits: (n: number) => boolean): number {
   let lo = 1;
-  let hi = text.length;
+  let hi = total;
+  for (let probe = Math.min(Math.max(first, 1), total); ; probe = Math.min(probe * 2, total)) {
+    if (!fits(probe)) {
+      hi = probe - 1;
+      break;
+    }
+    lo = probe;
+    if (probe === total) return total;
+  }
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (measure(text.slice(0, mid)) <= max) lo = mid;
+    if (fits(mid)) lo = mid;
     else hi = mid - 1;
   }
   return lo;
+}
+
+/** `text` without the newlines it ends with (a pattern for it backtracked over a run of them). */
+function withoutTrailingNewlines(text: string): string {
+  let end = text.length;
+  while (end > 0 && text[end - 1] === '\n') end--;
+  return text.slice(0, end);
 }
 
 /** `cut`, moved back one when it would split a surrogate pair. */
@@ -175,14 +198,10 @@ function safeCut(text: string, cut: number): number {
   return code >= 0xd800 && code <= 0xdbff && cut > 1 ? cut - 1 : Math.max(cut, 1);
 }
 
-/** The spans open at position `p` of `s`, outermost first. */
-function openAt(s: string, p: number): Span[] {
-  return openWithin(spansOf(s), p, 0, s.length);
-}
-
 /** The spans open at `p` among those between `from` and `to`, outermost first. */
 function openWithin(spanAt: SpanFinder, p: number, from: number, to: number): Span[] {
-  for (let i = from; i < to; ) {
+  // A span that opens at or after `p` does not hold it: the search ends there.
+  for (let i = from; i < Math.min(to, p); ) {
     const span = spanAt(i);
     if (!span || span.end > to) {
       i++;
@@ -197,16 +216,26 @@ function openWithin(spanAt: SpanFinder, p: number, from: number, to: number): Sp
   return [];
 }
 
-/** The spans of `s` at its top level, in order. */
-function topLevel(s: string): Span[] {
-  const spanAt = spansOf(s);
+/** The spans at the top level of a line that open before `upTo`, in order. */
+function topLevel(spanAt: SpanFinder, upTo: number): Span[] {
   const spans: Span[] = [];
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < upTo; ) {
     const span = spanAt(i);
     if (span) spans.push(span);
     i = span ? span.end : i + 1;
   }
   return spans;
+}
+
+/** The last space of `line` after `fits / 4` and up to `fits` that no span of `spans` holds, or -1. */
+function spaceOutside(line: string, fits: number, spans: readonly Span[]): number {
+  // The spans are in order and apart: the last one opened before a space is the only one that can hold it.
+  let last = spans.length - 1;
+  for (let s = line.lastIndexOf(' ', fits); s > fits / 4; s = line.lastIndexOf(' ', s - 1)) {
+    while (last >= 0 && (spans[last] as Span).innerStart - (spans[last] as Span).open.length >= s) last--;
+    if (last < 0 || (spans[last] as Span).end <= s) return s;
+  }
+  return -1;
 }
 
 /**
@@ -216,15 +245,11 @@ function topLevel(s: string): Span[] {
 function splitLine(line: string, max: number, measure: Measure): string[] {
   const pieces: string[] = [];
   let rest = line;
-  while (measure(rest) > max) {
-    const fits = longestFitting(rest, max, measure);
-    const spans = topLevel(rest);
-    const outside = (p: number) => !spans.some((span) => p > span.innerStart - span.open.length && p < span.end);
-    let cut = -1;
-    for (let s = rest.lastIndexOf(' ', fits); s > fits / 4 && cut === -1; s = rest.lastIndexOf(' ', s - 1))
-      if (outside(s)) cut = s;
-    if (cut === -1) cut = forcedCut(rest, fits, max, measure);
-    const open = openAt(rest, cut);
+  for (let fits = longestFitting(rest, max, measure); fits < rest.length; fits = longestFitting(rest, max, measure)) {
+    const spanAt = spansOf(rest);
+    let cut = spaceOutside(rest, fits, topLevel(spanAt, fits));
+    if (cut === -1) cut = forcedCut(rest, spanAt, fits, max, measure);
+    const open = openWithin(spanAt, cut, 0, rest.length);
     const closers = open
       .map((span) => span.close)
       .reverse()
@@ -237,10 +262,10 @@ function splitLine(line: string, max: number, measure: Measure): string[] {
 }
 
 /** A cut that fits with the closers of the spans open there: at a space when one is late enough. */
-function forcedCut(rest: string, fits: number, max: number, measure: Measure): number {
+function forcedCut(rest: string, spanAt: SpanFinder, fits: number, max: number, measure: Measure): number {
   let cut = safeCut(rest, fits);
   for (let tries = 0; tries < 8 && cut > 1; tries++) {
-    const closers = openAt(rest, cut)
+    const closers = openWithin(spanAt, cut, 0, rest.length)
       .map((span) => span.close)
       .join('');
     const over = measure(rest.slice(0, cut) + closers) - max;

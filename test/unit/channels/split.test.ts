@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { splitMarkdown, splitMessage } from '../../../src/channels/index.js';
+import { renderMarkdown } from '../../../src/channels/markdown.js';
 import { MAX_SPLIT_CHARS } from '../../../src/channels/split.js';
 
 describe('splitMessage', () => {
@@ -74,4 +75,46 @@ describe('a hostile reply', () => {
     },
     20_000,
   );
+});
+
+describe('a long line or code block', () => {
+  const escaped = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  /** Slack's way: the part rendered, its text escaped, a pair's markers halved. */
+  const rendered = (part: string) =>
+    renderMarkdown(part, {
+      text: escaped,
+      code: escaped,
+      bold: (inner) => `*${inner}*`,
+      italic: (inner) => `_${inner}_`,
+      strike: (inner) => `~${inner}~`,
+      link: (label, url) => `<${url}|${label}>`,
+      codeBlock: (code) => `\`\`\`\n${escaped(code)}\n\`\`\``,
+      heading: (inner) => inner,
+      quote: (lines) => lines,
+      bullet: (inner) => inner,
+    }).length;
+  /** The characters measured splitting `text` into parts of 2,000 as rendered. */
+  const measured = (text: string) => {
+    let chars = 0;
+    const parts = splitMarkdown(text, 2000, (part) => {
+      chars += part.length;
+      return rendered(part);
+    });
+    for (const part of parts) expect(rendered(part)).toBeLessThanOrEqual(2000);
+    return chars;
+  };
+
+  // Each part of a line was found by bisecting the whole rest of the line (a quarter as long
+  // measured eight times as much, not four), and a code block measured its whole part again for
+  // each line added (131 characters measured for each of the block's).
+  it.each([
+    ['a line of words', (n: number) => 'word & more '.repeat(n / 12)],
+    ['a bold span longer than a part', (n: number) => `**${'word '.repeat(n / 5)}**`],
+    ['a code block of short lines', (n: number) => `\`\`\`\n${'x &\n'.repeat(n / 4)}\`\`\``],
+  ])('is measured in time linear in it: %s', (_, reply) => {
+    const quarter = measured(reply(7_500));
+    const whole = measured(reply(30_000));
+    expect(whole / quarter).toBeLessThan(5.5);
+    expect(whole / 30_000).toBeLessThan(24);
+  });
 });
