@@ -99,27 +99,49 @@ function spaceOutside(line: string, fits: number, spans: readonly Span[]): numbe
   return -1;
 }
 
-/**
- * Splits one line too long for a part: at the last space outside every span that fits, else at
- * the last space or character that fits with the spans open there closed, and reopened next.
- */
+/** Splits one line too long for a part, closing at each cut the spans open there and reopening them after. */
 export function splitLine(line: string, max: number, measure: Measure): string[] {
   const pieces: string[] = [];
   let rest = line;
   for (let fits = longestFitting(rest, max, measure); fits < rest.length; fits = longestFitting(rest, max, measure)) {
-    const spanAt = spansOf(rest);
-    let cut = spaceOutside(rest, fits, topLevel(spanAt, fits));
-    if (cut === -1) cut = forcedCut(rest, spanAt, fits, max, measure);
-    const open = openWithin(spanAt, cut, 0, rest.length);
-    const closers = open
-      .map((span) => span.close)
-      .reverse()
-      .join('');
-    pieces.push(`${rest.slice(0, cut).replace(/ $/, '')}${closers}`);
+    const { cut, open } = cutOf(rest, fits, max, measure);
+    pieces.push(`${rest.slice(0, cut).replace(/ $/, '')}${closersOf(open)}`);
     rest = `${open.map((span) => span.open).join('')}${rest.slice(cut).replace(/^ /, '')}`;
   }
   pieces.push(rest);
   return pieces;
+}
+
+/** The markers that close `open` (outermost first), innermost first. */
+const closersOf = (open: readonly Span[]) =>
+  open
+    .map((span) => span.close)
+    .reverse()
+    .join('');
+
+/**
+ * Where a line too long for a part is cut, and the spans open there: at the last space outside
+ * every span that fits, else at the last space or character that fits with those spans closed.
+ * Spans are cut through as text instead when their markers take more than a quarter of a part
+ * (a link to a long URL) or reopening them would leave the next part less than a quarter of
+ * what fits: each part takes its share of the line (a link to a URL longer than a part was
+ * closed and reopened with the same rest again, for ever).
+ */
+function cutOf(rest: string, fits: number, max: number, measure: Measure): { cut: number; open: readonly Span[] } {
+  const spanAt = spansOf(rest);
+  const outside = spaceOutside(rest, fits, topLevel(spanAt, fits));
+  if (outside !== -1) return { cut: outside, open: [] };
+  const cut = forcedCut(rest, spanAt, fits, max, measure);
+  const open = openWithin(spanAt, cut, 0, rest.length);
+  const opens = open.map((span) => span.open).join('');
+  const closers = closersOf(open);
+  const reopened =
+    measure(opens + closers) <= max / 4 &&
+    cut - opens.length >= fits / 4 &&
+    measure(rest.slice(0, cut).replace(/ $/, '') + closers) <= max;
+  if (reopened) return { cut, open };
+  const space = rest.lastIndexOf(' ', fits);
+  return { cut: safeCut(rest, space > fits / 2 ? space : fits), open: [] };
 }
 
 /** A cut that fits with the closers of the spans open there: at a space when one is late enough. */

@@ -82,8 +82,12 @@ function partsOf(text: string, max: number, measure: Measure, exact: boolean): s
     if (typeof block === 'string') add(block);
     else if (sizeWith(block.text) <= max || measure(block.text) <= max) add(block.text);
     else {
-      flush();
       const pieces = splitCode(block, max, measure);
+      if (pieces === undefined) {
+        for (const line of block.text.split('\n')) add(line);
+        continue;
+      }
+      flush();
       parts.push(...pieces.slice(0, -1));
       current = pieces.at(-1) ?? '';
       size = measure(current);
@@ -121,10 +125,15 @@ function blocksOf(text: string): (string | CodeBlock)[] {
   return blocks;
 }
 
-/** A code block too long for one part, as parts that each open and close its fence. */
-function splitCode(block: CodeBlock, max: number, measure: Measure): string[] {
+/**
+ * A code block too long for one part, as parts that each open and close its fence; undefined
+ * when its fence lines take half a part or more (they would go again with every few characters
+ * of code, thousands of parts: the block is then split as lines of text).
+ */
+function splitCode(block: CodeBlock, max: number, measure: Measure): string[] | undefined {
   const wrap = (body: readonly string[]) => [block.open, ...body, block.close].join('\n');
   const room = max - measure(wrap(['']));
+  if (room < max / 2) return undefined;
   const lines = block.lines.flatMap((line) =>
     measure(line) <= room ? [line] : cutAt(line, Math.max(room, 1), measure),
   );

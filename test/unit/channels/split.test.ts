@@ -118,3 +118,49 @@ describe('a long line or code block', () => {
     expect(whole / 30_000).toBeLessThan(24);
   });
 });
+
+describe('a span or a fence too long to reopen in every part', () => {
+  /** Characters, as many as Telegram counts, measured at most `budget` times. */
+  const within = (budget: number) => {
+    let calls = 0;
+    return (part: string) => {
+      calls += 1;
+      if (calls > budget) throw new Error(`measured more than ${budget} times`);
+      return part.length;
+    };
+  };
+  const intact = (parts: readonly string[], text: string) =>
+    expect(parts.join('').replace(/\s/g, '')).toBe(text.replace(/\s/g, ''));
+
+  // Before: the link was closed and reopened at the cut, leaving its label's first character
+  // and the URL: the same rest again, for ever, a part of 4,100 characters added each time.
+  it('is cut through as text, when a link goes to a URL longer than a part', () => {
+    const text = `[${'word '.repeat(2_000)}](https://x.example/${'a'.repeat(4_100)})`;
+    const parts = splitMarkdown(text, 4000, within(5_000));
+    for (const part of parts) expect(part.length).toBeLessThanOrEqual(4000);
+    expect(parts.length).toBeLessThanOrEqual(6);
+    intact(parts, text);
+  });
+
+  // Before: 267 parts of 4,000 characters, each with 80 of the label and all of the URL.
+  it('is cut through as text, when a link goes to a URL nearly as long as a part', () => {
+    const text = `[${'word '.repeat(4_000)}](https://x.example/${'a'.repeat(3_900)})`;
+    for (const measure of [undefined, within(5_000)]) {
+      const parts = splitMarkdown(text, 4000, measure);
+      for (const part of parts) expect(part.length).toBeLessThanOrEqual(4000);
+      expect(parts.length).toBeLessThanOrEqual(8);
+      intact(parts, text);
+    }
+  });
+
+  // Before: 10,000 parts of 4,000 characters, each the fence line and two characters of code.
+  it('is sent as lines, when a code block opens with a line nearly as long as a part', () => {
+    const text = `\`\`\`${'a'.repeat(3_990)}\n${'x'.repeat(20_000)}\n\`\`\``;
+    for (const measure of [undefined, within(5_000)]) {
+      const parts = splitMarkdown(text, 4000, measure);
+      for (const part of parts) expect(part.length).toBeLessThanOrEqual(4000);
+      expect(parts.length).toBeLessThanOrEqual(8);
+      intact(parts, text);
+    }
+  });
+});
