@@ -69,6 +69,7 @@ export interface Renderer {
   bold(inner: string): string;
   italic(inner: string): string;
   strike(inner: string): string;
+  /** A link to a web page or a mail address (`http:`, `https:`, `mailto:`): no other is rendered as one. */
   link(label: string, url: string): string;
   codeBlock(code: string, language: string): string;
   heading(inner: string): string;
@@ -76,6 +77,14 @@ export interface Renderer {
   quote(lines: string): string;
   bullet(inner: string): string;
 }
+
+/**
+ * Whether a link goes to a web page or a mail address: only those become links
+ * (docs/channels.md#formatting). A service reads other targets as more than a page to open —
+ * Slack's `<!channel>` and `<@U…>` ping, Telegram's `tg://user?id=` mentions — so a link to one
+ * stays text, as written.
+ */
+const isWebLink = (url: string) => /^(?:https?:\/\/|mailto:)/i.test(url);
 
 /** Renders inline nodes. */
 export function renderInline(nodes: readonly Inline[], r: Renderer): string {
@@ -87,7 +96,9 @@ export function renderInline(nodes: readonly Inline[], r: Renderer): string {
         case 'code':
           return r.code(n.s);
         case 'link':
-          return r.link(renderInline(n.inner, r), n.url);
+          return isWebLink(n.url)
+            ? r.link(renderInline(n.inner, r), n.url)
+            : `${r.text('[')}${renderInline(n.inner, r)}${r.text(`](${n.url})`)}`;
         default:
           return r[n.t](renderInline(n.inner, r));
       }

@@ -20,6 +20,12 @@ const schema = {
 type Entry = FromSchema<typeof schema> & { readonly apiBase: string };
 
 const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+/**
+ * A URL as `<url|label>` holds it: `&` as Slack's entity, and `<`, `>` and `|`, which would end
+ * the URL or the link, percent-encoded. The label is text, already escaped; Slack reads up to the
+ * first `|` as the URL, so a `|` in the label needs nothing.
+ */
+const slackUrl = (url: string) => url.replace(/&/g, '&amp;').replace(/[<>|]/g, encodeURIComponent);
 
 /** Markdown as Slack's mrkdwn (api.slack.com/reference/surfaces/formatting). */
 const mrkdwn: Renderer = {
@@ -28,7 +34,7 @@ const mrkdwn: Renderer = {
   bold: (inner) => `*${inner}*`,
   italic: (inner) => `_${inner}_`,
   strike: (inner) => `~${inner}~`,
-  link: (label, url) => `<${url.replace(/[|>]/g, encodeURIComponent)}|${label}>`,
+  link: (label, url) => `<${slackUrl(url)}|${label}>`,
   codeBlock: (code) => `\`\`\`\n${escapeHtml(code)}\n\`\`\``,
   heading: (inner) => `*${inner}*`,
   quote: (lines) =>

@@ -37,6 +37,19 @@ describe('telegram', () => {
     expect(body(fake, 2)).toEqual({ chat_id: '42', text: 'odd **markup**' });
   });
 
+  it('links only to web pages and mail addresses: a link cannot mention a user', async () => {
+    const fake = await service(() => ({ status: 200, body: { ok: true } }));
+    const channel = channelOf({ kind: 'telegram', apiBase: fake.url, botToken: 'tg-token-123' });
+    await channel.sendMessage(
+      '42',
+      '[boss](tg://user?id=42) [x](javascript:go) [ok](https://x.example/?a="b"&c)',
+      signal(),
+    );
+    expect(body(fake).text).toBe(
+      '[boss](tg://user?id=42) [x](javascript:go) <a href="https://x.example/?a=&quot;b&quot;&amp;c">ok</a>',
+    );
+  });
+
   it('defaults apiBase to the public Bot API', () => {
     expect(loadConfig({ data: { channels: { tg: { kind: 'telegram', botToken: 't' } } }, env: {} })).toBeDefined();
     // The default is filled in by the kind's own keys (not the config layer): the channel is made without one.
@@ -54,6 +67,20 @@ describe('slack', () => {
     );
     expect(fake.requests[0]).toMatchObject({ url: '/chat.postMessage', headers: { authorization: 'Bearer xoxb-1' } });
     expect(body(fake)).toEqual({ channel: 'C1', text: '*Deploy* of <https://x.example/a|api> ~failed~ &lt;now&gt;' });
+  });
+
+  it('links only to web pages and mail addresses, escaped: a link cannot mention anyone', async () => {
+    const fake = await service(() => ({ status: 200, body: { ok: true } }));
+    await channelOf({ kind: 'slack', botToken: 'xoxb-1', apiBase: fake.url }).sendMessage(
+      'C1',
+      '<!channel> [everyone](!channel) [boss](@U024BE7LH) [here](!here) [grp](!subteam^S123)\n' +
+        '[a|b](https://x.example/?q=<!channel>&r=|) [mail](mailto:a@x.example)',
+      signal(),
+    );
+    expect(body(fake).text).toBe(
+      '&lt;!channel&gt; [everyone](!channel) [boss](@U024BE7LH) [here](!here) [grp](!subteam^S123)\n' +
+        '<https://x.example/?q=%3C!channel%3E&amp;r=%7C|a|b> <mailto:a@x.example|mail>',
+    );
   });
 
   it('sends to an incoming webhook without a recipient', async () => {

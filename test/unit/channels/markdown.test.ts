@@ -95,12 +95,26 @@ describe('inline Markdown', () => {
         '[label **b**](https://x.example/p?a=1) and [a](b c)',
         '<a https://x.example/p?a=1>label <b>b</b></a> and [a](b c)',
       ],
-      ['[outer [inner](u)](v) and [](u) and [x]()', '<a u>outer [inner</a>](v) and <a u></a> and [x]()'],
+      [
+        '[outer [inner](https://u.example)](v) and [](https://u.example) and [x]()',
+        '<a https://u.example>outer [inner</a>](v) and <a https://u.example></a> and [x]()',
+      ],
       ['\\*not\\* and \\`not\\` and \\[not](u)', '*not* and `not` and [not](u)'],
       ['*a [*b*](u) c*', '<i>a [</i>b<i>](u) c</i>'],
       ['_a_b_ and __a__b and a__b__', '<i>a_b</i> and <b>a__b and a__b</b>'],
     ];
     for (const [text, read] of cases) expect(render(text as string), text).toBe(read);
+  });
+
+  it('makes a link only to a web page or a mail address: any other stays as written, as text', () => {
+    expect(render('[a](https://x.example/p) [b](HTTP://x.example) [c](mailto:c@x.example)')).toBe(
+      '<a https://x.example/p>a</a> <a HTTP://x.example>b</a> <a mailto:c@x.example>c</a>',
+    );
+    expect(render('[everyone](!channel) [**boss**](@U024BE7LH) [me](tg://user?id=42) [x](javascript:go)')).toBe(
+      '[everyone](!channel) [<b>boss</b>](@U024BE7LH) [me](tg://user?id=42) [x](javascript:go)',
+    );
+    const escaping = { ...tags, text: (s: string) => s.replace(/</g, '&lt;').replace(/>/g, '&gt;') };
+    expect(renderMarkdown('[all](<!channel>)', escaping)).toBe('[all](&lt;!channel&gt;)');
   });
 
   // Before, each marker that opened nothing was searched forward to the end of its line for a
