@@ -105,6 +105,13 @@ describe('discord', () => {
     ]);
     expect(body(fake)).toEqual({ content: '@everyone **up**', allowed_mentions: { parse: [] } });
   });
+
+  it('pings no one through a Markdown link either: the reply goes as written, no mention allowed', async () => {
+    const fake = await service(() => ({ status: 200, body: { id: '1' } }));
+    const reply = '[boss](<@123456789>) [all](@everyone) [team](<@&42>) <@123456789>';
+    await channelOf({ kind: 'discord', webhookUrl: `${fake.url}/api/webhooks/1/tok` }).sendMessage('', reply, signal());
+    expect(body(fake)).toEqual({ content: reply, allowed_mentions: { parse: [] } });
+  });
 });
 
 describe('email', () => {
