@@ -80,9 +80,9 @@ export interface Renderer {
 
 /**
  * Whether a link goes to a web page or a mail address: only those become links
- * (docs/channels.md#formatting). A service reads other targets as more than a page to open —
- * Slack's `<!channel>` and `<@U…>` ping, Telegram's `tg://user?id=` mentions — so a link to one
- * stays text, as written.
+ * (docs/channels.md#formatting). A chat service reads other targets as more than a page to
+ * open (a mention of a user or of a whole channel, which pings), so a link to one stays text,
+ * as written.
  */
 const isWebLink = (url: string) => /^(?:https?:\/\/|mailto:)/i.test(url);
 
