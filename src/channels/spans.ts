@@ -53,10 +53,17 @@ function firstFrom(positions: readonly number[], from: number): number {
   return positions[indexFrom(positions, from)] ?? -1;
 }
 
-/** Every position of `s` that holds one of `chars`. */
-function positionsOf(s: string, chars: string): number[] {
+/** Every position of `s` that `needle` starts at, overlapping ones too. */
+function positionsOf(s: string, needle: string): number[] {
   const found: number[] = [];
-  for (let j = 0; j < s.length; j++) if (chars.includes(s[j] as string)) found.push(j);
+  for (let j = s.indexOf(needle); j !== -1; j = s.indexOf(needle, j + 1)) found.push(j);
+  return found;
+}
+
+/** Every position of `s` that holds white space. */
+function spacesOf(s: string): number[] {
+  const found: number[] = [];
+  for (let j = 0; j < s.length; j++) if (isSpace(s[j])) found.push(j);
   return found;
 }
 
@@ -67,19 +74,14 @@ function closes(s: string, j: number, marker: string): boolean {
   return marker[0] !== '_' || !isWord(s[j + marker.length]);
 }
 
-/** Where each pair's marker closes one, in order. */
-function closersOf(s: string): ReadonlyMap<string, readonly number[]> {
-  const found = new Map<string, number[]>(PAIRS.map(([marker]) => [marker, []]));
-  for (const j of positionsOf(s, '*_~'))
-    for (const [marker] of PAIRS) if (closes(s, j, marker)) found.get(marker)?.push(j);
-  return found;
-}
+/** Where a pair's marker closes one, in order (gathered for a marker the first time it opens one). */
+type Closers = (marker: string) => readonly number[];
 
-function pairAt(s: string, i: number, closers: ReadonlyMap<string, readonly number[]>): Span | undefined {
+function pairAt(s: string, i: number, closers: Closers): Span | undefined {
   for (const [marker, t] of PAIRS) {
     if (!s.startsWith(marker, i) || isSpace(s[i + marker.length])) continue;
     if (marker[0] === '_' && isWord(s[i - 1])) continue;
-    const end = firstFrom(closers.get(marker) ?? [], i + marker.length + 1);
+    const end = firstFrom(closers(marker), i + marker.length + 1);
     if (end === -1) continue;
     return { t, end: end + marker.length, open: marker, close: marker, innerStart: i + marker.length, innerEnd: end };
   }
@@ -97,12 +99,14 @@ function ticksOf(s: string): Ticks {
   const starts: number[] = [];
   const ends: number[] = [];
   const byLength = new Map<number, number[]>();
-  for (const run of s.matchAll(/`+/g)) {
-    starts.push(run.index);
-    ends.push(run.index + run[0].length);
-    const same = byLength.get(run[0].length);
-    if (same) same.push(run.index);
-    else byLength.set(run[0].length, [run.index]);
+  for (let start = s.indexOf('`'); start !== -1; start = s.indexOf('`', ends.at(-1))) {
+    let end = start;
+    while (s[end] === '`') end++;
+    starts.push(start);
+    ends.push(end);
+    const same = byLength.get(end - start);
+    if (same) same.push(start);
+    else byLength.set(end - start, [start]);
   }
   return { starts, ends, byLength };
 }
@@ -125,10 +129,10 @@ interface LinkMarks {
 }
 
 const linkMarksOf = (s: string): LinkMarks => ({
-  labelEnds: positionsOf(s, ']').filter((j) => s[j + 1] === '('),
+  labelEnds: positionsOf(s, ']('),
   urlEnds: positionsOf(s, ')'),
   newlines: positionsOf(s, '\n'),
-  spaces: Array.from(s.matchAll(/\s/g), (space) => space.index),
+  spaces: spacesOf(s),
 });
 
 /** Whether one of the sorted `positions` lies in [from, to). */
@@ -155,7 +159,14 @@ function linkAt(s: string, i: number, marks: LinkMarks): Span | undefined {
 
 /** The spans of `s`: what is gathered for a kind of span is gathered at its first look-up. */
 export function spansOf(s: string): SpanFinder {
-  let closers: ReadonlyMap<string, readonly number[]> | undefined;
+  const closing = new Map<string, readonly number[]>();
+  const closers: Closers = (marker) => {
+    const known = closing.get(marker);
+    if (known) return known;
+    const found = positionsOf(s, marker).filter((j) => closes(s, j, marker));
+    closing.set(marker, found);
+    return found;
+  };
   let ticks: Ticks | undefined;
   let links: LinkMarks | undefined;
   return (i) => {
@@ -168,8 +179,6 @@ export function spansOf(s: string): SpanFinder {
       links ??= linkMarksOf(s);
       return linkAt(s, i, links);
     }
-    if (c !== '*' && c !== '_' && c !== '~') return undefined;
-    closers ??= closersOf(s);
-    return pairAt(s, i, closers);
+    return c === '*' || c === '_' || c === '~' ? pairAt(s, i, closers) : undefined;
   };
 }

@@ -105,47 +105,51 @@ export function splitLine(line: string, max: number, measure: Measure): string[]
   let rest = line;
   for (let fits = longestFitting(rest, max, measure); fits < rest.length; fits = longestFitting(rest, max, measure)) {
     const { cut, open } = cutOf(rest, fits, max, measure);
-    pieces.push(`${rest.slice(0, cut).replace(/ $/, '')}${closersOf(open)}`);
+    pieces.push(pieceOf(rest, cut, open));
     rest = `${open.map((span) => span.open).join('')}${rest.slice(cut).replace(/^ /, '')}`;
   }
   pieces.push(rest);
   return pieces;
 }
 
-/** The markers that close `open` (outermost first), innermost first. */
-const closersOf = (open: readonly Span[]) =>
-  open
+/** The part `rest` cut at `cut` makes, the spans `open` there closed. */
+const pieceOf = (rest: string, cut: number, open: readonly Span[]) =>
+  `${rest.slice(0, cut).replace(/ $/, '')}${open
     .map((span) => span.close)
     .reverse()
-    .join('');
+    .join('')}`;
 
 /**
  * Where a line too long for a part is cut, and the spans open there: at the last space outside
- * every span that fits, else at the last space or character that fits with those spans closed.
- * Spans are cut through as text instead when their markers take more than a quarter of a part
- * (a link to a long URL) or reopening them would leave the next part less than a quarter of
- * what fits: each part takes its share of the line (a link to a URL longer than a part was
- * closed and reopened with the same rest again, for ever).
+ * every span that fits, else at the last space or character that fits with those spans closed,
+ * measured as the part it makes (a closing marker can pair with a lone one before it: the part
+ * went 4,001 of Slack's 4,000), else, when none fits so, at the last space or character that fits
+ * with the spans cut through as text. They are cut through as text too when their markers take
+ * more than a quarter of a part (a link to a long URL) or reopening them would leave the next
+ * part less than a quarter of what fits: each part takes its share of the line (a link to a URL
+ * longer than a part was closed and reopened with the same rest again, for ever).
  */
 function cutOf(rest: string, fits: number, max: number, measure: Measure): { cut: number; open: readonly Span[] } {
   const spanAt = spansOf(rest);
   const outside = spaceOutside(rest, fits, topLevel(spanAt, fits));
   if (outside !== -1) return { cut: outside, open: [] };
-  const cut = forcedCut(rest, spanAt, fits, max, measure);
-  const open = openWithin(spanAt, cut, 0, rest.length);
-  const opens = open.map((span) => span.open).join('');
-  const closers = closersOf(open);
-  const reopened =
-    measure(opens + closers) <= max / 4 &&
-    cut - opens.length >= fits / 4 &&
-    measure(rest.slice(0, cut).replace(/ $/, '') + closers) <= max;
-  if (reopened) return { cut, open };
+  for (const cut of forcedCuts(rest, spanAt, fits, max, measure)) {
+    const open = openWithin(spanAt, cut, 0, rest.length);
+    const markers = open.map((span) => span.open + span.close).join('');
+    const reopened = cut - open.reduce((sum, span) => sum + span.open.length, 0);
+    if (measure(markers) <= max / 4 && reopened >= fits / 4 && measure(pieceOf(rest, cut, open)) <= max)
+      return { cut, open };
+  }
   const space = rest.lastIndexOf(' ', fits);
-  return { cut: safeCut(rest, space > fits / 2 ? space : fits), open: [] };
+  const fitting = space > fits / 2 && measure(rest.slice(0, space)) <= max;
+  return { cut: fitting ? space : safeCut(rest, fits), open: [] };
 }
 
-/** A cut that fits with the closers of the spans open there: at a space when one is late enough. */
-function forcedCut(rest: string, spanAt: SpanFinder, fits: number, max: number, measure: Measure): number {
+/**
+ * Cuts that fit with the closers of the spans open there, best first: at a space when one is late
+ * enough, then where it fits.
+ */
+function forcedCuts(rest: string, spanAt: SpanFinder, fits: number, max: number, measure: Measure): number[] {
   let cut = safeCut(rest, fits);
   for (let tries = 0; tries < 8 && cut > 1; tries++) {
     const closers = openWithin(spanAt, cut, 0, rest.length)
@@ -154,9 +158,9 @@ function forcedCut(rest: string, spanAt: SpanFinder, fits: number, max: number, 
     const over = measure(rest.slice(0, cut) + closers) - max;
     if (over <= 0) {
       const space = rest.lastIndexOf(' ', cut);
-      return space > cut / 2 ? space : cut;
+      return space > cut / 2 ? [space, cut] : [cut];
     }
     cut = safeCut(rest, cut - over);
   }
-  return cut;
+  return [cut];
 }

@@ -3,6 +3,10 @@ import { splitMarkdown, splitMessage } from '../../../src/channels/index.js';
 import { renderMarkdown } from '../../../src/channels/markdown.js';
 import { MAX_SPLIT_CHARS } from '../../../src/channels/split.js';
 
+/** Nothing of `text` lost or added but white space and the markers that close and reopen spans. */
+const intactLetters = (parts: readonly string[], text: string) =>
+  expect(parts.join('').replace(/[\s`*_~[\]()]/g, '')).toBe(text.replace(/[\s`*_~[\]()]/g, ''));
+
 describe('splitMessage', () => {
   it('keeps short texts whole', () => expect(splitMessage('hi', 4096)).toEqual(['hi']));
 
@@ -119,7 +123,52 @@ describe('a long line or code block', () => {
   });
 });
 
-describe('a span or a fence too long to reopen in every part', () => {
+describe('a part whose spans are closed at its end', () => {
+  const escaped = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  /** Slack's mrkdwn, as slack.ts renders it. */
+  const mrkdwn = (part: string) =>
+    renderMarkdown(part, {
+      text: escaped,
+      code: (s) => `\`${escaped(s)}\``,
+      bold: (inner) => `*${inner}*`,
+      italic: (inner) => `_${inner}_`,
+      strike: (inner) => `~${inner}~`,
+      link: (label, url) => `<${url}|${label}>`,
+      codeBlock: (code) => `\`\`\`\n${escaped(code)}\n\`\`\``,
+      heading: (inner) => `*${inner}*`,
+      quote: (lines) => lines,
+      bullet: (inner) => `• ${inner}`,
+    }).length;
+
+  // Before: a cut that fitted with the closers of the spans open there was moved back to a
+  // space, and the part sent was never measured: "a` R&D`" (11 of 10: the closing backtick met
+  // the lone one), "` R&D`" (10 of 9). Found on 1-2 of 300 model-like replies to Slack, 4,001 of 4,000.
+  it.each([
+    ['a` R&D `f()` *', 10],
+    ['` R&D `f()`', 9],
+  ] as const)('is within the limit as sent: %s in parts of %i', (text, max) => {
+    const parts = splitMarkdown(text, max, mrkdwn);
+    for (const part of parts) expect(mrkdwn(part), part).toBeLessThanOrEqual(max);
+    intactLetters(parts, text);
+  });
+  // Before: when the closers alone did not fit (a link to a URL longer than a part), the line was
+  // cut after the link's `[`, closed and reopened: the same rest again, for ever, 4 KB more held
+  // at each turn and the event loop never back. Measured here at most 5,000 times.
+  it('ends, when a link goes to a URL longer than a part: the link is cut through as text', () => {
+    const text = `[${'word '.repeat(2_000)}](https://x.example/${'a'.repeat(4_100)})`;
+    let calls = 0;
+    const parts = splitMarkdown(text, 4000, (part) => {
+      calls += 1;
+      if (calls > 5_000) throw new Error('measured more than 5,000 times');
+      return part.length;
+    });
+    for (const part of parts) expect(part.length).toBeLessThanOrEqual(4000);
+    expect(parts.length).toBeLessThanOrEqual(6);
+    expect(parts.join('').replace(/\s/g, '')).toBe(text.replace(/\s/g, ''));
+  });
+});
+
+describe('a span or a fence whose markers would fill the parts', () => {
   /** Characters, as many as Telegram counts, measured at most `budget` times. */
   const within = (budget: number) => {
     let calls = 0;
@@ -131,16 +180,6 @@ describe('a span or a fence too long to reopen in every part', () => {
   };
   const intact = (parts: readonly string[], text: string) =>
     expect(parts.join('').replace(/\s/g, '')).toBe(text.replace(/\s/g, ''));
-
-  // Before: the link was closed and reopened at the cut, leaving its label's first character
-  // and the URL: the same rest again, for ever, a part of 4,100 characters added each time.
-  it('is cut through as text, when a link goes to a URL longer than a part', () => {
-    const text = `[${'word '.repeat(2_000)}](https://x.example/${'a'.repeat(4_100)})`;
-    const parts = splitMarkdown(text, 4000, within(5_000));
-    for (const part of parts) expect(part.length).toBeLessThanOrEqual(4000);
-    expect(parts.length).toBeLessThanOrEqual(6);
-    intact(parts, text);
-  });
 
   // Before: 267 parts of 4,000 characters, each with 80 of the label and all of the URL.
   it('is cut through as text, when a link goes to a URL nearly as long as a part', () => {
